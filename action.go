@@ -1,0 +1,120 @@
+package polyloop
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Action is what a model asked to do: either a tool call (Tool and Args) or a
+// code action (Lang and Code, with Tool empty).
+type Action struct {
+	// CallID is the provider's tool-call id the observation answers; empty
+	// when the action did not come from a native tool call.
+	CallID string          `json:"call_id,omitempty"`
+	Tool   string          `json:"tool,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	Code   string          `json:"code,omitempty"`
+	Lang   string          `json:"lang,omitempty"`
+}
+
+// IsCode reports whether the action is a code action rather than a tool call.
+func (a Action) IsCode() bool { return a.Tool == "" }
+
+// Equal reports whether two actions are the same, comparing Args as JSON text.
+func (a Action) Equal(b Action) bool {
+	return a.CallID == b.CallID && a.Tool == b.Tool && string(a.Args) == string(b.Args) &&
+		a.Code == b.Code && a.Lang == b.Lang
+}
+
+// ActionStatus says whether and how an action ran (see ActionExecutor).
+type ActionStatus string
+
+// The three action statuses.
+const (
+	Executed    ActionStatus = "executed"
+	NotExecuted ActionStatus = "not_executed"
+	EnvError    ActionStatus = "env_error"
+)
+
+// Valid reports whether s is one of the three statuses.
+func (s ActionStatus) Valid() bool {
+	return s == Executed || s == NotExecuted || s == EnvError
+}
+
+// ActionOutcome is what an executor returns for an action it handled.
+type ActionOutcome struct {
+	Status ActionStatus `json:"status"`
+	// Observation is the executor's text. For NotExecuted and EnvError it goes
+	// only to events; the history gets the agent's synthetic text.
+	Observation string `json:"observation,omitempty"`
+	// Done is the environment's completion signal; it ends the run with
+	// StopCompleted when the status is Executed.
+	Done bool `json:"done,omitempty"`
+	// TruncatedChars counts characters the executor itself dropped.
+	TruncatedChars int `json:"truncated_chars,omitempty"`
+}
+
+// Decision is what a DecisionParser made of a reply: exactly one of Act,
+// Final or Invalid. The interface is sealed.
+type Decision interface {
+	decision()
+	// Kind names the decision: "act", "final" or "invalid".
+	Kind() DecisionKind
+}
+
+// DecisionKind names a decision.
+type DecisionKind string
+
+// The decision kinds.
+const (
+	DecisionAct     DecisionKind = "act"
+	DecisionFinal   DecisionKind = "final"
+	DecisionInvalid DecisionKind = "invalid"
+)
+
+// Act asks for one action.
+type Act struct{ Action Action }
+
+// Final ends the run with an answer.
+type Final struct{ Answer string }
+
+// Invalid sends feedback back to the model; the run continues.
+type Invalid struct{ Feedback string }
+
+func (Act) decision()     {}
+func (Final) decision()   {}
+func (Invalid) decision() {}
+
+// Kind implements Decision.
+func (Act) Kind() DecisionKind { return DecisionAct }
+
+// Kind implements Decision.
+func (Final) Kind() DecisionKind { return DecisionFinal }
+
+// Kind implements Decision.
+func (Invalid) Kind() DecisionKind { return DecisionInvalid }
+
+// ReplayPolicy says whether an action whose outcome is unknown after a crash
+// may be executed again on resume.
+type ReplayPolicy string
+
+// The replay policies. The zero value is treated as NeverReplay.
+const (
+	ReplaySafe  ReplayPolicy = "replay_safe"
+	NeverReplay ReplayPolicy = "never_replay"
+)
+
+func (p ReplayPolicy) normalize() ReplayPolicy {
+	if p == ReplaySafe {
+		return ReplaySafe
+	}
+	return NeverReplay
+}
+
+func (p ReplayPolicy) validate() error {
+	switch p {
+	case "", ReplaySafe, NeverReplay:
+		return nil
+	}
+	return fmt.Errorf("polyloop: unknown replay policy %q (want %q or %q)", string(p), ReplaySafe, NeverReplay)
+}

@@ -1,0 +1,92 @@
+package polyloop
+
+import "encoding/json"
+
+// Agent is the definition of an agent: everything the model can see and
+// everything that changes the loop's behaviour, apart from the task. It is
+// frozen into the run's snapshot.
+type Agent struct {
+	Name      string                `json:"name"`
+	System    string                `json:"system,omitempty"`
+	Tools     []ToolSpec            `json:"tools,omitempty"`
+	Synthetic SyntheticObservations `json:"synthetic"`
+	Limits    Limits                `json:"limits"`
+	Model     ModelParams           `json:"model"`
+}
+
+// ToolSpec describes one tool to the model and to the library.
+type ToolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Parameters is the JSON Schema of the arguments.
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+	// Replay says whether the tool may run again when its outcome is unknown
+	// after a crash. The zero value means NeverReplay.
+	Replay ReplayPolicy `json:"replay,omitempty"`
+}
+
+// SyntheticObservations are the texts the library puts into the history when
+// an action was not executed or the environment failed. They are part of the
+// snapshot, so they cannot drift between runs. Empty fields take the
+// defaults DefaultNotExecuted and DefaultEnvError.
+type SyntheticObservations struct {
+	NotExecuted string `json:"not_executed,omitempty"`
+	EnvError    string `json:"env_error,omitempty"`
+}
+
+// Default synthetic observations.
+const (
+	DefaultNotExecuted = "The action was not executed: the tool does not exist, its arguments were invalid, or it was refused."
+	DefaultEnvError    = "The environment failed and cannot continue."
+)
+
+func (s SyntheticObservations) withDefaults() SyntheticObservations {
+	if s.NotExecuted == "" {
+		s.NotExecuted = DefaultNotExecuted
+	}
+	if s.EnvError == "" {
+		s.EnvError = DefaultEnvError
+	}
+	return s
+}
+
+// Limits bound a run. A zero field means no limit.
+type Limits struct {
+	MaxSteps   int     `json:"max_steps,omitempty"`
+	MaxTokens  int64   `json:"max_tokens,omitempty"`
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+	// ObservationLimit is the number of characters (runes) of an
+	// observation that enter the history; the rest is dropped and counted.
+	ObservationLimit int `json:"observation_limit,omitempty"`
+}
+
+// ModelParams are the model parameters of an agent. They are in the
+// snapshot. Secrets never belong here.
+type ModelParams struct {
+	Provider        string   `json:"provider,omitempty"`
+	Model           string   `json:"model,omitempty"`
+	Temperature     *float64 `json:"temperature,omitempty"`
+	TopP            *float64 `json:"top_p,omitempty"`
+	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
+	Seed            *int64   `json:"seed,omitempty"`
+	Stop            []string `json:"stop,omitempty"`
+	// Retries is how many times the client retries a failed call (0: none).
+	Retries int `json:"retries,omitempty"`
+	// RetryBackoffMS is the client's base backoff between retries.
+	RetryBackoffMS int `json:"retry_backoff_ms,omitempty"`
+	// Extra holds provider-specific parameters that change what the model
+	// does; they are hashed like everything else.
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// Task is one task given to an agent.
+type Task struct {
+	Input string            `json:"input"`
+	Meta  map[string]string `json:"meta,omitempty"`
+}
+
+// Component identifies a parser, executor or model client in the snapshot.
+type Component struct {
+	Name   string          `json:"name"`
+	Config json.RawMessage `json:"config,omitempty"`
+}

@@ -1,0 +1,104 @@
+package polyloop
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Test for them with errors.Is.
+var (
+	// ErrCorruptLog marks a run log that breaks the log's structure: a gap in
+	// seq, a result without its intent, records after RunFinished, steps out
+	// of order. Returned errors are *CorruptLogError values.
+	ErrCorruptLog = errors.New("polyloop: corrupt run log")
+	// ErrRunExists is returned by Run when the run id already has records.
+	ErrRunExists = errors.New("polyloop: run already exists")
+	// ErrRunNotFound is returned by Resume when the run id has no records.
+	ErrRunNotFound = errors.New("polyloop: run not found")
+	// ErrSnapshotMismatch is returned by Resume when the configuration's
+	// snapshot hash differs from the stored one and no override was given.
+	// Returned errors are *SnapshotMismatchError values.
+	ErrSnapshotMismatch = errors.New("polyloop: configuration differs from the run's snapshot")
+	// ErrSeqConflict is what a Store returns when an Append's first record is
+	// not the next sequence number of the run: another writer owns the run.
+	ErrSeqConflict = errors.New("polyloop: sequence conflict (another writer owns the run)")
+	// ErrLogVersion is returned when a log was written with a major version
+	// of the format this library does not read.
+	ErrLogVersion = errors.New("polyloop: unsupported log format version")
+	// ErrInvalidOutcome is returned (and propagates out of Run/Resume) when
+	// an executor returns an ActionOutcome whose status is not one of the
+	// three statuses. Like an executor error, it leaves the log at
+	// intent-without-step.
+	ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outcome")
+	// ErrNondeterministicParser is returned when, on resume, the parser turns
+	// a stored reply into a different action than the one recorded.
+	ErrNondeterministicParser = errors.New("polyloop: parser gave a different decision for a stored reply")
+	// ErrInvalidConfig is returned for an agent or runner that cannot run.
+	ErrInvalidConfig = errors.New("polyloop: invalid configuration")
+)
+
+// PersistenceError is how every store failure reaches the caller. It wraps the
+// store's own error (Unwrap gives it). The class does not prove the outcome: a
+// failed Append may have been committed with its acknowledgement lost, so
+// after a PersistenceError the library writes nothing more for the run and
+// does not retry; the next Resume reads the authoritative log.
+type PersistenceError struct {
+	// Op is "append" or "read".
+	Op    string
+	RunID string
+	Err   error
+}
+
+func (e *PersistenceError) Error() string {
+	return fmt.Sprintf("polyloop: store %s for run %q failed: %v", e.Op, e.RunID, e.Err)
+}
+
+// Unwrap returns the store's error.
+func (e *PersistenceError) Unwrap() error { return e.Err }
+
+// persistenceError wraps err unless it already is (or wraps) a
+// *PersistenceError, whose identity is kept.
+func persistenceError(op, runID string, err error) error {
+	var pe *PersistenceError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &PersistenceError{Op: op, RunID: runID, Err: err}
+}
+
+// CorruptLogError says where a run log breaks the log's structure.
+type CorruptLogError struct {
+	RunID string
+	// Seq is the position of the offending record (-1 when the log as a
+	// whole is at fault).
+	Seq    int64
+	Kind   RecordKind
+	Reason string
+}
+
+func (e *CorruptLogError) Error() string {
+	if e.Seq < 0 {
+		return fmt.Sprintf("polyloop: corrupt run log %q: %s", e.RunID, e.Reason)
+	}
+	return fmt.Sprintf("polyloop: corrupt run log %q at record %d (%s): %s", e.RunID, e.Seq, e.Kind, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrCorruptLog) true.
+func (e *CorruptLogError) Is(target error) bool { return target == ErrCorruptLog }
+
+// SnapshotMismatchError names the snapshot fields that differ.
+type SnapshotMismatchError struct {
+	RunID       string
+	StoredHash  string
+	CurrentHash string
+	// Fields are paths such as "model.temperature" or "tools[1].replay".
+	Fields []string
+}
+
+func (e *SnapshotMismatchError) Error() string {
+	return fmt.Sprintf("polyloop: run %q: configuration differs from the stored snapshot in %v (stored %s, current %s); resume with AllowConfigChange to override",
+		e.RunID, e.Fields, e.StoredHash, e.CurrentHash)
+}
+
+// Is makes errors.Is(err, ErrSnapshotMismatch) true.
+func (e *SnapshotMismatchError) Is(target error) bool { return target == ErrSnapshotMismatch }

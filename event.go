@@ -1,0 +1,87 @@
+package polyloop
+
+import (
+	"time"
+
+	"github.com/polyloop/polyloop/diag"
+)
+
+// EventVersion is the version of the event set (docs/events.md). It changes
+// when an event kind or field changes meaning; adding a field does not.
+const EventVersion = 1
+
+// EventKind names an event.
+type EventKind string
+
+// The event set. Each event is emitted after the record it reflects is
+// durable; Seq is that record's sequence number.
+const (
+	// EventRunStarted reflects RunStarted (Snapshot is set).
+	EventRunStarted EventKind = "run_started"
+	// EventRunResumed is emitted when Resume begins, after reading the log;
+	// Plan is set and Seq is the last record read.
+	EventRunResumed EventKind = "run_resumed"
+	// EventStepStarted and EventModelCallStarted reflect ModelCallIntent.
+	EventStepStarted      EventKind = "step_started"
+	EventModelCallStarted EventKind = "model_call_started"
+	// EventModelCallFinished reflects ModelCallResult: Reply (usage, model,
+	// finish reason) or Failure.
+	EventModelCallFinished EventKind = "model_call_finished"
+	// EventActionStarted reflects ActionIntent (Action, Replay).
+	EventActionStarted EventKind = "action_started"
+	// EventActionFinished reflects StepCompleted of an action step and
+	// carries the executor's own outcome — including its observation text when
+	// the history got the synthetic one (the audit channel).
+	EventActionFinished EventKind = "action_finished"
+	// EventStepCompleted reflects StepCompleted.
+	EventStepCompleted EventKind = "step_completed"
+	// EventRunFinished reflects RunFinished (StopReason, Totals).
+	EventRunFinished EventKind = "run_finished"
+	// EventConfigOverridden reflects ConfigOverride.
+	EventConfigOverridden EventKind = "config_overridden"
+	// EventChildReceived reflects ChildReception.
+	EventChildReceived EventKind = "child_received"
+)
+
+// Event is an observation of a fact already durable in the log. Fields that
+// do not apply to a kind are zero.
+type Event struct {
+	V      int       `json:"v"`
+	Kind   EventKind `json:"kind"`
+	RunID  string    `json:"run_id"`
+	Agent  string    `json:"agent,omitempty"`
+	Step   int       `json:"step,omitempty"`
+	Seq    int64     `json:"seq"`
+	At     time.Time `json:"at"`
+	CallID string    `json:"call_id,omitempty"`
+	// Attempt of the model call or action.
+	Attempt int `json:"attempt,omitempty"`
+
+	// Snapshot and SnapshotHash, on run_started and run_resumed.
+	Snapshot     *Snapshot `json:"snapshot,omitempty"`
+	SnapshotHash string    `json:"snapshot_hash,omitempty"`
+	// Plan, on run_resumed.
+	Plan *ResumePlan `json:"plan,omitempty"`
+
+	// Reply or Failure, on model_call_finished.
+	Reply   *ModelReply      `json:"reply,omitempty"`
+	Failure *diag.Diagnostic `json:"failure,omitempty"`
+
+	// Action and Replay on action_started and action_finished.
+	ActionID string       `json:"action_id,omitempty"`
+	Action   *Action      `json:"action,omitempty"`
+	Replay   ReplayPolicy `json:"replay,omitempty"`
+	// Outcome is the executor's own outcome, on action_finished.
+	Outcome *ActionOutcome `json:"outcome,omitempty"`
+	// Step is the step record, on step_completed and action_finished.
+	StepRecord *StepCompleted `json:"step_record,omitempty"`
+
+	// StopReason, FinalAnswer and Totals on run_finished.
+	StopReason  StopReason `json:"stop_reason,omitempty"`
+	FinalAnswer string     `json:"final_answer,omitempty"`
+	Totals      *Totals    `json:"totals,omitempty"`
+
+	// Override, on config_overridden; Reception on child_received.
+	Override  *ConfigOverride `json:"override,omitempty"`
+	Reception *ChildReception `json:"reception,omitempty"`
+}

@@ -1,0 +1,414 @@
+package polyloop
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/polyloop/polyloop/diag"
+)
+
+// LogVersion is the major version of the log format written by this
+// library (docs/log-format.md). A reader refuses records of a greater major
+// version with ErrLogVersion.
+const LogVersion = 1
+
+// RecordKind names a record's kind; it is the "kind" field of its JSON.
+type RecordKind string
+
+// The record kinds.
+const (
+	KindRunStarted      RecordKind = "run_started"
+	KindModelCallIntent RecordKind = "model_call_intent"
+	KindModelCallResult RecordKind = "model_call_result"
+	KindActionIntent    RecordKind = "action_intent"
+	KindStepCompleted   RecordKind = "step_completed"
+	KindRunFinished     RecordKind = "run_finished"
+	// KindConfigOverride records that a resume went on with a configuration
+	// whose snapshot hash differs from the stored one, by explicit request.
+	KindConfigOverride RecordKind = "config_override"
+	// KindChildReception records how a parent received a child run's outcome.
+	KindChildReception RecordKind = "child_reception"
+)
+
+// Record is one entry of a run log. It marshals to one flat JSON object:
+// the envelope fields "seq", "at", "kind" and "v" followed by the fields of
+// its Body.
+type Record struct {
+	// Seq is the record's position in its run: 0, 1, 2, ...
+	Seq int64
+	// At is when the record was built; for people, never for logic.
+	At time.Time
+	// Body is one of *RunStarted, *ModelCallIntent, *ModelCallResult,
+	// *ActionIntent, *StepCompleted, *RunFinished, *ConfigOverride,
+	// *ChildReception.
+	Body RecordBody
+}
+
+// RecordBody is the kind-specific part of a record. The interface is sealed.
+type RecordBody interface {
+	Kind() RecordKind
+	// Validate checks the body's own invariants.
+	Validate() error
+	recordBody()
+}
+
+// Kind is the kind of the record's body, or "" for a record without one.
+func (r Record) Kind() RecordKind {
+	if r.Body == nil {
+		return ""
+	}
+	return r.Body.Kind()
+}
+
+// RunStarted is the first record of every run.
+type RunStarted struct {
+	RunID          string   `json:"run_id"`
+	Snapshot       Snapshot `json:"snapshot"`
+	SnapshotHash   string   `json:"snapshot_hash"`
+	LibraryVersion string   `json:"library_version"`
+	// Parent identifies the parent run for a child run (InvokeChild).
+	Parent *ParentRef `json:"parent,omitempty"`
+}
+
+// ParentRef names the action of a parent run that started a child.
+type ParentRef struct {
+	RunID string `json:"run_id"`
+	Step  int    `json:"step"`
+	Index int    `json:"index"`
+}
+
+// ModelCallIntent is written before a model call.
+type ModelCallIntent struct {
+	Step    int    `json:"step"`
+	CallID  string `json:"call_id"`
+	Attempt int    `json:"attempt"`
+}
+
+// ModelCallResult is written right after a model call returns, before
+// anything else happens. Exactly one of Reply and Failure is set.
+type ModelCallResult struct {
+	Step    int              `json:"step"`
+	CallID  string           `json:"call_id"`
+	Reply   *ModelReply      `json:"reply,omitempty"`
+	Failure *diag.Diagnostic `json:"failure,omitempty"`
+}
+
+// ActionIntent is written before an action executes. A replayed action gets
+// a new ActionIntent with the same ActionID and the next Attempt.
+type ActionIntent struct {
+	Step     int    `json:"step"`
+	ActionID string `json:"action_id"`
+	Attempt  int    `json:"attempt"`
+	// ModelCallID is the id of the model result the action came from.
+	ModelCallID string       `json:"model_call_id"`
+	Action      Action       `json:"action"`
+	Replay      ReplayPolicy `json:"replay"`
+}
+
+// StepCompleted is written after a step ends. ResultID (the id of the action
+// whose outcome this is) is empty if and only if Outcome is nil: a step whose
+// decision was Invalid or Final has neither.
+type StepCompleted struct {
+	Step        int          `json:"step"`
+	ModelCallID string       `json:"model_call_id"`
+	Decision    DecisionKind `json:"decision"`
+	// Feedback is the Invalid decision's feedback; Answer the Final one's.
+	Feedback string `json:"feedback,omitempty"`
+	Answer   string `json:"answer,omitempty"`
+	ResultID string `json:"result_id,omitempty"`
+	// Outcome is the action's status and completion signal.
+	Outcome *StepOutcome `json:"outcome,omitempty"`
+	// Observation is the text as entered in the history.
+	Observation string `json:"observation,omitempty"`
+	Synthetic   bool   `json:"synthetic,omitempty"`
+	// TruncatedChars counts the characters dropped from the observation,
+	// by the executor and by the observation limit; 0 when synthetic.
+	TruncatedChars int `json:"truncated_chars,omitempty"`
+}
+
+// StepOutcome is the part of an ActionOutcome that the log keeps.
+type StepOutcome struct {
+	Status ActionStatus `json:"status"`
+	Done   bool         `json:"done,omitempty"`
+	// ExecutorTruncated is what the executor itself reported dropping.
+	ExecutorTruncated int `json:"executor_truncated,omitempty"`
+}
+
+// RunFinished is the last record of a run.
+type RunFinished struct {
+	StopReason  StopReason `json:"stop_reason"`
+	FinalAnswer string     `json:"final_answer,omitempty"`
+	Totals      Totals     `json:"totals"`
+	// Sinks reports event delivery failures of the invocation that finished
+	// the run.
+	Sinks []SinkReport `json:"sinks,omitempty"`
+}
+
+// ConfigOverride records that Resume continued, by explicit request, with a
+// configuration whose snapshot differs from the one in force. Snapshot is in
+// force from here on.
+type ConfigOverride struct {
+	PreviousHash string   `json:"previous_hash"`
+	SnapshotHash string   `json:"snapshot_hash"`
+	Fields       []string `json:"fields"`
+	Snapshot     Snapshot `json:"snapshot"`
+}
+
+// Reception is how a parent received a child's outcome.
+type Reception string
+
+// The receptions.
+const (
+	// ReceptionAccepted: the child completed and its result was taken as is
+	// (no Succeeded handler), or failed and propagated (no Failed handler).
+	ReceptionAccepted Reception = "accepted"
+	// ReceptionHandled: a handler ran and returned Value.
+	ReceptionHandled Reception = "handled"
+	// ReceptionFailed: a handler ran and failed; Failure describes it.
+	ReceptionFailed Reception = "reception_failed"
+)
+
+// ChildReception is the parent's record of receiving a child run's outcome.
+type ChildReception struct {
+	Step       int              `json:"step"`
+	Index      int              `json:"index"`
+	ChildRunID string           `json:"child_run_id"`
+	StopReason StopReason       `json:"stop_reason"`
+	Handler    string           `json:"handler,omitempty"`
+	Reception  Reception        `json:"reception"`
+	Value      json.RawMessage  `json:"value,omitempty"`
+	Failure    *diag.Diagnostic `json:"failure,omitempty"`
+}
+
+func (*RunStarted) recordBody()      {}
+func (*ModelCallIntent) recordBody() {}
+func (*ModelCallResult) recordBody() {}
+func (*ActionIntent) recordBody()    {}
+func (*StepCompleted) recordBody()   {}
+func (*RunFinished) recordBody()     {}
+func (*ConfigOverride) recordBody()  {}
+func (*ChildReception) recordBody()  {}
+
+// Kind implements RecordBody.
+func (*RunStarted) Kind() RecordKind { return KindRunStarted }
+
+// Kind implements RecordBody.
+func (*ModelCallIntent) Kind() RecordKind { return KindModelCallIntent }
+
+// Kind implements RecordBody.
+func (*ModelCallResult) Kind() RecordKind { return KindModelCallResult }
+
+// Kind implements RecordBody.
+func (*ActionIntent) Kind() RecordKind { return KindActionIntent }
+
+// Kind implements RecordBody.
+func (*StepCompleted) Kind() RecordKind { return KindStepCompleted }
+
+// Kind implements RecordBody.
+func (*RunFinished) Kind() RecordKind { return KindRunFinished }
+
+// Kind implements RecordBody.
+func (*ConfigOverride) Kind() RecordKind { return KindConfigOverride }
+
+// Kind implements RecordBody.
+func (*ChildReception) Kind() RecordKind { return KindChildReception }
+
+// Validate implements RecordBody.
+func (b *RunStarted) Validate() error {
+	if b.RunID == "" {
+		return fmt.Errorf("run_started: empty run_id")
+	}
+	if b.SnapshotHash == "" {
+		return fmt.Errorf("run_started: empty snapshot_hash")
+	}
+	return nil
+}
+
+// Validate implements RecordBody.
+func (b *ModelCallIntent) Validate() error {
+	if b.Step < 1 || b.CallID == "" || b.Attempt < 1 {
+		return fmt.Errorf("model_call_intent: step %d, call_id %q, attempt %d", b.Step, b.CallID, b.Attempt)
+	}
+	return nil
+}
+
+// Validate implements RecordBody.
+func (b *ModelCallResult) Validate() error {
+	if b.Step < 1 || b.CallID == "" {
+		return fmt.Errorf("model_call_result: step %d, call_id %q", b.Step, b.CallID)
+	}
+	if (b.Reply == nil) == (b.Failure == nil) {
+		return fmt.Errorf("model_call_result: exactly one of reply and failure must be set")
+	}
+	return nil
+}
+
+// Validate implements RecordBody.
+func (b *ActionIntent) Validate() error {
+	if b.Step < 1 || b.ActionID == "" || b.Attempt < 1 || b.ModelCallID == "" {
+		return fmt.Errorf("action_intent: step %d, action_id %q, attempt %d, model_call_id %q", b.Step, b.ActionID, b.Attempt, b.ModelCallID)
+	}
+	if b.Replay != ReplaySafe && b.Replay != NeverReplay {
+		return fmt.Errorf("action_intent: replay policy %q", b.Replay)
+	}
+	return nil
+}
+
+// Validate implements RecordBody. It enforces the invariant that ResultID is
+// empty if and only if Outcome is nil.
+func (b *StepCompleted) Validate() error {
+	if b.Step < 1 || b.ModelCallID == "" {
+		return fmt.Errorf("step_completed: step %d, model_call_id %q", b.Step, b.ModelCallID)
+	}
+	if (b.ResultID == "") != (b.Outcome == nil) {
+		return fmt.Errorf("step_completed: result_id %q and outcome must be both set or both empty", b.ResultID)
+	}
+	switch b.Decision {
+	case DecisionAct:
+		if b.Outcome == nil {
+			return fmt.Errorf("step_completed: act decision without outcome")
+		}
+		if !b.Outcome.Status.Valid() {
+			return fmt.Errorf("step_completed: unknown status %q", b.Outcome.Status)
+		}
+		if b.Synthetic != (b.Outcome.Status != Executed) {
+			return fmt.Errorf("step_completed: synthetic flag %v does not match status %q", b.Synthetic, b.Outcome.Status)
+		}
+	case DecisionFinal, DecisionInvalid:
+		if b.Outcome != nil {
+			return fmt.Errorf("step_completed: %s decision with an outcome", b.Decision)
+		}
+	default:
+		return fmt.Errorf("step_completed: unknown decision %q", b.Decision)
+	}
+	return nil
+}
+
+// Validate implements RecordBody.
+func (b *RunFinished) Validate() error {
+	if !b.StopReason.Valid() {
+		return fmt.Errorf("run_finished: unknown stop reason %q", b.StopReason)
+	}
+	return nil
+}
+
+// Validate implements RecordBody.
+func (b *ConfigOverride) Validate() error {
+	if b.SnapshotHash == "" || b.PreviousHash == "" {
+		return fmt.Errorf("config_override: empty hash")
+	}
+	return nil
+}
+
+// Validate implements RecordBody.
+func (b *ChildReception) Validate() error {
+	switch b.Reception {
+	case ReceptionAccepted, ReceptionHandled, ReceptionFailed:
+	default:
+		return fmt.Errorf("child_reception: unknown reception %q", b.Reception)
+	}
+	if b.ChildRunID == "" || b.Step < 1 {
+		return fmt.Errorf("child_reception: step %d, child_run_id %q", b.Step, b.ChildRunID)
+	}
+	return nil
+}
+
+// MarshalJSON encodes the record as one flat object.
+func (r Record) MarshalJSON() ([]byte, error) {
+	if r.Body == nil {
+		return nil, fmt.Errorf("polyloop: record %d has no body", r.Seq)
+	}
+	body, err := json.Marshal(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, len(body)+96)
+	buf = append(buf, `{"seq":`...)
+	buf = strconv.AppendInt(buf, r.Seq, 10)
+	buf = append(buf, `,"at":"`...)
+	buf = r.At.UTC().AppendFormat(buf, time.RFC3339Nano)
+	buf = append(buf, `","kind":"`...)
+	buf = append(buf, r.Body.Kind()...)
+	buf = append(buf, `","v":`...)
+	buf = strconv.AppendInt(buf, LogVersion, 10)
+	if len(body) > 2 {
+		buf = append(buf, ',')
+		buf = append(buf, body[1:]...)
+	} else {
+		buf = append(buf, '}')
+	}
+	return buf, nil
+}
+
+type envelope struct {
+	Seq  *int64     `json:"seq"`
+	At   time.Time  `json:"at"`
+	Kind RecordKind `json:"kind"`
+	V    int        `json:"v"`
+}
+
+// UnmarshalJSON decodes a flat record. It refuses a record of a greater
+// major version than LogVersion with ErrLogVersion, and an unknown kind.
+func (r *Record) UnmarshalJSON(data []byte) error {
+	var env envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return err
+	}
+	if env.V > LogVersion {
+		return fmt.Errorf("%w: record has major version %d, this library reads up to %d", ErrLogVersion, env.V, LogVersion)
+	}
+	if env.V < 1 {
+		return fmt.Errorf("%w: record has no version field", ErrLogVersion)
+	}
+	if env.Seq == nil {
+		return fmt.Errorf("polyloop: record has no seq")
+	}
+	body := newBody(env.Kind)
+	if body == nil {
+		return fmt.Errorf("polyloop: unknown record kind %q", env.Kind)
+	}
+	if err := json.Unmarshal(data, body); err != nil {
+		return fmt.Errorf("polyloop: decoding %s record: %w", env.Kind, err)
+	}
+	r.Seq, r.At, r.Body = *env.Seq, env.At, body
+	return nil
+}
+
+func newBody(k RecordKind) RecordBody {
+	switch k {
+	case KindRunStarted:
+		return &RunStarted{}
+	case KindModelCallIntent:
+		return &ModelCallIntent{}
+	case KindModelCallResult:
+		return &ModelCallResult{}
+	case KindActionIntent:
+		return &ActionIntent{}
+	case KindStepCompleted:
+		return &StepCompleted{}
+	case KindRunFinished:
+		return &RunFinished{}
+	case KindConfigOverride:
+		return &ConfigOverride{}
+	case KindChildReception:
+		return &ChildReception{}
+	}
+	return nil
+}
+
+// EncodeRecords encodes records as JSON lines, one record per line.
+func EncodeRecords(records []Record) ([]byte, error) {
+	var buf bytes.Buffer
+	for _, r := range records {
+		b, err := r.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,159 @@
+package polyloop
+
+import "time"
+
+// RunLog is the log of one run: its records in seq order. An empty log
+// (no records) means the run does not exist.
+type RunLog struct {
+	RunID   string
+	Records []Record
+}
+
+// Empty reports whether the log has no records.
+func (l RunLog) Empty() bool { return len(l.Records) == 0 }
+
+// Started returns the RunStarted record's body, or nil.
+func (l RunLog) Started() *RunStarted {
+	if len(l.Records) == 0 {
+		return nil
+	}
+	b, _ := l.Records[0].Body.(*RunStarted)
+	return b
+}
+
+// Finished returns the RunFinished body, or nil for an unfinished run.
+func (l RunLog) Finished() *RunFinished {
+	if len(l.Records) == 0 {
+		return nil
+	}
+	b, _ := l.Records[len(l.Records)-1].Body.(*RunFinished)
+	return b
+}
+
+// NextSeq is the sequence number the next record must carry.
+func (l RunLog) NextSeq() int64 { return int64(len(l.Records)) }
+
+// ModelResults returns the ModelCallResult bodies in order.
+func (l RunLog) ModelResults() []*ModelCallResult { return bodies[*ModelCallResult](l) }
+
+// ActionIntents returns the ActionIntent bodies in order.
+func (l RunLog) ActionIntents() []*ActionIntent { return bodies[*ActionIntent](l) }
+
+// Steps returns the StepCompleted bodies in order.
+func (l RunLog) Steps() []*StepCompleted { return bodies[*StepCompleted](l) }
+
+// Receptions returns the ChildReception bodies in order.
+func (l RunLog) Receptions() []*ChildReception { return bodies[*ChildReception](l) }
+
+// Snapshot returns the snapshot in force at the end of the log (the
+// RunStarted one, or the last ConfigOverride's) and its hash.
+func (l RunLog) Snapshot() (Snapshot, string) {
+	var s Snapshot
+	var h string
+	for _, r := range l.Records {
+		switch b := r.Body.(type) {
+		case *RunStarted:
+			s, h = b.Snapshot, b.SnapshotHash
+		case *ConfigOverride:
+			s, h = b.Snapshot, b.SnapshotHash
+		}
+	}
+	return s, h
+}
+
+func bodies[T RecordBody](l RunLog) []T {
+	var out []T
+	for _, r := range l.Records {
+		if b, ok := r.Body.(T); ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// RunFilter selects runs for RunLister.ListRuns. Zero fields do not filter.
+type RunFilter struct {
+	Agent        string
+	SnapshotHash string
+	// Finished: nil for all runs, true for finished runs only, false for
+	// unfinished runs only.
+	Finished   *bool
+	StopReason StopReason
+	// StartedAfter and StartedBefore bound the start time (inclusive,
+	// exclusive).
+	StartedAfter  time.Time
+	StartedBefore time.Time
+	// ParentRunID selects the children of a run.
+	ParentRunID string
+	// Limit bounds the number of summaries (0: no limit).
+	Limit int
+}
+
+// RunSummary is one run as listed by RunLister: what a listing or
+// statistics need without reading the log.
+type RunSummary struct {
+	RunID        string    `json:"run_id"`
+	Agent        string    `json:"agent"`
+	SnapshotHash string    `json:"snapshot_hash"`
+	StartedAt    time.Time `json:"started_at"`
+	// UpdatedAt is the time of the last record.
+	UpdatedAt time.Time `json:"updated_at"`
+	Records   int64     `json:"records"`
+	Finished  bool      `json:"finished"`
+	// StopReason and Totals are set for finished runs.
+	StopReason  StopReason `json:"stop_reason,omitempty"`
+	Totals      *Totals    `json:"totals,omitempty"`
+	ParentRunID string     `json:"parent_run_id,omitempty"`
+}
+
+// Matches reports whether the summary passes the filter (Limit aside). Stores
+// may use it to filter in memory.
+func (f RunFilter) Matches(s RunSummary) bool {
+	if f.Agent != "" && s.Agent != f.Agent {
+		return false
+	}
+	if f.SnapshotHash != "" && s.SnapshotHash != f.SnapshotHash {
+		return false
+	}
+	if f.Finished != nil && s.Finished != *f.Finished {
+		return false
+	}
+	if f.StopReason != "" && s.StopReason != f.StopReason {
+		return false
+	}
+	if !f.StartedAfter.IsZero() && s.StartedAt.Before(f.StartedAfter) {
+		return false
+	}
+	if !f.StartedBefore.IsZero() && !s.StartedAt.Before(f.StartedBefore) {
+		return false
+	}
+	if f.ParentRunID != "" && s.ParentRunID != f.ParentRunID {
+		return false
+	}
+	return true
+}
+
+// Apply folds one record into the summary of its run: stores
+// that keep summaries update them with each Append by folding records in. It
+// is the single definition of a summary's fields.
+func (s *RunSummary) Apply(r Record) {
+	s.Records = r.Seq + 1
+	s.UpdatedAt = r.At
+	switch b := r.Body.(type) {
+	case *RunStarted:
+		s.RunID = b.RunID
+		s.Agent = b.Snapshot.Agent
+		s.SnapshotHash = b.SnapshotHash
+		s.StartedAt = r.At
+		if b.Parent != nil {
+			s.ParentRunID = b.Parent.RunID
+		}
+	case *ConfigOverride:
+		s.SnapshotHash = b.SnapshotHash
+	case *RunFinished:
+		s.Finished = true
+		s.StopReason = b.StopReason
+		t := b.Totals
+		s.Totals = &t
+	}
+}

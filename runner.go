@@ -1,0 +1,80 @@
+package polyloop
+
+import "time"
+
+// LibraryVersion is recorded in every RunStarted record.
+const LibraryVersion = "0.1.0"
+
+// Runner runs agents. It is the type users touch: the seams are small
+// interfaces, and everything they have in common — records, error wrapping,
+// events, truncation, synthetic observations — happens here, once.
+//
+// A Runner may be used by many goroutines at once, for different runs, as
+// long as its seams are safe for concurrent use. Seam calls happen in the
+// caller's goroutine (sinks aside), so a panic in a seam reaches the caller.
+type Runner struct {
+	Model    ModelClient
+	Parser   DecisionParser
+	Executor ActionExecutor
+	Store    Store
+	Sinks    []EventSink
+	// SinkPolicy bounds event delivery; the zero value takes the defaults.
+	SinkPolicy SinkPolicy
+	// Clock stamps records (for people, never for logic); nil: time.Now.
+	Clock func() time.Time
+}
+
+// SinkPolicy bounds event delivery (see EventSink).
+type SinkPolicy struct {
+	// MaxConsecutiveErrors disables a sink after that many errors in a row
+	// (0: DefaultMaxConsecutiveErrors; negative: never).
+	MaxConsecutiveErrors int
+	// MaxPanics disables a sink after that many panics (0: 1; negative:
+	// never).
+	MaxPanics int
+	// Timeout bounds one Emit call (0: DefaultSinkTimeout; negative: no
+	// bound, and Emit runs synchronously). A call that outlives it counts as
+	// an error and the loop goes on.
+	Timeout time.Duration
+}
+
+// Defaults of SinkPolicy.
+const (
+	DefaultMaxConsecutiveErrors = 3
+	DefaultSinkTimeout          = 5 * time.Second
+)
+
+// ResumeOptions change what Resume accepts.
+type ResumeOptions struct {
+	// AllowConfigChange lets Resume go on when the configuration's snapshot
+	// differs from the stored one; the override is recorded in the log as a
+	// ConfigOverride record naming the differing fields.
+	AllowConfigChange bool
+}
+
+// ResumePlan is what PlanResume decided for a log. It is a pure function of
+// the log.
+type ResumePlan struct {
+	Action PlanAction `json:"action"`
+	// Step is the step the plan acts on.
+	Step int `json:"step,omitempty"`
+	// Attempt is the attempt number the resume will use for a retried model
+	// call or a replayed action.
+	Attempt int `json:"attempt,omitempty"`
+	// StopReason and FinalAnswer, for PlanFinish, PlanStopUnknown and
+	// PlanFinished.
+	StopReason  StopReason `json:"stop_reason,omitempty"`
+	FinalAnswer string     `json:"final_answer,omitempty"`
+	// ModelCallID is the model call the plan continues from (reparse,
+	// replay); ActionID and Tool name the action of unknown outcome.
+	ModelCallID string `json:"model_call_id,omitempty"`
+	ActionID    string `json:"action_id,omitempty"`
+	Tool        string `json:"tool,omitempty"`
+	// Reason explains the plan in words, for people.
+	Reason string `json:"reason"`
+	// LastSeq is the seq of the last record of the log planned from.
+	LastSeq int64 `json:"last_seq"`
+
+	reply  *ModelReply
+	intent *ActionIntent
+}

@@ -1,0 +1,172 @@
+package polyloop
+
+import "context"
+
+// ModelClient is the seam through which the library calls a language model.
+//
+// Contract:
+//   - Complete returns a reply only when the model really answered. Every
+//     failure — network, HTTP error status, provider error, a response that
+//     cannot be parsed, retries exhausted — MUST be a non-nil error. An empty
+//     reply MUST NOT be used to mean failure: an empty string is a legitimate
+//     answer and the two are different categories in analysis.
+//   - The library catches the error: it records a ModelCallResult carrying a
+//     bounded diagnostic of it (package diag) and finishes the run with
+//     StopLLMError. Errors that expose structured fields (HTTP status,
+//     provider code, request id) should implement diag.Fielder. Known cost,
+//     accepted: a bug inside the adapter is also recorded as llm_error.
+//   - Cancellation: when ctx is done, Complete releases what it holds in
+//     flight and returns promptly with an error for which
+//     errors.Is(err, ctx.Err()) holds. The library then returns that error
+//     from Run/Resume untouched and writes no result record.
+//   - Retries, if any, are the adapter's own explicit configuration (their
+//     count belongs in ModelParams.Retries, which is in the snapshot) and the
+//     number of attempts is reported in ModelReply.Attempts. The library never
+//     retries a model call.
+//   - The reply carries usage (tokens, and cost when known: a nil CostUSD
+//     means unknown, never zero), the provider's model id, and the tool calls.
+//   - Ownership: the request (its Messages and Tools slices) belongs to the
+//     library; Complete MUST NOT modify or retain it after returning. The
+//     reply becomes the library's: the adapter MUST NOT modify it afterwards.
+//   - Concurrency: the library calls Complete from one goroutine per run; a
+//     client shared by several runners MUST be safe for concurrent use.
+//   - Secrets (API keys) MUST NOT appear in the reply, in error texts, or in
+//     what Describe returns.
+type ModelClient interface {
+	Complete(ctx context.Context, req ModelRequest) (ModelReply, error)
+}
+
+// DecisionParser turns a model reply into exactly one Decision.
+//
+// Contract:
+//   - Parse MUST return a Decision (Act, Final or Invalid) for every input,
+//     including empty, huge and malformed replies. There is no error: a reply
+//     that cannot be understood is Invalid, with Feedback that names what was
+//     wrong (no action found, several actions, malformed JSON, unknown
+//     fields, ...). The feedback is sent back to the model.
+//   - Parse MUST be deterministic: the same reply gives the same decision,
+//     always. Resume depends on it: after a crash the library parses the
+//     stored reply again, since no side effect has happened between parse and
+//     action intent.
+//   - Parse MUST NOT panic. A parser that panics is a bug: the library does
+//     not recover the panic, which propagates out of Run/Resume. Inventing a
+//     stop reason for it would disguise a parser bug as an outcome of the run.
+//   - Parse MUST NOT modify the reply. It may be called concurrently for
+//     different runs.
+type DecisionParser interface {
+	Parse(reply ModelReply) Decision
+}
+
+// ActionExecutor runs one action in the environment.
+//
+// Contract — the three statuses, all decided by the executor:
+//   - Executed: the action really ran in the environment, whatever its
+//     result. An action that fails (a command exiting non-zero, code raising,
+//     an SQL syntax error) is Executed: its observation goes back to the model
+//     so that it can correct itself. The line is "can the environment keep
+//     serving?" — yes means Executed.
+//   - NotExecuted: the action did not start: unknown tool, invalid arguments,
+//     refused by the executor. The run continues.
+//   - EnvError: the environment itself is broken (cannot connect, protocol
+//     violation, the completion query itself failed). It always ends the run
+//     with StopEnvError. Environment failures MUST be expressed by returning
+//     EnvError; catching the known failures of an environment (connection
+//     refused, timeout, session closed) and returning EnvError is the
+//     adapter doing its job. The conformance kit cannot force an arbitrary
+//     executor into an environment failure; the library-side guarantee is
+//     pinned by TestExecutorErrorPropagates in this package.
+//
+// For NotExecuted and EnvError the observation that enters the model's
+// history is the agent's synthetic text (Agent.Synthetic), flagged synthetic;
+// the executor's own Observation goes only to the event stream for audit.
+//
+// A non-nil error is outside the protocol: the library does not catch it. It
+// propagates out of Run/Resume unchanged (errors.Is/As reach it), no step
+// record and no finish record are written, and the log stays at "action intent
+// present, step record absent", which resume reads as "state unknown". The
+// library never turns an executor error into EnvError: that would disguise an
+// adapter bug as an environment failure. A panic likewise propagates.
+//
+// Cancellation: when ctx is done, Execute releases what it holds in flight
+// (kills the process group, closes the session) and returns promptly with an
+// error for which errors.Is(err, context.Canceled) (or DeadlineExceeded)
+// holds.
+//
+// Ownership: the Action (its Args) belongs to the library and MUST NOT be
+// modified or retained. Concurrency: the library calls Execute from one
+// goroutine per run; an executor shared by runners MUST be safe for
+// concurrent use.
+type ActionExecutor interface {
+	Execute(ctx context.Context, action Action) (ActionOutcome, error)
+}
+
+// Store is the run log: an append-only sequence of records per run.
+//
+// Contract:
+//   - Append is atomic: all the records of one call become visible, or none
+//     do, even if the process dies in the middle.
+//   - Append is prefix-durable: when it returns nil, those records and every
+//     earlier record of the run survive a crash or power loss, and no later
+//     record is ever visible while an earlier one is lost.
+//   - Each record carries its Seq. The records of one call have consecutive
+//     Seq values; if the first is not exactly the next sequence number of
+//     that run (0 for a new run), Append MUST fail with an error for which
+//     errors.Is(err, ErrSeqConflict) holds and write nothing: another writer
+//     owns the run.
+//   - ReadLog of a run that has no records returns an empty RunLog and a nil
+//     error. "Not found" is not an error: a storage failure must never look
+//     like a fresh run.
+//   - Errors: any failure is returned as an error; the library wraps it in a
+//     *PersistenceError (an adapter may return one itself and its identity is
+//     kept). After an error the outcome is unknown — the records may have been
+//     committed with the acknowledgement lost — so the library never retries.
+//   - Cancellation: a done ctx may make Append or ReadLog fail with an error
+//     that wraps ctx.Err(); an Append that fails that way is still atomic.
+//   - Ownership: the caller does not modify records after passing them to
+//     Append, so a store may keep them. Records returned by ReadLog may share
+//     memory with the store: callers MUST NOT modify them.
+//   - Concurrency: a Store MUST be safe for concurrent use by many runs.
+type Store interface {
+	Append(ctx context.Context, runID string, records ...Record) error
+	ReadLog(ctx context.Context, runID string) (RunLog, error)
+}
+
+// RunLister is the optional listing interface of a Store, used by the CLI and
+// statistics. ListRuns returns summaries of the runs that match the filter,
+// ordered by start time, without reading every log.
+type RunLister interface {
+	ListRuns(ctx context.Context, filter RunFilter) ([]RunSummary, error)
+}
+
+// EventSink receives events: observations of facts that are already durable
+// in the log.
+//
+// Contract:
+//   - The library emits an event only after the record it reflects has been
+//     appended successfully.
+//   - A failed delivery (a returned error, a panic, or a call that outlives
+//     the runner's per-event timeout) never interrupts the loop. The library
+//     counts failures per sink and disables a sink for the rest of the run
+//     after its first panic or after more consecutive errors than allowed
+//     (SinkPolicy); counts and disabled sinks appear in RunResult and in the
+//     RunFinished record. Nothing already established is rolled back.
+//   - Emit MUST return its failures as errors, never swallow them.
+//   - Emit SHOULD honour ctx: the runner cancels it when the per-event
+//     timeout passes.
+//   - Ownership: the event and what it points to belong to the library;
+//     a sink MUST NOT modify them and must copy what it keeps.
+//   - Concurrency: one runner emits to a sink from one goroutine at a time,
+//     but a sink shared by several runners (or a timed-out call still
+//     running) sees concurrent calls; a sink that is shared MUST be safe for
+//     concurrent use.
+type EventSink interface {
+	Emit(ctx context.Context, ev Event) error
+}
+
+// Describer is implemented by a ModelClient, DecisionParser or
+// ActionExecutor that wants its identity and behaviour-relevant configuration
+// in the parameter snapshot. Without it the snapshot holds only the Go type
+// name. Describe MUST be deterministic and MUST NOT include secrets.
+type Describer interface {
+	Describe() Component
+}
