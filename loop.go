@@ -1,0 +1,282 @@
+package polyloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/polyloop/polyloop/diag"
+)
+
+// driver runs one invocation (Run or Resume) of one run. It owns the
+// in-memory state derived from the log: the next seq, the totals, the
+// history. Records that follow each other with no side effect in between are
+// gathered in pending and written by one Append just before the next external
+// effect (a model call, an action) or at the end: two durable writes per step.
+type driver struct {
+	r       *Runner
+	runID   string
+	snap    Snapshot
+	hash    string
+	tools   map[string]ToolSpec
+	synth   SyntheticObservations
+	nextSeq int64
+	totals  totalsAcc
+	hist    historyBuilder
+	pending []Record
+	sinks   *sinkSet
+	parent  *ParentRef
+	// outcome is the executor's own outcome of the step in pending, for the
+	// action_finished event (the audit channel).
+	outcome *ActionOutcome
+}
+
+// entry is a point at which the loop continues.
+type entry struct {
+	kind    entryKind
+	step    int
+	attempt int
+	callID  string
+	reply   *ModelReply
+	action  Action
+	replay  *ActionIntent
+	reason  StopReason
+	answer  string
+}
+
+type entryKind int
+
+const (
+	entryStep      entryKind = iota // stop checks, then the model call
+	entryModelCall                  // the model call (attempt)
+	entryDecide                     // parse a reply and act on the decision
+	entryAction                     // write the action intent and execute
+	entryFinish                     // write RunFinished
+)
+
+func newDriver(r *Runner, runID string, snap Snapshot, hash string) *driver {
+	d := &driver{r: r, runID: runID, snap: snap, hash: hash}
+	d.setSnapshot(snap, hash)
+	d.sinks = newSinkSet(r.Sinks, r.SinkPolicy)
+	return d
+}
+
+func (d *driver) setSnapshot(snap Snapshot, hash string) {
+	d.snap, d.hash = snap, hash
+	d.tools = make(map[string]ToolSpec, len(snap.Tools))
+	for _, t := range snap.Tools {
+		d.tools[t.Name] = t
+	}
+	d.synth = snap.Synthetic.withDefaults()
+}
+
+func (d *driver) now() time.Time {
+	if d.r.Clock != nil {
+		return d.r.Clock()
+	}
+	return time.Now()
+}
+
+// add queues a record for the next write and folds it into the in-memory
+// state, which is thereby always the state of the log plus pending.
+func (d *driver) add(b RecordBody) {
+	d.pending = append(d.pending, Record{Seq: d.nextSeq + int64(len(d.pending)), At: d.now(), Body: b})
+	d.totals.add(b)
+	d.hist.add(b)
+}
+
+// flush writes the pending records in one Append, then emits their events.
+func (d *driver) flush(ctx context.Context) error {
+	if len(d.pending) == 0 {
+		return nil
+	}
+	recs := d.pending
+	if err := d.r.Store.Append(ctx, d.runID, recs...); err != nil {
+		return persistenceError("append", d.runID, err)
+	}
+	d.nextSeq += int64(len(recs))
+	d.pending = nil
+	if len(d.r.Sinks) > 0 && d.sinks.active() {
+		for i := range recs {
+			d.emitRecord(ctx, recs[i])
+		}
+	}
+	return nil
+}
+
+// loop runs the run from an entry point until it finishes or fails.
+func (d *driver) loop(ctx context.Context, e entry) (RunResult, error) {
+	var err error
+	for {
+		switch e.kind {
+		case entryStep:
+			if reason := d.stopCheck(e.step); reason != "" {
+				e = entry{kind: entryFinish, reason: reason}
+				continue
+			}
+			e = entry{kind: entryModelCall, step: e.step, attempt: 1}
+		case entryModelCall:
+			e, err = d.callModel(ctx, e.step, e.attempt)
+		case entryDecide:
+			e, err = d.decide(e.step, e.callID, e.reply)
+		case entryAction:
+			e, err = d.act(ctx, e)
+		case entryFinish:
+			return d.finish(ctx, e.reason, e.answer)
+		}
+		if err != nil {
+			return RunResult{}, err
+		}
+	}
+}
+
+// stopCheck applies the limits before step n.
+func (d *driver) stopCheck(n int) StopReason {
+	l := d.snap.Limits
+	t := d.totals.t
+	switch {
+	case l.MaxSteps > 0 && n > l.MaxSteps:
+		return StopMaxSteps
+	case l.MaxTokens > 0 && t.Tokens() >= l.MaxTokens:
+		return StopTokenBudget
+	case l.MaxCostUSD > 0 && t.CostUSD >= l.MaxCostUSD:
+		return StopCostBudget
+	}
+	return ""
+}
+
+func modelCallID(step, attempt int) string {
+	return "m" + strconv.Itoa(step) + "." + strconv.Itoa(attempt)
+}
+
+func actionID(step int) string { return "a" + strconv.Itoa(step) }
+
+func (d *driver) callModel(ctx context.Context, step, attempt int) (entry, error) {
+	if err := ctx.Err(); err != nil {
+		return entry{}, err
+	}
+	callID := modelCallID(step, attempt)
+	d.add(&ModelCallIntent{Step: step, CallID: callID, Attempt: attempt})
+	if err := d.flush(ctx); err != nil {
+		return entry{}, err
+	}
+	req := ModelRequest{RunID: d.runID, Step: step, CallID: callID, Messages: d.hist.msgs,
+		Tools: d.snap.Tools, Params: d.snap.Model}
+	reply, err := d.r.Model.Complete(ctx, req)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// Cancellation is not a model failure: nothing is recorded.
+			if errors.Is(err, cerr) {
+				return entry{}, err
+			}
+			return entry{}, fmt.Errorf("%w (model client returned: %w)", cerr, err)
+		}
+		d.add(&ModelCallResult{Step: step, CallID: callID, Failure: diag.From(err)})
+		return entry{kind: entryFinish, reason: StopLLMError}, nil
+	}
+	d.add(&ModelCallResult{Step: step, CallID: callID, Reply: &reply})
+	return entry{kind: entryDecide, step: step, callID: callID, reply: &reply}, nil
+}
+
+// decide parses a reply. A parser panic propagates: it is a parser bug.
+func (d *driver) decide(step int, callID string, reply *ModelReply) (entry, error) {
+	switch dec := d.r.Parser.Parse(*reply).(type) {
+	case Act:
+		return entry{kind: entryAction, step: step, callID: callID, action: dec.Action, attempt: 1}, nil
+	case Final:
+		d.add(&StepCompleted{Step: step, ModelCallID: callID, Decision: DecisionFinal, Answer: dec.Answer})
+		return entry{kind: entryFinish, reason: StopCompleted, answer: dec.Answer}, nil
+	case Invalid:
+		d.add(&StepCompleted{Step: step, ModelCallID: callID, Decision: DecisionInvalid, Feedback: dec.Feedback})
+		return entry{kind: entryStep, step: step + 1}, nil
+	default:
+		return entry{}, fmt.Errorf("polyloop: parser %T returned %T, not one of Act, Final, Invalid", d.r.Parser, dec)
+	}
+}
+
+// policy is the replay policy of an action: from the tool spec; a code action
+// or an unknown tool is never replayed.
+func (d *driver) policy(a Action) ReplayPolicy {
+	if a.IsCode() {
+		return NeverReplay
+	}
+	if t, ok := d.tools[a.Tool]; ok {
+		return t.Replay.normalize()
+	}
+	return NeverReplay
+}
+
+// act writes the action intent, executes the action and queues the step
+// record, unconditionally, before any stop decision. An executor error or
+// panic propagates and leaves the log at intent-without-step.
+func (d *driver) act(ctx context.Context, e entry) (entry, error) {
+	if err := ctx.Err(); err != nil {
+		return entry{}, err
+	}
+	intent := &ActionIntent{Step: e.step, ActionID: actionID(e.step), Attempt: e.attempt,
+		ModelCallID: e.callID, Action: e.action, Replay: d.policy(e.action)}
+	d.add(intent)
+	if err := d.flush(ctx); err != nil {
+		return entry{}, err
+	}
+	out, err := d.r.Executor.Execute(withAction(ctx, d, intent), e.action)
+	if err != nil {
+		return entry{}, err
+	}
+	if !out.Status.Valid() {
+		return entry{}, fmt.Errorf("%w: status %q for action %s", ErrInvalidOutcome, out.Status, intent.ActionID)
+	}
+	d.outcome = &out
+	sc := &StepCompleted{Step: e.step, ModelCallID: e.callID, Decision: DecisionAct, ResultID: intent.ActionID,
+		Outcome: &StepOutcome{Status: out.Status, Done: out.Done, ExecutorTruncated: out.TruncatedChars}}
+	switch out.Status {
+	case Executed:
+		obs, dropped := truncateRunes(out.Observation, d.snap.Limits.ObservationLimit)
+		sc.Observation, sc.TruncatedChars = obs, dropped+out.TruncatedChars
+	case NotExecuted:
+		sc.Observation, sc.Synthetic = d.synth.NotExecuted, true
+	case EnvError:
+		sc.Observation, sc.Synthetic = d.synth.EnvError, true
+	}
+	d.add(sc)
+	switch {
+	case out.Status == EnvError:
+		return entry{kind: entryFinish, reason: StopEnvError}, nil
+	case out.Status == Executed && out.Done:
+		return entry{kind: entryFinish, reason: StopCompleted}, nil
+	}
+	return entry{kind: entryStep, step: e.step + 1}, nil
+}
+
+// truncateRunes keeps the first limit runes of s (limit 0: no limit) and
+// reports how many runes were dropped. A note saying so is appended for the
+// model.
+func truncateRunes(s string, limit int) (string, int) {
+	if limit <= 0 || len(s) <= limit {
+		return s, 0
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= limit {
+		return s, 0
+	}
+	cut := 0
+	for i := 0; i < limit; i++ {
+		_, size := utf8.DecodeRuneInString(s[cut:])
+		cut += size
+	}
+	dropped := n - limit
+	return s[:cut] + "\n[… " + strconv.Itoa(dropped) + " characters truncated]", dropped
+}
+
+func (d *driver) finish(ctx context.Context, reason StopReason, answer string) (RunResult, error) {
+	fin := &RunFinished{StopReason: reason, FinalAnswer: answer, Totals: d.totals.totals(), Sinks: d.sinks.snapshot()}
+	d.add(fin)
+	if err := d.flush(ctx); err != nil {
+		return RunResult{}, err
+	}
+	return RunResult{RunID: d.runID, StopReason: reason, FinalAnswer: answer, Totals: fin.Totals,
+		Sinks: d.sinks.snapshot(), Records: d.nextSeq}, nil
+}

@@ -1,0 +1,176 @@
+// Package memstore is an in-memory polyloop.Store for tests and demos. It
+// keeps the Store contract — atomic appends, the sequence rule, empty logs
+// for unknown runs — but not durability: everything is gone with the
+// process.
+//
+// It can inject faults: fail the Nth append, or "crash" — accept no more
+// appends once the store holds N records — so that tests can stop a run at
+// any point of its log and resume it.
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/polyloop/polyloop"
+)
+
+// ErrCrashed is returned by Append after a simulated crash.
+var ErrCrashed = errors.New("memstore: store has crashed (simulated)")
+
+// ErrInjected is the default error of an injected append failure.
+var ErrInjected = errors.New("memstore: injected append failure")
+
+// Options configure fault injection. The zero value injects nothing.
+type Options struct {
+	// FailAppend makes the FailAppend-th call to Append (counting from 1)
+	// fail with FailErr (ErrInjected when nil), writing nothing.
+	FailAppend int
+	FailErr    error
+	// CrashAfter, when positive, makes the store accept no Append that would
+	// take its total number of records past CrashAfter, nor any later
+	// Append: they fail with ErrCrashed, writing nothing.
+	CrashAfter int
+}
+
+// Store is an in-memory Store. It is safe for concurrent use.
+type Store struct {
+	mu      sync.Mutex
+	opts    Options
+	runs    map[string][]polyloop.Record
+	sums    map[string]*polyloop.RunSummary
+	total   int
+	appends int
+	crashed bool
+}
+
+// New returns an empty store with no fault injection.
+func New() *Store { return NewWithOptions(Options{}) }
+
+// NewWithOptions returns an empty store with the given fault injection.
+func NewWithOptions(opts Options) *Store {
+	return &Store{opts: opts, runs: map[string][]polyloop.Record{}, sums: map[string]*polyloop.RunSummary{}}
+}
+
+// SetFaults replaces the fault injection and clears a simulated crash: the
+// store "restarts" with its records intact.
+func (s *Store) SetFaults(opts Options) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts, s.crashed, s.appends = opts, false, 0
+}
+
+// Append implements polyloop.Store.
+func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(records) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appends++
+	if s.opts.FailAppend > 0 && s.appends == s.opts.FailAppend {
+		if s.opts.FailErr != nil {
+			return s.opts.FailErr
+		}
+		return ErrInjected
+	}
+	if s.crashed || (s.opts.CrashAfter > 0 && s.total+len(records) > s.opts.CrashAfter) {
+		s.crashed = true
+		return ErrCrashed
+	}
+	log := s.runs[runID]
+	next := int64(len(log))
+	for i, r := range records {
+		if r.Seq != next+int64(i) {
+			return fmt.Errorf("%w: run %q: record %d of the append has seq %d, expected %d",
+				polyloop.ErrSeqConflict, runID, i, r.Seq, next+int64(i))
+		}
+		if r.Body == nil {
+			return fmt.Errorf("memstore: record %d has no body", r.Seq)
+		}
+	}
+	s.runs[runID] = append(log, records...)
+	s.total += len(records)
+	sum := s.sums[runID]
+	if sum == nil {
+		sum = &polyloop.RunSummary{RunID: runID}
+		s.sums[runID] = sum
+	}
+	for _, r := range records {
+		sum.Apply(r)
+	}
+	return nil
+}
+
+// ReadLog implements polyloop.Store. The records share their bodies with
+// the store: callers must not modify them.
+func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+	if err := ctx.Err(); err != nil {
+		return polyloop.RunLog{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	log := s.runs[runID]
+	out := make([]polyloop.Record, len(log))
+	copy(out, log)
+	return polyloop.RunLog{RunID: runID, Records: out}, nil
+}
+
+// ListRuns implements polyloop.RunLister.
+func (s *Store) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyloop.RunSummary, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	var out []polyloop.RunSummary
+	for _, sum := range s.sums {
+		if f.Matches(*sum) {
+			out = append(out, *sum)
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].StartedAt.Equal(out[j].StartedAt) {
+			return out[i].StartedAt.Before(out[j].StartedAt)
+		}
+		return out[i].RunID < out[j].RunID
+	})
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// Put replaces a run's log wholesale, bypassing the sequence rule. It is for
+// tests that need a log in a given state (a prefix, a corruption).
+func (s *Store) Put(runID string, records []polyloop.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total += len(records) - len(s.runs[runID])
+	s.runs[runID] = append([]polyloop.Record(nil), records...)
+	sum := &polyloop.RunSummary{RunID: runID}
+	for _, r := range records {
+		sum.Apply(r)
+	}
+	s.sums[runID] = sum
+}
+
+// Len returns the total number of records held.
+func (s *Store) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
+}
+
+// Appends returns the number of Append calls made since the last SetFaults.
+func (s *Store) Appends() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.appends
+}
