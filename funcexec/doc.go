@@ -1,0 +1,30 @@
+// Package funcexec runs Go functions as typed tools: a polyloop.ActionExecutor
+// whose tools are registered with Register.
+//
+// Each tool is a func(ctx, Args) (string, error). The JSON Schema of its
+// parameters is generated from the Args type with
+// github.com/google/jsonschema-go, and every call's arguments are validated
+// against that schema before the function runs. ToolSpecs returns the specs
+// of the registered tools, ready for polyloop.Agent.Tools, so what the model
+// is shown and what runs come from the same registration and cannot drift.
+//
+// Status mapping (see polyloop.ActionExecutor):
+//
+//   - a code action (Tool empty), an unknown tool name, arguments that are not
+//     JSON, fail the schema, or do not decode into Args → NotExecuted, with an
+//     Observation saying why (it goes to the event stream for audit; the
+//     model's history gets the agent's synthetic text);
+//   - the function returns a nil error → Executed with the returned string;
+//   - the function returns an error → Executed with the error's text: the
+//     action ran and failed, and the model may correct itself;
+//   - the function returns an error wrapped with EnvError (detected with
+//     errors.As, anywhere in the chain) → EnvError, which ends the run;
+//   - ctx is done and the function returns an error → that error is returned,
+//     wrapping ctx.Err(), outside the protocol. A function that completes
+//     despite cancellation has really run: its outcome is returned as usual.
+//   - a panic in the function is not recovered: it propagates to the caller,
+//     as the contract requires.
+//
+// Functions should honour ctx: funcexec cannot stop a Go function that
+// ignores its context.
+package funcexec
