@@ -1,0 +1,62 @@
+// Package shellexec is a polyloop.ActionExecutor that runs shell commands in
+// a working directory: code actions in bash (Lang "bash", "sh", "shell" or
+// empty) and a "bash" tool whose arguments are {"command": "..."}.
+//
+// # State between actions
+//
+// Every action runs in a fresh shell: Shell -c COMMAND (bash by default), the
+// way mini-swe-agent runs its commands. Nothing of the shell survives an
+// action — no variables, no cd, no aliases, no background processes (see
+// Process group). The working directory Options.Dir, and what the commands
+// write into it, is the persistent state of the environment. A command that
+// needs another directory or a variable says so itself ("cd sub && make").
+//
+// # Process group
+//
+// Each command runs in its own process group (Setpgid), with stdin from
+// /dev/null and stdout and stderr combined into one stream. When the shell
+// exits, every process left in its group is killed with SIGKILL before Execute
+// returns, so a background job does not outlive its action. When the
+// per-action timeout passes or ctx is done, the whole group is killed the same
+// way, and Execute waits for the shell before returning. (A process that
+// leaves the group on purpose, with setsid, escapes this; the output stream is
+// then abandoned after a short drain period.)
+//
+// # Environment
+//
+// Commands see only: PATH (DefaultPath), HOME (the working directory) and
+// LANG (C.UTF-8); the host variables named in Options.EnvAllow, when set on
+// the host; and the explicit Options.Env values, which override everything
+// else. Nothing else leaks from the host environment — API keys especially.
+// The environment is computed once, by New.
+//
+// # Status mapping
+//
+//   - the command ran, whatever its exit status → Executed; a non-zero exit
+//     puts "[exit code N]" on the first line of the observation, a command
+//     killed by a signal "[killed by signal S]", and one killed by its own
+//     timeout "[timed out after D]";
+//   - an unknown code language, an empty command, or tool arguments that fail
+//     the tool's schema → NotExecuted, with the reason as audit observation;
+//   - the working directory unusable, or the shell impossible to start
+//     (missing, not executable, fork failure) → EnvError;
+//   - ctx done → the process group is killed and waited for, and Execute
+//     returns an error for which errors.Is(err, ctx.Err()) holds.
+//
+// # Output
+//
+// The observation is the combined output, cut to Options.OutputLimit
+// characters (runes; the head is kept). Dropped characters are counted in
+// TruncatedChars and a last line "[output truncated: N characters dropped]"
+// tells the model. The status line and the truncation note are not counted.
+//
+// # Completion
+//
+// When Options.DoneSentinel is set and the output contains a line equal to
+// it (ignoring surrounding white space), and the command exited with status 0
+// within its timeout, the outcome has Done set (the convention of research
+// harnesses that end an episode with a submit command). The sentinel line is
+// NOT stripped from the observation: the observation is the command's output
+// verbatim, so the record shows what the command printed. The sentinel is
+// detected anywhere in the output, even past the output cap.
+package shellexec

@@ -1,0 +1,98 @@
+package shellexec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/polyloop/polyloop"
+)
+
+// Defaults used when an Options field is zero.
+const (
+	DefaultShell       = "bash"
+	DefaultTimeout     = 60 * time.Second
+	DefaultOutputLimit = 10_000
+	// DefaultPath is the PATH commands see unless EnvAllow or Env give one.
+	DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	// DefaultLang is the LANG commands see unless EnvAllow or Env give one.
+	DefaultLang = "C.UTF-8"
+	// ToolName is the name of the shell tool in ToolSpecs.
+	ToolName = "bash"
+)
+
+// drainTimeout bounds how long Execute waits for the output stream after the
+// process group is gone (it stays open only if a process escaped the group).
+const drainTimeout = 2 * time.Second
+
+// Options configure an Executor.
+type Options struct {
+	// Dir is the working directory, the persistent state of the environment.
+	// Required. It is made absolute by New; it need not exist yet, but an
+	// action that runs while it is unusable is an EnvError.
+	Dir string
+	// Timeout bounds each action; a command still running then is killed
+	// and reported as Executed with "timed out". Zero means DefaultTimeout.
+	Timeout time.Duration
+	// OutputLimit is the number of characters (runes) of output kept in the
+	// observation. Zero means DefaultOutputLimit.
+	OutputLimit int
+	// EnvAllow names host environment variables passed through to commands
+	// (when set on the host). Nothing else from the host is visible.
+	EnvAllow []string
+	// Env gives explicit variables, which override the defaults and EnvAllow.
+	Env map[string]string
+	// DoneSentinel, when not empty, is the output line that signals the
+	// environment's completion (Done).
+	DoneSentinel string
+	// Shell is the shell program run as Shell -c COMMAND; a name without a
+	// slash is looked up in the host's PATH at each action. Zero means
+	// DefaultShell.
+	Shell string
+	// ToolReplay is the replay policy of the bash tool. Zero means
+	// polyloop.NeverReplay. Code actions are never replayed, whatever this
+	// says.
+	ToolReplay polyloop.ReplayPolicy
+}
+
+// Executor runs shell commands. It is safe for concurrent use; concurrent
+// actions share the working directory.
+type Executor struct {
+	opts Options
+	env  []string
+}
+
+// New checks the options, fills in defaults and computes the commands'
+// environment.
+func New(opts Options) (*Executor, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("shellexec: Options.Dir is required")
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("shellexec: working directory: %w", err)
+	}
+	opts.Dir = dir
+	if opts.Timeout < 0 || opts.OutputLimit < 0 {
+		return nil, errors.New("shellexec: Timeout and OutputLimit must not be negative")
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.OutputLimit == 0 {
+		opts.OutputLimit = DefaultOutputLimit
+	}
+	if opts.Shell == "" {
+		opts.Shell = DefaultShell
+	}
+	switch opts.ToolReplay {
+	case "":
+		opts.ToolReplay = polyloop.NeverReplay
+	case polyloop.ReplaySafe, polyloop.NeverReplay:
+	default:
+		return nil, fmt.Errorf("shellexec: unknown replay policy %q", string(opts.ToolReplay))
+	}
+	return &Executor{opts: opts, env: environ(opts, os.LookupEnv)}, nil
+}
