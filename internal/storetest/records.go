@@ -1,0 +1,151 @@
+package storetest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/diag"
+)
+
+// base is the timestamp the builders start from; each record is one
+// millisecond after the previous one of its run.
+var base = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// At returns the timestamp the builders give to record seq.
+func At(seq int64) time.Time { return base.Add(time.Duration(seq) * time.Millisecond) }
+
+// Snapshot returns a small, valid snapshot for agent and its hash.
+func Snapshot(agent, task string) (polyloop.Snapshot, string) {
+	temp := 0.0
+	s := polyloop.Snapshot{
+		Agent:  agent,
+		System: "You are a careful agent.",
+		Task:   polyloop.Task{Input: task},
+		Tools: []polyloop.ToolSpec{{
+			Name:        "noop",
+			Description: "Does nothing, deterministically.",
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"},"note":{"type":"string"}}}`),
+			Replay:      polyloop.ReplaySafe,
+		}},
+		Synthetic: polyloop.SyntheticObservations{
+			NotExecuted: polyloop.DefaultNotExecuted,
+			EnvError:    polyloop.DefaultEnvError,
+		},
+		Limits:      polyloop.Limits{MaxSteps: 1000, ObservationLimit: 4000},
+		Model:       polyloop.ModelParams{Provider: "script", Model: "script-1", Temperature: &temp},
+		ModelClient: polyloop.Component{Name: "storetest.model"},
+		Parser:      polyloop.Component{Name: "storetest.parser"},
+		Executor:    polyloop.Component{Name: "storetest.executor"},
+	}
+	h, err := s.Hash()
+	if err != nil {
+		panic(err) // a fixed snapshot always encodes
+	}
+	return s, h
+}
+
+// Started returns the RunStarted record (seq 0) of a run of agent.
+func Started(runID, agent string) polyloop.Record {
+	s, h := Snapshot(agent, "task of "+runID)
+	return polyloop.Record{Seq: 0, At: At(0), Body: &polyloop.RunStarted{
+		RunID: runID, Snapshot: s, SnapshotHash: h, LibraryVersion: polyloop.LibraryVersion,
+	}}
+}
+
+// Intent returns a ModelCallIntent record.
+func Intent(seq int64, step int) polyloop.Record {
+	return polyloop.Record{Seq: seq, At: At(seq), Body: &polyloop.ModelCallIntent{
+		Step: step, CallID: callID(step), Attempt: 1,
+	}}
+}
+
+// Finished returns a RunFinished record.
+func Finished(seq int64, reason polyloop.StopReason, steps int) polyloop.Record {
+	return polyloop.Record{Seq: seq, At: At(seq), Body: &polyloop.RunFinished{
+		StopReason: reason,
+		Totals:     polyloop.Totals{Steps: steps, ModelCalls: steps, Actions: steps, InputTokens: int64(100 * steps), OutputTokens: int64(20 * steps)},
+	}}
+}
+
+func callID(step int) string   { return fmt.Sprintf("m%d.1", step) }
+func actionID(step int) string { return fmt.Sprintf("a%d", step) }
+
+// Workload W sizes (issue 10): about 200 characters of reply text, a noop
+// call with a note of about 50 characters, a 100-character observation.
+var (
+	replyText   = strings.Repeat("The next step is to call noop once more. ", 5)[:200]
+	noteText    = strings.Repeat("a note about the step ", 3)[:50]
+	observation = strings.Repeat("noop done. ", 10)[:100]
+)
+
+// StepBatches returns the two Appends of one acting step of workload W, as
+// the runner batches them (SPEC §12): ModelCallResult(step) +
+// ActionIntent(step) starting at seq, then StepCompleted(step) +
+// ModelCallIntent(step+1) starting at seq+2.
+func StepBatches(step int, seq int64) (before, after []polyloop.Record) {
+	args := json.RawMessage(fmt.Sprintf(`{"i":%d,"note":%q}`, step, noteText))
+	call := polyloop.ToolCall{ID: fmt.Sprintf("call_%d", step), Name: "noop", Args: args}
+	reply := &polyloop.ModelReply{
+		Text: replyText, ToolCalls: []polyloop.ToolCall{call},
+		Usage: polyloop.Usage{InputTokens: 100, OutputTokens: 20}, Model: "script-1",
+		FinishReason: "tool_calls", Attempts: 1,
+	}
+	before = []polyloop.Record{
+		{Seq: seq, At: At(seq), Body: &polyloop.ModelCallResult{Step: step, CallID: callID(step), Reply: reply}},
+		{Seq: seq + 1, At: At(seq + 1), Body: &polyloop.ActionIntent{
+			Step: step, ActionID: actionID(step), Attempt: 1, ModelCallID: callID(step),
+			Action: polyloop.Action{CallID: call.ID, Tool: "noop", Args: args}, Replay: polyloop.ReplaySafe,
+		}},
+	}
+	after = []polyloop.Record{
+		{Seq: seq + 2, At: At(seq + 2), Body: &polyloop.StepCompleted{
+			Step: step, ModelCallID: callID(step), Decision: polyloop.DecisionAct, ResultID: actionID(step),
+			Outcome: &polyloop.StepOutcome{Status: polyloop.Executed}, Observation: observation,
+		}},
+		Intent(seq+3, step+1),
+	}
+	return before, after
+}
+
+// AllKinds returns a log holding a record of each of the eight kinds, with
+// unicode text and a 1 MB observation.
+func AllKinds(runID string) []polyloop.Record {
+	start := Started(runID, "all-kinds ✓ агент 智能体")
+	st := start.Body.(*polyloop.RunStarted)
+	st.Parent = &polyloop.ParentRef{RunID: "parent-" + runID, Step: 3, Index: 1}
+	snap2 := st.Snapshot
+	snap2.System = "Системный промпт — 系统提示 — 🚀"
+	h2, err := snap2.Hash()
+	if err != nil {
+		panic(err)
+	}
+	cost := 0.0125
+	big := strings.Repeat("0123456789abcdef€", 1<<20/19) // about 1 MB of UTF-8
+	before, _ := StepBatches(1, 3)
+	mr := before[0].Body.(*polyloop.ModelCallResult)
+	mr.Reply.Text = "Ответ модели: 模型的回答 — emoji 😀, quotes \" and \\ and <html> & \u2028"
+	mr.Reply.Usage.CostUSD = &cost
+	bodies := []polyloop.RecordBody{
+		st,
+		&polyloop.ConfigOverride{PreviousHash: st.SnapshotHash, SnapshotHash: h2, Fields: []string{"system"}, Snapshot: snap2},
+		Intent(2, 1).Body,
+		mr,
+		before[1].Body,
+		&polyloop.ChildReception{Step: 1, Index: 0, ChildRunID: runID + ".1.0", StopReason: polyloop.StopMaxSteps,
+			Handler: "Failed", Reception: polyloop.ReceptionHandled, Value: json.RawMessage(`{"substitute":"значение"}`)},
+		&polyloop.StepCompleted{Step: 1, ModelCallID: callID(1), Decision: polyloop.DecisionAct, ResultID: actionID(1),
+			Outcome: &polyloop.StepOutcome{Status: polyloop.Executed, ExecutorTruncated: 7}, Observation: big, TruncatedChars: 7},
+		Intent(7, 2).Body,
+		&polyloop.ModelCallResult{Step: 2, CallID: callID(2), Failure: diag.From(fmt.Errorf("upstream: %w", errors.New("503 — сервис недоступен")))},
+		&polyloop.RunFinished{StopReason: polyloop.StopLLMError, FinalAnswer: "", Totals: polyloop.Totals{Steps: 1, ModelCalls: 2, Actions: 1, InputTokens: 100, OutputTokens: 20, CostUSD: cost}},
+	}
+	out := make([]polyloop.Record, len(bodies))
+	for i, b := range bodies {
+		out[i] = polyloop.Record{Seq: int64(i), At: At(int64(i)), Body: b}
+	}
+	return out
+}

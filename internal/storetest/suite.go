@@ -1,0 +1,138 @@
+// Package storetest is the shared test suite of the durable stores
+// (sqlitestore, pgstore): the store part of the contract of SPEC §3.4, run by
+// each store from its own test with a factory that gives every subtest a
+// fresh store. The exported contract kit polylooptest will absorb it.
+//
+// Run it with -race: several subtests append from many goroutines.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+)
+
+// NewStore returns a fresh, empty store for one subtest. It registers its
+// own cleanup with t.
+type NewStore func(t *testing.T) polyloop.Store
+
+// watchdog bounds every subtest, so that a store that hangs fails instead of
+// hanging the test binary.
+const watchdog = 2 * time.Minute
+
+// Run runs the whole suite against stores made by newStore.
+func Run(t *testing.T, newStore NewStore) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, ctx context.Context, s polyloop.Store)
+	}{
+		{"EmptyLog", testEmptyLog},
+		{"RoundTripAllKinds", testRoundTrip},
+		{"FirstAppendStartsAtZero", testFirstAppend},
+		{"GapConflicts", testGap},
+		{"DuplicateConflicts", testDuplicate},
+		{"NonConsecutiveBatchRefused", testNonConsecutive},
+		{"BatchAllOrNothing", testAllOrNothing},
+		{"RunsIsolated", testIsolated},
+		{"Concurrent64Runs", testConcurrentRuns},
+		{"ConcurrentWritersOneRun", testConcurrentWriters},
+		{"CancelledContext", testCancelled},
+		{"ListRuns", testListRuns},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t)
+			ctx, cancel := context.WithTimeout(context.Background(), watchdog)
+			defer cancel()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				tc.fn(t, ctx, s)
+			}()
+			select {
+			case <-done:
+			case <-time.After(watchdog + 10*time.Second):
+				t.Fatalf("%s: store hung for more than %v", tc.name, watchdog)
+			}
+		})
+	}
+}
+
+// Normalize returns the records as canonical JSON lines (sorted keys), so
+// that two logs can be compared whatever the key order or number formatting
+// a store gives back.
+func Normalize(t testing.TB, records []polyloop.Record) []string {
+	t.Helper()
+	out := make([]string, len(records))
+	for i, r := range records {
+		raw, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatalf("marshal record %d: %v", i, err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("decode record %d: %v", i, err)
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatalf("encode record %d: %v", i, err)
+		}
+		out[i] = buf.String()
+	}
+	return out
+}
+
+// ReadAll reads a run's log and fails the test on error.
+func ReadAll(t testing.TB, ctx context.Context, s polyloop.Store, runID string) []polyloop.Record {
+	t.Helper()
+	l, err := s.ReadLog(ctx, runID)
+	if err != nil {
+		t.Fatalf("ReadLog(%q): %v", runID, err)
+	}
+	return l.Records
+}
+
+// SameLog fails the test unless got equals want after normalisation.
+func SameLog(t testing.TB, got, want []polyloop.Record) {
+	t.Helper()
+	g, w := Normalize(t, got), Normalize(t, want)
+	if len(g) != len(w) {
+		t.Fatalf("log has %d records, want %d", len(g), len(w))
+	}
+	for i := range g {
+		if g[i] != w[i] {
+			t.Fatalf("record %d differs:\n got  %.300s\n want %.300s", i, g[i], w[i])
+		}
+	}
+}
+
+func mustAppend(t testing.TB, ctx context.Context, s polyloop.Store, runID string, recs ...polyloop.Record) {
+	t.Helper()
+	if err := s.Append(ctx, runID, recs...); err != nil {
+		t.Fatalf("Append(%q, seq %d..): %v", runID, recs[0].Seq, err)
+	}
+}
+
+// Prefix returns a log of n records (n ≥ 1): RunStarted, then workload W
+// steps, cut at n.
+func Prefix(runID string, n int) []polyloop.Record {
+	recs := []polyloop.Record{Started(runID, "prefix"), Intent(1, 1)}
+	for step := 1; len(recs) < n; step++ {
+		b, a := StepBatches(step, int64(len(recs)))
+		recs = append(append(recs, b...), a...)
+	}
+	return recs[:n]
+}
+
+func runName(t *testing.T, suffix string) string {
+	return fmt.Sprintf("%s/%s/%d", t.Name(), suffix, time.Now().UnixNano())
+}

@@ -1,0 +1,94 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/polyloop/polyloop"
+)
+
+// A request is one Append waiting for the writer.
+type request struct {
+	runID string
+	recs  []polyloop.Record
+	data  [][]byte // recs encoded, done by the caller's goroutine
+	// state moves from pending to claimed (by the writer, which then
+	// answers on done) or to abandoned (by a caller whose context ended
+	// first; the writer then skips the request).
+	state atomic.Int32
+	done  chan error
+}
+
+const (
+	pending int32 = iota
+	claimed
+	abandoned
+)
+
+// Append appends records to the run's log (see polyloop.Store). The records
+// must have consecutive seqs, the first being the run's next seq; otherwise
+// Append fails with polyloop.ErrSeqConflict (wrong first seq) or
+// ErrNotConsecutive, and writes nothing. It returns nil only after the
+// transaction holding the records has committed and been synced. An Append
+// of no records does nothing.
+//
+// If ctx ends before the writer has taken the Append into a transaction,
+// Append returns an error wrapping ctx.Err() and nothing is written; once
+// taken, Append waits for the commit (one sync) and reports its outcome.
+func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	req, err := newRequest(runID, records)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlitestore: append to run %q: %w", runID, err)
+	}
+	if err := s.enqueue(ctx, req); err != nil {
+		return err
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		if req.state.CompareAndSwap(pending, abandoned) {
+			return fmt.Errorf("sqlitestore: append to run %q: %w", runID, ctx.Err())
+		}
+		return <-req.done
+	}
+}
+
+// newRequest checks that the records have consecutive seqs and encodes them.
+func newRequest(runID string, records []polyloop.Record) (*request, error) {
+	req := &request{runID: runID, recs: records, data: make([][]byte, len(records)), done: make(chan error, 1)}
+	for i, r := range records {
+		if i > 0 && r.Seq != records[i-1].Seq+1 {
+			return nil, fmt.Errorf("%w: run %q: record %d has seq %d after seq %d", ErrNotConsecutive, runID, i, r.Seq, records[i-1].Seq)
+		}
+		b, err := r.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("sqlitestore: run %q: encoding record %d: %w", runID, r.Seq, err)
+		}
+		req.data[i] = b
+	}
+	return req, nil
+}
+
+// enqueue hands req to the writer, unless the store is closed or ctx ends
+// while the queue is full.
+func (s *Store) enqueue(ctx context.Context, req *request) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	select {
+	case s.queue <- req:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("sqlitestore: append to run %q: %w", req.runID, ctx.Err())
+	}
+}

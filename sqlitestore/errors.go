@@ -1,0 +1,41 @@
+package sqlitestore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/polyloop/polyloop"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+var (
+	// ErrClosed is returned by the methods of a closed Store.
+	ErrClosed = errors.New("sqlitestore: store is closed")
+	// ErrSchemaTooNew is returned by Open for a database whose schema was
+	// written by a newer version of this package.
+	ErrSchemaTooNew = errors.New("sqlitestore: database schema is newer than this version of sqlitestore")
+	// ErrNotConsecutive is returned by Append when the records of one call
+	// do not have consecutive seqs. Nothing is written.
+	ErrNotConsecutive = errors.New("sqlitestore: records of one Append must have consecutive seqs")
+)
+
+// interpretError is the one place where SQLite errors become the library's
+// sentinels: a primary key violation on (run_id, seq) is a sequence
+// conflict. Every other error is returned as is, wrapped with what was being
+// done.
+func interpretError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
+		return fmt.Errorf("sqlitestore: %s: %w (%w)", op, polyloop.ErrSeqConflict, err)
+	}
+	return fmt.Errorf("sqlitestore: %s: %w", op, err)
+}
+
+// conflict reports that an Append did not start at the run's next seq.
+func conflict(runID string, first, next int64) error {
+	return fmt.Errorf("sqlitestore: run %q: Append starts at seq %d, next seq is %d: %w", runID, first, next, polyloop.ErrSeqConflict)
+}

@@ -1,0 +1,131 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/storetest"
+)
+
+func openT(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "runs.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestDurabilitySettings(t *testing.T) {
+	s := openT(t)
+	var syncMode, busy int
+	for name, conn := range map[string]*sql.DB{"write": s.write, "read": s.read} {
+		if err := conn.QueryRow("PRAGMA synchronous").Scan(&syncMode); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.QueryRow("PRAGMA busy_timeout").Scan(&busy); err != nil {
+			t.Fatal(err)
+		}
+		if syncMode != 2 || busy != int(DefaultBusyTimeout.Milliseconds()) {
+			t.Errorf("%s connection: synchronous %d, busy_timeout %d; want 2 (FULL), %d", name, syncMode, busy, DefaultBusyTimeout.Milliseconds())
+		}
+	}
+}
+
+// TestConflictInBatchDoesNotFailOthers commits one batch by hand: a
+// conflicting Append in the middle fails alone, the others commit, all in one
+// transaction.
+func TestConflictInBatchDoesNotFailOthers(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t)
+	la, lb, lc := storetest.Prefix("a", 4), storetest.Prefix("b", 4), storetest.Prefix("c", 4)
+	if err := s.Append(ctx, "b", lb[:2]...); err != nil {
+		t.Fatal(err)
+	}
+	before := s.Stats()
+	reqs := []*request{
+		mustRequest(t, "a", la[:2]),
+		mustRequest(t, "b", lb[3:4]), // gap: b's next seq is 2
+		mustRequest(t, "c", lc[:2]),
+		mustRequest(t, "a", la[2:4]), // a's second Append, after the first in the same batch
+		mustRequest(t, "c", lc[:2]),  // duplicate of c's first Append
+	}
+	s.commitBatch(reqs)
+	want := []error{nil, polyloop.ErrSeqConflict, nil, nil, polyloop.ErrSeqConflict}
+	for i, r := range reqs {
+		err := <-r.done
+		if (want[i] == nil) != (err == nil) || (want[i] != nil && !errors.Is(err, want[i])) {
+			t.Errorf("request %d (run %s): %v, want %v", i, r.runID, err, want[i])
+		}
+	}
+	after := s.Stats()
+	if c, a := after.Commits-before.Commits, after.Appends-before.Appends; c != 1 || a != 3 {
+		t.Errorf("batch made %d commits and %d appends, want 1 and 3", c, a)
+	}
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "a"), la)
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "b"), lb[:2])
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "c"), lc[:2])
+}
+
+func mustRequest(t *testing.T, run string, recs []polyloop.Record) *request {
+	t.Helper()
+	r, err := newRequest(run, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestAbandonedRequestSkipped: an Append whose caller gave up before the
+// writer took it is never written.
+func TestAbandonedRequestSkipped(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t)
+	r := mustRequest(t, "x", storetest.Prefix("x", 2))
+	r.state.Store(abandoned)
+	s.commitBatch([]*request{r})
+	if got := storetest.ReadAll(t, ctx, s, "x"); len(got) != 0 {
+		t.Fatalf("abandoned Append wrote %d records", len(got))
+	}
+	if st := s.Stats(); st.Commits != 0 {
+		t.Fatalf("abandoned Append made %d commits", st.Commits)
+	}
+}
+
+// TestGroupCommitShares: many concurrent runs share commits, and conflicts
+// raised by racing writers fail only their own Appends.
+func TestGroupCommitShares(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t)
+	const runs, steps = 32, 5
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			run := fmt.Sprintf("run-%d", i)
+			if err := storetest.WriteRun(ctx, s, run, steps); err != nil {
+				t.Errorf("%s: %v", run, err)
+			}
+			// A stale writer replays the first Append: a conflict.
+			if err := s.Append(ctx, run, storetest.Prefix(run, 2)...); !errors.Is(err, polyloop.ErrSeqConflict) {
+				t.Errorf("%s: stale Append: %v, want ErrSeqConflict", run, err)
+			}
+		})
+	}
+	wg.Wait()
+	st := s.Stats()
+	appends := int64(runs * (1 + 2*steps))
+	if st.Appends != appends || st.Conflicts != runs {
+		t.Fatalf("stats %+v, want %d appends and %d conflicts", st, appends, runs)
+	}
+	if st.Commits >= st.Appends {
+		t.Fatalf("%d commits for %d appends: no group commit", st.Commits, st.Appends)
+	}
+	t.Logf("%d appends in %d commits", st.Appends, st.Commits)
+}

@@ -1,0 +1,69 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations[i] takes the schema from version i to version i+1. The version
+// is kept in SQLite's user_version. Never edit a migration once released:
+// add a new one.
+var migrations = []string{
+	// 1: records and run summaries.
+	`CREATE TABLE records (
+		run_id TEXT NOT NULL,
+		seq    INTEGER NOT NULL,
+		kind   TEXT NOT NULL,
+		data   BLOB NOT NULL,
+		PRIMARY KEY (run_id, seq)
+	);
+	CREATE TABLE runs (
+		run_id        TEXT PRIMARY KEY,
+		agent         TEXT NOT NULL DEFAULT '',
+		snapshot_hash TEXT NOT NULL DEFAULT '',
+		started_at    INTEGER,
+		updated_at    INTEGER,
+		records       INTEGER NOT NULL,
+		finished      INTEGER NOT NULL DEFAULT 0,
+		stop_reason   TEXT NOT NULL DEFAULT '',
+		totals        TEXT,
+		parent_run_id TEXT NOT NULL DEFAULT ''
+	) WITHOUT ROWID;
+	CREATE INDEX runs_by_start ON runs (started_at, run_id);
+	CREATE INDEX runs_by_agent ON runs (agent, started_at);
+	CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id <> '';`,
+}
+
+// SchemaVersion is the schema version this package writes: the number of
+// migrations.
+const SchemaVersion = 1
+
+// migrate brings the schema up to SchemaVersion in one write transaction,
+// so that two processes opening a new file at once do not both migrate.
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return interpretError("begin migration", err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return interpretError("read schema version", err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: the file has schema version %d, this package knows up to %d; upgrade polyloop to open it", ErrSchemaTooNew, v, SchemaVersion)
+	}
+	if v == SchemaVersion {
+		return nil
+	}
+	for i := v; i < SchemaVersion; i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return interpretError(fmt.Sprintf("migrate schema to version %d", i+1), err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+		return interpretError("write schema version", err)
+	}
+	return interpretError("commit migration", tx.Commit())
+}

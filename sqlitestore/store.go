@@ -1,0 +1,169 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Options configure a Store. The zero value (or a nil *Options) takes the
+// defaults.
+type Options struct {
+	// BusyTimeout is how long a connection waits for another process's lock
+	// before failing (default DefaultBusyTimeout).
+	BusyTimeout time.Duration
+	// MaxBatch bounds how many Appends one transaction gathers (default
+	// DefaultMaxBatch).
+	MaxBatch int
+	// MaxReaders bounds the read connections (default DefaultMaxReaders).
+	MaxReaders int
+}
+
+// Defaults of Options.
+const (
+	DefaultBusyTimeout = 10 * time.Second
+	DefaultMaxBatch    = 256
+	DefaultMaxReaders  = 4
+)
+
+func (o *Options) withDefaults() Options {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.BusyTimeout <= 0 {
+		v.BusyTimeout = DefaultBusyTimeout
+	}
+	if v.MaxBatch <= 0 {
+		v.MaxBatch = DefaultMaxBatch
+	}
+	if v.MaxReaders <= 0 {
+		v.MaxReaders = DefaultMaxReaders
+	}
+	return v
+}
+
+// Store is a polyloop.Store and polyloop.RunLister on one SQLite file. It is
+// safe for concurrent use; Appends from concurrent runs share transactions
+// (group commit). Several Stores, in one process or several, may open the
+// same file: the sequence rule fences them.
+type Store struct {
+	opts   Options
+	path   string
+	write  *sql.DB // one connection, owned by the writer goroutine
+	read   *sql.DB
+	stmts  writeStmts
+	queue  chan *request
+	mu     sync.RWMutex // guards closed against sends on queue
+	closed bool
+	done   chan struct{} // closed when the writer has exited
+	stats  counters
+}
+
+var (
+	_ polyloop.Store     = (*Store)(nil)
+	_ polyloop.RunLister = (*Store)(nil)
+)
+
+// Open opens the database at path, creating the file and the schema if
+// needed and migrating an older schema forward. It fails with
+// ErrSchemaTooNew when the file was written by a newer version of this
+// package.
+func Open(path string, opts *Options) (*Store, error) {
+	if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") || path == ":memory:" {
+		return nil, fmt.Errorf("sqlitestore: invalid database path %q (a file path without '?' or '#')", path)
+	}
+	s := &Store{opts: opts.withDefaults(), path: path, done: make(chan struct{})}
+	var err error
+	if s.write, err = sql.Open("sqlite", s.dsn("immediate")); err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	s.write.SetMaxOpenConns(1)
+	s.write.SetConnMaxIdleTime(0)
+	s.write.SetConnMaxLifetime(0)
+	if err := migrate(context.Background(), s.write); err != nil {
+		s.write.Close()
+		return nil, err
+	}
+	if s.read, err = sql.Open("sqlite", s.dsn("deferred")); err != nil {
+		s.write.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	s.read.SetMaxOpenConns(s.opts.MaxReaders)
+	s.read.SetMaxIdleConns(s.opts.MaxReaders)
+	if err := s.stmts.prepare(s.write); err != nil {
+		s.closeDBs()
+		return nil, err
+	}
+	s.queue = make(chan *request, s.opts.MaxBatch)
+	go s.writeLoop()
+	return s, nil
+}
+
+// dsn builds the connection string: WAL, synchronous=FULL (see the package
+// doc for why), the busy timeout, and the transaction lock mode.
+func (s *Store) dsn(txlock string) string {
+	q := url.Values{}
+	q.Set("_txlock", txlock)
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", s.opts.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	return s.path + "?" + q.Encode()
+}
+
+// Close waits for Appends already queued to finish, then closes the
+// database. Later calls fail with ErrClosed. Close is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.queue)
+	s.mu.Unlock()
+	<-s.done
+	return s.closeDBs()
+}
+
+func (s *Store) closeDBs() error {
+	s.stmts.close()
+	werr := s.write.Close()
+	var rerr error
+	if s.read != nil {
+		rerr = s.read.Close()
+	}
+	if werr != nil {
+		return fmt.Errorf("sqlitestore: close: %w", werr)
+	}
+	if rerr != nil {
+		return fmt.Errorf("sqlitestore: close: %w", rerr)
+	}
+	return nil
+}
+
+// Stats are counters since Open.
+type Stats struct {
+	// Appends counts Appends that returned nil.
+	Appends int64
+	// Commits counts committed write transactions: each is one sync of
+	// the write-ahead log. Commits/Appends < 1 shows group commit at work.
+	Commits int64
+	// Conflicts counts Appends refused with polyloop.ErrSeqConflict.
+	Conflicts int64
+}
+
+type counters struct{ appends, commits, conflicts atomic.Int64 }
+
+// Stats returns the counters.
+func (s *Store) Stats() Stats {
+	return Stats{Appends: s.stats.appends.Load(), Commits: s.stats.commits.Load(), Conflicts: s.stats.conflicts.Load()}
+}

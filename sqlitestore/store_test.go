@@ -1,0 +1,131 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/storetest"
+	"github.com/polyloop/polyloop/sqlitestore"
+)
+
+func open(t testing.TB, path string) *sqlitestore.Store {
+	t.Helper()
+	s, err := sqlitestore.Open(path, nil)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func newStore(t testing.TB) *sqlitestore.Store {
+	return open(t, filepath.Join(t.TempDir(), "runs.db"))
+}
+
+func TestStoreSuite(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) polyloop.Store { return newStore(t) })
+}
+
+func TestReopenKeepsLogs(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s, err := sqlitestore.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := storetest.Prefix("r", 6)
+	if err := s.Append(ctx, "r", log[:2]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "r", log[2:4]...); !errors.Is(err, sqlitestore.ErrClosed) {
+		t.Fatalf("Append after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.ReadLog(ctx, "r"); !errors.Is(err, sqlitestore.ErrClosed) {
+		t.Fatalf("ReadLog after Close: %v, want ErrClosed", err)
+	}
+	s2 := open(t, path)
+	if err := s2.Append(ctx, "r", log[2:6]...); err != nil {
+		t.Fatal(err)
+	}
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s2, "r"), log)
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s, err := sqlitestore.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = sqlitestore.Open(path, nil)
+	if !errors.Is(err, sqlitestore.ErrSchemaTooNew) {
+		t.Fatalf("Open of a newer schema: %v, want ErrSchemaTooNew", err)
+	}
+}
+
+func TestBadPath(t *testing.T) {
+	for _, p := range []string{"", ":memory:", "a?b", "file:x.db"} {
+		if s, err := sqlitestore.Open(p, nil); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded, want an error", p)
+		}
+	}
+}
+
+// TestTwoHandlesFence: two Stores on one file race for the same seqs;
+// exactly one wins each time.
+func TestTwoHandlesFence(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s1, s2 := open(t, path), open(t, path)
+	log := storetest.Prefix("r", 20)
+	for i := 0; i < len(log); i += 2 {
+		errs := make(chan error, 2)
+		for _, s := range []*sqlitestore.Store{s1, s2} {
+			go func() { errs <- s.Append(ctx, "r", log[i:i+2]...) }()
+		}
+		e1, e2 := <-errs, <-errs
+		if (e1 == nil) == (e2 == nil) {
+			t.Fatalf("seq %d: errors %v and %v, want exactly one nil", i, e1, e2)
+		}
+		if e := errors.Join(e1, e2); !errors.Is(e, polyloop.ErrSeqConflict) {
+			t.Fatalf("seq %d: loser got %v, want ErrSeqConflict", i, e)
+		}
+	}
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s1, "r"), log)
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s2, "r"), log)
+}
+
+// TestCancelledAppendWritesNothing: this store never writes an Append whose
+// context was done before it was queued.
+func TestCancelledAppendWritesNothing(t *testing.T) {
+	s := newStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := s.Append(ctx, "r", storetest.Prefix("r", 2)...)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Append: %v, want context.Canceled", err)
+	}
+	if got := storetest.ReadAll(t, context.Background(), s, "r"); len(got) != 0 {
+		t.Fatalf("cancelled Append wrote %d records", len(got))
+	}
+}
