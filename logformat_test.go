@@ -1,0 +1,94 @@
+package polyloop_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memstore"
+)
+
+func fixedClock() func() time.Time {
+	t := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	return func() time.Time { t = t.Add(time.Millisecond); return t }
+}
+
+// TestLogFormatGolden pins the JSON encoding of the reference run's records
+// (docs/log-format.md). Regenerate with -rewrite after a deliberate change
+// of the format, and record it in docs/design.
+func TestLogFormatGolden(t *testing.T) {
+	store := memstore.New()
+	r := newRunner(referenceScript(), store, newTestExec())
+	r.Clock = fixedClock()
+	if _, err := r.Run(context.Background(), "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := store.ReadLog(context.Background(), "ref")
+	got, err := polyloop.EncodeRecords(log.Records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "testdata/reference.jsonl"
+	if *rewrite {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("log encoding changed; diff %s against a fresh -rewrite", file)
+	}
+	// Decoding gives back the same records.
+	for i, line := range strings.Split(strings.TrimSpace(string(want)), "\n") {
+		var rec polyloop.Record
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		again, _ := rec.MarshalJSON()
+		if string(again) != line {
+			t.Fatalf("line %d does not round-trip:\n%s\n%s", i+1, line, again)
+		}
+	}
+}
+
+// A reader refuses a log of an unknown major version.
+func TestLogVersionRefused(t *testing.T) {
+	var r polyloop.Record
+	err := json.Unmarshal([]byte(`{"seq":0,"at":"2026-01-01T00:00:00Z","kind":"run_started","v":2,"run_id":"x"}`), &r)
+	if !errors.Is(err, polyloop.ErrLogVersion) {
+		t.Fatalf("err = %v, want ErrLogVersion", err)
+	}
+	err = json.Unmarshal([]byte(`{"seq":0,"kind":"no_such_kind","v":1}`), &r)
+	if err == nil {
+		t.Fatal("unknown kind accepted")
+	}
+}
+
+// StepCompleted's invariant: result id empty iff outcome empty.
+func TestStepCompletedInvariant(t *testing.T) {
+	bad := []*polyloop.StepCompleted{
+		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, ResultID: "a1"},
+		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, Outcome: &polyloop.StepOutcome{Status: polyloop.Executed}},
+		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionFinal, ResultID: "a1", Outcome: &polyloop.StepOutcome{Status: polyloop.Executed}},
+		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, ResultID: "a1", Outcome: &polyloop.StepOutcome{Status: polyloop.NotExecuted}},
+	}
+	for i, b := range bad {
+		if b.Validate() == nil {
+			t.Errorf("case %d: invalid step record accepted: %+v", i, b)
+		}
+	}
+	good := &polyloop.StepCompleted{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, ResultID: "a1",
+		Outcome: &polyloop.StepOutcome{Status: polyloop.NotExecuted}, Synthetic: true}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
