@@ -1,0 +1,78 @@
+// Package otelsink turns PolyLoop's event stream into OpenTelemetry traces
+// that follow the GenAI semantic conventions (semconv v1.41.0).
+//
+// It uses only the OpenTelemetry trace API: the application chooses the
+// TracerProvider (Options.TracerProvider, or the global one). NewFromEnv
+// builds an OTLP/HTTP exporter from the standard OTEL_EXPORTER_OTLP_*
+// variables, for the CLI.
+//
+// # Spans
+//
+// One invocation of Runner.Run or Runner.Resume is one span, kind INTERNAL:
+//
+//	invoke_agent {agent}      run_started or run_resumed → run_finished
+//	├── chat {model}          model_call_started → model_call_finished (kind CLIENT)
+//	├── execute_tool {tool}   action_started → action_finished (kind INTERNAL)
+//	└── ...
+//
+// Every span starts and ends at the At of the event that opens or closes it,
+// which is the time the reflected record was built, so a trace shows the
+// loop's own timeline rather than the sink's delivery delays. An invoke_agent
+// span takes as parent the span found in the context of the run_started or
+// run_resumed event (the context the caller gave Run or Resume); without one
+// it is a root span.
+//
+// Attributes follow the conventions where they have a name for the fact
+// (gen_ai.operation.name, gen_ai.agent.name, gen_ai.conversation.id — the run
+// id —, gen_ai.provider.name, gen_ai.request.model, gen_ai.request.temperature,
+// gen_ai.request.top_p, gen_ai.request.seed, gen_ai.request.max_tokens,
+// gen_ai.response.model, gen_ai.response.finish_reasons,
+// gen_ai.usage.input_tokens, gen_ai.usage.output_tokens, gen_ai.tool.name,
+// gen_ai.tool.call.id, error.type) and use the polyloop.* namespace for the
+// rest: polyloop.run_id, polyloop.step, polyloop.seq (the seq of the record
+// that opened the span), polyloop.end_seq (the record that closed it),
+// polyloop.stop_reason, polyloop.action.status, polyloop.observation.synthetic,
+// polyloop.snapshot_hash, polyloop.resume.plan, and the totals of a finished
+// run (polyloop.totals.*, which cover the whole log, not one invocation).
+// Step completions, configuration overrides and child receptions are span
+// events on the invoke_agent span.
+//
+// Message contents (tool arguments and the executor's observation) are not
+// recorded unless Options.IncludeContent is set, as the conventions
+// recommend; snapshots are never recorded, only their hash.
+//
+// # Errors
+//
+// A failed model call sets error.type to the Go type of the failure (from its
+// diagnostic), an "exception" span event, and status Error. An action with
+// status env_error or not_executed sets error.type to the status and status
+// Error; an executed action leaves the status unset whatever its result. A run
+// finishing with llm_error, env_error or resume_state_unknown sets error.type
+// to the stop reason and status Error on the invoke_agent span.
+//
+// # Invocations that end without run_finished
+//
+// A cancelled run, an executor error or a store failure end Run or Resume
+// without a run_finished event, and the sink cannot see the call return. The
+// invocation's spans stay open until the caller ends them: EndRun(runID, err)
+// ends one run's open spans with status Error (call it when Run or Resume
+// returns an error), Close ends every open span (call it before shutting the
+// TracerProvider down). A run_started or run_resumed for a run whose previous
+// invocation is still open also ends that invocation, with status Error.
+//
+// # Resumed runs
+//
+// Every invoke_agent span carries a link to the run's anchor: a span context
+// whose trace id is derived from the run id alone (RunAnchor), with link
+// attribute polyloop.link.type = "run". No span is ever exported with the
+// anchor's ids; it is a join key: every invocation of a run, in any process,
+// links to the same anchor, so a backend query on the linked trace id finds
+// them all. A resumed invocation also links to the previous invocation's
+// invoke_agent span (polyloop.link.type = "previous_invocation") when this
+// sink saw that invocation end without run_finished (in the same process).
+//
+// # Concurrency
+//
+// A Sink is safe for concurrent use by any number of runners and runs: its
+// state is keyed by run id under one mutex.
+package otelsink

@@ -1,0 +1,178 @@
+package otelsink
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/diag"
+)
+
+// The values of the polyloop.link.type link attribute.
+const (
+	LinkRun                = "run"
+	LinkPreviousInvocation = "previous_invocation"
+)
+
+// ErrorTypeUnfinished is the error.type of a span ended without its closing
+// event (by EndRun, Close, or a new invocation of the same run).
+const ErrorTypeUnfinished = "polyloop.unfinished"
+
+// failure is how a span ends in error: its error.type and status text.
+type failure struct{ errType, desc string }
+
+var (
+	failClosed     = failure{ErrorTypeUnfinished, "sink closed before run_finished"}
+	failSuperseded = failure{ErrorTypeUnfinished, "a new invocation of the run started before run_finished"}
+	failOpenChild  = failure{ErrorTypeUnfinished, "the span's closing event never came"}
+)
+
+func (f failure) apply(span trace.Span) {
+	span.SetAttributes(semconv.ErrorTypeKey.String(f.errType))
+	span.SetStatus(codes.Error, f.desc)
+}
+
+// failureOf describes the error that ended an invocation, as EndRun got it.
+func failureOf(err error) failure {
+	switch {
+	case err == nil:
+		return failure{ErrorTypeUnfinished, "invocation ended without run_finished"}
+	case errors.Is(err, context.Canceled):
+		return failure{"canceled", "invocation canceled"}
+	case errors.Is(err, context.DeadlineExceeded):
+		return failure{"deadline_exceeded", "invocation deadline exceeded"}
+	}
+	d := diag.FromWith(err, diag.Options{Budget: 512})
+	return failure{d.Type, d.Message}
+}
+
+// RunAnchor is the span context every invoke_agent span of runID links to
+// (link attribute polyloop.link.type = "run"). Its trace and span ids are
+// derived from the run id alone (SHA-256 of "polyloop-run/" and the id), so
+// every invocation of a run, in any process, links to the same ids. No span
+// with these ids is ever exported: the anchor is a join key.
+func RunAnchor(runID string) trace.SpanContext {
+	sum := sha256.Sum256([]byte("polyloop-run/" + runID))
+	var tid trace.TraceID
+	var sid trace.SpanID
+	copy(tid[:], sum[:16])
+	copy(sid[:], sum[16:24])
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, Remote: true})
+}
+
+func link(sc trace.SpanContext, runID, kind string) trace.Link {
+	return trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{
+		attrRunID.String(runID), attrLinkType.String(kind),
+	}}
+}
+
+// startInvocation opens the invoke_agent span of run_started or run_resumed.
+func (s *Sink) startInvocation(ctx context.Context, ev polyloop.Event) {
+	if s.runs[ev.RunID] != nil {
+		s.abort(ev.RunID, failSuperseded, ev.At)
+	}
+	links := []trace.Link{link(RunAnchor(ev.RunID), ev.RunID, LinkRun)}
+	if prev, ok := s.prev[ev.RunID]; ok && ev.Kind == polyloop.EventRunResumed {
+		links = append(links, link(prev, ev.RunID, LinkPreviousInvocation))
+	}
+	delete(s.prev, ev.RunID)
+	inv := &invocation{}
+	if ev.Snapshot != nil {
+		inv.model = copyParams(ev.Snapshot.Model)
+	}
+	inv.ctx, inv.span = s.tracer.Start(parentContext(ctx), spanName("invoke_agent", ev.Agent),
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithTimestamp(ev.At),
+		trace.WithLinks(links...),
+		trace.WithAttributes(invokeAttrs(ev, inv.model)...))
+	s.runs[ev.RunID] = inv
+	if ev.Plan != nil && ev.Plan.Action == polyloop.PlanFinished {
+		// A finished run: the resume runs nothing and no run_finished follows.
+		inv.span.End(trace.WithTimestamp(ev.At))
+		delete(s.runs, ev.RunID)
+	}
+}
+
+// finishInvocation closes the invoke_agent span at run_finished.
+func (s *Sink) finishInvocation(ev polyloop.Event) {
+	inv := s.runs[ev.RunID]
+	if inv == nil {
+		return
+	}
+	delete(s.runs, ev.RunID)
+	delete(s.prev, ev.RunID)
+	inv.endChildren(failOpenChild, ev.At)
+	if inv.span == nil {
+		return
+	}
+	inv.span.SetAttributes(finishAttrs(ev)...)
+	if failedStop(ev.StopReason) {
+		failure{string(ev.StopReason), "run finished with stop reason " + string(ev.StopReason)}.apply(inv.span)
+	}
+	inv.span.End(trace.WithTimestamp(ev.At))
+}
+
+// failedStop reports whether a stop reason is a failure of the run.
+func failedStop(r polyloop.StopReason) bool {
+	switch r {
+	case polyloop.StopLLMError, polyloop.StopEnvError, polyloop.StopResumeStateUnknown:
+		return true
+	}
+	return false
+}
+
+// abort ends the open spans of runID's invocation with f, remembering the
+// invoke_agent span for the link of the next run_resumed.
+func (s *Sink) abort(runID string, f failure, at time.Time) {
+	inv := s.runs[runID]
+	if inv == nil {
+		return
+	}
+	delete(s.runs, runID)
+	inv.endChildren(failOpenChild, at)
+	if inv.span == nil {
+		return
+	}
+	f.apply(inv.span)
+	inv.span.End(trace.WithTimestamp(at))
+	s.prev[runID] = inv.span.SpanContext()
+}
+
+// endChildren ends the chat and execute_tool spans still open.
+func (inv *invocation) endChildren(f failure, at time.Time) {
+	for _, o := range []*openSpan{&inv.chat, &inv.tool} {
+		if o.span != nil {
+			f.apply(o.span)
+			o.span.End(trace.WithTimestamp(at))
+			*o = openSpan{}
+		}
+	}
+}
+
+// addSpanEvent records step_completed, config_overridden and child_received
+// as span events of the invoke_agent span.
+func (s *Sink) addSpanEvent(ctx context.Context, ev polyloop.Event) {
+	inv := s.run(ctx, ev.RunID)
+	if ev.Kind == polyloop.EventConfigOverridden && ev.Override != nil {
+		inv.model = copyParams(ev.Override.Snapshot.Model)
+	}
+	if inv.span == nil {
+		return
+	}
+	inv.span.AddEvent("polyloop."+string(ev.Kind), trace.WithTimestamp(ev.At),
+		trace.WithAttributes(spanEventAttrs(ev)...))
+}
+
+func spanName(op, subject string) string {
+	if subject == "" {
+		return op
+	}
+	return op + " " + subject
+}

@@ -1,0 +1,157 @@
+package otelsink
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/polyloop/polyloop"
+)
+
+// InstrumentationName is the name of the sink's tracer.
+const InstrumentationName = "github.com/polyloop/polyloop/otelsink"
+
+// ErrNoRunID is returned by Emit for an event without a run id.
+var ErrNoRunID = errors.New("otelsink: event has no run id")
+
+// Options configure a Sink. The zero value is usable.
+type Options struct {
+	// TracerProvider makes the sink's tracer; nil: otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
+	// IncludeContent records tool-call arguments (gen_ai.tool.call.arguments)
+	// and the executor's observation (gen_ai.tool.call.result). Off by
+	// default: content may be large or sensitive.
+	IncludeContent bool
+	// Now stamps the end of spans ended by EndRun and Close; nil: time.Now.
+	Now func() time.Time
+}
+
+// Sink is a polyloop.EventSink that records traces. Create it with New.
+type Sink struct {
+	tracer trace.Tracer
+	opts   Options
+
+	mu   sync.Mutex
+	runs map[string]*invocation
+	// prev holds the invoke_agent span of runs whose last invocation ended
+	// without run_finished, for the link of their next run_resumed.
+	prev map[string]trace.SpanContext
+}
+
+// invocation is the open state of one run's current invocation.
+type invocation struct {
+	// span is the invoke_agent span; nil when the sink saw no run_started or
+	// run_resumed for the run (it was added mid-invocation).
+	span trace.Span
+	// ctx carries span, as the parent of chat and execute_tool spans.
+	ctx   context.Context
+	model modelParams
+	chat  openSpan
+	tool  openSpan
+}
+
+// openSpan is a chat or execute_tool span waiting for its closing event.
+type openSpan struct {
+	span trace.Span
+	id   string
+}
+
+var _ polyloop.EventSink = (*Sink)(nil)
+
+// New returns a Sink.
+func New(opts Options) *Sink {
+	tp := opts.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Sink{
+		tracer: tp.Tracer(InstrumentationName,
+			trace.WithInstrumentationVersion(polyloop.LibraryVersion),
+			trace.WithSchemaURL(semconv.SchemaURL)),
+		opts: opts,
+		runs: map[string]*invocation{},
+		prev: map[string]trace.SpanContext{},
+	}
+}
+
+// Emit implements polyloop.EventSink. It returns ctx's error when ctx is
+// already done, and ErrNoRunID for an event without a run id; otherwise it
+// records the event and returns nil. Kinds it does not know are ignored.
+func (s *Sink) Emit(ctx context.Context, ev polyloop.Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ev.RunID == "" {
+		return ErrNoRunID
+	}
+	if ev.At.IsZero() {
+		ev.At = s.opts.Now()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch ev.Kind {
+	case polyloop.EventRunStarted, polyloop.EventRunResumed:
+		s.startInvocation(ctx, ev)
+	case polyloop.EventModelCallStarted:
+		s.startChat(ctx, ev)
+	case polyloop.EventModelCallFinished:
+		s.endChat(ctx, ev)
+	case polyloop.EventActionStarted:
+		s.startTool(ctx, ev)
+	case polyloop.EventActionFinished:
+		s.endTool(ctx, ev)
+	case polyloop.EventRunFinished:
+		s.finishInvocation(ev)
+	case polyloop.EventStepCompleted, polyloop.EventConfigOverridden, polyloop.EventChildReceived:
+		s.addSpanEvent(ctx, ev)
+	}
+	return nil
+}
+
+// EndRun ends the open spans of runID's current invocation with status
+// Error: call it when Run or Resume returns an error, since no run_finished
+// event will come. err may be nil. It does nothing when no invocation of the
+// run is open.
+func (s *Sink) EndRun(runID string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.abort(runID, failureOf(err), s.opts.Now())
+}
+
+// Close ends every open span with status Error, as EndRun does, so that
+// nothing is lost when the TracerProvider shuts down. The Sink stays usable.
+// It always returns nil.
+func (s *Sink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Now()
+	for id := range s.runs {
+		s.abort(id, failClosed, now)
+	}
+	return nil
+}
+
+// run returns the invocation of ev's run, creating a span-less one for a run
+// the sink has not seen start.
+func (s *Sink) run(ctx context.Context, runID string) *invocation {
+	inv := s.runs[runID]
+	if inv == nil {
+		inv = &invocation{ctx: parentContext(ctx)}
+		s.runs[runID] = inv
+	}
+	return inv
+}
+
+// parentContext keeps only the span of ctx: the sink outlives the event's
+// context, whose deadline is the runner's per-event timeout.
+func parentContext(ctx context.Context) context.Context {
+	return trace.ContextWithSpanContext(context.Background(), trace.SpanContextFromContext(ctx))
+}
