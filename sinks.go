@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // sinkSet delivers events to the runner's sinks for one invocation, counting
@@ -130,6 +131,9 @@ func (s *sinkSet) snapshot() []SinkReport {
 func truncateString(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
