@@ -101,7 +101,10 @@ func TestSinkTimeout(t *testing.T) {
 	done := make(chan struct{})
 	var res polyloop.RunResult
 	var err error
-	go func() { res, err = r.Run(context.Background(), "r1", testAgent(), polyloop.Task{Input: "go"}); close(done) }()
+	go func() {
+		res, err = r.Run(context.Background(), "r1", testAgent(), polyloop.Task{Input: "go"})
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
