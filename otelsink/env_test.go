@@ -5,8 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"slices"
+	"sync"
 	"testing"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
