@@ -1,0 +1,100 @@
+package polylooptest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/polyloop/polyloop"
+)
+
+// FaultyStore wraps a Store and injects failures: an Append or ReadLog that
+// fails, an acknowledgement lost after a commit, a crash after which no
+// more appends are accepted. It wraps any Store, so a test can stop a run
+// at any point of its log and resume it from the underlying store.
+//
+// Set the fields before first use; a FaultyStore is safe for concurrent use.
+// It does not forward polyloop.RunLister.
+type FaultyStore struct {
+	// Store is the wrapped store. Required.
+	Store polyloop.Store
+	// FailAppend makes the FailAppend-th Append call (1-based, counting
+	// every call) fail with ErrInjected; 0 never.
+	FailAppend int
+	// LoseAck makes that failing Append commit first: the records reach
+	// Store, and the error reports a lost acknowledgement.
+	LoseAck bool
+	// CrashAfter "crashes" the store once it has accepted CrashAfter records
+	// through the wrapper: an Append that would go beyond writes nothing and
+	// fails with ErrCrashed, and so does every Append after it. 0 never.
+	CrashAfter int
+	// FailRead makes the FailRead-th ReadLog call fail with ErrInjected; 0
+	// never.
+	FailRead int
+
+	mu      sync.Mutex
+	appends int
+	reads   int
+	records int
+	crashed bool
+}
+
+// Append implements polyloop.Store.
+func (s *FaultyStore) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appends++
+	if s.crashed || (s.CrashAfter > 0 && s.records+len(records) > s.CrashAfter) {
+		s.crashed = true
+		return fmt.Errorf("append %d to run %q: %w", s.appends, runID, ErrCrashed)
+	}
+	if s.appends == s.FailAppend {
+		if !s.LoseAck {
+			return fmt.Errorf("append %d to run %q: %w", s.appends, runID, ErrInjected)
+		}
+		if err := s.Store.Append(ctx, runID, records...); err != nil {
+			return err
+		}
+		s.records += len(records)
+		return fmt.Errorf("append %d to run %q committed, acknowledgement lost: %w", s.appends, runID, ErrInjected)
+	}
+	if err := s.Store.Append(ctx, runID, records...); err != nil {
+		return err
+	}
+	s.records += len(records)
+	return nil
+}
+
+// ReadLog implements polyloop.Store.
+func (s *FaultyStore) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+	s.mu.Lock()
+	s.reads++
+	fail := s.reads == s.FailRead
+	n := s.reads
+	s.mu.Unlock()
+	if fail {
+		return polyloop.RunLog{}, fmt.Errorf("read %d of run %q: %w", n, runID, ErrInjected)
+	}
+	return s.Store.ReadLog(ctx, runID)
+}
+
+// Crashed reports whether the simulated crash happened.
+func (s *FaultyStore) Crashed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.crashed
+}
+
+// Appends returns the number of Append calls made.
+func (s *FaultyStore) Appends() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.appends
+}
+
+// Records returns the number of records the wrapper passed to Store.
+func (s *FaultyStore) Records() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.records
+}

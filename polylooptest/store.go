@@ -1,0 +1,107 @@
+package polylooptest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+)
+
+// StoreHarness tells TestStore how to drive a Store. Only New is required;
+// every check that needs a missing field is skipped with the reason logged.
+type StoreHarness struct {
+	// New returns a fresh, empty store (for a database: a fresh schema or
+	// database). It is called once or more per subtest, from a goroutine
+	// other than the test's: use t.TempDir and t.Cleanup.
+	New func(t testing.TB) polyloop.Store
+	// NewFaulty returns a fresh, empty store and a function that arms it:
+	// once armed, the store's next Append fails partway through — after
+	// writing some but not all of its records, if the store writes them one
+	// by one (a hook before commit, a failing statement) — and returns an
+	// error. Nil: the InjectedFailure check is skipped.
+	NewFaulty func(t testing.TB) (store polyloop.Store, arm func())
+	// Reopen closes s and opens the same storage again, as a restarted
+	// process would. Nil: the Reopen check is skipped.
+	Reopen func(t testing.TB, s polyloop.Store) polyloop.Store
+	// LargeBody is the size in bytes of the large observation of the round
+	// trip (DefaultLargeBody when zero).
+	LargeBody int
+	// Skip names checks the implementation cannot honour, with the reason
+	// logged when each is skipped. A name that is no check fails the suite.
+	Skip map[string]string
+	// Timeout is the watchdog of each subtest (DefaultTimeout when zero).
+	Timeout time.Duration
+}
+
+// DefaultLargeBody is the size of the large observation in the round trip.
+const DefaultLargeBody = 1 << 20
+
+// TestStore checks that the stores made by h honour the Store contract. Run
+// it with -race.
+//
+// Records are compared by their JSON encoding (Record.MarshalJSON), so a
+// store may hand back its own copies; timestamps are sample values at
+// microsecond precision.
+//
+// Stores return plain errors (the Runner wraps them in a
+// *polyloop.PersistenceError); the kit tests them with errors.Is, which sees
+// through a PersistenceError an adapter returns itself.
+//
+// The checks (subtest names, usable as keys of h.Skip):
+//   - EmptyLogForUnknownRun: ReadLog of a run without records is an empty
+//     log and a nil error.
+//   - RoundTrip: a record of each of the eight kinds, with unicode, NUL,
+//     invalid UTF-8 and a large observation, reads back as written,
+//     appended one by one and as one batch.
+//   - SeqRule: an Append whose first record is not the run's next sequence
+//     number (a new run's first, a repeat, a gap) fails with
+//     polyloop.ErrSeqConflict and writes nothing.
+//   - BatchAllOrNothing: a batch with a conflict in it, at its start or
+//     inside it, leaves nothing; a good batch is all there.
+//   - EncodeFailureAtomic: a batch whose middle record cannot be encoded
+//     (a NaN) is written whole or not at all.
+//   - InjectedFailure: with NewFaulty, a batch that fails partway leaves
+//     nothing.
+//   - RunsIsolated: runs whose ids differ by case, by a prefix, or by
+//     SQL wildcards have separate logs and sequence numbers.
+//   - ConcurrentRuns: concurrent appends to different runs all succeed, in
+//     order.
+//   - ConcurrentWriters: writers racing for the same sequence number of one
+//     run: exactly one wins, the others get polyloop.ErrSeqConflict.
+//   - CancelledContext: an Append or ReadLog with a cancelled context either
+//     works or fails with an error that errors.Is context.Canceled, stays
+//     atomic, and leaves the store usable.
+//   - Reopen: with Reopen, the records and the sequence rule survive a
+//     restart.
+//   - ListRuns: if the store implements polyloop.RunLister, its summaries
+//     are those that RunSummary.Apply folds from the records, filtered and
+//     ordered by start time.
+func TestStore(t *testing.T, h StoreHarness) {
+	t.Helper()
+	if h.New == nil {
+		t.Fatal("polylooptest: StoreHarness.New is required")
+	}
+	runSuite(t, "Store", h, newSettings(h.Timeout, 0, h.Skip), storeChecks)
+}
+
+var storeChecks = []check[StoreHarness]{
+	{"EmptyLogForUnknownRun", checkStoreEmpty},
+	{"RoundTrip", checkStoreRoundTrip},
+	{"SeqRule", checkStoreSeqRule},
+	{"BatchAllOrNothing", checkStoreBatch},
+	{"EncodeFailureAtomic", checkStoreEncodeFailure},
+	{"InjectedFailure", checkStoreInjectedFailure},
+	{"RunsIsolated", checkStoreIsolated},
+	{"ConcurrentRuns", checkStoreConcurrentRuns},
+	{"ConcurrentWriters", checkStoreConcurrentWriters},
+	{"CancelledContext", checkStoreCancelled},
+	{"Reopen", checkStoreReopen},
+	{"ListRuns", checkStoreListRuns},
+}
+
+func (h StoreHarness) largeBody() int {
+	if h.LargeBody <= 0 {
+		return DefaultLargeBody
+	}
+	return h.LargeBody
+}
