@@ -1,0 +1,38 @@
+package toolcallparser_test
+
+import (
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/toolcallparser"
+)
+
+// FuzzParse checks the DecisionParser contract on arbitrary replies: no
+// panic, exactly one decision, the same decision twice, Invalid with
+// feedback, Act with object arguments. Its seeds run with every go test.
+func FuzzParse(f *testing.F) {
+	seeds := []struct {
+		text, name, args string
+		calls            uint8
+	}{
+		{"", "", "", 0}, {"answer", "", "", 0}, {"", "read", `{"a":1}`, 1}, {"", "read", "", 1},
+		{"", "read", "null", 1}, {"", "", "{}", 1}, {"", "x", "{", 1}, {"", "x", "[]", 1},
+		{"", "x", "{}{}", 1}, {"", "x", "\xff", 1}, {"", "x", `{"a":"\ud800"}`, 1}, {"", "x", "{}", 2}, {"", "x", "{}", 255},
+	}
+	for _, s := range seeds {
+		f.Add(s.text, s.name, s.args, s.calls)
+	}
+	parsers := []*toolcallparser.Parser{
+		toolcallparser.New(toolcallparser.Options{}),
+		toolcallparser.New(toolcallparser.Options{RequireAction: true}),
+	}
+	f.Fuzz(func(t *testing.T, text, name, args string, calls uint8) {
+		reply := polyloop.ModelReply{Text: text}
+		for i := range int(calls % 4) {
+			reply.ToolCalls = append(reply.ToolCalls, polyloop.ToolCall{ID: string(rune('a' + i)), Name: name, Args: []byte(args)})
+		}
+		for _, p := range parsers {
+			checkedParse(t, p, reply)
+		}
+	})
+}

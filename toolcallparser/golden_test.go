@@ -1,0 +1,71 @@
+package toolcallparser_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"path/filepath"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/toolcallparser"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// goldenCases are the replies whose decisions and feedback texts are pinned
+// in testdata/decisions.golden. Each name is a section of that file.
+var goldenCases = []struct {
+	name  string
+	opts  toolcallparser.Options
+	reply polyloop.ModelReply
+}{
+	{"act", toolcallparser.Options{}, polyloop.ModelReply{Text: "Reading.", ToolCalls: []polyloop.ToolCall{call("call_1", "read_file", `{"path": "notes.txt"}`)}}},
+	{"act_no_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("call_2", "now", "")}}},
+	{"final", toolcallparser.Options{}, polyloop.ModelReply{Text: "The file has 12 lines."}},
+	{"no_call_required", toolcallparser.Options{RequireAction: true}, polyloop.ModelReply{Text: "The file has 12 lines."}},
+	{"several", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", "{}"), call("2", "write_file", "{}"), call("3", "read_file", "{}")}}},
+	{"no_name", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "", `{"path":"a"}`)}}},
+	{"malformed_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", `{"path": "a",}`)}}},
+	{"truncated_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", `{"path": "a`)}}},
+	{"array_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", `["a"]`)}}},
+	{"non_utf8_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", "{\"path\":\"\xc3\"}")}}},
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	var got []section
+	for _, c := range goldenCases {
+		p := toolcallparser.New(c.opts)
+		d := checkedParse(t, p, c.reply)
+		got = append(got, section{c.name, render(t, p, c.reply, d)})
+	}
+	checkGolden(t, filepath.Join("testdata", "decisions.golden"), got)
+}
+
+// render prints a case as indented JSON: the parser, the reply, the
+// decision.
+func render(t *testing.T, p polyloop.Describer, reply polyloop.ModelReply, d polyloop.Decision) []byte {
+	t.Helper()
+	// Args are rendered as strings: a malformed one is not a JSON value.
+	type renderedCall struct{ ID, Name, Args string }
+	calls := []renderedCall{}
+	for _, c := range reply.ToolCalls {
+		calls = append(calls, renderedCall{c.ID, c.Name, string(c.Args)})
+	}
+	v := struct {
+		Parser    polyloop.Component `json:"parser"`
+		Text      string             `json:"text"`
+		ToolCalls []renderedCall     `json:"tool_calls"`
+		Kind      string             `json:"kind"`
+		Decision  polyloop.Decision  `json:"decision"`
+	}{p.Describe(), reply.Text, calls, string(d.Kind()), d}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
