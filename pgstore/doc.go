@@ -1,0 +1,40 @@
+// Package pgstore is a polyloop.Store on PostgreSQL, for runs spread over
+// several machines. It uses github.com/jackc/pgx/v5 with a connection pool.
+//
+// # Guarantees
+//
+// Each Append is one transaction: its records become visible together or not
+// at all, and when it returns nil the commit is durable (with the server's
+// default synchronous_commit=on; a server configured with
+// synchronous_commit=off gives up prefix-durability on a server crash). Every
+// earlier record of the run was committed before, so the log is
+// prefix-durable.
+//
+// The sequence rule is enforced by the database: records are keyed by
+// (run_id, seq), and Append locks the run's summary row and checks that its
+// first record is the run's next seq. A second writer — in this process or on
+// another machine — gets an error satisfying errors.Is(err,
+// polyloop.ErrSeqConflict) and writes nothing. The translation of PostgreSQL
+// errors into that sentinel happens in one place, interpretError (a unique
+// violation, SQLSTATE 23505, is a conflict).
+//
+// A failure — including a connection lost in the middle of an Append — is
+// returned as an error and never retried: the commit may have happened with
+// its acknowledgement lost (SPEC §7.4). The runner wraps the error in a
+// *polyloop.PersistenceError, writes nothing more for the run, and the next
+// Resume reads what the database really holds.
+//
+// # Listing
+//
+// A runs table holds each run's summary (polyloop.RunSummary, folded with
+// (*polyloop.RunSummary).Apply in the transaction of each Append), so
+// ListRuns (polyloop.RunLister) never reads a log.
+//
+// # Schema
+//
+// Tables live in one PostgreSQL schema (Options.Schema, default "polyloop"),
+// which lets tests and tenants isolate themselves. Open creates the schema
+// and migrates it forward, holding an advisory lock so that concurrent Opens
+// do not race; a schema written by a newer version of this package is
+// refused with ErrSchemaTooNew.
+package pgstore

@@ -1,0 +1,46 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/polyloop/polyloop"
+)
+
+var (
+	// ErrSchemaTooNew is returned by Open when the schema was written by a
+	// newer version of this package.
+	ErrSchemaTooNew = errors.New("pgstore: database schema is newer than this version of pgstore")
+	// ErrNotConsecutive is returned by Append when the records of one call
+	// do not have consecutive seqs. Nothing is written.
+	ErrNotConsecutive = errors.New("pgstore: records of one Append must have consecutive seqs")
+)
+
+// uniqueViolation is the SQLSTATE of a unique or primary key violation.
+const uniqueViolation = "23505"
+
+// interpretError is the one place where PostgreSQL errors become the
+// library's sentinels: a unique violation on (run_id, seq) or on a run's
+// summary row means another writer appended first, a sequence conflict. When
+// ctx is done its error is kept visible for errors.Is. Every other error is
+// returned wrapped with what was being done.
+func interpretError(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == uniqueViolation {
+		return fmt.Errorf("pgstore: %s: %w (%w)", op, polyloop.ErrSeqConflict, err)
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("pgstore: %s: %w (%w)", op, cerr, err)
+	}
+	return fmt.Errorf("pgstore: %s: %w", op, err)
+}
+
+// conflict reports that an Append did not start at the run's next seq.
+func conflict(runID string, first, next int64) error {
+	return fmt.Errorf("pgstore: run %q: Append starts at seq %d, next seq is %d: %w", runID, first, next, polyloop.ErrSeqConflict)
+}

@@ -1,0 +1,101 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SchemaVersion is the schema version this package writes: the number of
+// migrations.
+const SchemaVersion = 1
+
+// migrations[i] takes the schema from version i to version i+1. "{s}" stands
+// for the quoted schema name. Never edit a released migration: add one.
+var migrations = []string{
+	// 1: records and run summaries. Times are Unix nanoseconds, as the
+	// records carry them (timestamptz would cut them to microseconds).
+	`CREATE TABLE {s}.records (
+		run_id text NOT NULL,
+		seq    bigint NOT NULL,
+		kind   text NOT NULL,
+		data   bytea NOT NULL,
+		PRIMARY KEY (run_id, seq)
+	);
+	CREATE TABLE {s}.runs (
+		run_id        text PRIMARY KEY,
+		agent         text NOT NULL DEFAULT '',
+		snapshot_hash text NOT NULL DEFAULT '',
+		started_at    bigint,
+		updated_at    bigint,
+		records       bigint NOT NULL,
+		finished      boolean NOT NULL DEFAULT false,
+		stop_reason   text NOT NULL DEFAULT '',
+		totals        jsonb,
+		parent_run_id text NOT NULL DEFAULT ''
+	);
+	CREATE INDEX runs_by_start ON {s}.runs (started_at, run_id);
+	CREATE INDEX runs_by_agent ON {s}.runs (agent, started_at);
+	CREATE INDEX runs_by_parent ON {s}.runs (parent_run_id) WHERE parent_run_id <> '';`,
+}
+
+// migrate creates the schema and brings it to SchemaVersion in one
+// transaction under an advisory lock, so concurrent Opens do not race.
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return interpretError(ctx, "begin migration", err)
+	}
+	defer tx.Rollback(ctx)
+	quoted := pgx.Identifier{s.schema}.Sanitize()
+	steps := []string{
+		`SELECT pg_advisory_xact_lock(hashtext('polyloop.pgstore:' || $1))`,
+		`CREATE SCHEMA IF NOT EXISTS ` + quoted,
+		`CREATE TABLE IF NOT EXISTS ` + quoted + `.schema_version (
+			one boolean PRIMARY KEY DEFAULT true CHECK (one),
+			version integer NOT NULL)`,
+	}
+	if _, err := tx.Exec(ctx, steps[0], s.schema); err != nil {
+		return interpretError(ctx, "lock for migration", err)
+	}
+	for _, q := range steps[1:] {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return interpretError(ctx, "create schema", err)
+		}
+	}
+	v, err := readVersion(ctx, tx, quoted)
+	if err != nil {
+		return err
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: schema %s has version %d, this package knows up to %d; upgrade polyloop to use it", ErrSchemaTooNew, s.schema, v, SchemaVersion)
+	}
+	if v == SchemaVersion {
+		return nil
+	}
+	for i := v; i < SchemaVersion; i++ {
+		if _, err := tx.Exec(ctx, strings.ReplaceAll(migrations[i], "{s}", quoted)); err != nil {
+			return interpretError(ctx, fmt.Sprintf("migrate schema %s to version %d", s.schema, i+1), err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO `+quoted+`.schema_version (version) VALUES ($1)
+		ON CONFLICT (one) DO UPDATE SET version = EXCLUDED.version`, SchemaVersion); err != nil {
+		return interpretError(ctx, "write schema version", err)
+	}
+	return interpretError(ctx, "commit migration", tx.Commit(ctx))
+}
+
+func readVersion(ctx context.Context, tx pgx.Tx, quoted string) (int, error) {
+	var v int
+	err := tx.QueryRow(ctx, `SELECT version FROM `+quoted+`.schema_version`).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, interpretError(ctx, "read schema version", err)
+	}
+	return v, nil
+}

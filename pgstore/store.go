@@ -1,0 +1,97 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/polyloop/polyloop"
+)
+
+// Options configure a Store. A nil *Options takes the defaults.
+type Options struct {
+	// Schema is the PostgreSQL schema holding the tables (default
+	// DefaultSchema). It is created if missing.
+	Schema string
+	// MaxConns bounds the pool (0: pgxpool's default, or the DSN's
+	// pool_max_conns).
+	MaxConns int32
+}
+
+// DefaultSchema is the schema used when Options.Schema is empty.
+const DefaultSchema = "polyloop"
+
+// Store is a polyloop.Store and polyloop.RunLister on PostgreSQL. It is safe
+// for concurrent use, and any number of Stores on any number of machines may
+// share one database: the sequence rule fences them.
+type Store struct {
+	pool   *pgxpool.Pool
+	schema string
+	q      queries
+	stats  counters
+	// afterLock, when set (tests only), runs inside Append after the run's
+	// summary row is locked and before the records are written.
+	afterLock func(ctx context.Context, tx pgx.Tx) error
+}
+
+var (
+	_ polyloop.Store     = (*Store)(nil)
+	_ polyloop.RunLister = (*Store)(nil)
+)
+
+// Open connects to the database at dsn (a PostgreSQL URL or keyword/value
+// string, see pgxpool.ParseConfig), creates the schema and its tables if
+// needed and migrates them forward. It fails with ErrSchemaTooNew when the
+// schema was written by a newer version of this package.
+func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: parsing the DSN: %w", err)
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: connecting: %w", err)
+	}
+	s := &Store{pool: pool, schema: o.Schema, q: newQueries(o.Schema)}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the pool, waiting for connections in use to be released.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Stats are counters since Open.
+type Stats struct {
+	// Appends counts Appends that returned nil.
+	Appends int64
+	// Commits counts committed write transactions (one per successful
+	// Append: PostgreSQL syncs its WAL at each commit).
+	Commits int64
+	// Conflicts counts Appends refused with polyloop.ErrSeqConflict.
+	Conflicts int64
+}
+
+type counters struct{ appends, commits, conflicts atomic.Int64 }
+
+// Stats returns the counters.
+func (s *Store) Stats() Stats {
+	return Stats{Appends: s.stats.appends.Load(), Commits: s.stats.commits.Load(), Conflicts: s.stats.conflicts.Load()}
+}

@@ -1,0 +1,170 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/storetest"
+)
+
+// dsn returns the test database's DSN, or skips the test.
+func dsn(t testing.TB) string {
+	d := os.Getenv("POLYLOOP_TEST_POSTGRES")
+	if d == "" {
+		t.Skip("POLYLOOP_TEST_POSTGRES is not set")
+	}
+	return d
+}
+
+// openT opens a store in a fresh schema of its own, dropped at cleanup, so
+// that parallel tests and test binaries never see each other's runs.
+func openT(t testing.TB) *Store {
+	t.Helper()
+	d := dsn(t)
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "plt_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	s, err := Open(ctx, d, &Options{Schema: schema})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := s.pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+		s.Close()
+	})
+	return s
+}
+
+func TestStoreSuite(t *testing.T) {
+	dsn(t)
+	storetest.Run(t, func(t *testing.T) polyloop.Store { return openT(t) })
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t)
+	if _, err := s.pool.Exec(ctx, "UPDATE "+pgx.Identifier{s.schema}.Sanitize()+".schema_version SET version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(ctx, dsn(t), &Options{Schema: s.schema})
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("Open of a newer schema: %v, want ErrSchemaTooNew", err)
+	}
+}
+
+// TestConcurrentOpen: Opens racing on a new schema migrate it once.
+func TestConcurrentOpen(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t)
+	if _, err := s.pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{s.schema}.Sanitize()+" CASCADE"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			s2, err := Open(ctx, dsn(t), &Options{Schema: s.schema, MaxConns: 2})
+			if err != nil {
+				t.Errorf("concurrent Open: %v", err)
+				return
+			}
+			s2.Close()
+		})
+	}
+	wg.Wait()
+	log := storetest.Prefix("r", 2)
+	if err := s.Append(ctx, "r", log...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConnectionLostMidAppend kills the connection's backend after the
+// run's row is locked: Append fails with an error that is not a conflict,
+// nothing is written, and the next Append (on a new connection) works.
+func TestConnectionLostMidAppend(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t)
+	log := storetest.Prefix("r", 4)
+	if err := s.Append(ctx, "r", log[:2]...); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	s.afterLock = func(ctx context.Context, tx pgx.Tx) error {
+		pid := tx.Conn().PgConn().PID()
+		_, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", pid)
+		return err
+	}
+	err = s.Append(ctx, "r", log[2:4]...)
+	s.afterLock = nil
+	if err == nil || errors.Is(err, polyloop.ErrSeqConflict) {
+		t.Fatalf("Append on a lost connection: %v, want a non-conflict error", err)
+	}
+	t.Logf("lost connection: %v", err)
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "r"), log[:2])
+	if err := s.Append(ctx, "r", log[2:4]...); err != nil {
+		t.Fatalf("Append after the lost connection: %v", err)
+	}
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "r"), log)
+}
+
+// TestTwoStoresFence: two Stores (two pools) race for the same seqs;
+// exactly one wins each time.
+func TestTwoStoresFence(t *testing.T) {
+	ctx := context.Background()
+	s1 := openT(t)
+	s2, err := Open(ctx, dsn(t), &Options{Schema: s1.schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	log := storetest.Prefix("r", 20)
+	for i := 0; i < len(log); i += 2 {
+		errs := make(chan error, 2)
+		for _, s := range []*Store{s1, s2} {
+			go func() { errs <- s.Append(ctx, "r", log[i:i+2]...) }()
+		}
+		e1, e2 := <-errs, <-errs
+		if (e1 == nil) == (e2 == nil) {
+			t.Fatalf("seq %d: errors %v and %v, want exactly one nil", i, e1, e2)
+		}
+		if e := errors.Join(e1, e2); !errors.Is(e, polyloop.ErrSeqConflict) {
+			t.Fatalf("seq %d: loser got %v, want ErrSeqConflict", i, e)
+		}
+	}
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s2, "r"), log)
+	st := s1.Stats()
+	st2 := s2.Stats()
+	if st.Appends+st2.Appends != 10 || st.Conflicts+st2.Conflicts != 10 || st.Commits != st.Appends {
+		t.Fatalf("stats %+v and %+v, want 10 appends and 10 conflicts in all", st, st2)
+	}
+}
+
+func TestInterpretError(t *testing.T) {
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	plain := fmt.Errorf("boom")
+	if err := interpretError(ctx, "op", plain); errors.Is(err, polyloop.ErrSeqConflict) || !errors.Is(err, plain) {
+		t.Errorf("plain error: %v", err)
+	}
+	if err := interpretError(cancelled, "op", plain); !errors.Is(err, context.Canceled) || !errors.Is(err, plain) {
+		t.Errorf("error under a cancelled context: %v, want both context.Canceled and the cause", err)
+	}
+	if interpretError(ctx, "op", nil) != nil {
+		t.Error("nil error became non-nil")
+	}
+}
