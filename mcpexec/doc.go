@@ -1,0 +1,63 @@
+// Package mcpexec is a polyloop.ActionExecutor whose tools are those of a
+// Model Context Protocol server, reached with the official SDK
+// (github.com/modelcontextprotocol/go-sdk) over stdio (a command it starts),
+// streamable HTTP (a URL) or any mcp.Transport.
+//
+// New connects, lists the server's tools once (tools/list) and keeps that
+// list for the executor's life: ToolSpecs returns it for polyloop.Agent.Tools,
+// so the tools the model is shown are the tools the executor accepts. A
+// server whose tool list changes later is not followed; a tool that vanished
+// is reported by the server as invalid parameters, which is NotExecuted.
+//
+// # Replay policy
+//
+// A tool annotated readOnlyHint or idempotentHint is polyloop.ReplaySafe;
+// every other tool is NeverReplay. Annotations come from the server and are
+// untrusted, so Options.Replay overrides them per tool, and ToolSpecs reports
+// the policy in force — the override, which is what enters the snapshot.
+//
+// # Status mapping
+//
+// The status is decided by the client, before and around the call, never by
+// reading error text:
+//
+//   - a code action, a tool name not in the list, arguments that are not a
+//     JSON object or fail the tool's input schema (validated with
+//     github.com/google/jsonschema-go) → NotExecuted, and the server is never
+//     called. Real servers report these as ordinary isError results, which
+//     would look like a tool that ran.
+//   - a result → Executed, with the content rendered as text; a result with
+//     isError is Executed as well (the tool ran and failed).
+//   - a result that asks for more input (a multi-round-trip input request the
+//     executor cannot answer) → NotExecuted.
+//   - a JSON-RPC error answering the call: method not found or invalid params
+//     → NotExecuted; parse error or invalid request (the two sides do not
+//     speak the same protocol) and the SDK's own transport codes (a request
+//     that could not be delivered or was turned away by the HTTP server) →
+//     EnvError; any other code (an internal error,
+//     a server-defined code: the server took the call and its handler failed)
+//     → Executed, with the code and message as the observation.
+//   - the connection closed or the server process gone (mcp.ErrConnectionClosed,
+//     mcp.ErrSessionMissing, io.EOF, io.ErrUnexpectedEOF, a network error) →
+//     EnvError.
+//   - ctx done → the SDK sends notifications/cancelled and Execute returns an
+//     error for which errors.Is(err, ctx.Err()) holds.
+//   - any other error is outside the protocol and is returned as an error
+//     (the action's outcome is unknown).
+//
+// # Content
+//
+// Text blocks are joined with newlines. Images, audio and binary resources
+// are described by type, MIME type and size, never inlined. Embedded text
+// resources are included as text; resource links are described. Structured
+// content is rendered as JSON, unless a text block already holds the same
+// JSON value (servers are asked to send both).
+//
+// # Roots
+//
+// The client advertises no roots capability unless Options.Roots is set: a
+// server may otherwise widen its own sandbox to the client's roots. Only
+// with roots configured does the client answer a server's multi-round-trip
+// input requests (with the roots; a request for elicitation or sampling is
+// refused by the SDK client with an invalid-params error: NotExecuted).
+package mcpexec

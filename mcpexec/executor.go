@@ -1,0 +1,125 @@
+package mcpexec
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/polyloop/polyloop"
+)
+
+// Executor runs actions as calls to the tools of one MCP server session. It
+// is safe for concurrent use (the SDK session is). Close it when done.
+type Executor struct {
+	session  *mcp.ClientSession
+	tools    []*tool
+	byName   map[string]*tool
+	identity string
+	server   mcp.Implementation
+}
+
+var _ polyloop.ActionExecutor = (*Executor)(nil)
+var _ polyloop.Describer = (*Executor)(nil)
+
+// New connects to the server, initializes the session and lists its tools.
+// ctx bounds the connection and the listing, not the executor's life. On
+// error nothing is left open.
+func New(ctx context.Context, opts Options) (*Executor, error) {
+	session, err := opts.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := listTools(ctx, session, &opts)
+	if err != nil {
+		_ = session.Close()
+		return nil, err
+	}
+	e := &Executor{session: session, tools: tools, byName: map[string]*tool{}, identity: opts.identity()}
+	for _, t := range tools {
+		e.byName[t.spec.Name] = t
+	}
+	if init := session.InitializeResult(); init != nil && init.ServerInfo != nil {
+		e.server = *init.ServerInfo
+	}
+	return e, nil
+}
+
+// Close ends the session. For a stdio server it closes the server's stdin,
+// waits up to Options.TerminateTimeout, then sends SIGTERM and at last
+// SIGKILL, so it does not hang on a slow server. The error, if any, is the
+// server's exit status or the transport's failure to close.
+func (e *Executor) Close() error {
+	return e.session.Close()
+}
+
+// ToolSpecs returns the exposed tools, in the server's order, with the
+// replay policy in force (the caller's override, or the annotations'). The
+// result is a fresh copy.
+func (e *Executor) ToolSpecs() []polyloop.ToolSpec {
+	specs := make([]polyloop.ToolSpec, len(e.tools))
+	for i, t := range e.tools {
+		specs[i] = t.spec
+		specs[i].Parameters = slices.Clone(t.spec.Parameters)
+	}
+	return specs
+}
+
+// Describe implements polyloop.Describer: the server's identity (command and
+// arguments, URL without credentials or query, or Options.Identity), the
+// name and version the server reports, and the exposed tool names. No
+// environment value enters it.
+func (e *Executor) Describe() polyloop.Component {
+	names := make([]string, len(e.tools))
+	for i, t := range e.tools {
+		names[i] = t.spec.Name
+	}
+	cfg, _ := json.Marshal(struct { // strings only: always encodes
+		Server        string   `json:"server"`
+		ServerName    string   `json:"server_name,omitempty"`
+		ServerVersion string   `json:"server_version,omitempty"`
+		Tools         []string `json:"tools"`
+	}{e.identity, e.server.Name, e.server.Version, names})
+	return polyloop.Component{Name: "mcpexec", Config: cfg}
+}
+
+// Execute implements polyloop.ActionExecutor; see the package documentation
+// for the status mapping.
+func (e *Executor) Execute(ctx context.Context, action polyloop.Action) (polyloop.ActionOutcome, error) {
+	if err := ctx.Err(); err != nil {
+		return polyloop.ActionOutcome{}, fmt.Errorf("mcpexec: %w", err)
+	}
+	if action.IsCode() {
+		return outcome(polyloop.NotExecuted, "mcpexec runs tool calls only; a code action (lang %q) was refused", action.Lang), nil
+	}
+	t, ok := e.byName[action.Tool]
+	if !ok {
+		return outcome(polyloop.NotExecuted, "unknown tool %q; the tools are: %s", action.Tool, strings.Join(e.names(), ", ")), nil
+	}
+	args, why := t.validate(action.Args)
+	if why != "" {
+		return outcome(polyloop.NotExecuted, "tool %q: %s", action.Tool, why), nil
+	}
+	res, err := e.session.CallTool(ctx, &mcp.CallToolParams{Name: action.Tool, Arguments: args})
+	if err != nil {
+		return classify(ctx, action.Tool, err)
+	}
+	if res.NeedsInput() {
+		return outcome(polyloop.NotExecuted, "tool %q: the server asked for input (elicitation, sampling or roots) that this executor does not provide", action.Tool), nil
+	}
+	return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: render(res)}, nil
+}
+
+func (e *Executor) names() []string {
+	names := make([]string, len(e.tools))
+	for i, t := range e.tools {
+		names[i] = t.spec.Name
+	}
+	return names
+}
+
+func outcome(s polyloop.ActionStatus, format string, args ...any) polyloop.ActionOutcome {
+	return polyloop.ActionOutcome{Status: s, Observation: fmt.Sprintf(format, args...)}
+}
