@@ -1,0 +1,174 @@
+package otelsink_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/otelsink"
+	"github.com/polyloop/polyloop/scriptmodel"
+	"github.com/polyloop/polyloop/toolcallparser"
+)
+
+// e2eExecutor is a small environment: lookup works, db is down, anything
+// else does not exist.
+type e2eExecutor struct{}
+
+func (e2eExecutor) Execute(_ context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	switch a.Tool {
+	case "lookup":
+		return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "value for " + string(a.Args)}, nil
+	case "db":
+		return polyloop.ActionOutcome{Status: polyloop.EnvError, Observation: "dial tcp 127.0.0.1:5432: connection refused"}, nil
+	}
+	return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: "no tool " + a.Tool}, nil
+}
+
+var e2eAgent = polyloop.Agent{
+	Name:   "e2e",
+	Tools:  []polyloop.ToolSpec{{Name: "lookup", Replay: polyloop.ReplaySafe}, {Name: "db"}},
+	Limits: polyloop.Limits{MaxSteps: 6},
+	Model:  polyloop.ModelParams{Provider: "script", Model: "script-1", Temperature: new(0.0), Seed: new(int64(1))},
+}
+
+func e2eRunner(store polyloop.Store, model *scriptmodel.Client, sink polyloop.EventSink) *polyloop.Runner {
+	return &polyloop.Runner{Model: model, Parser: toolcallparser.New(toolcallparser.Options{}),
+		Executor: e2eExecutor{}, Store: store, Sinks: []polyloop.EventSink{sink}}
+}
+
+func runE2E(t *testing.T, turns ...scriptmodel.Turn) (polyloop.RunResult, map[string][]sdktrace.ReadOnlySpan, []sdktrace.ReadOnlySpan) {
+	t.Helper()
+	sink, sr := recorder(otelsink.Options{})
+	r := e2eRunner(memstore.New(), scriptmodel.New(turns...), sink)
+	res, err := r.Run(context.Background(), "", e2eAgent, polyloop.Task{Input: "look it up"})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(res.Sinks) != 0 {
+		t.Errorf("sink failures reported: %+v", res.Sinks)
+	}
+	if len(sr.Started()) != len(sr.Ended()) {
+		t.Errorf("%d spans started, %d ended: a finished run leaves nothing open", len(sr.Started()), len(sr.Ended()))
+	}
+	return res, byName(sr.Ended()), sr.Ended()
+}
+
+func TestE2ECompletedRun(t *testing.T) {
+	t.Parallel()
+	res, spans, all := runE2E(t,
+		scriptmodel.Call("c1", "lookup", map[string]string{"k": "a"}),
+		scriptmodel.Call("c2", "nope", map[string]string{}),
+		scriptmodel.Reply("the answer"))
+	if res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("stop reason %s", res.StopReason)
+	}
+	if len(all) != 6 || len(spans["chat script-1"]) != 3 || len(spans["execute_tool lookup"]) != 1 || len(spans["execute_tool nope"]) != 1 {
+		t.Fatalf("spans %v", names(all))
+	}
+	inv := spans["invoke_agent e2e"][0]
+	wantAttrs(t, inv, map[string]any{"polyloop.run_id": res.RunID, "polyloop.stop_reason": "completed",
+		"polyloop.end_seq": res.Records - 1, "polyloop.totals.steps": int64(3), "gen_ai.provider.name": "script"})
+	for _, s := range all {
+		if s != inv && s.Parent().SpanID() != inv.SpanContext().SpanID() {
+			t.Errorf("%s is not a child of the invocation", s.Name())
+		}
+	}
+	chat := spans["chat script-1"][0]
+	wantAttrs(t, chat, map[string]any{"gen_ai.request.temperature": 0.0, "gen_ai.request.seed": int64(1),
+		"gen_ai.response.model": "script", "gen_ai.response.finish_reasons": []string{"tool_calls"}})
+	wantAttrs(t, spans["execute_tool lookup"][0], map[string]any{"gen_ai.tool.call.id": "c1",
+		"polyloop.action.status": "executed", "polyloop.observation.synthetic": false})
+	nope := spans["execute_tool nope"][0]
+	wantAttrs(t, nope, map[string]any{"polyloop.action.status": "not_executed", "polyloop.observation.synthetic": true})
+	if nope.Status().Code != codes.Error || inv.Status().Code != codes.Unset {
+		t.Errorf("statuses: not_executed %v, invocation %v", nope.Status(), inv.Status())
+	}
+}
+
+func TestE2EEnvError(t *testing.T) {
+	t.Parallel()
+	res, spans, _ := runE2E(t, scriptmodel.Call("c1", "db", map[string]string{"sql": "select 1"}))
+	if res.StopReason != polyloop.StopEnvError {
+		t.Fatalf("stop reason %s", res.StopReason)
+	}
+	db := spans["execute_tool db"][0]
+	if db.Status().Code != codes.Error {
+		t.Errorf("db span status %v", db.Status())
+	}
+	wantAttrs(t, db, map[string]any{"error.type": "env_error", "polyloop.observation.synthetic": true})
+	inv := spans["invoke_agent e2e"][0]
+	wantAttrs(t, inv, map[string]any{"error.type": "env_error", "polyloop.stop_reason": "env_error"})
+	if inv.Status().Code != codes.Error {
+		t.Errorf("invocation status %v", inv.Status())
+	}
+}
+
+func TestE2ELLMError(t *testing.T) {
+	t.Parallel()
+	res, spans, all := runE2E(t, scriptmodel.Fail(errors.New("HTTP 503: overloaded")))
+	if res.StopReason != polyloop.StopLLMError || len(all) != 2 {
+		t.Fatalf("stop reason %s, spans %v", res.StopReason, names(all))
+	}
+	chat := spans["chat script-1"][0]
+	if chat.Status().Code != codes.Error || chat.Status().Description != "HTTP 503: overloaded" {
+		t.Errorf("chat status %v", chat.Status())
+	}
+	wantAttrs(t, chat, map[string]any{"error.type": "*errors.errorString"})
+	wantAttrs(t, spans["invoke_agent e2e"][0], map[string]any{"error.type": "llm_error"})
+}
+
+// TestE2EResume crashes the store after an action's intent, ends the
+// invocation with EndRun, and resumes from the log: the resumed invocation
+// links to the run and to the aborted invocation.
+func TestE2EResume(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sink, sr := recorder(otelsink.Options{})
+	model := scriptmodel.New(scriptmodel.Call("c1", "lookup", map[string]string{"k": "a"}), scriptmodel.Reply("done"))
+	crashing := memstore.NewWithOptions(memstore.Options{CrashAfter: 4}) // keeps RunStarted … ActionIntent(1)
+	_, err := e2eRunner(crashing, model, sink).Run(ctx, "run-resume", e2eAgent, polyloop.Task{Input: "x"})
+	var perr *polyloop.PersistenceError
+	if !errors.As(err, &perr) {
+		t.Fatalf("Run on a crashing store: %v; want a PersistenceError", err)
+	}
+	sink.EndRun("run-resume", err)
+	if len(sr.Started()) != len(sr.Ended()) {
+		t.Fatalf("EndRun left spans open")
+	}
+	first := byName(sr.Ended())["invoke_agent e2e"][0]
+	wantAttrs(t, first, map[string]any{"error.type": "*polyloop.PersistenceError"})
+	wantAttrs(t, byName(sr.Ended())["execute_tool lookup"][0], map[string]any{"error.type": otelsink.ErrorTypeUnfinished})
+
+	log, err := crashing.ReadLog(ctx, "run-resume")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := memstore.New()
+	if err := fresh.Append(ctx, "run-resume", log.Records...); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e2eRunner(fresh, model, sink).Resume(ctx, "run-resume", e2eAgent)
+	if err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("Resume: %v, %+v", err, res)
+	}
+	invs := byName(sr.Ended())["invoke_agent e2e"]
+	if len(invs) != 2 {
+		t.Fatalf("spans %v", names(sr.Ended()))
+	}
+	wantAttrs(t, invs[1], map[string]any{"polyloop.resume.plan": "replay_action", "polyloop.invocation": "resume"})
+	wantLinks(t, invs[1], map[string]trace.SpanContext{
+		otelsink.LinkRun:                otelsink.RunAnchor("run-resume"),
+		otelsink.LinkPreviousInvocation: first.SpanContext(),
+	})
+	replayed := byName(sr.Ended())["execute_tool lookup"][1]
+	wantAttrs(t, replayed, map[string]any{"polyloop.attempt": int64(2), "polyloop.action.status": "executed"})
+	if replayed.Parent().SpanID() != invs[1].SpanContext().SpanID() {
+		t.Errorf("replayed action is not a child of the resumed invocation")
+	}
+}
