@@ -1,0 +1,255 @@
+package polylooptest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+)
+
+// This file holds correct implementations of the five seams: the suites
+// must pass them. broken_test.go breaks them one behaviour at a time.
+
+// goodModel answers every request, honouring its context.
+type goodModel struct{}
+
+func (goodModel) Complete(ctx context.Context, req polyloop.ModelRequest) (polyloop.ModelReply, error) {
+	if err := ctx.Err(); err != nil {
+		return polyloop.ModelReply{}, fmt.Errorf("goodModel: %w", err)
+	}
+	return polyloop.ModelReply{Text: "hello", Usage: polyloop.Usage{InputTokens: 12, OutputTokens: 1}, Model: "good-1", Attempts: 1}, nil
+}
+
+func goodModelHarness() ModelClientHarness {
+	return ModelClientHarness{
+		New: func(testing.TB) polyloop.ModelClient { return goodModel{} },
+		Failing: map[string]func(testing.TB) polyloop.ModelClient{
+			"injected": func(testing.TB) polyloop.ModelClient { return &FaultyModel{Model: goodModel{}, FailOn: 1} },
+		},
+		NewHanging: func(testing.TB) polyloop.ModelClient { return &HangingModel{} },
+	}
+}
+
+// goodParser: one tool call is an Act, several or a malformed one Invalid,
+// text alone Final, nothing at all Invalid.
+type goodParser struct{}
+
+func (goodParser) Parse(r polyloop.ModelReply) polyloop.Decision {
+	switch {
+	case len(r.ToolCalls) > 1:
+		return polyloop.Invalid{Feedback: fmt.Sprintf("%d tool calls; call one tool at a time", len(r.ToolCalls))}
+	case len(r.ToolCalls) == 1:
+		tc := r.ToolCalls[0]
+		if tc.Name == "" {
+			return polyloop.Invalid{Feedback: "tool call without a name"}
+		}
+		if len(tc.Args) > 0 && !json.Valid(tc.Args) {
+			return polyloop.Invalid{Feedback: "tool call arguments are not valid JSON"}
+		}
+		return polyloop.Act{Action: polyloop.Action{CallID: tc.ID, Tool: tc.Name, Args: tc.Args}}
+	case strings.TrimSpace(r.Text) == "":
+		return polyloop.Invalid{Feedback: "empty reply: no action and no answer"}
+	}
+	return polyloop.Final{Answer: r.Text}
+}
+
+func goodParserHarness() ParserHarness {
+	return ParserHarness{
+		New: func(testing.TB) polyloop.DecisionParser { return goodParser{} },
+		Corpus: []ParserCase{
+			want(calls("one call", "", call("c1", "search", `{"q":"go"}`)), polyloop.DecisionAct),
+			want(text("answer", "The answer is 42."), polyloop.DecisionFinal),
+			want(calls("two calls", "", call("c1", "a", `{}`), call("c2", "b", `{}`)), polyloop.DecisionInvalid),
+		},
+		Generated: 120,
+	}
+}
+
+func want(c ParserCase, k polyloop.DecisionKind) ParserCase {
+	c.Want = k
+	return c
+}
+
+// goodExecutor has the tools echo (runs), fail (runs and fails) and sleep
+// (blocks until cancelled); echo wants an object.
+type goodExecutor struct{ broken bool }
+
+func (x goodExecutor) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	if err := ctx.Err(); err != nil {
+		return polyloop.ActionOutcome{}, fmt.Errorf("goodExecutor: %w", err)
+	}
+	if x.broken {
+		return polyloop.ActionOutcome{Status: polyloop.EnvError, Observation: "connection refused"}, nil
+	}
+	switch a.Tool {
+	case "echo":
+		var args map[string]any
+		if err := json.Unmarshal(a.Args, &args); err != nil {
+			return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: "echo wants an object"}, nil
+		}
+		return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: string(a.Args)}, nil
+	case "fail":
+		return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "exit status 1"}, nil
+	case "sleep":
+		<-ctx.Done()
+		return polyloop.ActionOutcome{}, fmt.Errorf("goodExecutor: sleep: %w", ctx.Err())
+	}
+	return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: "no tool " + a.Tool}, nil
+}
+
+func goodExecutorHarness() ExecutorHarness {
+	return ExecutorHarness{
+		New:          func(testing.TB) polyloop.ActionExecutor { return goodExecutor{} },
+		Succeeds:     polyloop.Action{Tool: "echo", Args: json.RawMessage(`{"x":1}`)},
+		Fails:        polyloop.Action{Tool: "fail", Args: json.RawMessage(`{}`)},
+		InvalidArgs:  polyloop.Action{Tool: "echo", Args: json.RawMessage(`[1]`)},
+		Blocks:       polyloop.Action{Tool: "sleep", Args: json.RawMessage(`{}`)},
+		NoLeftovers:  func(testing.TB) error { return nil },
+		NewBrokenEnv: func(testing.TB) polyloop.ActionExecutor { return goodExecutor{broken: true} },
+	}
+}
+
+// backing is the "disk" of goodStore: encoded records per run.
+type backing struct {
+	mu   sync.Mutex
+	runs map[string][][]byte
+}
+
+// goodStore keeps records as JSON in a backing shared by reopened stores.
+// armed makes the next Append fail after encoding its first record.
+type goodStore struct {
+	b     *backing
+	armed bool
+}
+
+func newGoodStore() *goodStore { return &goodStore{b: &backing{runs: map[string][][]byte{}}} }
+
+func (s *goodStore) Append(ctx context.Context, runID string, recs ...polyloop.Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	log := s.b.runs[runID]
+	for i, r := range recs {
+		if r.Seq != int64(len(log)+i) {
+			if i == 0 {
+				return fmt.Errorf("goodStore: seq %d, next is %d: %w", r.Seq, len(log), polyloop.ErrSeqConflict)
+			}
+			return fmt.Errorf("goodStore: record %d of the batch has seq %d, want %d", i, r.Seq, len(log)+i)
+		}
+	}
+	staged := slices.Clone(log)
+	for i, r := range recs {
+		if s.armed && i == 1 {
+			s.armed = false
+			return errors.New("goodStore: injected failure")
+		}
+		b, err := r.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		staged = append(staged, b)
+	}
+	s.b.runs[runID] = staged
+	return nil
+}
+
+func (s *goodStore) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+	if err := ctx.Err(); err != nil {
+		return polyloop.RunLog{}, err
+	}
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	log := polyloop.RunLog{RunID: runID}
+	for _, b := range s.b.runs[runID] {
+		var r polyloop.Record
+		if err := json.Unmarshal(b, &r); err != nil {
+			return polyloop.RunLog{}, err
+		}
+		log.Records = append(log.Records, r)
+	}
+	return log, nil
+}
+
+func (s *goodStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyloop.RunSummary, error) {
+	var out []polyloop.RunSummary
+	s.b.mu.Lock()
+	ids := make([]string, 0, len(s.b.runs))
+	for id := range s.b.runs {
+		ids = append(ids, id)
+	}
+	s.b.mu.Unlock()
+	for _, id := range ids {
+		log, err := s.ReadLog(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		var sum polyloop.RunSummary
+		for _, r := range log.Records {
+			sum.Apply(r)
+		}
+		if f.Matches(sum) {
+			out = append(out, sum)
+		}
+	}
+	slices.SortFunc(out, func(a, b polyloop.RunSummary) int { return a.StartedAt.Compare(b.StartedAt) })
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+func goodStoreHarness() StoreHarness {
+	return StoreHarness{
+		New: func(testing.TB) polyloop.Store { return newGoodStore() },
+		NewFaulty: func(testing.TB) (polyloop.Store, func()) {
+			s := newGoodStore()
+			return s, func() { s.armed = true }
+		},
+		Reopen: func(_ testing.TB, s polyloop.Store) polyloop.Store {
+			return &goodStore{b: s.(*goodStore).b}
+		},
+		LargeBody: 64 << 10,
+	}
+}
+
+// goodSink keeps encoded events; failing makes every Emit fail.
+type goodSink struct {
+	mu      sync.Mutex
+	lines   [][]byte
+	failing bool
+}
+
+func (s *goodSink) Emit(ctx context.Context, ev polyloop.Event) error {
+	if s.failing {
+		return errors.New("goodSink: disk full")
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lines = append(s.lines, b)
+	return nil
+}
+
+func goodSinkHarness() SinkHarness {
+	return SinkHarness{
+		New:        func(testing.TB) polyloop.EventSink { return &goodSink{} },
+		NewFailing: func(testing.TB) polyloop.EventSink { return &goodSink{failing: true} },
+		Verify: func(_ testing.TB, sink polyloop.EventSink, evs []polyloop.Event) error {
+			if n := len(sink.(*goodSink).lines); n != len(evs) {
+				return fmt.Errorf("%d lines for %d events", n, len(evs))
+			}
+			return nil
+		},
+	}
+}
