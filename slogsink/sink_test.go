@@ -73,7 +73,7 @@ func jsonSink(t *testing.T, opts slogsink.Options) (*slogsink.Sink, func() []map
 	return slogsink.New(slog.New(h), opts), func() []map[string]any { return parseLines(t, buf.String()) }
 }
 
-func parseLines(t *testing.T, out string) []map[string]any {
+func parseLines(t testing.TB, out string) []map[string]any {
 	t.Helper()
 	var lines []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(out))
