@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -53,12 +54,14 @@ func fromRPC(name string, rpc *jsonrpc.Error) polyloop.ActionOutcome {
 	return outcome(polyloop.Executed, "error (JSON-RPC error %d): %s", rpc.Code, rpc.Message)
 }
 
-// connectionGone reports the known ways a session dies: closed connection,
-// server process gone (end of its output), network failure.
+// connectionGone reports the known ways a session dies: closed connection or
+// pipe, server process gone (end of its output, broken pipe), network
+// failure.
 func connectionGone(err error) bool {
 	var netErr net.Error
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.ErrClosedPipe) ||
+		errors.Is(err, os.ErrClosed) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.As(err, &netErr)
 }

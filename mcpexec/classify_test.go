@@ -25,6 +25,8 @@ func TestClassify(t *testing.T) {
 		{"connection closed", fmt.Errorf("calling: %w", mcp.ErrConnectionClosed), polyloop.EnvError},
 		{"session missing", mcp.ErrSessionMissing, polyloop.EnvError},
 		{"EOF", fmt.Errorf("read: %w", io.EOF), polyloop.EnvError},
+		{"closed pipe", fmt.Errorf("calling: %w", io.ErrClosedPipe), polyloop.EnvError},
+		{"broken pipe", fmt.Errorf("write: %w", syscall.EPIPE), polyloop.EnvError},
 		{"method not found", fmt.Errorf("x: %w", &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound}), polyloop.NotExecuted},
 		{"invalid params", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams}, polyloop.NotExecuted},
 		{"parse error", &jsonrpc.Error{Code: jsonrpc.CodeParseError}, polyloop.EnvError},

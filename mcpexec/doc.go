@@ -38,7 +38,8 @@
 //     a server-defined code: the server took the call and its handler failed)
 //     → Executed, with the code and message as the observation.
 //   - the connection closed or the server process gone (mcp.ErrConnectionClosed,
-//     mcp.ErrSessionMissing, io.EOF, io.ErrUnexpectedEOF, a network error) →
+//     mcp.ErrSessionMissing, io.EOF, io.ErrUnexpectedEOF, a closed or broken
+//     pipe, a network error) →
 //     EnvError.
 //   - ctx done → the SDK sends notifications/cancelled and Execute returns an
 //     error for which errors.Is(err, ctx.Err()) holds.

@@ -225,16 +225,29 @@ func TestStdioSubprocess(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	waitDead(t, pid)
+	if out := execute(t, e, call("echo", `{"text":"anyone?"}`)); out.Status != polyloop.EnvError {
+		t.Fatalf("after the server was killed: %+v, want env_error", out)
+	}
+}
+
+// waitDead waits until the process pid has died (it stays a zombie until
+// the transport reaps it).
+func waitDead(t *testing.T, pid int) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		out := execute(t, e, call("echo", `{"text":"anyone?"}`))
-		if out.Status == polyloop.EnvError {
-			break
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return
+		}
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after the server was killed: %+v, want env_error", out)
+			t.Fatalf("process %d did not die", pid)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

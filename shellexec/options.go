@@ -24,8 +24,13 @@ const (
 )
 
 // drainTimeout bounds how long Execute waits for the output stream after the
-// process group is gone (it stays open only if a process escaped the group).
-const drainTimeout = 2 * time.Second
+// process group is gone (it stays open only if a process escaped the group);
+// cancelDrainTimeout is the same bound when ctx ended the command, which must
+// return promptly.
+const (
+	drainTimeout       = 2 * time.Second
+	cancelDrainTimeout = 100 * time.Millisecond
+)
 
 // Options configure an Executor.
 type Options struct {

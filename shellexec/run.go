@@ -42,10 +42,11 @@ func (e *Executor) run(ctx context.Context, command string) (polyloop.ActionOutc
 		close(copied)
 	}()
 	end, ctxErr := e.wait(ctx, cmd)
-	drain(r, copied)
 	if ctxErr != nil {
+		drain(r, copied, cancelDrainTimeout)
 		return polyloop.ActionOutcome{}, fmt.Errorf("shellexec: %w", ctxErr)
 	}
+	drain(r, copied, drainTimeout)
 	return e.outcome(end, out), nil
 }
 
@@ -103,11 +104,11 @@ func (e *Executor) wait(ctx context.Context, cmd *exec.Cmd) (ended, error) {
 
 // drain waits for the output stream to end; it ends when the last process
 // holding it is gone. A process that escaped the group may hold it open: the
-// stream is then abandoned after drainTimeout.
-func drain(r *os.File, copied <-chan struct{}) {
+// stream is then abandoned after limit.
+func drain(r *os.File, copied <-chan struct{}, limit time.Duration) {
 	select {
 	case <-copied:
-	case <-time.After(drainTimeout):
+	case <-time.After(limit):
 		_ = r.SetReadDeadline(time.Now())
 		<-copied
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -357,5 +358,25 @@ func TestOptionsAndDescribe(t *testing.T) {
 	if len(specs) != 1 || specs[0].Name != "bash" || specs[0].Replay != polyloop.NeverReplay ||
 		!json.Valid(specs[0].Parameters) {
 		t.Errorf("ToolSpecs = %+v", specs)
+	}
+}
+
+func TestEscapedProcessDoesNotHangExecute(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid on this system")
+	}
+	dir := t.TempDir()
+	e := newExec(t, shellexec.Options{Dir: dir})
+	start := time.Now()
+	// The escaped process keeps the output stream open.
+	out := execute(t, e, code("setsid sh -c 'echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 30' & while [ ! -s pid ]; do sleep 0.01; done; echo left"))
+	pid := readPid(t, filepath.Join(dir, "pid"))
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if elapsed := time.Since(start); elapsed > 4*time.Second {
+		t.Errorf("Execute took %v", elapsed)
+	}
+	if out.Status != polyloop.Executed || !strings.HasPrefix(out.Observation, "left\n") {
+		t.Errorf("outcome = %+v", out)
 	}
 }
