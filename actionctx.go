@@ -1,6 +1,9 @@
 package polyloop
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // ActionInfo identifies the action being executed. The runner puts it in the
 // context passed to ActionExecutor.Execute, so that code running inside an
@@ -17,6 +20,17 @@ type actionKey struct{}
 type actionScope struct {
 	info ActionInfo
 	d    *driver
+
+	mu       sync.Mutex
+	children int
+}
+
+// childRef names the next child of the action.
+func (s *actionScope) childRef(key string) ParentRef {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.children++
+	return ParentRef{RunID: s.info.RunID, Step: s.info.Step, Index: s.children, Key: key}
 }
 
 func withAction(ctx context.Context, d *driver, in *ActionIntent) context.Context {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -32,6 +33,9 @@ type driver struct {
 	// outcome is the executor's own outcome of the step in pending, for the
 	// action_finished event (the audit channel).
 	outcome *ActionOutcome
+
+	recMu      sync.Mutex
+	receptions map[string]*ChildReception // by child run id
 }
 
 // entry is a point at which the loop continues.
@@ -279,4 +283,28 @@ func (d *driver) finish(ctx context.Context, reason StopReason, answer string) (
 	}
 	return RunResult{RunID: d.runID, StopReason: reason, FinalAnswer: answer, Totals: fin.Totals,
 		Sinks: d.sinks.snapshot(), Records: d.nextSeq}, nil
+}
+
+// reception returns the recorded reception of a child, if any.
+func (d *driver) reception(childID string) *ChildReception {
+	d.recMu.Lock()
+	defer d.recMu.Unlock()
+	return d.receptions[childID]
+}
+
+// writeReception appends a child reception to the parent's log during the
+// parent's action. Children may be received from several goroutines; the
+// writes are serialized. Nothing else is pending while an action runs.
+func (d *driver) writeReception(ctx context.Context, rec *ChildReception) error {
+	d.recMu.Lock()
+	defer d.recMu.Unlock()
+	d.add(rec)
+	if err := d.flush(ctx); err != nil {
+		return err
+	}
+	if d.receptions == nil {
+		d.receptions = map[string]*ChildReception{}
+	}
+	d.receptions[rec.ChildRunID] = rec
+	return nil
 }

@@ -77,7 +77,10 @@ type RunStarted struct {
 type ParentRef struct {
 	RunID string `json:"run_id"`
 	Step  int    `json:"step"`
+	// Index counts the children of the action in call order; Key is the
+	// caller's name for the child, when given (see Child.Key).
 	Index int    `json:"index"`
+	Key   string `json:"key,omitempty"`
 }
 
 // ModelCallIntent is written before a model call.
@@ -175,6 +178,7 @@ const (
 type ChildReception struct {
 	Step       int              `json:"step"`
 	Index      int              `json:"index"`
+	Key        string           `json:"key,omitempty"`
 	ChildRunID string           `json:"child_run_id"`
 	StopReason StopReason       `json:"stop_reason"`
 	Handler    string           `json:"handler,omitempty"`

@@ -79,6 +79,7 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 		d.totals.add(rec.Body)
 		d.hist.add(rec.Body)
 	}
+	d.receptions = openReceptions(log)
 	d.nextSeq = log.NextSeq()
 	if err := d.checkConfig(agent, opts); err != nil {
 		return RunResult{}, err
@@ -207,4 +208,22 @@ func NewRunID() string {
 		hi >>= 5
 	}
 	return string(out[:])
+}
+
+// openReceptions returns the receptions recorded during the action left
+// open at the end of the log: a replay of that action reuses them.
+func openReceptions(log RunLog) map[string]*ChildReception {
+	var out map[string]*ChildReception
+	for _, r := range log.Records {
+		switch b := r.Body.(type) {
+		case *ModelCallIntent, *StepCompleted:
+			out = nil
+		case *ChildReception:
+			if out == nil {
+				out = map[string]*ChildReception{}
+			}
+			out[b.ChildRunID] = b
+		}
+	}
+	return out
 }

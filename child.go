@@ -1,0 +1,174 @@
+package polyloop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/polyloop/polyloop/diag"
+)
+
+// Child is a sub-agent used from inside an action: the runner and agent of
+// the child run.
+type Child struct {
+	Runner *Runner
+	Agent  Agent
+	// Key names the child within its parent action. Without a key, children
+	// are numbered in call order within the action, which is stable only
+	// when the action calls InvokeChild sequentially; children started from
+	// concurrent goroutines must be given distinct keys, so that a replayed
+	// action meets each of them again under the same identity.
+	Key string
+}
+
+// Receive says how the caller receives a child's outcome. Both handlers are
+// optional.
+type Receive[T any] struct {
+	// Succeeded maps a completed child's result to the value InvokeChild
+	// returns. Without it, the result is returned as is (T must then be
+	// RunResult).
+	Succeeded func(RunResult) (T, error)
+	// Failed receives a child that finished with a stop reason other than
+	// completed: it may substitute a value, or return an error to end the
+	// operation. Without it, InvokeChild returns the *ChildFailure. Failed is
+	// never called for errors: a PersistenceError, a cancellation, a seam
+	// error or panic inside the child, a corrupt log or a snapshot mismatch
+	// propagate whatever they look like.
+	Failed func(*ChildFailure) (T, error)
+}
+
+// ChildFailure is a child run that finished with a stop reason other than
+// completed: a failure business code may receive.
+type ChildFailure struct {
+	ChildRunID string
+	StopReason StopReason
+	Result     RunResult
+}
+
+func (f *ChildFailure) Error() string {
+	return fmt.Sprintf("polyloop: child run %q finished with %s", f.ChildRunID, f.StopReason)
+}
+
+// ErrNotInAction is returned by InvokeChild outside an action's Execute.
+var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action")
+
+// InvokeChild runs a child agent on task, once, from inside an action, and
+// delivers its outcome as recv says. There is no implicit retry: a caller
+// that wants to retry writes the loop and gets a new child per attempt (a
+// new Key, or a new call index).
+//
+// The child's run id is derived from the parent run id, the step and the
+// child's index or key, so a replayed parent action meets the same child: a
+// finished child is not run again, an unfinished one is resumed.
+//
+// The parent's log records the reception (accepted; handled with the value a
+// handler returned; or reception failed) before InvokeChild returns, so a
+// resumed parent reuses it and never runs a handler that succeeded twice.
+// Values returned by handlers must therefore marshal to JSON. A handler's
+// error does not re-enter Failed: it is recorded and returned as is.
+func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receive[T]) (T, error) {
+	var zero T
+	scope, ok := ctx.Value(actionKey{}).(*actionScope)
+	if !ok {
+		return zero, ErrNotInAction
+	}
+	if child.Runner == nil {
+		return zero, fmt.Errorf("%w: Child.Runner is nil", ErrInvalidConfig)
+	}
+	if recv.Succeeded == nil {
+		if _, ok := any(RunResult{}).(T); !ok {
+			return zero, fmt.Errorf("%w: without Succeeded, InvokeChild returns the RunResult, but T is %T", ErrInvalidConfig, zero)
+		}
+	}
+	ref := scope.childRef(child.Key)
+	childID := ChildRunID(ref)
+	if rec := scope.d.reception(childID); rec != nil {
+		return reuseReception[T](rec, childID)
+	}
+	res, err := child.Runner.Resume(ctx, childID, child.Agent)
+	if errors.Is(err, ErrRunNotFound) {
+		res, err = child.Runner.run(ctx, childID, child.Agent, task, &ref)
+	}
+	if err != nil {
+		return zero, err // an error, not a failure: never received
+	}
+	rec := &ChildReception{Step: ref.Step, Index: ref.Index, Key: ref.Key, ChildRunID: childID, StopReason: res.StopReason}
+	if res.StopReason == StopCompleted {
+		return receive(ctx, scope.d, rec, "succeeded", recv.Succeeded, res, func() (T, error) { return any(res).(T), nil })
+	}
+	f := &ChildFailure{ChildRunID: childID, StopReason: res.StopReason, Result: res}
+	return receive(ctx, scope.d, rec, "failed", recv.Failed, f, func() (T, error) { return zero, f })
+}
+
+// receive runs the handler (or the default), records the reception, and
+// returns what the handler returned.
+func receive[T, A any](ctx context.Context, d *driver, rec *ChildReception, name string,
+	handler func(A) (T, error), arg A, dflt func() (T, error)) (T, error) {
+	var v T
+	var herr error
+	if handler != nil {
+		rec.Handler = name
+		v, herr = handler(arg)
+	} else {
+		v, herr = dflt()
+	}
+	switch {
+	case handler != nil && herr != nil:
+		rec.Reception, rec.Failure = ReceptionFailed, diag.From(herr)
+	case handler != nil:
+		rec.Reception = ReceptionHandled
+	default:
+		rec.Reception = ReceptionAccepted
+	}
+	if herr == nil {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return v, fmt.Errorf("polyloop: the value received from child %q does not marshal to JSON: %w", rec.ChildRunID, err)
+		}
+		rec.Value = raw
+	}
+	if err := d.writeReception(ctx, rec); err != nil {
+		return v, err
+	}
+	return v, herr
+}
+
+// reuseReception returns what a recorded reception returned the first time.
+func reuseReception[T any](rec *ChildReception, childID string) (T, error) {
+	var v T
+	if rec.Reception == ReceptionFailed {
+		return v, &ReceptionError{ChildRunID: childID, Handler: rec.Handler, Failure: rec.Failure}
+	}
+	if rec.Reception == ReceptionAccepted && rec.StopReason != StopCompleted {
+		return v, &ChildFailure{ChildRunID: childID, StopReason: rec.StopReason}
+	}
+	if err := json.Unmarshal(rec.Value, &v); err != nil {
+		return v, fmt.Errorf("polyloop: recorded reception of child %q: %w", childID, err)
+	}
+	return v, nil
+}
+
+// ReceptionError is what a resumed parent gets for a reception whose handler
+// failed the first time: the recorded failure, not a second run of the
+// handler.
+type ReceptionError struct {
+	ChildRunID string
+	Handler    string
+	Failure    *diag.Diagnostic
+}
+
+func (e *ReceptionError) Error() string {
+	return fmt.Sprintf("polyloop: the %s handler for child %q failed: %s", e.Handler, e.ChildRunID, e.Failure.String())
+}
+
+// ChildRunID is the run id of the child a ParentRef names:
+// "<parent>/<step>.<index>" or "<parent>/<step>.<key>".
+func ChildRunID(ref ParentRef) string {
+	name := strconv.Itoa(ref.Index)
+	if ref.Key != "" {
+		name = ref.Key
+	}
+	return ref.RunID + "/" + strconv.Itoa(ref.Step) + "." + name
+}

@@ -1,0 +1,363 @@
+package polyloop_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/scriptmodel"
+)
+
+// delegateExec runs the "delegate" tool by invoking a child agent; other
+// tools go to the test environment.
+type delegateExec struct {
+	env     *testExec
+	invoke  func(ctx context.Context) (string, error)
+	invoked atomic.Int32
+}
+
+func (d *delegateExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	if a.Tool != "delegate" {
+		return d.env.Execute(ctx, a)
+	}
+	d.invoked.Add(1)
+	obs, err := d.invoke(ctx)
+	if err != nil {
+		return polyloop.ActionOutcome{}, err
+	}
+	return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: obs}, nil
+}
+
+func parentAgent() polyloop.Agent {
+	a := testAgent()
+	a.Name = "parent"
+	a.Tools = append(a.Tools, polyloop.ToolSpec{Name: "delegate", Replay: polyloop.ReplaySafe})
+	return a
+}
+
+func childAgent() polyloop.Agent {
+	a := testAgent()
+	a.Name = "child"
+	return a
+}
+
+type childFixture struct {
+	store      *memstore.Store
+	childExec  *testExec
+	childModel *scriptmodel.Client
+	parent     *polyloop.Runner
+	exec       *delegateExec
+	handled    atomic.Int32
+}
+
+// newChildFixture: the parent delegates at step 1 and answers at step 2; the
+// child runs the given script.
+func newChildFixture(childTurns []scriptmodel.Turn, recv func(f *childFixture) polyloop.Receive[string]) *childFixture {
+	f := &childFixture{store: memstore.New(), childExec: newTestExec()}
+	f.childModel = scriptmodel.New(childTurns...)
+	childRunner := &polyloop.Runner{Model: f.childModel, Parser: testParser{}, Executor: f.childExec, Store: f.store}
+	f.exec = &delegateExec{env: newTestExec()}
+	f.exec.invoke = func(ctx context.Context) (string, error) {
+		return polyloop.InvokeChild(ctx, polyloop.Child{Runner: childRunner, Agent: childAgent()}, polyloop.Task{Input: "sub-question"}, recv(f))
+	}
+	f.parent = &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil), scriptmodel.Reply("parent done")),
+		Parser: testParser{}, Executor: f.exec, Store: f.store}
+	return f
+}
+
+func answerOr(fallback string) func(f *childFixture) polyloop.Receive[string] {
+	return func(f *childFixture) polyloop.Receive[string] {
+		return polyloop.Receive[string]{
+			Succeeded: func(r polyloop.RunResult) (string, error) {
+				f.handled.Add(1)
+				return "child says " + r.FinalAnswer, nil
+			},
+			Failed: func(cf *polyloop.ChildFailure) (string, error) {
+				f.handled.Add(1)
+				return fallback + " (child " + string(cf.StopReason) + ")", nil
+			},
+		}
+	}
+}
+
+// Rule 1: a child that finished with another stop reason than completed is
+// delivered to Failed; the parent's log records the reception.
+func TestChildFailureReceived(t *testing.T) {
+	f := newChildFixture([]scriptmodel.Turn{call(1, "broken", nil)}, answerOr("fallback"))
+	res, err := f.parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"})
+	if err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("%+v %v", res, err)
+	}
+	plog, _ := f.store.ReadLog(context.Background(), "p")
+	recs := plog.Receptions()
+	if len(recs) != 1 || recs[0].Reception != polyloop.ReceptionHandled || recs[0].Handler != "failed" ||
+		recs[0].StopReason != polyloop.StopEnvError || string(recs[0].Value) != `"fallback (child env_error)"` {
+		t.Fatalf("receptions %+v", recs)
+	}
+	if got := plog.Steps()[0].Observation; got != "fallback (child env_error)" {
+		t.Fatalf("observation %q", got)
+	}
+	clog, _ := f.store.ReadLog(context.Background(), recs[0].ChildRunID)
+	if st := clog.Started(); st.Parent == nil || st.Parent.RunID != "p" || st.Parent.Step != 1 || clog.Finished().StopReason != polyloop.StopEnvError {
+		t.Fatalf("child log: %+v", st)
+	}
+}
+
+// Rule 1, without Failed: the failure propagates as a *ChildFailure.
+func TestChildFailureWithoutHandler(t *testing.T) {
+	var got error
+	f := newChildFixture([]scriptmodel.Turn{call(1, "broken", nil)}, func(*childFixture) polyloop.Receive[string] {
+		return polyloop.Receive[string]{Succeeded: func(r polyloop.RunResult) (string, error) { return r.FinalAnswer, nil }}
+	})
+	inner := f.exec.invoke
+	f.exec.invoke = func(ctx context.Context) (string, error) {
+		_, got = inner(ctx)
+		return "delegation failed", nil
+	}
+	if _, err := f.parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	var cf *polyloop.ChildFailure
+	if !errors.As(got, &cf) || cf.StopReason != polyloop.StopEnvError || cf.ChildRunID != "p/1.1" {
+		t.Fatalf("got %v", got)
+	}
+	plog, _ := f.store.ReadLog(context.Background(), "p")
+	if r := plog.Receptions(); len(r) != 1 || r[0].Reception != polyloop.ReceptionAccepted {
+		t.Fatalf("receptions %+v", r)
+	}
+}
+
+// Rule 2: errors are never received, whatever they look like — here the
+// child's executor fails with an error that IS a *ChildFailure value.
+func TestChildErrorsNotReceivable(t *testing.T) {
+	disguised := &polyloop.ChildFailure{ChildRunID: "fake", StopReason: polyloop.StopEnvError}
+	for _, tc := range []struct {
+		name  string
+		model polyloop.ModelClient
+		exec  polyloop.ActionExecutor
+		want  error
+	}{
+		{"executor error disguised as a child failure", scriptmodel.New(call(1, "echo", map[string]string{"text": "x"})),
+			errExec{disguised}, disguised},
+		{"cancellation", scriptmodel.New(call(1, "echo", map[string]string{"text": "x"})), errExec{context.Canceled}, context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := memstore.New()
+			child := &polyloop.Runner{Model: tc.model, Parser: testParser{}, Executor: tc.exec, Store: store}
+			var failedCalled bool
+			var got error
+			exec := &delegateExec{env: newTestExec(), invoke: func(ctx context.Context) (string, error) {
+				_, got = polyloop.InvokeChild(ctx, polyloop.Child{Runner: child, Agent: childAgent()}, polyloop.Task{Input: "q"},
+					polyloop.Receive[string]{Succeeded: answerText, Failed: func(*polyloop.ChildFailure) (string, error) { failedCalled = true; return "", nil }})
+				return "", got
+			}}
+			parent := &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil)), Parser: testParser{}, Executor: exec, Store: store}
+			_, err := parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"})
+			if failedCalled {
+				t.Fatal("Failed was called for an error")
+			}
+			if !errors.Is(err, tc.want) || got != err {
+				t.Fatalf("err = %v, want %v propagated unchanged", err, tc.want)
+			}
+			plog, _ := store.ReadLog(context.Background(), "p")
+			if len(plog.Receptions()) != 0 {
+				t.Fatal("a reception was recorded for an error")
+			}
+		})
+	}
+	t.Run("persistence error", func(t *testing.T) {
+		base := memstore.New()
+		childStore := &failingStore{Store: base, fail: errors.New("disk gone")}
+		child := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("x")), Parser: testParser{}, Executor: newTestExec(), Store: childStore}
+		var failedCalled bool
+		exec := &delegateExec{env: newTestExec(), invoke: func(ctx context.Context) (string, error) {
+			return polyloop.InvokeChild(ctx, polyloop.Child{Runner: child, Agent: childAgent()}, polyloop.Task{Input: "q"},
+				polyloop.Receive[string]{Succeeded: answerText, Failed: func(*polyloop.ChildFailure) (string, error) { failedCalled = true; return "", nil }})
+		}}
+		parent := &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil)), Parser: testParser{}, Executor: exec, Store: base}
+		_, err := parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"})
+		var pe *polyloop.PersistenceError
+		if failedCalled || !errors.As(err, &pe) {
+			t.Fatalf("failed called %v, err %v", failedCalled, err)
+		}
+	})
+}
+
+func answerText(r polyloop.RunResult) (string, error) { return r.FinalAnswer, nil }
+
+type errExec struct{ err error }
+
+func (e errExec) Execute(context.Context, polyloop.Action) (polyloop.ActionOutcome, error) {
+	return polyloop.ActionOutcome{}, e.err
+}
+
+type failingStore struct {
+	*memstore.Store
+	fail error
+}
+
+func (f *failingStore) Append(context.Context, string, ...polyloop.Record) error { return f.fail }
+
+// Rule 3: a handler that fails does not re-enter Failed; its failure is
+// recorded and propagates.
+func TestChildHandlerFailure(t *testing.T) {
+	handlerErr := errors.New("cannot use that answer")
+	var failedCalls int
+	f := newChildFixture([]scriptmodel.Turn{scriptmodel.Reply("child answer")}, func(*childFixture) polyloop.Receive[string] {
+		return polyloop.Receive[string]{
+			Succeeded: func(polyloop.RunResult) (string, error) { return "", handlerErr },
+			Failed:    func(*polyloop.ChildFailure) (string, error) { failedCalls++; return "", nil },
+		}
+	})
+	_, err := f.parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"})
+	if !errors.Is(err, handlerErr) || failedCalls != 0 {
+		t.Fatalf("err %v, Failed called %d times", err, failedCalls)
+	}
+	plog, _ := f.store.ReadLog(context.Background(), "p")
+	r := plog.Receptions()
+	if len(r) != 1 || r[0].Reception != polyloop.ReceptionFailed || r[0].Failure == nil {
+		t.Fatalf("receptions %+v", r)
+	}
+	// Resumed, the action replays and meets the recorded failure instead of
+	// running the handler again.
+	_, err = f.parent.Resume(context.Background(), "p", parentAgent())
+	var re *polyloop.ReceptionError
+	if !errors.As(err, &re) || re.Handler != "succeeded" {
+		t.Fatalf("resume err = %v", err)
+	}
+}
+
+// Rule 4 and the crash example: a crash between the child finishing and the
+// parent's reception runs the handler when resumed, without running the
+// child again; a crash after the reception was recorded reuses it and never
+// runs the handler again. (A crash after the handler returned but before its
+// reception landed runs it again: handlers run in-process, like parsers, and
+// should have no outside effects.)
+func TestChildReceptionSurvivesCrash(t *testing.T) {
+	full := newChildFixture([]scriptmodel.Turn{scriptmodel.Reply("42")}, answerOr("fallback"))
+	if _, err := full.parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	total := full.store.Len()
+	sawBefore, sawAfter := false, false
+	for k := 1; k < total; k++ {
+		f := newChildFixture([]scriptmodel.Turn{scriptmodel.Reply("42")}, answerOr("fallback"))
+		f.store.SetFaults(memstore.Options{CrashAfter: k})
+		_, err := f.parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"})
+		if !errors.Is(err, memstore.ErrCrashed) {
+			t.Fatalf("k=%d: %v", k, err)
+		}
+		clog, _ := f.store.ReadLog(context.Background(), "p/1.1")
+		plog, _ := f.store.ReadLog(context.Background(), "p")
+		childDone := clog.Finished() != nil
+		received := len(plog.Receptions()) == 1
+		childCalls := f.childModel.Calls()
+		f.handled.Store(0)
+		f.store.SetFaults(memstore.Options{})
+		res, err := continueRun(f.parent, f.store, "p", parentAgent(), "q")
+		if err != nil || res.StopReason != polyloop.StopCompleted {
+			t.Fatalf("k=%d: %+v %v", k, res, err)
+		}
+		want := int32(1)
+		if received {
+			want = 0
+		}
+		if n := f.handled.Load(); n != want {
+			t.Fatalf("k=%d: handler ran %d times on resume, want %d (reception recorded: %v)", k, n, want, received)
+		}
+		if childDone {
+			clog2, _ := f.store.ReadLog(context.Background(), "p/1.1")
+			if len(clog2.Records) != len(clog.Records) || f.childModel.Calls() != childCalls {
+				t.Fatalf("k=%d: a finished child ran again", k)
+			}
+		}
+		plog, _ = f.store.ReadLog(context.Background(), "p")
+		if got := plog.Steps()[0].Observation; got != "child says 42" {
+			t.Fatalf("k=%d: observation %q", k, got)
+		}
+		sawBefore = sawBefore || (childDone && !received)
+		sawAfter = sawAfter || received
+	}
+	if !sawBefore || !sawAfter {
+		t.Fatalf("crash points missed a case: between child and reception %v, after reception %v", sawBefore, sawAfter)
+	}
+}
+
+// Rules 5 and 6: a retry loop gets a new child per attempt; parallel
+// children have independent identities even when they fail alike.
+func TestChildIdentities(t *testing.T) {
+	store := memstore.New()
+	child := &polyloop.Runner{Model: scriptmodel.New(call(1, "broken", nil)), Parser: testParser{}, Executor: newTestExec(), Store: store}
+	var ids []string
+	var mu sync.Mutex
+	exec := &delegateExec{env: newTestExec(), invoke: func(ctx context.Context) (string, error) {
+		recv := polyloop.Receive[string]{Succeeded: answerText, Failed: func(cf *polyloop.ChildFailure) (string, error) {
+			mu.Lock()
+			ids = append(ids, cf.ChildRunID)
+			mu.Unlock()
+			return "", cf
+		}}
+		for attempt := 0; attempt < 2; attempt++ { // the caller's own bounded retry
+			if _, err := polyloop.InvokeChild(ctx, polyloop.Child{Runner: child, Agent: childAgent()}, polyloop.Task{Input: "q"}, recv); err == nil {
+				break
+			}
+		}
+		var wg sync.WaitGroup
+		for _, key := range []string{"left", "right"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = polyloop.InvokeChild(ctx, polyloop.Child{Runner: child, Agent: childAgent(), Key: key}, polyloop.Task{Input: "q"}, recv)
+			}()
+		}
+		wg.Wait()
+		return "tried", nil
+	}}
+	parent := &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil), scriptmodel.Reply("ok")), Parser: testParser{}, Executor: exec, Store: store}
+	if _, err := parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		seen[id] = true
+	}
+	for _, want := range []string{"p/1.1", "p/1.2", "p/1.left", "p/1.right"} {
+		if !seen[want] {
+			t.Fatalf("child ids %v lack %s", ids, want)
+		}
+	}
+	if len(ids) != 4 {
+		t.Fatalf("ids %v", ids)
+	}
+	kids, _ := store.ListRuns(context.Background(), polyloop.RunFilter{ParentRunID: "p"})
+	if len(kids) != 4 {
+		t.Fatalf("%d children listed", len(kids))
+	}
+}
+
+// Rule 7: a completed child stays completed when the parent later fails.
+func TestCompletedChildStays(t *testing.T) {
+	f := newChildFixture([]scriptmodel.Turn{scriptmodel.Reply("42")}, answerOr("x"))
+	f.parent.Model = scriptmodel.New(call(1, "delegate", nil), call(2, "broken", nil))
+	res, err := f.parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"})
+	if err != nil || res.StopReason != polyloop.StopEnvError {
+		t.Fatalf("%+v %v", res, err)
+	}
+	clog, _ := f.store.ReadLog(context.Background(), "p/1.1")
+	if clog.Finished().StopReason != polyloop.StopCompleted {
+		t.Fatal("child changed")
+	}
+}
+
+func TestInvokeChildOutsideAction(t *testing.T) {
+	_, err := polyloop.InvokeChild(context.Background(), polyloop.Child{}, polyloop.Task{}, polyloop.Receive[polyloop.RunResult]{})
+	if !errors.Is(err, polyloop.ErrNotInAction) {
+		t.Fatal(err)
+	}
+	_ = fmt.Sprint()
+}
