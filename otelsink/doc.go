@@ -20,7 +20,10 @@
 // loop's own timeline rather than the sink's delivery delays. An invoke_agent
 // span takes as parent the span found in the context of the run_started or
 // run_resumed event (the context the caller gave Run or Resume); without one
-// it is a root span.
+// it is a root span. A child run started by polyloop.InvokeChild from inside
+// an action is nested under that action's execute_tool span, when the same
+// sink records the parent run (the agent-as-a-tool shape of the
+// conventions).
 //
 // Attributes follow the conventions where they have a name for the fact
 // (gen_ai.operation.name, gen_ai.agent.name, gen_ai.conversation.id — the run
@@ -70,6 +73,8 @@
 // them all. A resumed invocation also links to the previous invocation's
 // invoke_agent span (polyloop.link.type = "previous_invocation") when this
 // sink saw that invocation end without run_finished (in the same process).
+// The sink remembers one span context per run whose invocation ended that
+// way, until the run is resumed or finishes.
 //
 // # Concurrency
 //

@@ -172,3 +172,61 @@ func TestE2EResume(t *testing.T) {
 		t.Errorf("replayed action is not a child of the resumed invocation")
 	}
 }
+
+// delegateExecutor runs a child agent for the tool "delegate".
+type delegateExecutor struct{ child polyloop.Child }
+
+func (x delegateExecutor) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	if a.Tool != "delegate" {
+		return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: "no tool " + a.Tool}, nil
+	}
+	res, err := polyloop.InvokeChild(ctx, x.child, polyloop.Task{Input: "help"}, polyloop.Receive[polyloop.RunResult]{})
+	if err != nil {
+		return polyloop.ActionOutcome{}, err
+	}
+	return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: res.FinalAnswer}, nil
+}
+
+// TestE2EChildRunNested checks that a child run started from an action is
+// traced under that action's execute_tool span, and the caller's span
+// stays the root.
+func TestE2EChildRunNested(t *testing.T) {
+	t.Parallel()
+	sink, sr := recorder(otelsink.Options{})
+	store := memstore.New()
+	parser := toolcallparser.New(toolcallparser.Options{})
+	childRunner := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("child answer")), Parser: parser,
+		Executor: e2eExecutor{}, Store: store, Sinks: []polyloop.EventSink{sink}}
+	parent := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Call("c1", "delegate", map[string]string{}), scriptmodel.Reply("done")),
+		Parser: parser, Store: store, Sinks: []polyloop.EventSink{sink},
+		Executor: delegateExecutor{child: polyloop.Child{Runner: childRunner, Agent: polyloop.Agent{Name: "helper"}}}}
+	agent := polyloop.Agent{Name: "boss", Tools: []polyloop.ToolSpec{{Name: "delegate"}}}
+
+	ctx, root := sdktrace.NewTracerProvider().Tracer("app").Start(context.Background(), "request")
+	res, err := parent.Run(ctx, "run-parent", agent, polyloop.Task{Input: "go"})
+	root.End()
+	if err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("Run: %v, %+v", err, res)
+	}
+	spans := byName(sr.Ended())
+	boss, tool, helper := spans["invoke_agent boss"], spans["execute_tool delegate"], spans["invoke_agent helper"]
+	if len(boss) != 1 || len(tool) != 1 || len(helper) != 1 {
+		t.Fatalf("spans %v", names(sr.Ended()))
+	}
+	if boss[0].Parent().SpanID() != root.SpanContext().SpanID() {
+		t.Errorf("parent invocation is not under the caller's span")
+	}
+	if helper[0].Parent().SpanID() != tool[0].SpanContext().SpanID() {
+		t.Errorf("child invocation's parent is %v; want the delegate action's span", helper[0].Parent().SpanID())
+	}
+	wantAttrs(t, helper[0], map[string]any{"polyloop.run_id": polyloop.ChildRunID(polyloop.ParentRef{RunID: "run-parent", Step: 1, Index: 1})})
+	for _, s := range sr.Ended() {
+		if s.SpanContext().TraceID() != root.SpanContext().TraceID() {
+			t.Errorf("%s is in another trace", s.Name())
+		}
+	}
+	// The reception is written before the step record of the action.
+	if evs := boss[0].Events(); len(evs) != 3 || evs[0].Name != "polyloop.child_received" || evs[1].Name != "polyloop.step_completed" {
+		t.Errorf("parent invocation events %v; want child_received, then two step_completed", evs)
+	}
+}

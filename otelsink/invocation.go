@@ -83,11 +83,11 @@ func (s *Sink) startInvocation(ctx context.Context, ev polyloop.Event) {
 		links = append(links, link(prev, ev.RunID, LinkPreviousInvocation))
 	}
 	delete(s.prev, ev.RunID)
-	inv := &invocation{}
+	inv := &invocation{outer: trace.SpanContextFromContext(ctx)}
 	if ev.Snapshot != nil {
 		inv.model = copyParams(ev.Snapshot.Model)
 	}
-	inv.ctx, inv.span = s.tracer.Start(parentContext(ctx), spanName("invoke_agent", ev.Agent),
+	inv.ctx, inv.span = s.tracer.Start(s.parentOf(ctx), spanName("invoke_agent", ev.Agent),
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(ev.At),
 		trace.WithLinks(links...),

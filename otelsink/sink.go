@@ -49,7 +49,10 @@ type invocation struct {
 	// run_resumed for the run (it was added mid-invocation).
 	span trace.Span
 	// ctx carries span, as the parent of chat and execute_tool spans.
-	ctx   context.Context
+	ctx context.Context
+	// outer is the span found in the context of the event that started
+	// the invocation (the caller's span), invalid when there was none.
+	outer trace.SpanContext
 	model modelParams
 	chat  openSpan
 	tool  openSpan
@@ -148,6 +151,22 @@ func (s *Sink) run(ctx context.Context, runID string) *invocation {
 		s.runs[runID] = inv
 	}
 	return inv
+}
+
+// parentOf is the parent of an invoke_agent span. A child run (see
+// polyloop.InvokeChild) is started from inside its parent's action: its
+// parent is that action's execute_tool span when this sink has it open and
+// ctx holds no span other than the one the parent invocation started under.
+// Otherwise it is the span in ctx, if any.
+func (s *Sink) parentOf(ctx context.Context) context.Context {
+	if a, ok := polyloop.ActionFromContext(ctx); ok {
+		p := s.runs[a.RunID]
+		sc := trace.SpanContextFromContext(ctx)
+		if p != nil && p.tool.span != nil && p.tool.id == a.ActionID && (!sc.IsValid() || sc.Equal(p.outer)) {
+			return trace.ContextWithSpan(context.Background(), p.tool.span)
+		}
+	}
+	return parentContext(ctx)
 }
 
 // parentContext keeps only the span of ctx: the sink outlives the event's
