@@ -122,7 +122,9 @@ func (s *Sink) Emit(ctx context.Context, ev polyloop.Event) error {
 // EndRun ends the open spans of runID's current invocation with status
 // Error: call it when Run or Resume returns an error, since no run_finished
 // event will come. err may be nil. It does nothing when no invocation of the
-// run is open.
+// run is open. Run returns no run id with an error, so a caller that wants
+// to call EndRun passes Run an id of its own (polyloop.NewRunID). Until
+// EndRun or Close, the sink keeps the open invocation's state.
 func (s *Sink) EndRun(runID string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
