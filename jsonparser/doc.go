@@ -1,0 +1,64 @@
+// Package jsonparser is a polyloop.DecisionParser for agents that write
+// their action as JSON in the reply's text.
+//
+// # Accepted shapes
+//
+// An action:
+//
+//	{"tool": "read_file", "args": {"path": "notes.txt"}}
+//
+// "arguments" is accepted in place of "args" (not both). "args" must be a
+// JSON object; null means {}. Without "args", the action has no arguments.
+//
+// Arguments flattened to the action level:
+//
+//	{"tool": "read_file", "path": "notes.txt"}  → args {"path": "notes.txt"}
+//
+// The rule: an action object without "args" (or "arguments") takes every
+// field other than "tool" and the ignored fields (Options.Ignore) as its
+// arguments, in the order written. When Options.Tools lists the tool and its
+// parameter schema declares "properties", every flattened field must be one
+// of them, or the reply is Invalid naming the fields that are not; for any
+// other tool the flattened fields are taken as they are (the executor judges
+// them). An action object with "args" and other fields is Invalid (unknown
+// fields). So arguments named "tool", "args", "arguments" or "final", or
+// named like an ignored field, must go inside "args".
+//
+// A final answer:
+//
+//	{"final": "The file has 12 lines."}
+//
+// A string is the answer as is; any other JSON value is the answer as
+// compact JSON text. A final object has no other fields (ignored ones
+// aside).
+//
+// # Where the JSON may be
+//
+// The reply's text is read for fenced code blocks first, the way
+// codeparser.Blocks reads them. A block tagged json, or a block without a
+// tag whose content starts with '{' or '[', is a JSON fence. When the reply
+// has JSON fences, only their contents are read; otherwise the whole text is
+// read, apart from the contents of other fenced blocks (a Python dict in a
+// ```python block is not an action). In what is read, every balanced
+// top-level {...} region is a candidate: prose around it is ignored, and an
+// array of objects counts as its objects. Exactly one candidate must be a
+// valid JSON object.
+//
+// # Failures
+//
+// Each failure has its own feedback text (testdata/decisions.golden pins
+// them all): an empty reply; no JSON object; malformed JSON, with the line
+// and column in the reply (columns count characters) and the JSON decoder's
+// message; a JSON fence that is never closed, or that holds no object (the
+// fence cannot be unwrapped); several JSON objects; a field given twice; no
+// "tool" field; a "tool" that is not a non-empty string; both "tool" and
+// "final"; both "args" and "arguments"; "args" that is not an object;
+// unknown fields beside "args" or "final"; flattened fields that are not
+// parameters of the tool; JSON that is not valid UTF-8.
+//
+// Options.TextIsFinal turns a reply holding no JSON object into a Final
+// answer, for agents that may answer in prose.
+//
+// Version changes whenever a decision or a feedback text changes, and it
+// is part of Describe, so it enters the run's snapshot.
+package jsonparser

@@ -1,0 +1,198 @@
+package jsonparser
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/polyloop/polyloop/codeparser"
+)
+
+// maxLooseBraces bounds how many unbalanced braces that do not look like
+// JSON ("use { carefully") the scan steps over before it stops, so that a
+// reply of many such braces is read in linear time.
+const maxLooseBraces = 16
+
+// source is a text the parser reads for JSON: the reply itself (with other
+// fenced blocks blanked out) or the content of one JSON fence.
+type source struct {
+	text string
+	// lineBase is the reply line just before the source's first line.
+	lineBase int
+}
+
+// candidate is one {...} region of a source.
+type candidate struct {
+	src   *source
+	start int    // byte offset in src.text
+	raw   []byte // the region
+}
+
+// found is what find made of a reply.
+type found struct {
+	objects []candidate // regions that are valid JSON objects
+	// jsonish counts the malformed regions that look like JSON: they open
+	// with a quoted key or close at once. firstJSONish is the first of them,
+	// firstProse the first malformed region that does not look like JSON.
+	jsonish      int
+	firstJSONish *malformedJSON
+	firstProse   *malformedJSON
+	unclosed     *codeparser.Block // a JSON fence never closed
+	emptyFence   *codeparser.Block // a JSON fence holding no region at all
+	looseBraces  int
+	regions      int // every region read, valid or not
+}
+
+// malformedJSON places the first decoding error of a region in the reply.
+type malformedJSON struct {
+	line, column int // 1-based; columns count runes
+	message      string
+}
+
+// actions is how many actions the reply seems to hold: valid objects and
+// malformed regions that look like JSON.
+func (f *found) actions() int { return len(f.objects) + f.jsonish }
+
+func find(text string) *found {
+	f := &found{}
+	var fences []codeparser.Block
+	blocks := codeparser.Blocks(text)
+	for i, b := range blocks {
+		if !isJSONFence(b) {
+			continue
+		}
+		if !b.Closed {
+			f.unclosed = &blocks[i]
+			return f
+		}
+		fences = append(fences, b)
+	}
+	if len(fences) == 0 {
+		f.scan(&source{text: blankBlocks(text, blocks)})
+		return f
+	}
+	for i, b := range fences {
+		before := f.regions
+		f.scan(&source{text: b.Code, lineBase: b.Line})
+		if f.regions == before && f.emptyFence == nil {
+			f.emptyFence = &fences[i]
+		}
+	}
+	return f
+}
+
+func isJSONFence(b codeparser.Block) bool {
+	switch b.Lang {
+	case "json":
+		return true
+	case "":
+		c := strings.TrimSpace(b.Code)
+		return strings.HasPrefix(c, "{") || strings.HasPrefix(c, "[")
+	}
+	return false
+}
+
+// blankBlocks replaces the fenced blocks of text with spaces, keeping line
+// breaks, so that offsets, lines and columns stay those of the reply.
+func blankBlocks(text string, blocks []codeparser.Block) string {
+	if len(blocks) == 0 {
+		return text
+	}
+	b := []byte(text)
+	for _, blk := range blocks {
+		for i := blk.Start; i < blk.End; i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	return string(b)
+}
+
+// scan adds the top-level {...} regions of src to f. A region that is never
+// balanced runs to the end of the source and ends the scan, unless it does
+// not look like JSON: then only its brace is stepped over.
+func (f *found) scan(src *source) {
+	for start := 0; start < len(src.text); {
+		i := strings.IndexByte(src.text[start:], '{')
+		if i < 0 {
+			return
+		}
+		start += i
+		end, balanced := regionEnd(src.text, start)
+		c := candidate{src: src, start: start, raw: []byte(src.text[start:end])}
+		f.add(c)
+		switch {
+		case balanced:
+			start = end
+		case c.looksLikeJSON() || f.looseBraces == maxLooseBraces:
+			return
+		default:
+			f.looseBraces++
+			start++
+		}
+	}
+}
+
+// regionEnd returns the offset just past the brace that balances the one at
+// start, skipping JSON strings, or len(text) and false when it is never
+// balanced. Brackets count with braces.
+func regionEnd(text string, start int) (int, bool) {
+	depth, inString := 0, false
+	for i := start; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				return i + 1, true
+			}
+		}
+	}
+	return len(text), false
+}
+
+// looksLikeJSON reports whether the region opens with a quoted key or closes
+// at once, as JSON objects do and prose braces do not.
+func (c candidate) looksLikeJSON() bool {
+	rest := strings.TrimLeft(string(c.raw[1:]), " \t\r\n")
+	return rest == "" || rest[0] == '"' || rest[0] == '}'
+}
+
+func (f *found) add(c candidate) {
+	f.regions++
+	var v json.RawMessage
+	err := json.Unmarshal(c.raw, &v)
+	switch {
+	case err == nil:
+		f.objects = append(f.objects, c)
+	case c.looksLikeJSON():
+		f.jsonish++
+		if f.firstJSONish == nil {
+			f.firstJSONish = c.place(err)
+		}
+	case f.firstProse == nil:
+		f.firstProse = c.place(err)
+	}
+}
+
+// place locates a decoding error of c in the reply.
+func (c candidate) place(err error) *malformedJSON {
+	off := c.start
+	var se *json.SyntaxError
+	if errors.As(err, &se) && se.Offset > 0 {
+		off += int(se.Offset) - 1 // Offset counts the bytes read, the bad one included
+	}
+	off = min(off, len(c.src.text))
+	before := c.src.text[:off]
+	line := strings.Count(before, "\n") + 1
+	col := len([]rune(before[strings.LastIndexByte(before, '\n')+1:])) + 1
+	return &malformedJSON{line: c.src.lineBase + line, column: col, message: err.Error()}
+}

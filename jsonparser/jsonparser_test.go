@@ -1,0 +1,155 @@
+package jsonparser_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/jsonparser"
+)
+
+var readTool = polyloop.ToolSpec{
+	Name:       "read",
+	Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"},"lines":{"type":"integer"}}}`),
+}
+
+func act(tool, args string) polyloop.Decision {
+	return polyloop.Act{Action: polyloop.Action{Tool: tool, Args: []byte(args)}}
+}
+
+func TestParseTable(t *testing.T) {
+	t.Parallel()
+	withTools := jsonparser.Options{Tools: []polyloop.ToolSpec{readTool, {Name: "free"}}}
+	tests := []struct {
+		name     string
+		opts     jsonparser.Options
+		text     string
+		want     polyloop.Decision // for act and final
+		contains []string          // for invalid
+	}{
+		{name: "action", text: `{"tool": "read", "args": {"path": "a.txt"}}`, want: act("read", `{"path":"a.txt"}`)},
+		{name: "arguments alias", text: `{"tool":"read","arguments":{"path":"a"}}`, want: act("read", `{"path":"a"}`)},
+		{name: "no args", text: `{"tool":"now"}`, want: act("now", `{}`)},
+		{name: "null args", text: `{"tool":"now","args":null}`, want: act("now", `{}`)},
+		{name: "prose around", text: "I will read it.\n{\"tool\":\"read\",\"args\":{\"path\":\"a\"}}\nThen decide.", want: act("read", `{"path":"a"}`)},
+		{name: "json fence", text: "Reading:\n```json\n{\n  \"tool\": \"read\",\n  \"args\": {\"path\": \"a\"}\n}\n```", want: act("read", `{"path":"a"}`)},
+		{name: "bare fence", text: "```\n{\"tool\":\"read\"}\n```", want: act("read", `{}`)},
+		{name: "fence wins over prose json", text: "Example: {\"tool\":\"x\"}\n```json\n{\"tool\":\"read\"}\n```", want: act("read", `{}`)},
+		{name: "other fences blanked", text: "```python\nd = {\"tool\": \"x\"}\n```\n{\"tool\":\"read\"}", want: act("read", `{}`)},
+		{name: "braces inside strings", text: `{"tool":"echo","args":{"s":"} { \" ]"}}`, want: act("echo", `{"s":"} { \" ]"}`)},
+		{name: "array of one", text: `[{"tool":"read"}]`, want: act("read", `{}`)},
+		{name: "prose braces ignored beside an action", text: "Use {path} as needed. {\"tool\":\"read\"}", want: act("read", `{}`)},
+		{name: "loose prose brace stepped over", text: "a { b\n{\"tool\":\"read\"}", want: act("read", `{}`)},
+		{name: "flattened", text: `{"tool":"write","path":"a","data":[1, 2]}`, want: act("write", `{"path":"a","data":[1,2]}`)},
+		{name: "flattened within schema", opts: withTools, text: `{"tool":"read","lines":3,"path":"a"}`, want: act("read", `{"lines":3,"path":"a"}`)},
+		{name: "flattened for tool without schema", opts: withTools, text: `{"tool":"free","x":1}`, want: act("free", `{"x":1}`)},
+		{name: "flattened for unlisted tool", opts: withTools, text: `{"tool":"other","x":1}`, want: act("other", `{"x":1}`)},
+		{name: "ignored field", opts: jsonparser.Options{Ignore: []string{"thought"}}, text: `{"thought":"hm","tool":"read","args":{}}`, want: act("read", `{}`)},
+		{name: "ignored field not flattened", opts: jsonparser.Options{Ignore: []string{"thought"}}, text: `{"thought":"hm","tool":"read","path":"a"}`, want: act("read", `{"path":"a"}`)},
+		{name: "final", text: `{"final": "12 lines"}`, want: polyloop.Final{Answer: "12 lines"}},
+		{name: "final number", text: `{"final": 12.50}`, want: polyloop.Final{Answer: "12.50"}},
+		{name: "final object", text: "```json\n{\"final\": {\"a\": [1, 2]}}\n```", want: polyloop.Final{Answer: `{"a":[1,2]}`}},
+		{name: "text is final", opts: jsonparser.Options{TextIsFinal: true}, text: "It has 12 lines.", want: polyloop.Final{Answer: "It has 12 lines."}},
+		{name: "text is final with prose braces", opts: jsonparser.Options{TextIsFinal: true}, text: "Use {x}.", want: polyloop.Final{Answer: "Use {x}."}},
+
+		{name: "empty", text: " \n", contains: []string{"Your reply is empty."}},
+		{name: "no json", text: "I think it has 12 lines.", contains: []string{"contains no JSON object"}},
+		{name: "no json with only a bash fence", text: "```bash\nls\n```", contains: []string{"contains no JSON object"}},
+		{name: "malformed", text: "{\"tool\": \"read\",\n \"args\": {\"path\": \"a\",}}", contains: []string{"malformed at line 2, column 23", "looking for beginning of object key string"}},
+		{name: "truncated", text: `{"tool":"read","args":{"path":`, contains: []string{"malformed at line 1, column 30", "unexpected end of JSON input"}},
+		{name: "malformed in fence counts reply lines", text: "Go:\n```json\n{\"tool\": \"é\", x}\n```", contains: []string{"malformed at line 3, column 15"}},
+		{name: "unquoted keys", text: `{tool: "read"}`, contains: []string{"malformed at line 1, column 2", "invalid character 't'"}},
+		{name: "text is final still reports json-like malformed", opts: jsonparser.Options{TextIsFinal: true}, text: `{"tool": }`, contains: []string{"malformed"}},
+		{name: "unclosed fence", text: "Here:\n```json\n{\"tool\":\"read\"}\n", contains: []string{"opened at line 2", "never closed", "cannot be unwrapped"}},
+		{name: "empty json fence", text: "```json\n\n```", contains: []string{"fence opened at line 1", "holds no JSON object"}},
+		{name: "two objects", text: `{"tool":"a"} {"tool":"b"}`, contains: []string{"contains 2 JSON objects", "exactly one action"}},
+		{name: "array of two", text: `[{"tool":"a"},{"tool":"b"}]`, contains: []string{"contains 2 JSON objects"}},
+		{name: "two fences", text: "```json\n{\"tool\":\"a\"}\n```\n```json\n{\"tool\":\"b\"}\n```", contains: []string{"contains 2 JSON objects"}},
+		{name: "valid and malformed", text: `{"tool":"a"} {"tool":"b",}`, contains: []string{"contains 2 JSON objects"}},
+		{name: "missing tool", text: `{"args":{"path":"a"}}`, contains: []string{`no "tool" field`, `its fields: "args"`}},
+		{name: "empty object", text: `{}`, contains: []string{`no "tool" field`, "it has no fields"}},
+		{name: "name is not tool", text: `{"name":"read","arguments":{}}`, contains: []string{`no "tool" field`, `"name", "arguments"`}},
+		{name: "tool not a string", text: `{"tool":3}`, contains: []string{"not a JSON number"}},
+		{name: "tool empty", text: `{"tool":""}`, contains: []string{"not an empty string"}},
+		{name: "duplicate", text: `{"tool":"a","tool":"b"}`, contains: []string{`field "tool" twice`}},
+		{name: "tool and final", text: `{"tool":"a","final":"b"}`, contains: []string{`both "tool" and "final"`}},
+		{name: "args and arguments", text: `{"tool":"a","args":{},"arguments":{}}`, contains: []string{`both "args" and "arguments"`}},
+		{name: "args not object", text: `{"tool":"a","args":"path=x"}`, contains: []string{`"args" field must be a JSON object`, "not a JSON string"}},
+		{name: "arguments not object", text: `{"tool":"a","arguments":[1]}`, contains: []string{`"arguments" field`, "not a JSON array"}},
+		{name: "unknown fields beside args", text: `{"tool":"a","args":{},"reason":"x","b":1}`, contains: []string{`unknown fields "reason", "b"`, `inside "args"`}},
+		{name: "unknown fields beside final", text: `{"final":"x","args":{},"why":1}`, contains: []string{`unknown fields "args", "why"`}},
+		{name: "flattened not params", opts: withTools, text: `{"tool":"read","path":"a","mode":"r"}`, contains: []string{`field "mode" of your call to "read" is not a parameter`, `its parameters: "lines", "path"`}},
+		{name: "invalid utf-8", text: "{\"tool\":\"a\",\"args\":{\"s\":\"\xff\"}}", contains: []string{"not valid UTF-8"}},
+		{name: "long names bounded", text: `{"tool":"a","args":{},"` + strings.Repeat("k", 200) + `":1}`, contains: []string{`"` + strings.Repeat("k", 64) + `"…`}},
+		{name: "many names bounded", text: `{"args":{},"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"k":1}`, contains: []string{`"i", and 2 more`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := checkedParse(t, jsonparser.New(tt.opts), polyloop.ModelReply{Text: tt.text})
+			if tt.want == nil {
+				inv, ok := d.(polyloop.Invalid)
+				if !ok {
+					t.Fatalf("Parse = %#v, want Invalid", d)
+				}
+				for _, s := range tt.contains {
+					if !strings.Contains(inv.Feedback, s) {
+						t.Errorf("feedback %q does not contain %q", inv.Feedback, s)
+					}
+				}
+				return
+			}
+			if !sameDecision(d, tt.want) {
+				t.Fatalf("Parse = %#v (%s), want %#v", d, argsOf(d), tt.want)
+			}
+		})
+	}
+}
+
+func argsOf(d polyloop.Decision) string {
+	if a, ok := d.(polyloop.Act); ok {
+		return string(a.Action.Args)
+	}
+	return ""
+}
+
+func sameDecision(a, b polyloop.Decision) bool {
+	if aa, ok := a.(polyloop.Act); ok {
+		ba, ok := b.(polyloop.Act)
+		return ok && aa.Action.Equal(ba.Action)
+	}
+	return a == b
+}
+
+// TestManyLooseBraces checks that a reply of many unbalanced prose braces is
+// read in bounded time and gives a decision.
+func TestManyLooseBraces(t *testing.T) {
+	t.Parallel()
+	text := strings.Repeat("{ ", 200000) + `{"tool":"read"}`
+	d := checkedParse(t, jsonparser.New(jsonparser.Options{}), polyloop.ModelReply{Text: text})
+	if _, ok := d.(polyloop.Invalid); !ok {
+		t.Fatalf("Parse = %#v, want Invalid (the braces hide the action)", d)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		opts jsonparser.Options
+		want string
+	}{
+		{jsonparser.Options{}, `{"version":1,"text_is_final":false}`},
+		{jsonparser.Options{
+			Tools:       []polyloop.ToolSpec{readTool, {Name: "free"}, {Name: "bad", Parameters: []byte(`[`)}},
+			Ignore:      []string{"thought", "tool", "reasoning"},
+			TextIsFinal: true,
+		}, `{"version":1,"tool_params":{"read":["lines","path"]},"ignore":["reasoning","thought"],"text_is_final":true}`},
+	}
+	for _, tt := range tests {
+		c := jsonparser.New(tt.opts).Describe()
+		if c.Name != "jsonparser" || string(c.Config) != tt.want {
+			t.Errorf("Describe = %s %s, want jsonparser %s", c.Name, c.Config, tt.want)
+		}
+	}
+	var _ polyloop.Describer = jsonparser.New(jsonparser.Options{})
+}
