@@ -1,0 +1,103 @@
+package polylooptest
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/polyloop/polyloop"
+)
+
+// parserFunc adapts a function to DecisionParser.
+type parserFunc func(polyloop.ModelReply) polyloop.Decision
+
+func (f parserFunc) Parse(r polyloop.ModelReply) polyloop.Decision { return f(r) }
+
+// breakParser returns goodParser's decision unless broken gives one.
+func breakParser(broken func(r polyloop.ModelReply) polyloop.Decision) func(testing.TB) polyloop.DecisionParser {
+	return func(testing.TB) polyloop.DecisionParser {
+		return parserFunc(func(r polyloop.ModelReply) polyloop.Decision {
+			if d := broken(r); d != nil {
+				return d
+			}
+			return goodParser{}.Parse(r)
+		})
+	}
+}
+
+func parserWith(f func(r polyloop.ModelReply) polyloop.Decision) ParserHarness {
+	h := goodParserHarness()
+	h.New = breakParser(f)
+	return h
+}
+
+func brokenParserCases() []brokenCase {
+	c := func(check string, h ParserHarness) brokenCase {
+		return brokenCase{"DecisionParser", check, func(t *testing.T) outcome { return runNamed(t, parserChecks, check, h, h.settings()) }}
+	}
+	var counter atomic.Int64
+	var mu sync.Mutex
+	return []brokenCase{
+		c("Corpus", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			return polyloop.Invalid{Feedback: "I understand nothing"}
+		})),
+		c("EdgeCases", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			if r.Text == "" && len(r.ToolCalls) == 0 {
+				return polyloop.Invalid{Feedback: "  "}
+			}
+			return nil
+		})),
+		c("EdgeCases", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			if strings.Contains(r.Text, "```") && !strings.HasSuffix(r.Text, "```") {
+				panic("unclosed fence")
+			}
+			return nil
+		})),
+		c("Generated", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			if strings.Contains(r.Text, "\x00") {
+				return &polyloop.Final{Answer: r.Text}
+			}
+			return nil
+		})),
+		c("HugeInputs", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			if len(r.Text) > 1<<19 {
+				panic("buffer too small")
+			}
+			return nil
+		})),
+		c("InvalidUTF8", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			if !utf8.ValidString(r.Text) {
+				return polyloop.Act{Action: polyloop.Action{Tool: "echo", Args: []byte(r.Text)}}
+			}
+			return nil
+		})),
+		c("Deterministic", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			if len(r.ToolCalls) > 1 {
+				return polyloop.Invalid{Feedback: "too many calls, attempt " + string(rune('0'+counter.Add(1)%10))}
+			}
+			return nil
+		})),
+		c("ReplyNotModified", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			if len(r.ToolCalls) == 1 && len(r.ToolCalls[0].Args) > 0 {
+				copy(r.ToolCalls[0].Args, bytes.ToUpper(r.ToolCalls[0].Args))
+			}
+			return nil
+		})),
+		c("Concurrent", fewerInputs(parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			if !mu.TryLock() {
+				return polyloop.Invalid{Feedback: "busy"}
+			}
+			defer mu.Unlock()
+			spin()
+			return nil
+		}))),
+	}
+}
+
+func fewerInputs(h ParserHarness) ParserHarness {
+	h.Generated = 10
+	return h
+}

@@ -1,0 +1,75 @@
+package polylooptest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+)
+
+// sinkFunc adapts a function to EventSink.
+type sinkFunc func(ctx context.Context, ev polyloop.Event) error
+
+func (f sinkFunc) Emit(ctx context.Context, ev polyloop.Event) error { return f(ctx, ev) }
+
+func sinkWith(f func(h *SinkHarness)) SinkHarness {
+	h := goodSinkHarness()
+	h.Verify = nil
+	f(&h)
+	return h
+}
+
+func newSink(f sinkFunc) func(testing.TB) polyloop.EventSink {
+	return func(testing.TB) polyloop.EventSink { return f }
+}
+
+func brokenSinkCases() []brokenCase {
+	c := func(check string, h SinkHarness) brokenCase {
+		return brokenCase{"EventSink", check, func(t *testing.T) outcome { return runNamed(t, sinkChecks, check, h, h.settings()) }}
+	}
+	var mu sync.Mutex
+	return []brokenCase{
+		c("EveryKind", sinkWith(func(h *SinkHarness) {
+			h.New = newSink(func(_ context.Context, ev polyloop.Event) error {
+				if ev.Kind == polyloop.EventChildReceived {
+					return errors.New("unknown event kind")
+				}
+				return nil
+			})
+		})),
+		c("EveryKind", sinkWith(func(h *SinkHarness) {
+			h.Verify = func(testing.TB, polyloop.EventSink, []polyloop.Event) error { return errors.New("no spans exported") }
+		})),
+		c("EventNotModified", sinkWith(func(h *SinkHarness) {
+			h.New = newSink(func(_ context.Context, ev polyloop.Event) error {
+				if ev.Reply != nil {
+					ev.Reply.Text = "[redacted]" // redacts in place, through the pointer
+				}
+				return nil
+			})
+		})),
+		c("FailureReturned", sinkWith(func(h *SinkHarness) {
+			h.NewFailing = newSink(func(context.Context, polyloop.Event) error { return nil })
+		})),
+		c("CancelledContext", sinkWith(func(h *SinkHarness) {
+			h.New = newSink(func(ctx context.Context, _ polyloop.Event) error {
+				if ctx.Err() != nil {
+					return errors.New("exporter shut down")
+				}
+				return nil
+			})
+		})),
+		c("Concurrent", sinkWith(func(h *SinkHarness) {
+			h.New = newSink(func(context.Context, polyloop.Event) error {
+				if !mu.TryLock() {
+					return errors.New("busy")
+				}
+				defer mu.Unlock()
+				spin()
+				return nil
+			})
+		})),
+	}
+}

@@ -1,0 +1,214 @@
+package polylooptest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+)
+
+// storeFaults are the ways brokenStore breaks the contract.
+type storeFaults struct {
+	notFound    bool // ReadLog of an unknown run is an error
+	noSeqCheck  bool // any seq is accepted
+	firstOnly   bool // only the first record's seq is checked
+	partial     bool // a batch is written record by record, an encode failure leaving a prefix
+	foldCase    bool // run ids are case-insensitive
+	busy        bool // a concurrent Append fails
+	racy        bool // the seq check and the write are not atomic
+	wrongCancel bool // a cancelled context gives an error that does not wrap it
+	msTimes     bool // timestamps are kept at millisecond precision
+	byID        bool // ListRuns orders by run id
+}
+
+// brokenStore keeps records in memory and breaks the contract in the ways
+// its storeFaults say.
+type brokenStore struct {
+	storeFaults
+	armed bool // the next batch fails after its first record
+
+	mu   sync.Mutex
+	runs map[string][]polyloop.Record
+}
+
+func (s *brokenStore) key(id string) string {
+	if s.foldCase {
+		return strings.ToLower(id)
+	}
+	return id
+}
+
+func (s *brokenStore) Append(ctx context.Context, runID string, recs ...polyloop.Record) error {
+	if ctx.Err() != nil {
+		if s.wrongCancel {
+			return errors.New("brokenStore: cancelled")
+		}
+		return ctx.Err()
+	}
+	if s.busy {
+		if !s.mu.TryLock() {
+			return errors.New("brokenStore: database is locked")
+		}
+		spin()
+	} else {
+		s.mu.Lock()
+	}
+	next := int64(len(s.runs[s.key(runID)]))
+	if s.racy {
+		s.mu.Unlock()
+		time.Sleep(time.Millisecond)
+		s.mu.Lock()
+	}
+	defer s.mu.Unlock()
+	if err := s.checkSeqs(next, recs); err != nil {
+		return err
+	}
+	return s.write(s.key(runID), recs)
+}
+
+func (s *brokenStore) checkSeqs(next int64, recs []polyloop.Record) error {
+	if s.noSeqCheck {
+		return nil
+	}
+	for i, r := range recs {
+		if r.Seq != next+int64(i) && (i == 0 || !s.firstOnly) {
+			return polyloop.ErrSeqConflict
+		}
+	}
+	return nil
+}
+
+func (s *brokenStore) write(key string, recs []polyloop.Record) error {
+	if s.runs == nil {
+		s.runs = map[string][]polyloop.Record{}
+	}
+	staged := slices.Clone(s.runs[key])
+	for i, r := range recs {
+		if _, err := r.MarshalJSON(); err != nil || (s.armed && i == 1) {
+			s.armed = false
+			if s.partial {
+				s.runs[key] = staged
+			}
+			return errors.New("brokenStore: write failed")
+		}
+		if s.msTimes {
+			r.At = r.At.Truncate(time.Millisecond)
+		}
+		staged = append(staged, r)
+	}
+	s.runs[key] = staged
+	return nil
+}
+
+func (s *brokenStore) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs, ok := s.runs[s.key(runID)]
+	if !ok && s.notFound {
+		return polyloop.RunLog{}, errors.New("brokenStore: run not found")
+	}
+	return polyloop.RunLog{RunID: runID, Records: slices.Clone(recs)}, nil
+}
+
+func (s *brokenStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyloop.RunSummary, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []polyloop.RunSummary
+	for _, recs := range s.runs {
+		var sum polyloop.RunSummary
+		for _, r := range recs {
+			sum.Apply(r)
+		}
+		if f.Matches(sum) {
+			out = append(out, sum)
+		}
+	}
+	slices.SortFunc(out, func(a, b polyloop.RunSummary) int {
+		if s.byID {
+			return strings.Compare(a.RunID, b.RunID)
+		}
+		return a.StartedAt.Compare(b.StartedAt)
+	})
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+func storeWith(f storeFaults) StoreHarness {
+	h := goodStoreHarness()
+	h.New = func(testing.TB) polyloop.Store { return &brokenStore{storeFaults: f} }
+	h.NewFaulty = func(t testing.TB) (polyloop.Store, func()) {
+		s := h.New(t).(*brokenStore)
+		return s, func() { s.armed = true }
+	}
+	return h
+}
+
+// forgetfulBacking is a Reopen that loses the last batch: a store that
+// acknowledged before its data was durable.
+func forgetfulReopen(_ testing.TB, s polyloop.Store) polyloop.Store {
+	g := s.(*goodStore)
+	g.b.mu.Lock()
+	defer g.b.mu.Unlock()
+	for id, recs := range g.b.runs {
+		g.b.runs[id] = recs[:len(recs)-2]
+	}
+	return &goodStore{b: g.b}
+}
+
+// blockingStore hangs on ReadLog until the test ends.
+type blockingStore struct {
+	goodStore
+	release chan struct{}
+}
+
+func (s *blockingStore) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+	<-s.release
+	return polyloop.RunLog{}, nil
+}
+
+// panickingStore panics on ReadLog.
+type panickingStore struct{ goodStore }
+
+func (s *panickingStore) ReadLog(context.Context, string) (polyloop.RunLog, error) {
+	panic("panickingStore: nil map")
+}
+
+func brokenStoreCases() []brokenCase {
+	c := func(check string, h StoreHarness) brokenCase {
+		return brokenCase{"Store", check, func(t *testing.T) outcome { return runNamed(t, storeChecks, check, h, h.settings()) }}
+	}
+	reopen := goodStoreHarness()
+	reopen.Reopen = forgetfulReopen
+	hang := goodStoreHarness()
+	hang.Timeout = 200 * time.Millisecond
+	hang.New = func(t testing.TB) polyloop.Store {
+		release := make(chan struct{})
+		t.Cleanup(func() { close(release) })
+		return &blockingStore{goodStore: *newGoodStore(), release: release}
+	}
+	panics := goodStoreHarness()
+	panics.New = func(testing.TB) polyloop.Store { return &panickingStore{*newGoodStore()} }
+	return []brokenCase{
+		c("EmptyLogForUnknownRun", storeWith(storeFaults{notFound: true})),
+		c("EmptyLogForUnknownRun", hang),
+		c("EmptyLogForUnknownRun", panics),
+		c("RoundTrip", storeWith(storeFaults{msTimes: true})),
+		c("SeqRule", storeWith(storeFaults{noSeqCheck: true})),
+		c("BatchAllOrNothing", storeWith(storeFaults{firstOnly: true})),
+		c("EncodeFailureAtomic", storeWith(storeFaults{partial: true})),
+		c("InjectedFailure", storeWith(storeFaults{partial: true})),
+		c("RunsIsolated", storeWith(storeFaults{foldCase: true})),
+		c("ConcurrentRuns", storeWith(storeFaults{busy: true})),
+		c("ConcurrentWriters", storeWith(storeFaults{racy: true})),
+		c("CancelledContext", storeWith(storeFaults{wrongCancel: true})),
+		c("Reopen", reopen),
+		c("ListRuns", storeWith(storeFaults{byID: true})),
+	}
+}
