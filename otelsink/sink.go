@@ -144,7 +144,7 @@ func (s *Sink) Close() error {
 	return nil
 }
 
-// run returns the invocation of ev's run, creating a span-less one for a run
+// run returns the invocation of runID, creating a span-less one for a run
 // the sink has not seen start.
 func (s *Sink) run(ctx context.Context, runID string) *invocation {
 	inv := s.runs[runID]
