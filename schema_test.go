@@ -1,0 +1,80 @@
+package polyloop_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/diag"
+)
+
+func logSchema(t *testing.T) *jsonschema.Resolved {
+	t.Helper()
+	data, err := os.ReadFile("docs/log-format.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func validateLine(rs *jsonschema.Resolved, line []byte) error {
+	var v any
+	if err := json.Unmarshal(line, &v); err != nil {
+		return err
+	}
+	return rs.Validate(v)
+}
+
+// The JSON Schema of docs/log-format.md describes what the library writes:
+// every record of the reference run, and one record of each other kind.
+func TestLogSchema(t *testing.T) {
+	rs := logSchema(t)
+	data, _ := os.ReadFile("testdata/reference.jsonl")
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if err := validateLine(rs, []byte(line)); err != nil {
+			t.Fatalf("reference line %d: %v", i+1, err)
+		}
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	extra := []polyloop.RecordBody{
+		&polyloop.ModelCallResult{Step: 2, CallID: "m2.1", Failure: diag.From(errors.Join(errors.New("a"), errors.New("b")))},
+		&polyloop.ConfigOverride{PreviousHash: "sha256:a", SnapshotHash: "sha256:b", Fields: []string{"system"}},
+		&polyloop.ChildReception{Step: 1, Index: 1, ChildRunID: "p/1.1", StopReason: polyloop.StopMaxSteps, Handler: "failed",
+			Reception: polyloop.ReceptionHandled, Value: json.RawMessage(`"fallback"`)},
+		&polyloop.RunFinished{StopReason: polyloop.StopEnvError, Sinks: []polyloop.SinkReport{{Index: 0, Sink: "x", Errors: 3, Disabled: true}}},
+	}
+	for _, b := range extra {
+		line, err := polyloop.Record{Seq: 5, At: at, Body: b}.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := validateLine(rs, line); err != nil {
+			t.Fatalf("%s: %v\n%s", b.Kind(), err, line)
+		}
+	}
+	// The schema rejects what the format forbids.
+	for _, bad := range []string{
+		`{"at":"x","kind":"model_call_intent","v":1,"step":1,"call_id":"m1.1","attempt":1}`,
+		`{"seq":1,"at":"x","kind":"model_call_intent","v":2,"step":1,"call_id":"m1.1","attempt":1}`,
+		`{"seq":1,"at":"x","kind":"model_call_result","v":1,"step":1,"call_id":"m1.1","reply":{},"failure":{"type":"t","message":"m"}}`,
+		`{"seq":1,"at":"x","kind":"step_completed","v":1,"step":1,"model_call_id":"m1.1","decision":"act","result_id":"a1"}`,
+		`{"seq":1,"at":"x","kind":"run_finished","v":1,"stop_reason":"gave_up","totals":{"steps":0,"model_calls":0,"actions":0,"input_tokens":0,"output_tokens":0,"cost_usd":0}}`,
+	} {
+		if validateLine(rs, []byte(bad)) == nil {
+			t.Errorf("schema accepted %s", bad)
+		}
+	}
+}
