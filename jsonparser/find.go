@@ -162,8 +162,16 @@ func regionEnd(text string, start int) (int, bool) {
 // looksLikeJSON reports whether the region opens with a quoted key or closes
 // at once, as JSON objects do and prose braces do not.
 func (c candidate) looksLikeJSON() bool {
-	rest := strings.TrimLeft(string(c.raw[1:]), " \t\r\n")
-	return rest == "" || rest[0] == '"' || rest[0] == '}'
+	for _, b := range c.raw[1:] {
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '"', '}':
+			return true
+		}
+		return false
+	}
+	return true
 }
 
 func (f *found) add(c candidate) {
