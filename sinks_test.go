@@ -38,11 +38,13 @@ func (s *panicSink) Emit(context.Context, polyloop.Event) error {
 	panic("sink bug")
 }
 
-type blockSink struct{}
+// blockSink ignores its context and blocks until release is closed: the
+// runner's own timer must get the loop going again.
+type blockSink struct{ release chan struct{} }
 
-func (blockSink) Emit(ctx context.Context, _ polyloop.Event) error {
-	<-ctx.Done()
-	return ctx.Err()
+func (b blockSink) Emit(context.Context, polyloop.Event) error {
+	<-b.release
+	return nil
 }
 
 func threeStepModel() *scriptmodel.Client {
@@ -96,7 +98,9 @@ func TestSinkFailuresAreCounted(t *testing.T) {
 // A sink that blocks forever stalls the loop no longer than the timeout.
 func TestSinkTimeout(t *testing.T) {
 	r := newRunner(threeStepModel(), memstore.New(), newTestExec())
-	r.Sinks = []polyloop.EventSink{blockSink{}}
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	r.Sinks = []polyloop.EventSink{blockSink{release}}
 	r.SinkPolicy = polyloop.SinkPolicy{Timeout: 10 * time.Millisecond}
 	done := make(chan struct{})
 	var res polyloop.RunResult
