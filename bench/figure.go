@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Figure is one measured quantity: the median of its repetitions, with min
+// and max.
+type Figure struct {
+	// Measure is the number of the measurement in the issue that defines W
+	// (1 in-memory run, 2 durable run, 3 concurrency, 4 resume, 5 memory and
+	// bytes).
+	Measure int `json:"measure"`
+	// ID names the quantity for programs: time_per_step, allocs_per_step,
+	// commits_per_step, json_bytes_per_step, disk_bytes_per_step,
+	// steps_per_second, resume_start_to_call, resume_entry_to_call,
+	// resume_read_plan, peak_rss.
+	ID string `json:"id"`
+	// Name says what it is, for people.
+	Name  string `json:"name"`
+	Store string `json:"store"`
+	// Steps is S of each run; Runs the number of concurrent runs.
+	Steps int    `json:"steps"`
+	Runs  int    `json:"runs"`
+	Unit  string `json:"unit"`
+	// Median, Min and Max summarize N repetitions.
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	N      int     `json:"n"`
+	// Target is the issue's target, when it applies to this figure at these
+	// sizes.
+	Target *Target `json:"target,omitempty"`
+}
+
+// Target is a bound the median should meet.
+type Target struct {
+	// Op is "<=", ">=" or "==".
+	Op    string  `json:"op"`
+	Value float64 `json:"value"`
+	Met   bool    `json:"met"`
+}
+
+func (t Target) String() string {
+	sym := map[string]string{"<=": "≤", ">=": "≥", "==": "="}[t.Op]
+	verdict := "met"
+	if !t.Met {
+		verdict = "MISSED"
+	}
+	return fmt.Sprintf("%s %s %s", sym, formatValue(t.Value), verdict)
+}
+
+// summarize fills the figure's statistics from its samples.
+func (f Figure) summarize(samples []float64) Figure {
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	f.N = len(s)
+	if f.N == 0 {
+		return f
+	}
+	f.Min, f.Max = s[0], s[len(s)-1]
+	if f.N%2 == 1 {
+		f.Median = s[f.N/2]
+	} else {
+		f.Median = (s[f.N/2-1] + s[f.N/2]) / 2
+	}
+	return f
+}
+
+// withTarget attaches a target and judges the median against it.
+func (f Figure) withTarget(op string, value float64) Figure {
+	t := Target{Op: op, Value: value}
+	switch op {
+	case "<=":
+		t.Met = f.Median <= value
+	case ">=":
+		t.Met = f.Median >= value
+	case "==":
+		t.Met = f.Median == value
+	}
+	f.Target = &t
+	return f
+}
+
+// formatValue prints a figure with three significant digits or so.
+func formatValue(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 1000 || v <= -1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 100 || v <= -100:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 1 || v <= -1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}

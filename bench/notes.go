@@ -1,0 +1,15 @@
+package bench
+
+// standardNotes say how to read the figures.
+func standardNotes(o Options) []string {
+	notes := []string{
+		"per step = per StepCompleted record: a run of S action steps has S+1 steps (the last one answers)",
+		"time per step is the wall time of Runner.Run over the steps; the scripted model and noop take part in it but do no work",
+		"allocations per step count every goroutine's heap allocations during the run (the store's included)",
+		"resume: the log ends with the intent of call S+1; resume writes a new intent (one commit) and calls the model",
+	}
+	if !o.standard() {
+		notes = append(notes, "sizes differ from the standard ones (S=1000, 50 steps per concurrent run): targets are not shown")
+	}
+	return notes
+}

@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is the outcome of Run. It marshals to JSON (the --json output of
+// polyloop bench); WriteText prints it for people.
+type Report struct {
+	Machine Machine `json:"machine"`
+	// Workload describes W and the sizes measured.
+	Workload        string `json:"workload"`
+	Steps           int    `json:"steps"`
+	ConcurrentSteps int    `json:"concurrent_steps"`
+	Concurrency     []int  `json:"concurrency"`
+	Reps            int    `json:"reps"`
+	// Stores describe the stores measured and their settings.
+	Stores  []StoreInfo `json:"stores"`
+	Figures []Figure    `json:"figures"`
+	// Notes say how to read figures (what a figure includes, a measurement
+	// that could not be made).
+	Notes   []string      `json:"notes,omitempty"`
+	Started time.Time     `json:"started"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// StoreInfo names a measured store and its settings.
+type StoreInfo struct {
+	Name     string `json:"name"`
+	Settings string `json:"settings"`
+}
+
+// WriteText prints the report as a table: one line per figure, median with
+// min and max, and the target where one applies.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	r.writeHeader(&b)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "#\tstore\tfigure\tsize\t%9s\t%9s\t%9s\tunit\ttarget\n", "median", "min", "max")
+	for _, f := range r.Figures {
+		target := ""
+		if f.Target != nil {
+			target = f.Target.String()
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%9s\t%9s\t%9s\t%s\t%s\n", f.Measure, f.Store, f.Name, size(f),
+			formatValue(f.Median), formatValue(f.Min), formatValue(f.Max), f.Unit, target)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (r *Report) writeHeader(b *strings.Builder) {
+	m := r.Machine
+	fmt.Fprintf(b, "polyloop bench: %s\n", r.Workload)
+	fmt.Fprintf(b, "sizes: S=%d single and resume runs; %s concurrent runs of S=%d; %d repetitions per figure (median, min, max)\n",
+		r.Steps, joinInts(r.Concurrency), r.ConcurrentSteps, r.Reps)
+	fmt.Fprintf(b, "machine: %s, %d CPUs (GOMAXPROCS %d), %s/%s, kernel %s, memory %s, %s\n",
+		orUnknown(m.CPU), m.CPUs, m.GOMAXPROCS, m.OS, m.Arch, orUnknown(m.Kernel), orUnknown(m.MemTotal), m.GoVersion)
+	fmt.Fprintf(b, "load average: %s at start, %s at end; started %s, took %s\n",
+		orUnknown(m.LoadStart), orUnknown(m.LoadEnd), r.Started.Format(time.RFC3339), r.Elapsed.Round(time.Millisecond))
+	for _, s := range r.Stores {
+		fmt.Fprintf(b, "store %s: %s\n", s.Name, s.Settings)
+	}
+	b.WriteString("\n")
+}
+
+func size(f Figure) string {
+	if f.Steps == 0 {
+		return "-"
+	}
+	if f.Runs > 1 || f.Measure == 3 {
+		return fmt.Sprintf("C=%d S=%d", f.Runs, f.Steps)
+	}
+	return fmt.Sprintf("S=%d", f.Steps)
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// rssIn runs a child doing t on a fresh store and returns its peak RSS in
+// MiB.
+func rssIn(ctx context.Context, spec storeSpec, dir string, t childTask) (mib float64, err error) {
+	t.Store = spec.newLoc(dir, pgConns(t.Runs))
+	defer func() { err = errors.Join(err, t.Store.remove(context.WithoutCancel(ctx))) }()
+	res, err := startChild(ctx, t)
+	if err != nil {
+		return 0, err
+	}
+	if t.Mode != modeIdle && res.Steps != max(t.Runs, 1)*(t.Steps+1) {
+		return 0, fmt.Errorf("bench: child %s did %d steps, want %d", t.Mode, res.Steps, max(t.Runs, 1)*(t.Steps+1))
+	}
+	if res.PeakRSSKB == 0 {
+		return 0, errRSSUnknown
+	}
+	return float64(res.PeakRSSKB) / 1024, nil
+}
+
+// errRSSUnknown: the platform does not report a process's peak RSS
+// (/proc/self/status has no VmHWM).
+var errRSSUnknown = errors.New("bench: peak RSS is not available on this platform")
+
+// measureRSS gives the peak-RSS figures of measurement 5 for one store: a
+// single run of S steps (memory store only: measurement 1) and the largest
+// concurrency of measurement 3. Each repetition is its own child process.
+func measureRSS(ctx context.Context, o Options, spec storeSpec, name, dir string) ([]Figure, error) {
+	var tasks []childTask
+	if !spec.durable() {
+		tasks = append(tasks, childTask{Mode: modeRSSSingle, Steps: o.Steps})
+	}
+	if len(o.Concurrency) > 0 {
+		c := slices.Max(o.Concurrency)
+		tasks = append(tasks, childTask{Mode: modeRSSConcurrent, Steps: o.ConcurrentSteps, Runs: c})
+	}
+	var figs []Figure
+	for _, t := range tasks {
+		f, err := rssFigure(ctx, o, spec, name, dir, t)
+		if err != nil {
+			return figs, err
+		}
+		if t.Mode == modeRSSSingle && o.standard() {
+			f = f.withTarget("<=", 20)
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}
+
+func rssFigure(ctx context.Context, o Options, spec storeSpec, name, dir string, t childTask) (Figure, error) {
+	var xs []float64
+	for i := range o.Reps {
+		mib, err := rssIn(ctx, spec, dir, t)
+		if err != nil {
+			return Figure{}, fmt.Errorf("bench: %s peak RSS (%s): %w", name, t.Mode, err)
+		}
+		o.progress("%s: peak RSS of a child (%s, runs=%d, S=%d), repetition %d/%d: %.1f MiB",
+			name, t.Mode, max(t.Runs, 1), t.Steps, i+1, o.Reps, mib)
+		xs = append(xs, mib)
+	}
+	f := Figure{Measure: 5, Store: name, Steps: t.Steps, Runs: max(t.Runs, 1)}
+	if t.Mode == modeIdle {
+		return f.named("peak_rss_idle", "peak RSS of an idle child (baseline)", "MiB").summarize(xs), nil
+	}
+	return f.named("peak_rss", "peak RSS (child process)", "MiB").summarize(xs), nil
+}

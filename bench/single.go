@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/polyloop/polyloop"
+)
+
+// runSample is what one repetition of a single run measured.
+type runSample struct {
+	elapsed   time.Duration
+	steps     int   // StepCompleted records: S+1
+	mallocs   int64 // heap allocations during the run, all goroutines
+	commits   int64 // write transactions during the run; -1 when not counted
+	jsonBytes int64 // the run's records as JSON lines
+	diskBytes int64 // the store's size after the run; -1 when unknown
+}
+
+// singleRun runs W once with steps steps on a fresh store and measures it.
+func singleRun(ctx context.Context, spec storeSpec, dir string, steps int) (s runSample, err error) {
+	loc := spec.newLoc(dir, 0)
+	defer func() { err = errors.Join(err, loc.remove(context.WithoutCancel(ctx))) }()
+	st, err := loc.open(ctx)
+	if err != nil {
+		return s, err
+	}
+	s, err = timedRun(ctx, st, Workload{Steps: steps})
+	if err != nil {
+		return s, errors.Join(err, st.close())
+	}
+	log, err := st.ReadLog(ctx, "w")
+	if err != nil {
+		return s, errors.Join(err, st.close())
+	}
+	enc, err := polyloop.EncodeRecords(log.Records)
+	if err != nil {
+		return s, errors.Join(err, st.close())
+	}
+	s.jsonBytes = int64(len(enc))
+	if err := st.close(); err != nil {
+		return s, err
+	}
+	n, ok, err := loc.diskBytes(ctx)
+	s.diskBytes = -1
+	if ok {
+		s.diskBytes = n
+	}
+	return s, err
+}
+
+// timedRun runs W as run "w" on st, timing it and counting allocations and
+// commits.
+func timedRun(ctx context.Context, st *openStore, w Workload) (runSample, error) {
+	r := w.Runner(st)
+	agent, task := w.Agent(), w.Task()
+	s := runSample{commits: -1}
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	c0 := st.commitCount()
+	t0 := time.Now()
+	res, err := r.Run(ctx, "w", agent, task)
+	s.elapsed = time.Since(t0)
+	runtime.ReadMemStats(&m1)
+	if err != nil {
+		return s, err
+	}
+	if err := checkFinished(res, w); err != nil {
+		return s, err
+	}
+	s.steps = res.Totals.Steps
+	s.mallocs = int64(m1.Mallocs - m0.Mallocs)
+	if c0 >= 0 {
+		s.commits = st.commitCount() - c0
+	}
+	return s, nil
+}
+
+// checkFinished verifies that a run of W did what W says, so that a figure
+// never comes from a run that went wrong.
+func checkFinished(res polyloop.RunResult, w Workload) error {
+	if res.StopReason != polyloop.StopCompleted || res.FinalAnswer != FinalAnswer ||
+		res.Totals.Steps != w.Steps+1 || res.Totals.Actions != w.Steps {
+		return fmt.Errorf("bench: run %s of W (S=%d) ended %s with %d steps and %d actions, want completed with %d and %d",
+			res.RunID, w.Steps, res.StopReason, res.Totals.Steps, res.Totals.Actions, w.Steps+1, w.Steps)
+	}
+	return nil
+}
+
+func (s *openStore) commitCount() int64 {
+	if s.commits == nil {
+		return -1
+	}
+	return s.commits()
+}
+
+// measureSingle gives the figures of measurements 1 and 2 for one store (and
+// the bytes of measurement 5): time, allocations and commits per step, bytes
+// stored per step.
+func measureSingle(ctx context.Context, o Options, spec storeSpec, name, dir string, steps int) ([]Figure, error) {
+	var samples []runSample
+	for i := range o.Reps {
+		s, err := singleRun(ctx, spec, dir, steps)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s single run S=%d: %w", name, steps, err)
+		}
+		o.progress("%s: single run S=%d, repetition %d/%d: %.1f µs/step", name, steps, i+1, o.Reps,
+			perStepMicros(s))
+		samples = append(samples, s)
+	}
+	return singleFigures(o, spec, name, steps, samples), nil
+}
+
+func perStepMicros(s runSample) float64 {
+	return float64(s.elapsed.Nanoseconds()) / 1e3 / float64(s.steps)
+}
+
+func singleFigures(o Options, spec storeSpec, name string, steps int, samples []runSample) []Figure {
+	measure := 1
+	if spec.durable() {
+		measure = 2
+	}
+	base := Figure{Measure: measure, Store: name, Steps: steps, Runs: 1}
+	collect := func(f func(runSample) float64) []float64 {
+		var xs []float64
+		for _, s := range samples {
+			xs = append(xs, f(s))
+		}
+		return xs
+	}
+	targets := o.standard() && steps == o.Steps
+	figs := []Figure{}
+	add := func(fig Figure, xs []float64, op string, target float64) {
+		fig = fig.summarize(xs)
+		if targets && op != "" {
+			fig = fig.withTarget(op, target)
+		}
+		figs = append(figs, fig)
+	}
+	timeTarget := 20.0
+	if spec.durable() {
+		timeTarget = 1500
+	}
+	add(base.named("time_per_step", "time per step", "µs"), collect(perStepMicros), "<=", timeTarget)
+	add(base.named("allocs_per_step", "allocations per step", "allocs"),
+		collect(func(s runSample) float64 { return float64(s.mallocs) / float64(s.steps) }), "", 0)
+	if samples[0].commits >= 0 {
+		add(base.named("commits_per_step", "commits per step", "commits"),
+			collect(func(s runSample) float64 { return float64(s.commits) / float64(s.steps) }), "==", 2)
+	}
+	bytesFig := base
+	bytesFig.Measure = 5
+	add(bytesFig.named("json_bytes_per_step", "record JSON per step", "bytes"),
+		collect(func(s runSample) float64 { return float64(s.jsonBytes) / float64(s.steps) }), "<=", 2048)
+	if samples[0].diskBytes >= 0 {
+		add(bytesFig.named("disk_bytes_per_step", "store size per step", "bytes"),
+			collect(func(s runSample) float64 { return float64(s.diskBytes) / float64(s.steps) }), "<=", 2048)
+	}
+	return figs
+}
+
+func (f Figure) named(id, name, unit string) Figure {
+	f.ID, f.Name, f.Unit = id, name, unit
+	return f
+}
