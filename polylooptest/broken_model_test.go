@@ -12,7 +12,7 @@ import (
 // brokenModel breaks goodModel in one way, chosen by its fields.
 type brokenModel struct {
 	noUsage, noModel, noAttempts, modifies, ignoresCtx, busy bool
-	mu                                                      sync.Mutex
+	mu                                                       sync.Mutex
 }
 
 func (m *brokenModel) Complete(ctx context.Context, req polyloop.ModelRequest) (polyloop.ModelReply, error) {

@@ -32,24 +32,25 @@
 // The SQLite store's test, in package sqlitestore_test:
 //
 //	func TestConformance(t *testing.T) {
+//		open := func(t testing.TB, path string) polyloop.Store {
+//			s, err := sqlitestore.Open(path, nil)
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			t.Cleanup(func() { s.Close() })
+//			return s
+//		}
+//		paths := map[polyloop.Store]string{}
 //		polylooptest.TestStore(t, polylooptest.StoreHarness{
 //			New: func(t testing.TB) polyloop.Store {
-//				s, err := sqlitestore.Open(filepath.Join(t.TempDir(), "runs.db"))
-//				if err != nil {
-//					t.Fatal(err)
-//				}
-//				t.Cleanup(func() { s.Close() })
+//				path := filepath.Join(t.TempDir(), "runs.db")
+//				s := open(t, path)
+//				paths[s] = path
 //				return s
 //			},
 //			Reopen: func(t testing.TB, s polyloop.Store) polyloop.Store {
-//				path := s.(*sqlitestore.Store).Path()
 //				s.(*sqlitestore.Store).Close()
-//				s2, err := sqlitestore.Open(path)
-//				if err != nil {
-//					t.Fatal(err)
-//				}
-//				t.Cleanup(func() { s2.Close() })
-//				return s2
+//				return open(t, paths[s])
 //			},
 //		})
 //	}

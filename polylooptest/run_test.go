@@ -48,7 +48,11 @@ func (r *recordingTB) Fatal(args ...any) {
 func (r *recordingTB) Failed() bool  { r.mu.Lock(); defer r.mu.Unlock(); return r.failed }
 func (r *recordingTB) Skipped() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.skipped }
 
-func (r *recordingTB) Cleanup(f func()) { r.mu.Lock(); defer r.mu.Unlock(); r.cleanups = append(r.cleanups, f) }
+func (r *recordingTB) Cleanup(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cleanups = append(r.cleanups, f)
+}
 
 func TestReportSkipCarriesTheReason(t *testing.T) {
 	h := goodStoreHarness()

@@ -26,11 +26,13 @@ func runNamed[H any](t testing.TB, checks []check[H], name string, h H, s settin
 // spin holds a lock long enough for concurrent callers to collide.
 func spin() { time.Sleep(200 * time.Microsecond) }
 
-func (h ModelClientHarness) settings() settings { return newSettings(h.Timeout, h.CancelWithin, h.Skip) }
-func (h ParserHarness) settings() settings      { return newSettings(h.Timeout, 0, h.Skip) }
-func (h ExecutorHarness) settings() settings    { return newSettings(h.Timeout, h.CancelWithin, h.Skip) }
-func (h StoreHarness) settings() settings       { return newSettings(h.Timeout, 0, h.Skip) }
-func (h SinkHarness) settings() settings        { return newSettings(h.Timeout, h.CancelWithin, h.Skip) }
+func (h ModelClientHarness) settings() settings {
+	return newSettings(h.Timeout, h.CancelWithin, h.Skip)
+}
+func (h ParserHarness) settings() settings   { return newSettings(h.Timeout, 0, h.Skip) }
+func (h ExecutorHarness) settings() settings { return newSettings(h.Timeout, h.CancelWithin, h.Skip) }
+func (h StoreHarness) settings() settings    { return newSettings(h.Timeout, 0, h.Skip) }
+func (h SinkHarness) settings() settings     { return newSettings(h.Timeout, h.CancelWithin, h.Skip) }
 
 func allBrokenCases() []brokenCase {
 	var all []brokenCase
