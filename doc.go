@@ -1,0 +1,42 @@
+// Package polyloop runs LLM agent loops — model call, decide, act, observe,
+// repeat — where every run is a durable, append-only log that can be resumed
+// step by step after a crash, and whose failures are accounted for honestly.
+//
+// # The pieces
+//
+// Runner is the type users touch. It calls out through five seams, each a
+// small interface whose contract is in its doc comment: ModelClient,
+// DecisionParser, ActionExecutor, Store and EventSink. Adapters live in their
+// own packages (scriptmodel, openaimodel, anthropicmodel, replaymodel;
+// toolcallparser, jsonparser, codeparser; funcexec, shellexec, mcpexec;
+// memstore, sqlitestore, pgstore; slogsink, otelsink); the conformance kit
+// polylooptest lets an adapter prove it honours its seam.
+//
+// # The loop and the log
+//
+// Each step is one model call, the decision parsed from its reply, and at
+// most one action. Every execution has an intent record written before it
+// and a result record after it; records with no side effect between them
+// share one Append, so a step costs two durable writes. The log is the single
+// source of truth: History, ComputeTotals and PlanResume are functions of it.
+//
+// # Failures
+//
+// A model failure is recorded and finishes the run with StopLLMError. An
+// action that ran and failed is an ordinary observation; an environment that
+// broke is EnvError and finishes the run with StopEnvError. An executor error
+// or panic and a parser panic propagate out of Run and Resume unchanged,
+// leaving the log at intent-without-result, which Resume reads as unknown.
+// Store failures surface as *PersistenceError. Cancellation passes through
+// untouched and invents no record.
+//
+// # Resume
+//
+// Resume reads the log and follows PlanResume: model calls of unknown outcome
+// are made again; actions of unknown outcome are replayed when their tool is
+// ReplaySafe, and otherwise finish the run with StopResumeStateUnknown. A
+// deterministic model and executor give the same log whether or not the run
+// was interrupted, apart from timestamps and orphaned intents.
+//
+// The log format is documented in docs/log-format.md.
+package polyloop
