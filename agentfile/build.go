@@ -1,0 +1,282 @@
+package agentfile
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/codeparser"
+	"github.com/polyloop/polyloop/mcpexec"
+	"github.com/polyloop/polyloop/openaimodel"
+	"github.com/polyloop/polyloop/scriptmodel"
+	"github.com/polyloop/polyloop/shellexec"
+	"github.com/polyloop/polyloop/toolcallparser"
+)
+
+// builder turns a checked File into a Config.
+type builder struct {
+	file string
+	f    *File
+	loc  *locator
+	opts *Options
+}
+
+func (b *builder) build(ctx context.Context) (*Config, error) {
+	cfg := &Config{File: b.f}
+	var err error
+	if cfg.Model, err = b.model(); err != nil {
+		return nil, err
+	}
+	if cfg.Parser, err = b.parser(); err != nil {
+		return nil, err
+	}
+	tools, err := b.executor(ctx, cfg)
+	if err != nil {
+		cfg.Close()
+		return nil, err
+	}
+	cfg.Agent = polyloop.Agent{
+		Name:   b.f.Name,
+		System: b.f.System,
+		Tools:  tools,
+		Synthetic: polyloop.SyntheticObservations{
+			NotExecuted: b.f.Synthetic.NotExecuted,
+			EnvError:    b.f.Synthetic.EnvError,
+		},
+		Limits: polyloop.Limits{
+			MaxSteps:         b.f.Limits.MaxSteps,
+			MaxTokens:        b.f.Limits.MaxTokens,
+			MaxCostUSD:       b.f.Limits.MaxCostUSD,
+			ObservationLimit: b.f.Limits.ObservationLimit,
+		},
+		Model: b.modelParams(),
+	}
+	return cfg, nil
+}
+
+// modelParams are the model parameters that enter the snapshot. For a
+// scripted model the script's hash is among them: the script is what the
+// model says.
+func (b *builder) modelParams() polyloop.ModelParams {
+	m := b.f.Model
+	p := polyloop.ModelParams{
+		Provider: m.Provider, Model: m.Model, Temperature: m.Temperature, TopP: m.TopP,
+		MaxOutputTokens: m.MaxOutputTokens, Seed: m.Seed, Stop: m.Stop,
+		Retries: m.Retries, RetryBackoffMS: m.RetryBackoffMS,
+	}
+	if m.Provider == "script" {
+		raw, _ := json.Marshal(struct {
+			Script       []TurnSpec `json:"script"`
+			CostPerToken float64    `json:"cost_per_token"`
+		}{m.Script, m.CostPerToken})
+		sum := sha256.Sum256(raw)
+		p.Extra = map[string]any{"script_sha256": hex.EncodeToString(sum[:])}
+		if p.Model == "" {
+			p.Model = "script"
+		}
+	}
+	return p
+}
+
+func (b *builder) model() (polyloop.ModelClient, error) {
+	m := b.f.Model
+	switch m.Provider {
+	case "script":
+		return b.script()
+	case "openai":
+		key := b.opts.getenv(keyEnv(m.APIKeyEnv, "OPENAI_API_KEY"))
+		return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+	}
+	return nil, b.loc.errorAt(path{"model", "provider"}, fmt.Sprintf("provider %s is not available in this build of polyloop", m.Provider))
+}
+
+func keyEnv(named, def string) string {
+	if named != "" {
+		return named
+	}
+	return def
+}
+
+func (b *builder) script() (polyloop.ModelClient, error) {
+	m := b.f.Model
+	turns := make([]scriptmodel.Turn, len(m.Script))
+	for i, t := range m.Script {
+		turn := scriptmodel.Turn{Text: t.Text, Delay: time.Duration(t.DelayMS) * time.Millisecond}
+		if t.Fail != "" {
+			turn.Err = errors.New(t.Fail)
+		}
+		if t.Tool != "" {
+			args, err := toJSON(t.Args)
+			if err != nil {
+				return nil, b.loc.errorAt(path{"model", "script", i, "args"}, fmt.Sprintf("expected a mapping that converts to a JSON object: %v", err))
+			}
+			id := t.ID
+			if id == "" {
+				id = fmt.Sprintf("call_%d", i+1)
+			}
+			turn.ToolCalls = []polyloop.ToolCall{{ID: id, Name: t.Tool, Args: args}}
+		}
+		turns[i] = turn
+	}
+	model := m.Model
+	if model == "" {
+		model = "script"
+	}
+	return scriptmodel.NewWithOptions(scriptmodel.Options{CostPerToken: m.CostPerToken, Model: model}, turns...), nil
+}
+
+// toJSON converts decoded YAML (whose nested mappings may have non-string
+// keys) into a JSON object.
+func toJSON(args map[string]any) (json.RawMessage, error) {
+	if args == nil {
+		return json.RawMessage("{}"), nil
+	}
+	return json.Marshal(jsonValue(args))
+}
+
+func jsonValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = jsonValue(x)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[fmt.Sprint(k)] = jsonValue(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = jsonValue(x)
+		}
+		return out
+	}
+	return v
+}
+
+func (b *builder) parser() (polyloop.DecisionParser, error) {
+	o := b.f.Parser.Options
+	switch b.f.Parser.Kind {
+	case "", "toolcall":
+		return toolcallparser.New(toolcallparser.Options{RequireAction: o.RequireAction}), nil
+	case "code":
+		return codeparser.New(codeparser.Options{Lang: o.Lang, Tags: o.Tags, FinalMarker: o.FinalMarker}), nil
+	}
+	return nil, b.loc.errorAt(path{"parser", "kind"}, fmt.Sprintf("parser kind %s is not available in this build of polyloop", b.f.Parser.Kind))
+}
+
+// executor builds the executors and returns the agent's tool specs. With
+// exactly one executor it is used as is; otherwise a router hands each
+// action to the executor that offers its tool.
+func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpec, error) {
+	r := &router{owners: map[string]polyloop.ActionExecutor{}}
+	var specs []polyloop.ToolSpec
+	add := func(name string, p path, exec polyloop.ActionExecutor, tools []polyloop.ToolSpec) error {
+		for _, t := range tools {
+			if _, dup := r.owners[t.Name]; dup {
+				return b.loc.errorAt(p, fmt.Sprintf("tool %q is offered by two tool sources; tool names must be unique (use tools: to expose a subset)", t.Name))
+			}
+			r.owners[t.Name] = exec
+		}
+		r.parts = append(r.parts, routed{name: name, exec: exec})
+		specs = append(specs, tools...)
+		return nil
+	}
+	if s := b.f.Tools.Shell; s != nil {
+		sh, err := b.shell(*s)
+		if err != nil {
+			return nil, err
+		}
+		r.code = sh
+		if err := add("shell", path{"tools", "shell"}, sh, sh.ToolSpecs()); err != nil {
+			return nil, err
+		}
+	}
+	for i, m := range b.f.Tools.MCP {
+		p := path{"tools", "mcp", i}
+		ex, err := b.mcp(ctx, p, m)
+		if err != nil {
+			return nil, err
+		}
+		cfg.closers = append(cfg.closers, ex)
+		if err := add("mcp:"+m.Name, p, ex, ex.ToolSpecs()); err != nil {
+			return nil, err
+		}
+	}
+	cfg.Executor = r
+	if len(r.parts) == 1 {
+		cfg.Executor = r.parts[0].exec
+	}
+	return specs, nil
+}
+
+func (b *builder) shell(s ShellSpec) (*shellexec.Executor, error) {
+	dir := resolve(b.file, s.Dir)
+	if b.opts != nil && b.opts.ShellDir != "" {
+		dir = b.opts.ShellDir
+	}
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("agentfile: shell working directory: %w", err)
+		}
+		dir = wd
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, b.loc.errorAt(path{"tools", "shell", "dir"}, fmt.Sprintf("cannot create the working directory: %v", err))
+	}
+	ex, err := shellexec.New(shellexec.Options{
+		Dir: dir, Timeout: time.Duration(s.TimeoutMS) * time.Millisecond, OutputLimit: s.OutputLimit,
+		EnvAllow: s.EnvAllow, Env: s.Env, DoneSentinel: s.DoneSentinel, Shell: s.Shell,
+		ToolReplay: polyloop.ReplayPolicy(s.Replay),
+	})
+	if err != nil {
+		return nil, b.loc.errorAt(path{"tools", "shell"}, fmt.Sprintf("cannot set up the shell: %v", err))
+	}
+	return ex, nil
+}
+
+func (b *builder) mcp(ctx context.Context, p path, m MCPSpec) (*mcpexec.Executor, error) {
+	opts := mcpexec.Options{URL: m.URL, Tools: m.Tools}
+	if len(m.Replay) > 0 {
+		opts.Replay = make(map[string]polyloop.ReplayPolicy, len(m.Replay))
+		for tool, policy := range m.Replay {
+			opts.Replay[tool] = polyloop.ReplayPolicy(policy)
+		}
+	}
+	if m.Command != "" {
+		opts.Command = append([]string{m.Command}, m.Args...)
+		opts.Dir = resolve(b.file, m.Dir)
+		opts.Env = b.serverEnv(m)
+	}
+	ex, err := mcpexec.New(ctx, opts)
+	if err != nil {
+		return nil, b.loc.errorAt(p, fmt.Sprintf("cannot start MCP server %q: %v", m.Name, err))
+	}
+	return ex, nil
+}
+
+// serverEnv is a stdio server's environment: PATH and HOME, the env_allow
+// variables set on the host, then the explicit values.
+func (b *builder) serverEnv(m MCPSpec) []string {
+	var env []string
+	for _, k := range append([]string{"PATH", "HOME"}, m.EnvAllow...) {
+		if v := b.opts.getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	for k, v := range m.Env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}

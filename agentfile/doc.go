@@ -1,0 +1,72 @@
+// Package agentfile loads agent files: one YAML file per agent that says
+// everything about it except where runs are stored and where events go.
+//
+//	name: shell-agent
+//	system: You are a careful engineer working in a shell.   # or system_file: prompt.md
+//	model:
+//	  provider: openai          # openai | anthropic | script
+//	  model: gpt-4o-mini
+//	  base_url: http://localhost:8000/v1/   # any OpenAI-compatible server
+//	  temperature: 0
+//	  top_p: 1
+//	  max_output_tokens: 1024
+//	  seed: 7
+//	  stop: ["</done>"]
+//	  retries: 2
+//	  retry_backoff_ms: 500
+//	  api_key_env: MY_GATEWAY_KEY   # default OPENAI_API_KEY / ANTHROPIC_API_KEY
+//	parser:
+//	  kind: toolcall            # toolcall | json | code
+//	  options: {require_action: true}   # toolcall: require_action; code: lang, tags, final_marker
+//	tools:
+//	  shell: {dir: work, timeout_ms: 30000, output_limit: 10000, env_allow: [GOPATH],
+//	          env: {CI: "1"}, done_sentinel: SUBMIT, shell: bash, replay: never_replay}
+//	  mcp:
+//	    - {name: files, command: mcp-files, args: [--root, .], env_allow: [HOME], tools: [read_file],
+//	       replay: {read_file: replay_safe}}
+//	    - {name: search, url: https://mcp.example.com/mcp}
+//	limits: {max_steps: 30, max_tokens: 200000, max_cost_usd: 0.5, observation_limit: 8000}
+//	synthetic: {not_executed: "...", env_error: "..."}   # defaults: polyloop.DefaultNotExecuted, DefaultEnvError
+//
+// A scripted model (provider script) answers from the file itself, offline:
+// turn i answers step i+1.
+//
+//	model:
+//	  provider: script
+//	  cost_per_token: 0.000001
+//	  script:
+//	    - {tool: bash, args: {command: ls}}       # a native tool call (id: default call_<n>)
+//	    - {text: "Done: 3 files.", delay_ms: 50}  # a text reply
+//	    - {fail: "503 service unavailable"}       # a model failure: the run ends llm_error
+//
+// # Checking
+//
+// Check (and Load, which calls it) refuses an agent file before anything
+// runs, reporting every problem with its file, line and column and what was
+// expected: YAML syntax, duplicate keys, unknown keys (a typo must never
+// silently become a default), wrong types, values out of range, options that
+// do not belong to the chosen provider or parser kind, an unreadable
+// system_file. The errors match ErrInvalid.
+//
+// # Secrets
+//
+// Secrets come from the environment only. An agent file holding something
+// that looks like a credential — a well-known key shape (sk-..., sk-ant-...,
+// ghp_..., AKIA...), a bearer token, a password in a URL, or a long single
+// token under a key-ish name (api_key, *_TOKEN, *_SECRET, password...) — is
+// refused with an error matching ErrSecret, which names the position but
+// never repeats the value.
+//
+// # Load
+//
+// Load builds a Config: the polyloop.Agent (its tools are those the
+// executors offer, with the replay policies in force) and the three seams
+// the file configures: ModelClient, DecisionParser, ActionExecutor. The
+// caller owns the Store and the Sinks (Config.Runner takes them). Relative
+// paths (system_file, tools.shell.dir, tools.mcp[].dir) are relative to the
+// agent file's directory; an empty shell dir is the current directory, and
+// a missing one is created. With
+// a shell and MCP servers, or several servers, one executor routes each
+// action to the source that offers its tool (code actions go to the shell);
+// tool names must be unique across sources.
+package agentfile

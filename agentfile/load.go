@@ -1,0 +1,123 @@
+package agentfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/polyloop/polyloop"
+)
+
+// Options change how Load builds a Config.
+type Options struct {
+	// Getenv reads the environment: API keys and env_allow variables (nil:
+	// os.Getenv).
+	Getenv func(string) string
+	// ShellDir, when set, replaces tools.shell.dir.
+	ShellDir string
+}
+
+func (o *Options) getenv(k string) string {
+	if o == nil || o.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return o.Getenv(k)
+}
+
+// Config is a loaded agent file: the agent definition and the three seams it
+// configures. The agent file does not say where runs are stored nor where
+// events go: the caller (the CLI) owns the Store and the Sinks, and passes
+// them to Runner.
+type Config struct {
+	// Path is the agent file's path, as given to Load.
+	Path string
+	// File is the file as decoded and checked.
+	File *File
+	// Agent is the agent definition: its Tools are those of the configured
+	// executors, with the replay policies in force.
+	Agent    polyloop.Agent
+	Model    polyloop.ModelClient
+	Parser   polyloop.DecisionParser
+	Executor polyloop.ActionExecutor
+
+	closers []io.Closer
+}
+
+// Runner returns a polyloop.Runner on the Config's seams, with the caller's
+// store and sinks.
+func (c *Config) Runner(store polyloop.Store, sinks ...polyloop.EventSink) *polyloop.Runner {
+	return &polyloop.Runner{Model: c.Model, Parser: c.Parser, Executor: c.Executor, Store: store, Sinks: sinks}
+}
+
+// Close releases what the Config holds open: the MCP server sessions (and
+// their processes).
+func (c *Config) Close() error {
+	var errs []error
+	for i := len(c.closers) - 1; i >= 0; i-- {
+		errs = append(errs, c.closers[i].Close())
+	}
+	c.closers = nil
+	return errors.Join(errs...)
+}
+
+// Check reads and checks an agent file without starting anything: syntax,
+// unknown keys, types, values, secrets, and the system prompt file. Every
+// problem is reported, each with its file, line and column; the error
+// matches ErrInvalid (and ErrSecret for a secret).
+func Check(name string) (*File, error) {
+	f, _, err := check(name)
+	return f, err
+}
+
+func check(name string) (*File, *locator, error) {
+	f, loc, err := decode(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := &validator{loc: loc}
+	v.file(f)
+	if err := v.sorted().err(); err != nil {
+		return nil, nil, err
+	}
+	if f.SystemFile != "" {
+		b, err := os.ReadFile(resolve(name, f.SystemFile))
+		if err != nil {
+			return nil, nil, loc.errorAt(path{"system_file"}, fmt.Sprintf("cannot read the system prompt file: %v", err))
+		}
+		if what := secretIn(string(b), ""); what != "" {
+			e := loc.errorAt(path{"system_file"}, "the system prompt file holds a value that "+what+secretAdvice)
+			e.Err = ErrSecret
+			return nil, nil, e
+		}
+		f.System = string(b)
+	}
+	return f, loc, nil
+}
+
+// Load checks an agent file (see Check) and builds its Config: the model
+// client, the parser and the executor, connecting to the MCP servers it
+// names (ctx bounds the connections). Close the Config when done.
+func Load(ctx context.Context, name string, opts *Options) (*Config, error) {
+	f, loc, err := check(name)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{file: name, f: f, loc: loc, opts: opts}
+	cfg, err := b.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Path = name
+	return cfg, nil
+}
+
+// resolve makes p relative to the agent file's directory.
+func resolve(agentFile, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(agentFile), p)
+}

@@ -1,0 +1,62 @@
+package agentfile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/polyloop/polyloop"
+)
+
+// router is the executor of an agent with several tool sources (a shell and
+// MCP servers) or none: it hands each action to the executor that offers its
+// tool, and code actions to the shell. It decides nothing else: the status,
+// the error and the cancellation are the owner's.
+type router struct {
+	parts  []routed
+	owners map[string]polyloop.ActionExecutor
+	code   polyloop.ActionExecutor // nil: code actions are not executed
+}
+
+type routed struct {
+	name string
+	exec polyloop.ActionExecutor
+}
+
+// Execute implements polyloop.ActionExecutor. An action no executor offers
+// is NotExecuted.
+func (r *router) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	if a.IsCode() {
+		if r.code == nil {
+			return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: "code actions need a shell: the agent has no tools.shell"}, nil
+		}
+		return r.code.Execute(ctx, a)
+	}
+	owner, ok := r.owners[a.Tool]
+	if !ok {
+		return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: fmt.Sprintf("unknown tool %q", a.Tool)}, nil
+	}
+	return owner.Execute(ctx, a)
+}
+
+// Describe implements polyloop.Describer: the routed executors' own
+// descriptions, in order.
+func (r *router) Describe() polyloop.Component {
+	type entry struct {
+		Name      string             `json:"name"`
+		Component polyloop.Component `json:"component"`
+	}
+	entries := make([]entry, len(r.parts))
+	for i, p := range r.parts {
+		entries[i] = entry{Name: p.name, Component: describe(p.exec)}
+	}
+	cfg, _ := json.Marshal(map[string]any{"executors": entries})
+	return polyloop.Component{Name: "agentfile.router", Config: cfg}
+}
+
+func describe(v any) polyloop.Component {
+	if d, ok := v.(polyloop.Describer); ok {
+		return d.Describe()
+	}
+	return polyloop.Component{Name: fmt.Sprintf("%T", v)}
+}

@@ -1,0 +1,147 @@
+package agentfile
+
+// File is the agent file as written: the YAML document decoded strictly
+// (unknown keys are errors). Load checks it and builds a Config from it.
+type File struct {
+	// Name names the agent; it is the "agent" of every run (listing,
+	// statistics). Required.
+	Name string `yaml:"name"`
+	// System is the system prompt, inline. At most one of System and
+	// SystemFile.
+	System string `yaml:"system"`
+	// SystemFile is a file holding the system prompt, relative to the agent
+	// file's directory.
+	SystemFile string        `yaml:"system_file"`
+	Model      ModelSpec     `yaml:"model"`
+	Parser     ParserSpec    `yaml:"parser"`
+	Tools      ToolsSpec     `yaml:"tools"`
+	Limits     LimitsSpec    `yaml:"limits"`
+	Synthetic  SyntheticSpec `yaml:"synthetic"`
+}
+
+// ModelSpec configures the model client. Every field except the script,
+// cost_per_token and api_key_env enters the snapshot as a model parameter.
+type ModelSpec struct {
+	// Provider is "openai" (any OpenAI-compatible Chat Completions server),
+	// "anthropic" or "script" (answers from Script, offline).
+	Provider        string   `yaml:"provider"`
+	Model           string   `yaml:"model"`
+	BaseURL         string   `yaml:"base_url"`
+	Temperature     *float64 `yaml:"temperature"`
+	TopP            *float64 `yaml:"top_p"`
+	MaxOutputTokens int      `yaml:"max_output_tokens"`
+	Seed            *int64   `yaml:"seed"`
+	Stop            []string `yaml:"stop"`
+	Retries         int      `yaml:"retries"`
+	RetryBackoffMS  int      `yaml:"retry_backoff_ms"`
+	// APIKeyEnv names the environment variable holding the API key
+	// (default OPENAI_API_KEY or ANTHROPIC_API_KEY). The key itself never
+	// belongs in the file.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// Script is the scripted model's turns, for provider "script": turn i
+	// answers step i+1.
+	Script []TurnSpec `yaml:"script"`
+	// CostPerToken prices the scripted model's usage (provider "script"
+	// only); zero leaves cost unknown.
+	CostPerToken float64 `yaml:"cost_per_token"`
+}
+
+// TurnSpec is one scripted answer: text, a tool call, or a failure.
+type TurnSpec struct {
+	// Text is the reply's text (for a tool call, the text beside it).
+	Text string `yaml:"text"`
+	// Tool and Args make the turn a native tool call; ID is its call id
+	// (default "call_<step>").
+	Tool string         `yaml:"tool"`
+	Args map[string]any `yaml:"args"`
+	ID   string         `yaml:"id"`
+	// Fail makes the model call fail with this message (a model-service
+	// failure: the run finishes with llm_error).
+	Fail string `yaml:"fail"`
+	// DelayMS makes the call take that long (it honours cancellation).
+	DelayMS int `yaml:"delay_ms"`
+}
+
+// ParserSpec chooses the decision parser.
+type ParserSpec struct {
+	// Kind is "toolcall" (native tool calls, the default), "json" (JSON in
+	// the reply's text) or "code" (one fenced code block per reply).
+	Kind    string        `yaml:"kind"`
+	Options ParserOptions `yaml:"options"`
+}
+
+// ParserOptions holds the options of every parser kind; each kind accepts
+// only its own (see kindOptions).
+type ParserOptions struct {
+	// RequireAction (toolcall): a reply without a tool call is Invalid
+	// instead of Final.
+	RequireAction bool `yaml:"require_action"`
+	// Lang, Tags and FinalMarker (code): the action's language, the fence
+	// tags that mark an action block, and the line prefix of a final answer.
+	Lang        string   `yaml:"lang"`
+	Tags        []string `yaml:"tags"`
+	FinalMarker string   `yaml:"final_marker"`
+}
+
+// ToolsSpec configures the executors: a shell, MCP servers, or both. A
+// tool name may be offered by only one of them.
+type ToolsSpec struct {
+	Shell *ShellSpec `yaml:"shell"`
+	MCP   []MCPSpec  `yaml:"mcp"`
+}
+
+// ShellSpec configures the shell executor (package shellexec).
+type ShellSpec struct {
+	// Dir is the working directory, relative to the agent file's directory;
+	// empty means the directory polyloop runs in. Options.ShellDir
+	// overrides it.
+	Dir string `yaml:"dir"`
+	// TimeoutMS bounds each command (default shellexec.DefaultTimeout).
+	TimeoutMS   int               `yaml:"timeout_ms"`
+	OutputLimit int               `yaml:"output_limit"`
+	EnvAllow    []string          `yaml:"env_allow"`
+	Env         map[string]string `yaml:"env"`
+	// DoneSentinel is the output line that ends the run as completed.
+	DoneSentinel string `yaml:"done_sentinel"`
+	Shell        string `yaml:"shell"`
+	// Replay is the replay policy of the bash tool: never_replay (default)
+	// or replay_safe. Code actions are never replayed.
+	Replay string `yaml:"replay"`
+}
+
+// MCPSpec configures one MCP server (package mcpexec): a command started
+// over stdio, or a streamable HTTP URL.
+type MCPSpec struct {
+	// Name identifies the server in messages. Required.
+	Name    string   `yaml:"name"`
+	Command string   `yaml:"command"`
+	Args    []string `yaml:"args"`
+	// Dir is the server's working directory, relative to the agent file.
+	Dir string `yaml:"dir"`
+	// EnvAllow names host variables passed to a stdio server; Env gives
+	// explicit values (no secrets: use EnvAllow for those). A stdio server
+	// sees only these, plus PATH and HOME.
+	EnvAllow []string          `yaml:"env_allow"`
+	Env      map[string]string `yaml:"env"`
+	URL      string            `yaml:"url"`
+	// Tools, when set, exposes only these tools of the server.
+	Tools []string `yaml:"tools"`
+	// Replay overrides the server's annotations, per tool: replay_safe or
+	// never_replay.
+	Replay map[string]string `yaml:"replay"`
+}
+
+// LimitsSpec bounds a run (zero: no limit).
+type LimitsSpec struct {
+	MaxSteps         int     `yaml:"max_steps"`
+	MaxTokens        int64   `yaml:"max_tokens"`
+	MaxCostUSD       float64 `yaml:"max_cost_usd"`
+	ObservationLimit int     `yaml:"observation_limit"`
+}
+
+// SyntheticSpec overrides the synthetic observations (defaults
+// polyloop.DefaultNotExecuted and polyloop.DefaultEnvError).
+type SyntheticSpec struct {
+	NotExecuted string `yaml:"not_executed"`
+	EnvError    string `yaml:"env_error"`
+}

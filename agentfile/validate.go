@@ -1,0 +1,262 @@
+package agentfile
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/polyloop/polyloop"
+)
+
+// validator checks a decoded File and gathers every problem with its
+// position, so that one run of polyloop reports them all.
+type validator struct {
+	loc  *locator
+	errs ErrorList
+}
+
+func (v *validator) fail(p path, format string, args ...any) {
+	v.errs = append(v.errs, v.loc.errorAt(p, fmt.Sprintf(format, args...)))
+}
+
+// sorted returns the problems in file order.
+func (v *validator) sorted() ErrorList {
+	slices.SortStableFunc(v.errs, func(a, b *Error) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return a.Column - b.Column
+	})
+	return v.errs
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (v *validator) file(f *File) {
+	if strings.TrimSpace(f.Name) == "" {
+		v.fail(path{"name"}, "required: the agent's name (it names every run of this agent in ls and stats)")
+	}
+	if f.System != "" && f.SystemFile != "" {
+		v.fail(path{"system_file"}, "give the system prompt either inline (system) or as a file (system_file), not both")
+	}
+	v.model(f.Model)
+	v.parser(f.Parser, f.Tools)
+	v.tools(f.Tools)
+	v.limits(f.Limits)
+}
+
+var providers = []string{"openai", "anthropic", "script"}
+
+func (v *validator) model(m ModelSpec) {
+	p := path{"model"}
+	if !slices.Contains(providers, m.Provider) {
+		v.fail(p.at("provider"), "expected one of %s, found %q", strings.Join(providers, ", "), m.Provider)
+		return
+	}
+	if m.Provider == "script" {
+		v.script(m)
+	} else {
+		v.remote(m)
+	}
+	if m.Temperature != nil && (*m.Temperature < 0 || *m.Temperature > 2) {
+		v.fail(p.at("temperature"), "expected a number from 0 to 2, found %v", *m.Temperature)
+	}
+	if m.TopP != nil && (*m.TopP <= 0 || *m.TopP > 1) {
+		v.fail(p.at("top_p"), "expected a number greater than 0 and at most 1, found %v", *m.TopP)
+	}
+	v.nonNegative(p.at("max_output_tokens"), int64(m.MaxOutputTokens))
+	v.nonNegative(p.at("retries"), int64(m.Retries))
+	v.nonNegative(p.at("retry_backoff_ms"), int64(m.RetryBackoffMS))
+}
+
+func (v *validator) nonNegative(p path, n int64) {
+	if n < 0 {
+		v.fail(p, "expected zero or a positive integer, found %d", n)
+	}
+}
+
+func (v *validator) script(m ModelSpec) {
+	p := path{"model"}
+	if m.BaseURL != "" {
+		v.fail(p.at("base_url"), "provider script makes no network call; base_url applies to openai and anthropic")
+	}
+	if m.APIKeyEnv != "" {
+		v.fail(p.at("api_key_env"), "provider script needs no API key; api_key_env applies to openai and anthropic")
+	}
+	if len(m.Script) == 0 {
+		v.fail(p.at("script"), "provider script needs a script: a list of turns (text, tool and args, or fail)")
+	}
+	if m.CostPerToken < 0 {
+		v.fail(p.at("cost_per_token"), "expected zero or a positive number, found %v", m.CostPerToken)
+	}
+	for i, t := range m.Script {
+		v.turn(p.at("script", i), t)
+	}
+}
+
+func (v *validator) turn(p path, t TurnSpec) {
+	switch {
+	case t.Fail != "" && (t.Text != "" || t.Tool != ""):
+		v.fail(p.at("fail"), "a failing turn has no text or tool: the model call fails")
+	case t.Fail == "" && t.Text == "" && t.Tool == "":
+		v.fail(p, "expected a turn with text, a tool call (tool and args) or a failure (fail)")
+	}
+	if t.Tool == "" && (t.Args != nil || t.ID != "") {
+		v.fail(p.at("args"), "args and id belong to a tool call: set tool")
+	}
+	v.nonNegative(p.at("delay_ms"), int64(t.DelayMS))
+}
+
+func (v *validator) remote(m ModelSpec) {
+	p := path{"model"}
+	if m.Model == "" {
+		v.fail(p.at("model"), "required for provider %s: the model id (e.g. gpt-4o-mini, claude-sonnet-4-5)", m.Provider)
+	}
+	if len(m.Script) > 0 {
+		v.fail(p.at("script"), "a script applies to provider script only")
+	}
+	if m.CostPerToken != 0 {
+		v.fail(p.at("cost_per_token"), "cost_per_token applies to provider script only (real providers are priced by their client's price table)")
+	}
+	if m.APIKeyEnv != "" && !envName.MatchString(m.APIKeyEnv) {
+		v.fail(p.at("api_key_env"), "expected the name of an environment variable (letters, digits, underscore), found %q", m.APIKeyEnv)
+	}
+	if m.BaseURL != "" {
+		v.url(p.at("base_url"), m.BaseURL)
+	}
+}
+
+// url checks an http(s) URL that enters the snapshot: no credentials in it.
+func (v *validator) url(p path, raw string) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.fail(p, "expected an http:// or https:// URL, found %q", raw)
+		return
+	}
+	if _, ok := u.User.Password(); ok {
+		v.errs = append(v.errs, v.secretError(p, "the URL holds a password"))
+	}
+}
+
+var parserKinds = []string{"toolcall", "json", "code"}
+
+// kindOptions are the parser options each kind accepts.
+var kindOptions = map[string][]string{
+	"toolcall": {"require_action"},
+	"json":     {},
+	"code":     {"lang", "tags", "final_marker"},
+}
+
+func (v *validator) parser(ps ParserSpec, tools ToolsSpec) {
+	p := path{"parser"}
+	kind := ps.Kind
+	if kind == "" {
+		kind = "toolcall"
+	}
+	if !slices.Contains(parserKinds, kind) {
+		v.fail(p.at("kind"), "expected one of %s, found %q", strings.Join(parserKinds, ", "), ps.Kind)
+		return
+	}
+	set := map[string]bool{
+		"require_action": ps.Options.RequireAction,
+		"lang":           ps.Options.Lang != "",
+		"tags":           len(ps.Options.Tags) > 0,
+		"final_marker":   ps.Options.FinalMarker != "",
+	}
+	for _, name := range []string{"require_action", "lang", "tags", "final_marker"} {
+		if set[name] && !slices.Contains(kindOptions[kind], name) {
+			v.fail(p.at("options", name), "not an option of parser kind %s (its options: %s)", kind, optionList(kindOptions[kind]))
+		}
+	}
+	if kind == "code" && tools.Shell == nil {
+		v.fail(p.at("kind"), "parser kind code makes code actions, which run in the shell: configure tools.shell")
+	}
+}
+
+func optionList(opts []string) string {
+	if len(opts) == 0 {
+		return "none"
+	}
+	return strings.Join(opts, ", ")
+}
+
+func (v *validator) tools(t ToolsSpec) {
+	if t.Shell != nil {
+		v.shell(*t.Shell)
+	}
+	names := map[string]bool{}
+	for i, m := range t.MCP {
+		p := path{"tools", "mcp", i}
+		if m.Name == "" {
+			v.fail(p.at("name"), "required: a name for the MCP server")
+		} else if names[m.Name] {
+			v.fail(p.at("name"), "duplicate MCP server name %q", m.Name)
+		}
+		names[m.Name] = true
+		v.mcp(p, m)
+	}
+}
+
+func (v *validator) replay(p path, policy string) {
+	switch polyloop.ReplayPolicy(policy) {
+	case "", polyloop.ReplaySafe, polyloop.NeverReplay:
+		return
+	}
+	v.fail(p, "expected %s or %s, found %q", polyloop.ReplaySafe, polyloop.NeverReplay, policy)
+}
+
+func (v *validator) shell(s ShellSpec) {
+	p := path{"tools", "shell"}
+	v.nonNegative(p.at("timeout_ms"), int64(s.TimeoutMS))
+	v.nonNegative(p.at("output_limit"), int64(s.OutputLimit))
+	v.replay(p.at("replay"), s.Replay)
+	v.envNames(p.at("env_allow"), s.EnvAllow)
+	for k := range s.Env {
+		if !envName.MatchString(k) {
+			v.fail(p.at("env", k), "expected an environment variable name, found %q", k)
+		}
+	}
+}
+
+func (v *validator) envNames(p path, names []string) {
+	for i, n := range names {
+		if !envName.MatchString(n) {
+			v.fail(p.at(i), "expected an environment variable name, found %q", n)
+		}
+	}
+}
+
+func (v *validator) mcp(p path, m MCPSpec) {
+	switch {
+	case m.Command == "" && m.URL == "":
+		v.fail(p, "expected command (a stdio server) or url (a streamable HTTP server)")
+	case m.Command != "" && m.URL != "":
+		v.fail(p.at("url"), "give command or url, not both")
+	case m.URL != "":
+		v.url(p.at("url"), m.URL)
+		if len(m.Args) > 0 || len(m.Env) > 0 || len(m.EnvAllow) > 0 || m.Dir != "" {
+			v.fail(p.at("url"), "args, env, env_allow and dir apply to a command, not to a url")
+		}
+	}
+	v.envNames(p.at("env_allow"), m.EnvAllow)
+	for k := range m.Env {
+		if !envName.MatchString(k) {
+			v.fail(p.at("env", k), "expected an environment variable name, found %q", k)
+		}
+	}
+	for tool, policy := range m.Replay {
+		v.replay(p.at("replay", tool), policy)
+	}
+}
+
+func (v *validator) limits(l LimitsSpec) {
+	p := path{"limits"}
+	v.nonNegative(p.at("max_steps"), int64(l.MaxSteps))
+	v.nonNegative(p.at("max_tokens"), l.MaxTokens)
+	v.nonNegative(p.at("observation_limit"), int64(l.ObservationLimit))
+	if l.MaxCostUSD < 0 {
+		v.fail(p.at("max_cost_usd"), "expected zero or a positive number, found %v", l.MaxCostUSD)
+	}
+}
