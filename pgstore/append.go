@@ -93,5 +93,10 @@ func (s *Store) append(ctx context.Context, runID string, records []polyloop.Rec
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return interpretError(ctx, fmt.Sprintf("append to run %q", runID), err)
 	}
+	if s.beforeCommit != nil {
+		if err := s.beforeCommit(ctx, tx); err != nil {
+			return interpretError(ctx, "test hook", err)
+		}
+	}
 	return interpretError(ctx, fmt.Sprintf("commit append to run %q", runID), tx.Commit(ctx))
 }

@@ -34,6 +34,9 @@ type Store struct {
 	// afterLock, when set (tests only), runs inside Append after the run's
 	// summary row is locked and before the records are written.
 	afterLock func(ctx context.Context, tx pgx.Tx) error
+	// beforeCommit, when set (tests only), runs inside Append after the
+	// records and the summary are written and before the commit.
+	beforeCommit func(ctx context.Context, tx pgx.Tx) error
 }
 
 var (

@@ -38,12 +38,25 @@ func openT(t testing.TB) *Store {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() {
-		if _, err := s.pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
 		s.Close()
+		dropSchema(t, d, schema)
 	})
 	return s
+}
+
+// dropSchema drops a test schema over a connection of its own (the store's
+// pool may be closed by then).
+func dropSchema(t testing.TB, dsn, schema string) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Errorf("dropping schema %s: %v", schema, err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		t.Errorf("dropping schema %s: %v", schema, err)
+	}
 }
 
 func TestStoreSuite(t *testing.T) {

@@ -66,6 +66,10 @@ type Store struct {
 	closed bool
 	done   chan struct{} // closed when the writer has exited
 	stats  counters
+	// afterInsert, when set (tests only, before the first Append), runs in
+	// the writer after an Append's records are inserted and before its
+	// summary is written; an error fails that Append.
+	afterInsert func() error
 }
 
 var (

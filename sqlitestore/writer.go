@@ -123,6 +123,11 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, r *request) error {
 		}
 		sum.Apply(rec)
 	}
+	if s.afterInsert != nil {
+		if err := s.afterInsert(); err != nil {
+			return err
+		}
+	}
 	sum.RunID = r.runID
 	args, err := summaryArgs(sum)
 	if err != nil {
