@@ -27,6 +27,7 @@ var goldenCases = []struct {
 	{"several", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", "{}"), call("2", "write_file", "{}"), call("3", "read_file", "{}")}}},
 	{"no_name", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "", `{"path":"a"}`)}}},
 	{"malformed_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", `{"path": "a",}`)}}},
+	{"malformed_args_kept_as_string", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", `"{\"path\": \"a\",}"`)}}},
 	{"truncated_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", `{"path": "a`)}}},
 	{"array_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", `["a"]`)}}},
 	{"non_utf8_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", "{\"path\":\"\xc3\"}")}}},

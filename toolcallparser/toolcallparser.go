@@ -7,7 +7,11 @@
 //   - One tool call is Act with Action{CallID, Tool, Args}: the provider's
 //     call id, the tool name and the arguments. The arguments must be one
 //     JSON object; empty arguments and null are taken as {} (providers send
-//     them for tools without parameters). The action's Args are a compacted
+//     them for tools without parameters). Arguments that are a JSON string
+//     are taken as the text of the arguments, which must then be one JSON
+//     object: that is how openaimodel keeps arguments a model wrote as
+//     malformed JSON (so the feedback can say where they break), and how
+//     some servers double-encode them. The action's Args are a compacted
 //     copy, so the decision shares no memory with the reply.
 //   - A call without a name, or whose arguments are malformed JSON (the
 //     feedback gives the position) or a JSON value other than an object, is
@@ -98,10 +102,30 @@ type notObjectError struct{ kind string }
 func (e *notObjectError) Error() string { return "arguments are a JSON " + e.kind + ", not an object" }
 
 // objectArgs checks that raw is one JSON object (empty and null mean {}) and
-// returns a compacted copy.
+// returns a compacted copy. A JSON string is taken as the text of the
+// arguments, once.
 func objectArgs(raw json.RawMessage) (json.RawMessage, error) {
+	v, err := compactValue(raw)
+	if err != nil {
+		return nil, err
+	}
+	var text string
+	if jsonKind(v[0]) == "string" && json.Unmarshal(v, &text) == nil {
+		if v, err = compactValue([]byte(text)); err != nil {
+			return nil, err
+		}
+	}
+	if k := jsonKind(v[0]); k != "object" {
+		return nil, &notObjectError{kind: k}
+	}
+	return v, nil
+}
+
+// compactValue checks that raw is one JSON value and returns a compacted
+// copy; empty and null give {}.
+func compactValue(raw []byte) (json.RawMessage, error) {
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || string(trimmed) == "null" {
-		return json.RawMessage("{}"), nil
+		return json.RawMessage("{}"), nil // null arguments: none
 	}
 	if !utf8.Valid(raw) {
 		return nil, errNotUTF8
@@ -115,9 +139,6 @@ func objectArgs(raw json.RawMessage) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, err
-	}
-	if k := jsonKind(buf.Bytes()[0]); k != "object" {
-		return nil, &notObjectError{kind: k}
 	}
 	return buf.Bytes(), nil
 }
