@@ -1,0 +1,69 @@
+// Package openaimodel is a polyloop.ModelClient for OpenAI-compatible Chat
+// Completions APIs — OpenAI itself, vLLM, Ollama, llama.cpp's server and
+// gateways — built on the official SDK, github.com/openai/openai-go/v3.
+//
+// # Configuration
+//
+// New takes Options: the base URL (DefaultBaseURL when empty; e.g.
+// "http://localhost:11434/v1/" for Ollama), the API key (Options.APIKey, else
+// the OPENAI_API_KEY environment variable; servers that need no key accept an
+// empty one), a default model, and the retry bounds. What the model sees and
+// how the client behaves goes into the run's snapshot through Describe; the key
+// never does. Note that the SDK also reads OPENAI_ORG_ID, OPENAI_PROJECT_ID
+// and OPENAI_CUSTOM_HEADERS from the environment; the base URL and the key
+// are always the ones this package resolved.
+//
+// The request's polyloop.ModelParams choose the model (else Options.Model),
+// temperature, top_p, seed, stop sequences and the output token limit (sent
+// as max_completion_tokens, or max_tokens with Options.MaxTokensField). Extra
+// entries are set as top-level fields of the request body.
+//
+// # History
+//
+// The library's history is sent as Chat Completions messages, always in a
+// form the API accepts: each assistant message with tool calls is followed
+// at once by exactly one tool message per call id. A call the history does
+// not answer (a reply with two calls that the parser rejected as Invalid, or
+// a call the parser did not choose) gets a synthesized result whose text is
+// Options.UnansweredToolResult; the observations and feedback of the step
+// then follow as user messages. An observation whose ToolCallID is empty or
+// answers no pending call (code actions, JSON-in-text actions) is sent as a
+// user message, verbatim.
+//
+// # Replies
+//
+// A reply carries the first choice's text, its tool calls, the model id the
+// server reports, the finish reason, the usage (prompt, completion, cached
+// and reasoning tokens) and the x-request-id header. A refusal
+// (message.refusal) is reported as the reply's Text with FinishReason
+// "refusal": it is an answer, not a failure. Tool-call arguments that are
+// not valid JSON are kept as a JSON string, so that a parser can reject them
+// with feedback; a tool call without an id (some local servers) gets one
+// derived from the library's call id. Cost comes from the price table shipped
+// with the package (prices.json, see PriceTableVersion) by the model id of the
+// reply; a model it does not know, or a reply without usage, gives a nil
+// CostUSD: unknown, never zero.
+//
+// # Failures and retries
+//
+// Every failure is an error: *APIError for an error status (HTTP status,
+// provider error type, code and param, request id, Retry-After),
+// *ConnectionError when no complete response arrived (refused, reset, a body
+// cut short, an attempt timeout), *ResponseError when a response could not
+// be understood. All implement diag.Fielder and none contains the API key:
+// the provider's message is stored with the key redacted, and the SDK's own
+// error values — whose text includes raw response bodies — are not wrapped.
+//
+// The SDK's hidden retries are disabled. The client retries only what its
+// explicit policy says, with the count from ModelParams.Retries and the base
+// backoff from ModelParams.RetryBackoffMS (both in the snapshot; 0 is
+// allowed): HTTP 429 and 5xx statuses and connection errors, with an
+// exponential backoff doubled per retry, without jitter, capped at
+// Options.MaxBackoff, and never shorter than the server's Retry-After (or
+// retry-after-ms). A Retry-After longer than Options.MaxRetryAfter ends the
+// retries. ModelReply.Attempts and the errors' Attempts report how many
+// requests were made.
+//
+// Cancellation returns promptly, closing the connection in flight, with an
+// error for which errors.Is(err, ctx.Err()) holds.
+package openaimodel

@@ -1,0 +1,96 @@
+package openaimodel
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/pricing"
+)
+
+// errNoChoices is the cause of a *ResponseError for a completion without
+// choices.
+var errNoChoices = errors.New("the completion has no choices")
+
+// reply converts a completion into the library's reply. requested is the
+// model the request named; callID is the library's id of the call, used to
+// name tool calls that came without an id.
+func (c *Client) reply(resp *openai.ChatCompletion, x *exchange, requested, callID string) (polyloop.ModelReply, error) {
+	if len(resp.Choices) == 0 {
+		return polyloop.ModelReply{}, &ResponseError{StatusCode: x.status, RequestID: x.requestID(), Err: errNoChoices}
+	}
+	ch := resp.Choices[0]
+	r := polyloop.ModelReply{
+		Text:         ch.Message.Content,
+		ToolCalls:    toolCalls(ch.Message.ToolCalls, callID),
+		Model:        resp.Model,
+		FinishReason: ch.FinishReason,
+		RequestID:    x.requestID(),
+	}
+	if ch.Message.Refusal != "" {
+		if r.Text == "" {
+			r.Text = ch.Message.Refusal
+		}
+		r.FinishReason = "refusal"
+	}
+	if r.Model == "" {
+		r.Model = requested
+	}
+	if resp.JSON.Usage.Valid() {
+		r.Usage = c.usage(resp.Usage, r.Model)
+	}
+	return r, nil
+}
+
+func toolCalls(calls []openai.ChatCompletionMessageToolCallUnion, callID string) []polyloop.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]polyloop.ToolCall, len(calls))
+	for i, tc := range calls {
+		id := tc.ID
+		if id == "" {
+			id = "polyloop_" + callID + "_" + strconv.Itoa(i)
+		}
+		out[i] = polyloop.ToolCall{ID: id, Name: tc.Function.Name, Args: argumentsJSON(tc.Function.Arguments)}
+	}
+	return out
+}
+
+// argumentsJSON keeps the arguments the model wrote as compact JSON, so that
+// the reply reads the same before and after a round trip through the log.
+// Arguments that are not valid JSON are kept as a JSON string for the
+// parser to reject; empty arguments are absent.
+func argumentsJSON(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(s)); err == nil {
+		return buf.Bytes()
+	}
+	quoted, _ := json.Marshal(s) // a string always marshals
+	return quoted
+}
+
+// usage maps the completion's usage; prompt tokens include cached ones and
+// completion tokens include reasoning ones, as OpenAI counts them.
+func (c *Client) usage(u openai.CompletionUsage, model string) polyloop.Usage {
+	cached := u.PromptTokensDetails.CachedTokens
+	write := u.PromptTokensDetails.CacheWriteTokens
+	out := polyloop.Usage{
+		InputTokens:     u.PromptTokens,
+		OutputTokens:    u.CompletionTokens,
+		CachedTokens:    cached,
+		ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
+	}
+	n := pricing.Tokens{Input: max(u.PromptTokens-cached-write, 0), CachedInput: cached, CacheWrite: write,
+		Output: u.CompletionTokens}
+	if usd, ok := c.prices.Cost(model, n); ok {
+		out.CostUSD = &usd
+	}
+	return out
+}

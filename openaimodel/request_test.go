@@ -1,0 +1,156 @@
+package openaimodel
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden request bodies in testdata/golden")
+
+func ptr[T any](v T) *T { return &v }
+
+var weatherTool = polyloop.ToolSpec{
+	Name:        "get_weather",
+	Description: "Current weather of a city.",
+	Parameters:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"unit":{"enum":["c","f"]}},"required":["city"]}`),
+}
+
+// historyWithEveryShape is a history holding each shape the library's
+// History produces: a tool call answered; an Invalid step after two tool
+// calls (the library answered none, it sent feedback); an observation of a
+// code action (no tool-call id); a reply with empty text; a synthetic
+// observation; arguments that were not JSON.
+var historyWithEveryShape = []polyloop.Message{
+	{Role: polyloop.RoleSystem, Content: "You are a careful agent."},
+	{Role: polyloop.RoleUser, Content: "What should I wear in Paris?"},
+	{Role: polyloop.RoleAssistant, Content: "Let me check.", ToolCalls: []polyloop.ToolCall{
+		{ID: "call_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)}}},
+	{Role: polyloop.RoleTool, ToolCallID: "call_1", Content: "12°C, rain"},
+	{Role: polyloop.RoleAssistant, ToolCalls: []polyloop.ToolCall{
+		{ID: "call_2", Name: "get_weather", Args: json.RawMessage(`{"city":"Lyon"}`)},
+		{ID: "call_3", Name: "get_weather", Args: json.RawMessage(`{"city":"Nice"}`)}}},
+	{Role: polyloop.RoleUser, Content: "One tool call per turn, please.", Feedback: true},
+	{Role: polyloop.RoleAssistant, Content: "```bash\nls\n```"},
+	{Role: polyloop.RoleTool, Content: "README.md\n"},
+	{Role: polyloop.RoleAssistant, Content: ""},
+	{Role: polyloop.RoleUser, Content: "No action found in your reply.", Feedback: true},
+	{Role: polyloop.RoleAssistant, ToolCalls: []polyloop.ToolCall{
+		{ID: "call_4", Name: "nope", Args: json.RawMessage(`"{city: Paris"`)}}},
+	{Role: polyloop.RoleTool, ToolCallID: "call_4", Content: polyloop.DefaultNotExecuted, Synthetic: true},
+}
+
+func TestRequestGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts Options
+		req  polyloop.ModelRequest
+	}{
+		{
+			name: "params",
+			req: polyloop.ModelRequest{
+				Messages: []polyloop.Message{
+					{Role: polyloop.RoleSystem, Content: "You are terse."},
+					{Role: polyloop.RoleUser, Content: "Weather in Paris?"},
+				},
+				Tools: []polyloop.ToolSpec{weatherTool, {Name: "get_time"}},
+				Params: polyloop.ModelParams{
+					Model: "gpt-4o", Temperature: ptr(0.2), TopP: ptr(0.9), MaxOutputTokens: 256,
+					Seed: ptr(int64(7)), Stop: []string{"END"}, Extra: map[string]any{"reasoning_effort": "low", "user": "u-1"},
+				},
+			},
+		},
+		{
+			name: "max_tokens_field",
+			opts: Options{MaxTokensField: MaxTokens, Model: "llama3.1:8b"},
+			req: polyloop.ModelRequest{
+				Messages: []polyloop.Message{{Role: polyloop.RoleUser, Content: "Hi"}},
+				Params:   polyloop.ModelParams{MaxOutputTokens: 64, Temperature: ptr(0.0)},
+			},
+		},
+		{
+			name: "history",
+			req: polyloop.ModelRequest{
+				Messages: historyWithEveryShape,
+				Tools:    []polyloop.ToolSpec{weatherTool},
+				Params:   polyloop.ModelParams{Model: "gpt-4o"},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer(t, response{status: 200, fixture: "text.json"})
+			tc.opts.BaseURL, tc.opts.APIKey = srv.url(), "test-key"
+			c, err := New(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Complete(context.Background(), tc.req); err != nil {
+				t.Fatal(err)
+			}
+			body := srv.request(0).body
+			checkToolPairing(t, body)
+			checkGolden(t, filepath.Join("testdata", "golden", tc.name+".json"), prettyJSON(t, body))
+		})
+	}
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("request body differs from %s (go test -update rewrites it):\n%s", path, got)
+	}
+}
+
+// checkToolPairing asserts the rule the API enforces: an assistant message
+// with tool calls is followed at once by one tool message per call id, and
+// no tool message appears anywhere else.
+func checkToolPairing(t *testing.T, body []byte) {
+	t.Helper()
+	var req struct {
+		Messages []struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	msgs := req.Messages
+	for i := 0; i < len(msgs); i++ {
+		if msgs[i].Role == "tool" {
+			t.Errorf("message %d: tool message that follows no assistant tool call", i)
+			continue
+		}
+		if msgs[i].Role != "assistant" {
+			continue
+		}
+		for _, call := range msgs[i].ToolCalls {
+			i++
+			if i >= len(msgs) || msgs[i].Role != "tool" || msgs[i].ToolCallID != call.ID {
+				t.Errorf("tool call %s is not answered right after its assistant message", call.ID)
+				return
+			}
+		}
+	}
+}
