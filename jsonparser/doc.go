@@ -34,7 +34,8 @@
 //
 // # Where the JSON may be
 //
-// The reply's text is read for fenced code blocks first, the way
+// Only the reply's text is read (native tool calls are ignored). It is read
+// for fenced code blocks first, the way
 // codeparser.Blocks reads them. A block tagged json, or a block without a
 // tag whose content starts with '{' or '[', is a JSON fence. When the reply
 // has JSON fences, only their contents are read; otherwise the whole text is
