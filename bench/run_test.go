@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop/bench"
@@ -42,9 +44,56 @@ func TestRunEndToEnd(t *testing.T) {
 	if progress.Len() == 0 {
 		t.Error("no progress lines")
 	}
+	got := map[string]int{}
 	for _, f := range rep.Figures {
 		if f.N != 1 || f.Min > f.Median || f.Median > f.Max || f.Target != nil {
 			t.Errorf("figure %+v: want one repetition, min ≤ median ≤ max, no target at tiny sizes", f)
 		}
+		if f.Median <= 0 && f.ID != "resume_plan" {
+			t.Errorf("figure %s %s is %v", f.Store, f.ID, f.Median)
+		}
+		got[f.Store+" "+f.ID]++
 	}
+	for key, n := range wantFigures(rep.Stores) {
+		if got[key] != n {
+			t.Errorf("%d figures %q, want %d", got[key], key, n)
+		}
+	}
+	for _, line := range []string{"machine: ", "go1.", "store sqlite: ", "commits per step", "process start → first new call"} {
+		if !strings.Contains(text.String(), line) {
+			t.Errorf("text report lacks %q", line)
+		}
+	}
+}
+
+// wantFigures lists the figures each store must have at the tiny sizes (two
+// concurrencies), with their counts.
+func wantFigures(stores []bench.StoreInfo) map[string]int {
+	want := map[string]int{"- peak_rss_idle": 1}
+	if runtime.GOOS != "linux" {
+		want["- peak_rss_idle"] = 0
+	}
+	for _, s := range stores {
+		n := s.Name + " "
+		want[n+"time_per_step"] = 1
+		want[n+"allocs_per_step"] = 1
+		want[n+"json_bytes_per_step"] = 1
+		want[n+"steps_per_second"] = 2
+		want[n+"resume_entry_to_call"] = 1
+		want[n+"resume_read_plan"] = 1
+		want[n+"resume_plan"] = 1
+		want[n+"peak_rss"] = 1
+		if s.Name != "memory" {
+			want[n+"commits_per_step"] = 1 + 2
+			want[n+"disk_bytes_per_step"] = 1
+			want[n+"resume_start_to_call"] = 1
+			want[n+"resume_open"] = 1
+		} else {
+			want[n+"peak_rss"] = 2
+		}
+		if runtime.GOOS != "linux" {
+			want[n+"peak_rss"] = 0
+		}
+	}
+	return want
 }
