@@ -43,7 +43,12 @@
 // ```python block is not an action). In what is read, every balanced
 // top-level {...} region is a candidate: prose around it is ignored, and an
 // array of objects counts as its objects. Exactly one candidate must be a
-// valid JSON object.
+// valid JSON object. A region that does not decode counts as an attempted
+// action when it looks like JSON (it opens with a quoted key, or is {}), so
+// one valid and one malformed action are "several"; a region that does not
+// look like JSON, such as "{path}" in prose, is reported only when nothing
+// else is found. A brace in prose that is never closed is stepped over (up to
+// 16 of them, to keep the scan linear).
 //
 // # Failures
 //
