@@ -35,8 +35,11 @@ type Message struct {
 // ToolCall is a native tool call in a model reply.
 type ToolCall struct {
 	// ID is the provider's id for the call, used to pair the tool result.
-	ID   string          `json:"id,omitempty"`
-	Name string          `json:"name"`
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name"`
+	// Args is always valid JSON: arguments a model wrote that are not JSON
+	// are kept as a JSON string of their text, so that the reply can be
+	// recorded and the parser can say what was wrong with them.
 	Args json.RawMessage `json:"args,omitempty"`
 }
 

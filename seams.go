@@ -24,7 +24,8 @@ import "context"
 //     number of attempts is reported in ModelReply.Attempts. The library never
 //     retries a model call.
 //   - The reply carries usage (tokens, and cost when known: a nil CostUSD
-//     means unknown, never zero), the provider's model id, and the tool calls.
+//     means unknown, never zero), the provider's model id, and the tool calls,
+//     whose Args MUST be valid JSON (see ToolCall.Args).
 //   - Ownership: the request (its Messages and Tools slices) belongs to the
 //     library; Complete MUST NOT modify or retain it after returning. The
 //     reply becomes the library's: the adapter MUST NOT modify it afterwards.
