@@ -37,7 +37,7 @@ type received struct {
 // fakeServer speaks the Chat Completions wire format from fixtures. It
 // answers with the scripted responses in order, repeating the last.
 type fakeServer struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 
 	mu        sync.Mutex
@@ -47,7 +47,7 @@ type fakeServer struct {
 	once      sync.Once
 }
 
-func newFakeServer(t *testing.T, script ...response) *fakeServer {
+func newFakeServer(t testing.TB, script ...response) *fakeServer {
 	t.Helper()
 	f := &fakeServer{t: t, script: script, abandoned: make(chan struct{})}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -141,7 +141,7 @@ func (f *fakeServer) waitAbandoned(t *testing.T) {
 }
 
 // closedURL is the base URL of a server that no longer listens.
-func closedURL(t *testing.T) string {
+func closedURL(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,0 +1,130 @@
+package openaimodel
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/toolcallparser"
+)
+
+// weatherExec is a small environment with one tool.
+type weatherExec struct{}
+
+func (weatherExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	if err := ctx.Err(); err != nil {
+		return polyloop.ActionOutcome{}, err
+	}
+	var args struct{ Location string }
+	if a.Tool != "get_current_weather" || json.Unmarshal(a.Args, &args) != nil {
+		return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: "unknown tool or bad arguments"}, nil
+	}
+	return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "Sunny in " + args.Location}, nil
+}
+
+// TestEndToEnd runs an agent through the Runner against the fake server: a
+// reply with two tool calls (Invalid: one per turn), one tool call
+// (executed), then an answer. The run completes, the totals are the sums of
+// the fixtures' usage and price-table costs, every request the server got
+// answers each tool call, and the API key from the environment is in no
+// stored record.
+func TestEndToEnd(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", secretKey)
+	srv := newFakeServer(t,
+		response{status: 200, fixture: "empty_content_tool_calls.json"},
+		response{status: 200, fixture: "tool_call.json"},
+		response{status: 200, fixture: "text.json"})
+	client, err := New(Options{BaseURL: srv.url()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memstore.New()
+	r := &polyloop.Runner{Model: client, Parser: toolcallparser.New(toolcallparser.Options{}), Executor: weatherExec{}, Store: store}
+	agent := polyloop.Agent{
+		Name: "weather", System: "You answer weather questions.",
+		Tools:  []polyloop.ToolSpec{{Name: "get_current_weather", Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}}}`), Replay: polyloop.ReplaySafe}},
+		Limits: polyloop.Limits{MaxSteps: 5},
+		Model:  polyloop.ModelParams{Model: "gpt-4o", Retries: 1, RetryBackoffMS: 1},
+	}
+	res, err := r.Run(context.Background(), "run-1", agent, polyloop.Task{Input: "Weather in Boston?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != polyloop.StopCompleted || res.FinalAnswer != "The capital of France is Paris." {
+		t.Fatalf("result %+v", res)
+	}
+	checkTotals(t, res.Totals)
+	for i := range srv.count() {
+		checkToolPairing(t, srv.request(i).body)
+	}
+	if !strings.Contains(string(srv.request(2).body), `"content":"Sunny in Boston, MA","tool_call_id":"call_abc123"`) {
+		t.Errorf("the observation was not sent as the tool result: %s", srv.request(2).body)
+	}
+	checkNoKeyInLog(t, store)
+}
+
+func checkTotals(t *testing.T, got polyloop.Totals) {
+	t.Helper()
+	// empty_content_tool_calls.json (o4-mini), tool_call.json
+	// (gpt-4o-mini), text.json (gpt-4o).
+	cost := (272*1.10+128*0.275+250*4.40)/1e6 + (82*0.15+17*0.60)/1e6 + (93*2.50+1024*1.25+46*10.00)/1e6
+	if got.Steps != 3 || got.ModelCalls != 3 || got.Actions != 1 || got.InputTokens != 400+82+1117 ||
+		got.OutputTokens != 250+17+46 || got.CostUnknown || math.Abs(got.CostUSD-cost) > 1e-12 {
+		t.Errorf("totals %+v; want 3 steps, 3 calls, 1 action, %d in, %d out, cost %v known", got, 400+82+1117, 250+17+46, cost)
+	}
+}
+
+func checkNoKeyInLog(t *testing.T, store *memstore.Store) {
+	t.Helper()
+	log, err := store.ReadLog(context.Background(), "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := polyloop.EncodeRecords(log.Records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Records) == 0 || strings.Contains(string(raw), secretKey) {
+		t.Errorf("the API key is in the stored records (or there are none): %d records", len(log.Records))
+	}
+	fin, ok := log.Records[len(log.Records)-1].Body.(*polyloop.RunFinished)
+	if !ok {
+		t.Fatalf("the last record is %T, not RunFinished", log.Records[len(log.Records)-1].Body)
+	}
+	checkTotals(t, fin.Totals)
+}
+
+// TestEndToEndFailure: a 401 whose message echoes the key ends the run with
+// llm_error; the stored diagnostic keeps the status and code, not the key.
+func TestEndToEndFailure(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", secretKey)
+	srv := newFakeServer(t, response{status: 401, fixture: "error_401.json", header: map[string]string{"x-request-id": "req_401"}})
+	client, err := New(Options{BaseURL: srv.url()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memstore.New()
+	r := &polyloop.Runner{Model: client, Parser: toolcallparser.New(toolcallparser.Options{}), Executor: weatherExec{}, Store: store}
+	res, err := r.Run(context.Background(), "run-1", polyloop.Agent{Name: "a", Model: polyloop.ModelParams{Model: "gpt-4o"}},
+		polyloop.Task{Input: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != polyloop.StopLLMError {
+		t.Fatalf("stop reason %s, want llm_error", res.StopReason)
+	}
+	log, _ := store.ReadLog(context.Background(), "run-1")
+	raw, _ := polyloop.EncodeRecords(log.Records)
+	if strings.Contains(string(raw), secretKey) {
+		t.Error("the API key is in the stored records")
+	}
+	for _, want := range []string{`"http_status":"401"`, `"provider_code":"invalid_api_key"`, `"request_id":"req_401"`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("the stored failure lacks %s", want)
+		}
+	}
+}
