@@ -2,16 +2,12 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/polylooptest"
 )
-
-var errInjected = errors.New("pgstore test: injected failure before commit")
 
 // TestStoreContract runs the exported contract kit, each store in a schema
 // of its own.
@@ -22,12 +18,7 @@ func TestStoreContract(t *testing.T) {
 		NewFaulty: func(t testing.TB) (polyloop.Store, func()) {
 			s := openT(t)
 			var armed atomic.Bool
-			s.beforeCommit = func(context.Context, pgx.Tx) error {
-				if armed.CompareAndSwap(true, false) {
-					return errInjected
-				}
-				return nil
-			}
+			s.failInBatch = func() bool { return armed.CompareAndSwap(true, false) }
 			return s, func() { armed.Store(true) }
 		},
 		Reopen: func(t testing.TB, s polyloop.Store) polyloop.Store {

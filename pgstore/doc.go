@@ -11,12 +11,15 @@
 // prefix-durable.
 //
 // The sequence rule is enforced by the database: records are keyed by
-// (run_id, seq), and Append locks the run's summary row and checks that its
-// first record is the run's next seq. A second writer — in this process or on
-// another machine — gets an error satisfying errors.Is(err,
-// polyloop.ErrSeqConflict) and writes nothing. The translation of PostgreSQL
-// errors into that sentinel happens in one place, interpretError (a unique
-// violation, SQLSTATE 23505, is a conflict).
+// (run_id, seq). Append reads the run's summary, checks that its first
+// record is the run's next seq, and sends the inserts and the new summary as
+// one pipelined batch, which PostgreSQL runs as one implicit transaction: two
+// round trips per Append. A second writer — in this process or on another
+// machine — that took the same next seq collides on the primary key; its
+// whole batch rolls back and it gets an error satisfying errors.Is(err,
+// polyloop.ErrSeqConflict). The translation of PostgreSQL errors into that
+// sentinel happens in one place, interpretError (a unique violation,
+// SQLSTATE 23505, is a conflict).
 //
 // A failure — including a connection lost in the middle of an Append — is
 // returned as an error and never retried: the commit may have happened with

@@ -22,8 +22,8 @@ var (
 const uniqueViolation = "23505"
 
 // interpretError is the one place where PostgreSQL errors become the
-// library's sentinels: a unique violation on (run_id, seq) or on a run's
-// summary row means another writer appended first, a sequence conflict. When
+// library's sentinels: a unique violation on (run_id, seq) means another
+// writer appended first, a sequence conflict. When
 // ctx is done its error is kept visible for errors.Is. Every other error is
 // returned wrapped with what was being done.
 func interpretError(ctx context.Context, op string, err error) error {

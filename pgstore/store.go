@@ -31,12 +31,13 @@ type Store struct {
 	schema string
 	q      queries
 	stats  counters
-	// afterLock, when set (tests only), runs inside Append after the run's
-	// summary row is locked and before the records are written.
-	afterLock func(ctx context.Context, tx pgx.Tx) error
-	// beforeCommit, when set (tests only), runs inside Append after the
-	// records and the summary are written and before the commit.
-	beforeCommit func(ctx context.Context, tx pgx.Tx) error
+	// afterRead, when set (tests only), runs inside Append on its
+	// connection after the summary is read and before the records are
+	// written.
+	afterRead func(ctx context.Context, conn *pgx.Conn) error
+	// failInBatch, when set (tests only), is asked before each Append's
+	// batch is sent; true adds a failing statement after the writes.
+	failInBatch func() bool
 }
 
 var (

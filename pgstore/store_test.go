@@ -26,14 +26,18 @@ func dsn(t testing.TB) string {
 
 // openT opens a store in a fresh schema of its own, dropped at cleanup, so
 // that parallel tests and test binaries never see each other's runs.
-func openT(t testing.TB) *Store {
+func openT(t testing.TB) *Store { return openWith(t, Options{}) }
+
+// openWith is openT with options (Schema is replaced).
+func openWith(t testing.TB, opts Options) *Store {
 	t.Helper()
 	d := dsn(t)
 	var b [6]byte
 	rand.Read(b[:])
 	schema := "plt_" + hex.EncodeToString(b[:])
 	ctx := context.Background()
-	s, err := Open(ctx, d, &Options{Schema: schema})
+	opts.Schema = schema
+	s, err := Open(ctx, d, &opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -102,7 +106,7 @@ func TestConcurrentOpen(t *testing.T) {
 }
 
 // TestConnectionLostMidAppend kills the connection's backend after the
-// run's row is locked: Append fails with an error that is not a conflict,
+// run's summary is read: Append fails with an error that is not a conflict,
 // nothing is written, and the next Append (on a new connection) works.
 func TestConnectionLostMidAppend(t *testing.T) {
 	ctx := context.Background()
@@ -116,13 +120,12 @@ func TestConnectionLostMidAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close(ctx)
-	s.afterLock = func(ctx context.Context, tx pgx.Tx) error {
-		pid := tx.Conn().PgConn().PID()
-		_, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", pid)
+	s.afterRead = func(ctx context.Context, conn *pgx.Conn) error {
+		_, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", conn.PgConn().PID())
 		return err
 	}
 	err = s.Append(ctx, "r", log[2:4]...)
-	s.afterLock = nil
+	s.afterRead = nil
 	if err == nil || errors.Is(err, polyloop.ErrSeqConflict) {
 		t.Fatalf("Append on a lost connection: %v, want a non-conflict error", err)
 	}

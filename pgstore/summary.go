@@ -15,14 +15,14 @@ const summaryColumns = `run_id, agent, snapshot_hash, started_at, updated_at, re
 
 // queries are the statements, with the schema's tables filled in.
 type queries struct {
-	lock, insert, upsert, read, list string
+	summary, insert, upsert, read, list string
 }
 
 func newQueries(schema string) queries {
 	records := pgx.Identifier{schema, "records"}.Sanitize()
 	runs := pgx.Identifier{schema, "runs"}.Sanitize()
 	return queries{
-		lock: `SELECT ` + summaryColumns + ` FROM ` + runs + ` WHERE run_id = $1 FOR UPDATE`,
+		summary: `SELECT ` + summaryColumns + ` FROM ` + runs + ` WHERE run_id = $1`,
 		insert: `INSERT INTO ` + records + ` (run_id, seq, kind, data)
 			SELECT $1, s, k, d FROM unnest($2::bigint[], $3::text[], $4::bytea[]) AS t(s, k, d)`,
 		upsert: `INSERT INTO ` + runs + ` (` + summaryColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
