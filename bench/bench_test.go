@@ -185,3 +185,31 @@ func renamed(log polyloop.RunLog, id string) []polyloop.Record {
 	recs[0].Body = &rs
 	return recs
 }
+
+// BenchmarkConcurrentSQLite is measurement 3 on SQLite at C=64, S=50: the
+// steps/s metric is the aggregate throughput.
+func BenchmarkConcurrentSQLite(b *testing.B) {
+	w := Workload{Steps: 50}
+	dir := b.TempDir()
+	steps, i := 0, 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		st, err := sqlitestore.Open(filepath.Join(dir, fmt.Sprintf("%d.db", i)), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		_, n, err := runConcurrently(context.Background(), st, w, 64)
+		b.StopTimer()
+		if cerr := st.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		steps += n
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+}

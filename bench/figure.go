@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // Figure is one measured quantity: the median of its repetitions, with min
@@ -48,7 +49,7 @@ func (t Target) String() string {
 	if !t.Met {
 		verdict = "MISSED"
 	}
-	return fmt.Sprintf("%s %s %s", sym, formatValue(t.Value), verdict)
+	return fmt.Sprintf("%s %s %s", sym, strconv.FormatFloat(t.Value, 'f', -1, 64), verdict)
 }
 
 // summarize fills the figure's statistics from its samples.

@@ -58,6 +58,13 @@ func measureStore(ctx context.Context, o Options, spec storeSpec, dir string, re
 	}
 	rep.Stores = append(rep.Stores, info)
 	name := info.Name
+	if spec.kind == kindSQLite {
+		f, err := measureFsync(ctx, o, name, dir)
+		if err != nil {
+			return err
+		}
+		rep.Figures = append(rep.Figures, f)
+	}
 	steps := []int{o.Steps}
 	if !spec.durable() && o.Steps >= 10 {
 		steps = append(steps, o.Steps/10) // in memory, cheap: shows whether time per step is flat in S

@@ -83,6 +83,9 @@ func wantFigures(stores []bench.StoreInfo) map[string]int {
 		want[n+"resume_read_plan"] = 1
 		want[n+"resume_plan"] = 1
 		want[n+"peak_rss"] = 1
+		if s.Name == "sqlite" {
+			want[n+"fsync"] = 1
+		}
 		if s.Name != "memory" {
 			want[n+"commits_per_step"] = 1 + 2
 			want[n+"disk_bytes_per_step"] = 1
