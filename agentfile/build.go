@@ -1,6 +1,7 @@
 package agentfile
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/codeparser"
+	"github.com/polyloop/polyloop/jsonparser"
 	"github.com/polyloop/polyloop/mcpexec"
 	"github.com/polyloop/polyloop/openaimodel"
 	"github.com/polyloop/polyloop/scriptmodel"
@@ -33,11 +35,12 @@ func (b *builder) build(ctx context.Context) (*Config, error) {
 	if cfg.Model, err = b.model(); err != nil {
 		return nil, err
 	}
-	if cfg.Parser, err = b.parser(); err != nil {
-		return nil, err
-	}
 	tools, err := b.executor(ctx, cfg)
 	if err != nil {
+		cfg.Close()
+		return nil, err
+	}
+	if cfg.Parser, err = b.parser(tools); err != nil {
 		cfg.Close()
 		return nil, err
 	}
@@ -137,7 +140,13 @@ func toJSON(args map[string]any) (json.RawMessage, error) {
 	if args == nil {
 		return json.RawMessage("{}"), nil
 	}
-	return json.Marshal(jsonValue(args))
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // commands hold &&, < and >: keep them readable
+	if err := enc.Encode(jsonValue(args)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 func jsonValue(v any) any {
@@ -164,11 +173,13 @@ func jsonValue(v any) any {
 	return v
 }
 
-func (b *builder) parser() (polyloop.DecisionParser, error) {
+func (b *builder) parser(tools []polyloop.ToolSpec) (polyloop.DecisionParser, error) {
 	o := b.f.Parser.Options
 	switch b.f.Parser.Kind {
 	case "", "toolcall":
 		return toolcallparser.New(toolcallparser.Options{RequireAction: o.RequireAction}), nil
+	case "json":
+		return jsonparser.New(jsonparser.Options{Tools: tools, Ignore: o.Ignore, TextIsFinal: o.TextIsFinal}), nil
 	case "code":
 		return codeparser.New(codeparser.Options{Lang: o.Lang, Tags: o.Tags, FinalMarker: o.FinalMarker}), nil
 	}

@@ -17,7 +17,8 @@
 //	  api_key_env: MY_GATEWAY_KEY   # default OPENAI_API_KEY / ANTHROPIC_API_KEY
 //	parser:
 //	  kind: toolcall            # toolcall | json | code
-//	  options: {require_action: true}   # toolcall: require_action; code: lang, tags, final_marker
+//	  options: {require_action: true}   # toolcall: require_action; json: ignore, text_is_final;
+//	                                    # code: lang, tags, final_marker
 //	tools:
 //	  shell: {dir: work, timeout_ms: 30000, output_limit: 10000, env_allow: [GOPATH],
 //	          env: {CI: "1"}, done_sentinel: SUBMIT, shell: bash, replay: never_replay}

@@ -81,6 +81,11 @@ type ParserOptions struct {
 	Lang        string   `yaml:"lang"`
 	Tags        []string `yaml:"tags"`
 	FinalMarker string   `yaml:"final_marker"`
+	// Ignore and TextIsFinal (json): action-level fields accepted and
+	// dropped (such as "thought"), and whether a reply without JSON is the
+	// final answer.
+	Ignore      []string `yaml:"ignore"`
+	TextIsFinal bool     `yaml:"text_is_final"`
 }
 
 // ToolsSpec configures the executors: a shell, MCP servers, or both. A

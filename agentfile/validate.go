@@ -145,7 +145,7 @@ var parserKinds = []string{"toolcall", "json", "code"}
 // kindOptions are the parser options each kind accepts.
 var kindOptions = map[string][]string{
 	"toolcall": {"require_action"},
-	"json":     {},
+	"json":     {"ignore", "text_is_final"},
 	"code":     {"lang", "tags", "final_marker"},
 }
 
@@ -164,8 +164,10 @@ func (v *validator) parser(ps ParserSpec, tools ToolsSpec) {
 		"lang":           ps.Options.Lang != "",
 		"tags":           len(ps.Options.Tags) > 0,
 		"final_marker":   ps.Options.FinalMarker != "",
+		"ignore":         len(ps.Options.Ignore) > 0,
+		"text_is_final":  ps.Options.TextIsFinal,
 	}
-	for _, name := range []string{"require_action", "lang", "tags", "final_marker"} {
+	for _, name := range []string{"require_action", "lang", "tags", "final_marker", "ignore", "text_is_final"} {
 		if set[name] && !slices.Contains(kindOptions[kind], name) {
 			v.fail(p.at("options", name), "not an option of parser kind %s (its options: %s)", kind, optionList(kindOptions[kind]))
 		}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/polyloop/polyloop/bench"
+	"github.com/spf13/cobra"
+)
+
+// maybeRunBenchChild serves as the benchmark's measurement child when this
+// process was started as one (see bench.MaybeRunChild); it must run first.
+func maybeRunBenchChild() { bench.MaybeRunChild() }
+
+type benchFlags struct {
+	stores []string
+	json   bool
+	steps  int
+	reps   int
+}
+
+func newBenchCmd(a *app) *cobra.Command {
+	var f benchFlags
+	c := &cobra.Command{
+		Use:   "bench [--store memory|sqlite|postgres://...]...",
+		Short: "Measure workload W: time and allocations per step, commits, concurrency, resume, memory",
+		Long: `Measure the standard workload W (package bench) on each store given with
+--store: memory, sqlite (a fresh file per measurement) or a postgres:// DSN (a
+fresh schema per measurement). At the default sizes it takes minutes; --steps
+and --reps make it shorter. Progress goes to standard error; the report to
+standard output (--json for programs).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.bench(cmd.Context(), cmd, f)
+		},
+	}
+	c.Flags().StringSliceVar(&f.stores, "store", nil, "a store to measure: memory, sqlite or a postgres:// DSN (repeatable; default memory and sqlite)")
+	c.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
+	c.Flags().IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps S of each single run (default %d)", bench.DefaultSteps))
+	c.Flags().IntVar(&f.reps, "reps", 0, fmt.Sprintf("repetitions of each figure (default %d)", bench.DefaultReps))
+	return c
+}
+
+func (a *app) bench(parent context.Context, cmd *cobra.Command, f benchFlags) error {
+	if f.steps < 0 || f.reps < 0 {
+		return fmt.Errorf("--steps and --reps must not be negative")
+	}
+	for _, s := range f.stores {
+		if s != "memory" && s != "sqlite" && !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") {
+			return fmt.Errorf("--store %q: expected memory, sqlite or a postgres:// DSN", redactDSN(s))
+		}
+	}
+	ctx, interrupted, stop := interruptible(parent)
+	defer stop()
+	rep, err := bench.Run(ctx, bench.Options{Stores: f.stores, Steps: f.steps, Reps: f.reps, Progress: a.stderr})
+	if err != nil {
+		if interrupted() {
+			fmt.Fprintln(a.stderr, "interrupted")
+			return &exitErr{code: exitInterrupted}
+		}
+		return err
+	}
+	if f.json {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return rep.WriteText(a.stdout)
+}

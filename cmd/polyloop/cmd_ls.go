@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/polyloop/polyloop"
+	"github.com/spf13/cobra"
+)
+
+func newLsCmd(a *app) *cobra.Command {
+	var f filterFlags
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "ls",
+		Short: "List runs: id, agent, start, steps, stop reason or unfinished, tokens, cost",
+		Long: `List runs, oldest first. Unfinished runs show "unfinished" and their totals so
+far, computed from their logs.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.ls(cmd.Context(), &f, asJSON)
+		},
+	}
+	f.register(c.Flags())
+	c.Flags().BoolVar(&asJSON, "json", false, "print the runs as a JSON array")
+	return c
+}
+
+func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
+	st, err := openStore(ctx, a.store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	runs, err := listRuns(ctx, st, f)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if runs == nil {
+			runs = []polyloop.RunSummary{}
+		}
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(runs)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tAGENT\tSTARTED\tSTEPS\tSTOP\tTOKENS\tCOST")
+	for _, r := range runs {
+		stop := "unfinished"
+		if r.Finished {
+			stop = string(r.StopReason)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", r.RunID, r.Agent, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
+			r.Totals.Steps, stop, r.Totals.Tokens(), costText(*r.Totals))
+	}
+	return tw.Flush()
+}
+
+// costText is a total cost, marked when part of it is unknown.
+func costText(t polyloop.Totals) string {
+	s := fmt.Sprintf("$%.4f", t.CostUSD)
+	if t.CostUnknown {
+		s += "+?"
+	}
+	return s
+}

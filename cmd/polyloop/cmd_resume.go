@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/agentfile"
+	"github.com/spf13/cobra"
+)
+
+type resumeFlags struct {
+	sinkFlags
+	agent       string
+	allowChange bool
+	json        bool
+}
+
+func newResumeCmd(a *app) *cobra.Command {
+	var f resumeFlags
+	c := &cobra.Command{
+		Use:   "resume RUN_ID [--agent AGENT.yaml]",
+		Short: "Continue a run from its log, as the resume plan decides",
+		Long: `Continue an unfinished run from its log. The plan is computed from the log
+alone (polyloop.PlanResume) and printed: which execution is done, which is of
+unknown outcome, and what resume does about it (a model call is made again; an
+action is run again only if its tool is replay_safe, otherwise the run finishes
+with resume_state_unknown).
+
+--agent is required for an unfinished run: the stored snapshot records what the
+model saw and which executor ran, not how to rebuild the executor (its working
+directory, its servers). A finished run needs no agent: its result is printed.
+
+The agent must be the one the run started with: a changed configuration is
+refused with the differing fields, unless --allow-config-change, which records
+the override in the log.
+
+` + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.resume(cmd.Context(), args[0], f)
+		},
+	}
+	c.Flags().StringVar(&f.agent, "agent", "", "the agent file the run was started with")
+	c.Flags().BoolVar(&f.allowChange, "allow-config-change", false, "resume even if the agent's snapshot differs (recorded in the log)")
+	c.Flags().BoolVar(&f.json, "json", false, "print the result as JSON on standard output")
+	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines")
+	c.Flags().StringVar(&f.events, "events", "", "append the run's events to this file as JSON lines")
+	return c
+}
+
+func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
+	ctx, interrupted, stop := interruptible(parent)
+	defer stop()
+	st, err := openStore(ctx, a.store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log, err := st.ReadLog(ctx, id)
+	if err != nil {
+		return err
+	}
+	log.RunID = id
+	plan, err := polyloop.PlanResume(log)
+	if err != nil {
+		return err
+	}
+	if plan.Action == polyloop.PlanFinished {
+		printPlan(a.stderr, plan)
+		fin := log.Finished()
+		return a.report(polyloop.RunResult{RunID: id, StopReason: fin.StopReason, FinalAnswer: fin.FinalAnswer,
+			Totals: fin.Totals, Plan: &plan, Records: log.NextSeq()}, f.json)
+	}
+	if f.agent == "" {
+		return fmt.Errorf("run %s is unfinished (%s): --agent AGENT.yaml is required to resume it, since the stored snapshot names the executor (%s) but cannot rebuild it", id, plan.Action, log.Started().Snapshot.Executor.Name)
+	}
+	cfg, err := agentfile.Load(ctx, f.agent, nil)
+	if err != nil {
+		return err
+	}
+	defer cfg.Close()
+	sinks, closeSinks, err := a.eventSinks(ctx, f.sinkFlags)
+	if err != nil {
+		return err
+	}
+	defer closeSinks()
+	res, err := cfg.Runner(st, sinks...).ResumeWith(ctx, id, cfg.Agent, polyloop.ResumeOptions{AllowConfigChange: f.allowChange})
+	var mismatch *polyloop.SnapshotMismatchError
+	if errors.As(err, &mismatch) {
+		return fmt.Errorf("run %s: the agent differs from the run's snapshot in: %s\n(stored %s, current %s); resume with --allow-config-change to go on anyway (the override is recorded in the log)",
+			id, strings.Join(mismatch.Fields, ", "), mismatch.StoredHash, mismatch.CurrentHash)
+	}
+	if err != nil {
+		return a.runFailed(id, f.agent, err, interrupted())
+	}
+	printPlan(a.stderr, *res.Plan)
+	return a.report(res, f.json)
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/agentfile"
+	"github.com/spf13/cobra"
+)
+
+type runFlags struct {
+	sinkFlags
+	id   string
+	json bool
+}
+
+func newRunCmd(a *app) *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run AGENT.yaml TASK",
+		Short: "Run an agent on a task",
+		Long: `Run an agent file on a task. TASK is the task's text, @FILE to read it from a
+file, or - to read it from standard input.
+
+Progress (step, action, status, tokens, cost) goes to standard error; with
+--json the result goes to standard output as JSON. Ctrl-C cancels the run
+cleanly: nothing is invented in the log, and the command prints how to resume.
+
+` + exitCodesHelp,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.run(cmd.Context(), args[0], args[1], f)
+		},
+	}
+	c.Flags().StringVar(&f.id, "id", "", "the run id (default: a new ULID)")
+	c.Flags().BoolVar(&f.json, "json", false, "print the result as JSON on standard output")
+	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines")
+	c.Flags().StringVar(&f.events, "events", "", "append the run's events to this file as JSON lines")
+	return c
+}
+
+// readTask reads the TASK argument: text, @FILE or - (stdin).
+func (a *app) readTask(arg string) (string, error) {
+	switch {
+	case arg == "-":
+		b, err := io.ReadAll(a.stdin)
+		return string(b), err
+	case strings.HasPrefix(arg, "@"):
+		b, err := os.ReadFile(arg[1:])
+		return string(b), err
+	}
+	return arg, nil
+}
+
+func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags) error {
+	input, err := a.readTask(taskArg)
+	if err != nil {
+		return fmt.Errorf("reading the task: %w", err)
+	}
+	ctx, interrupted, stop := interruptible(parent)
+	defer stop()
+	cfg, err := agentfile.Load(ctx, agentPath, nil)
+	if err != nil {
+		return err
+	}
+	defer cfg.Close()
+	st, err := openStore(ctx, a.store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sinks, closeSinks, err := a.eventSinks(ctx, f.sinkFlags)
+	if err != nil {
+		return err
+	}
+	defer closeSinks()
+	id := f.id
+	if id == "" {
+		id = polyloop.NewRunID()
+	}
+	res, err := cfg.Runner(st, sinks...).Run(ctx, id, cfg.Agent, polyloop.Task{Input: input})
+	if err != nil {
+		return a.runFailed(id, agentPath, err, interrupted())
+	}
+	return a.report(res, f.json)
+}
+
+// runFailed turns a Run or Resume error into the command's outcome. An
+// interruption leaves the run resumable, and says how.
+func (a *app) runFailed(id, agentPath string, err error, interrupted bool) error {
+	if interrupted && errors.Is(err, context.Canceled) {
+		fmt.Fprintf(a.stderr, "interrupted: run %s is unfinished and resumable:\n  polyloop resume %s --agent %s%s\n",
+			id, id, agentPath, a.storeFlag())
+		return &exitErr{code: exitInterrupted}
+	}
+	return fmt.Errorf("run %s: %w", id, err)
+}
+
+// storeFlag repeats --store for a printed command, when not the default.
+func (a *app) storeFlag() string {
+	if a.store == defaultStore {
+		return ""
+	}
+	return " --store " + redactDSN(a.store)
+}
+
+// report prints a finished run's result and gives its exit code.
+func (a *app) report(res polyloop.RunResult, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "run %s: %s after %d steps\n", res.RunID, res.StopReason, res.Totals.Steps)
+		if res.FinalAnswer != "" {
+			fmt.Fprintf(a.stdout, "answer: %s\n", res.FinalAnswer)
+		}
+	}
+	for _, s := range res.Sinks {
+		fmt.Fprintf(a.stderr, "warning: event sink %d (%s): %d errors, %d panics, %d timeouts, disabled=%v\n",
+			s.Index, s.Sink, s.Errors, s.Panics, s.Timeouts, s.Disabled)
+	}
+	if res.StopReason != polyloop.StopCompleted {
+		return &exitErr{code: exitStopped}
+	}
+	return nil
+}

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/agentfile"
+	"github.com/polyloop/polyloop/sqlitestore"
+	"github.com/spf13/cobra"
+)
+
+// The demo's agent: a scripted model drives the real shell. Step 2's command
+// sleeps, and the demo kills the process running the agent in the middle of
+// it. The bash tool is declared replay_safe — these commands give the same
+// result when run again — so resume replays step 2.
+const demoAgent = `name: demo
+system: You keep notes in a working directory, using the bash tool.
+model:
+  provider: script
+  cost_per_token: 0.000002
+  script:
+    - tool: bash
+      args: {command: "mkdir -p notes && echo 'the log is the source of truth' > notes/today.txt && echo saved"}
+    - tool: bash
+      args: {command: "sleep 2 && wc -w < notes/today.txt"}
+    - text: "notes/today.txt holds 7 words."
+parser:
+  kind: toolcall
+tools:
+  shell:
+    dir: work
+    timeout_ms: 20000
+    replay: replay_safe
+limits:
+  max_steps: 10
+`
+
+const (
+	demoRunID = "demo-1"
+	demoTask  = "Write today's note and count its words."
+)
+
+func newDemoCmd(a *app) *cobra.Command {
+	var child string
+	var keep bool
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Offline demo: a run killed in the middle of a step, then resumed from its log",
+		Long: `An offline demo, nothing to configure. A scripted model drives the shell through
+a short task in a temporary directory. The agent runs in a child process (this
+program, started again), which is killed with SIGKILL while step 2's command is
+running. The parent then reads the run's log, prints the resume plan — which row
+of the resume table applied and why — resumes the run and prints the trajectory.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if child != "" {
+				return a.demoChild(cmd.Context(), child)
+			}
+			return a.demo(cmd.Context(), keep)
+		},
+	}
+	c.Flags().StringVar(&child, "child", "", "run the demo's agent in this directory (used by the demo itself)")
+	c.Flags().BoolVar(&keep, "keep", false, "keep the temporary directory (agent file, SQLite log, work directory)")
+	_ = c.Flags().MarkHidden("child")
+	return c
+}
+
+// demoChild is the killed process: it runs the demo agent on the SQLite
+// file of dir, printing progress on stderr.
+func (a *app) demoChild(ctx context.Context, dir string) error {
+	cfg, err := agentfile.Load(ctx, filepath.Join(dir, "agent.yaml"), nil)
+	if err != nil {
+		return err
+	}
+	defer cfg.Close()
+	st, err := sqlitestore.Open(filepath.Join(dir, "polyloop.db"), nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	res, err := cfg.Runner(st, newProgress(a.stderr)).Run(ctx, demoRunID, cfg.Agent, polyloop.Task{Input: demoTask})
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("the child was not interrupted: the run finished (%s)", res.StopReason)
+}
+
+func (a *app) demo(ctx context.Context, keep bool) error {
+	dir, err := os.MkdirTemp("", "polyloop-demo-")
+	if err != nil {
+		return err
+	}
+	if keep {
+		fmt.Fprintf(a.stdout, "demo directory: %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	agentPath := filepath.Join(dir, "agent.yaml")
+	if err := os.WriteFile(agentPath, []byte(demoAgent), 0o644); err != nil {
+		return err
+	}
+	st, err := sqlitestore.Open(filepath.Join(dir, "polyloop.db"), nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	fmt.Fprintf(a.stdout, "== 1. a child process runs the agent on %q\n", demoTask)
+	if err := a.demoKill(ctx, dir, st); err != nil {
+		return err
+	}
+	log, err := st.ReadLog(ctx, demoRunID)
+	if err != nil {
+		return err
+	}
+	log.RunID = demoRunID
+	if err := a.demoPlan(log); err != nil {
+		return err
+	}
+	return a.demoResume(ctx, agentPath, st)
+}
+
+// demoKill starts the child and kills it with SIGKILL once step 2's action
+// intent is durable and its command has started.
+func (a *app) demoKill(ctx context.Context, dir string, st *sqlitestore.Store) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, exe, "demo", "--child", dir)
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stdout = cmd.Stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the child: %w", err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); copyPrefixed(a.stdout, out, "   child | ") }()
+	waitErr := a.demoWaitForStep2(ctx, st)
+	if waitErr == nil {
+		time.Sleep(300 * time.Millisecond) // let the command run a little: the kill lands mid-sleep
+		waitErr = cmd.Process.Kill()
+	}
+	wg.Wait()
+	err = cmd.Wait()
+	if waitErr != nil {
+		return fmt.Errorf("demo: %w (child: %v)", waitErr, err)
+	}
+	fmt.Fprintf(a.stdout, "   child killed with SIGKILL while step 2's command was running (%v)\n", err)
+	return nil
+}
+
+// demoWaitForStep2 polls the log until step 2's action intent is durable
+// (and its step record is not).
+func (a *app) demoWaitForStep2(ctx context.Context, st *sqlitestore.Store) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		log, err := st.ReadLog(ctx, demoRunID)
+		if err != nil {
+			return err
+		}
+		intents, steps := log.ActionIntents(), log.Steps()
+		if len(intents) >= 2 {
+			if len(steps) >= 2 {
+				return errors.New("step 2 completed before it could be interrupted")
+			}
+			return nil
+		}
+		if log.Finished() != nil {
+			return errors.New("the run finished before step 2")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return errors.New("step 2 did not start within 20s")
+}
+
+// demoPlan prints the log's tail and the resume plan, and what the plan
+// would have been had the tool been never_replay.
+func (a *app) demoPlan(log polyloop.RunLog) error {
+	fmt.Fprintf(a.stdout, "\n== 2. the log after the kill (%d records)\n", len(log.Records))
+	for _, r := range log.Records {
+		fmt.Fprintf(a.stdout, "   %2d %s\n", r.Seq, recordLine(r))
+	}
+	plan, err := polyloop.PlanResume(log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "\n== 3. the resume decision, from the log alone (polyloop.PlanResume)\n")
+	printPlan(indent{a.stdout}, plan)
+	if alt, err := polyloop.PlanResume(withPolicy(log, polyloop.NeverReplay)); err == nil {
+		fmt.Fprintf(a.stdout, "   (had bash been never_replay, the same log would give: %s)\n", planRow(alt))
+	}
+	return nil
+}
+
+// withPolicy returns a copy of log whose last action intent has policy p.
+func withPolicy(log polyloop.RunLog, p polyloop.ReplayPolicy) polyloop.RunLog {
+	recs := append([]polyloop.Record(nil), log.Records...)
+	for i := len(recs) - 1; i >= 0; i-- {
+		if in, ok := recs[i].Body.(*polyloop.ActionIntent); ok {
+			c := *in
+			c.Replay = p
+			recs[i].Body = &c
+			break
+		}
+	}
+	return polyloop.RunLog{RunID: log.RunID, Records: recs}
+}
+
+func (a *app) demoResume(ctx context.Context, agentPath string, st *sqlitestore.Store) error {
+	fmt.Fprintf(a.stdout, "\n== 4. resume in this process\n")
+	cfg, err := agentfile.Load(ctx, agentPath, nil)
+	if err != nil {
+		return err
+	}
+	defer cfg.Close()
+	prog := newProgress(a.stdout)
+	prog.prefix = "  resume | "
+	res, err := cfg.Runner(st, prog).Resume(ctx, demoRunID, cfg.Agent)
+	if err != nil {
+		return err
+	}
+	log, err := st.ReadLog(ctx, demoRunID)
+	if err != nil {
+		return err
+	}
+	log.RunID = demoRunID
+	fmt.Fprintf(a.stdout, "\n== 5. the trajectory (polyloop show %s)\n", demoRunID)
+	(&showWriter{w: a.stdout, limit: 200}).trajectory(buildTrajectory(log))
+	fmt.Fprintf(a.stdout, "\nresult: %s — %q\n(step 2's command ran twice: attempt 1 was killed, attempt 2 replayed it because bash is replay_safe in this agent)\n",
+		res.StopReason, res.FinalAnswer)
+	return nil
+}
+
+// recordLine describes a record on one line.
+func recordLine(r polyloop.Record) string {
+	switch b := r.Body.(type) {
+	case *polyloop.RunStarted:
+		return fmt.Sprintf("run_started        %s", b.SnapshotHash[:19]+"…")
+	case *polyloop.ModelCallIntent:
+		return fmt.Sprintf("model_call_intent  step %d %s", b.Step, b.CallID)
+	case *polyloop.ModelCallResult:
+		return fmt.Sprintf("model_call_result  step %d %s", b.Step, b.CallID)
+	case *polyloop.ActionIntent:
+		return fmt.Sprintf("action_intent      step %d %s attempt %d %s: %s", b.Step, b.ActionID, b.Attempt, b.Replay, describeAction(&b.Action, 50))
+	case *polyloop.StepCompleted:
+		status := string(b.Decision)
+		if b.Outcome != nil {
+			status = string(b.Outcome.Status)
+		}
+		return fmt.Sprintf("step_completed     step %d %s: %s", b.Step, status, oneLine(b.Observation+b.Answer, 40))
+	case *polyloop.RunFinished:
+		return fmt.Sprintf("run_finished       %s", b.StopReason)
+	}
+	return string(r.Kind())
+}
+
+// copyPrefixed copies lines from r to w with a prefix.
+func copyPrefixed(w io.Writer, r io.Reader, prefix string) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fmt.Fprintln(w, prefix+sc.Text())
+	}
+}
+
+// indent writes through to w, indenting every line by three spaces.
+type indent struct{ w io.Writer }
+
+func (i indent) Write(p []byte) (int, error) {
+	_, err := fmt.Fprint(i.w, "   "+string(p))
+	return len(p), err
+}

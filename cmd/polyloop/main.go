@@ -1,0 +1,73 @@
+// Command polyloop runs agents from agent files and inspects and accounts for
+// their runs: every run is a durable, append-only log that can be resumed.
+//
+//	polyloop demo                          offline: a run killed mid-step, then resumed
+//	polyloop run AGENT.yaml TASK           run an agent on a task
+//	polyloop resume RUN_ID --agent AGENT.yaml
+//	polyloop show RUN_ID                   the trajectory
+//	polyloop ls | stats | verify | export  list, count, check and export runs
+//
+// Runs are stored in SQLite under ./.polyloop/ unless --store says otherwise
+// (sqlite:PATH or a postgres:// DSN).
+//
+// Exit codes: 0 the run completed (or the command succeeded); 1 the run
+// stopped for another reason (max_steps, llm_error, env_error, ...), or
+// verify found a corrupt log; 2 an error (bad agent file, store failure,
+// unknown run, ...); 130 interrupted (Ctrl-C): the run is resumable.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitStopped     = 1
+	exitError       = 2
+	exitInterrupted = 130
+)
+
+func main() {
+	maybeRunBenchChild()
+	os.Exit(execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// exitErr ends a command with a given exit code; Err, when set, is printed.
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitErr) Unwrap() error { return e.err }
+
+// execute runs the command line and returns the exit code.
+func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(a)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	code := exitError
+	var e *exitErr
+	if errors.As(err, &e) {
+		code = e.code
+		if e.err == nil {
+			return code
+		}
+	}
+	fmt.Fprintln(stderr, "polyloop:", err)
+	return code
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/polyloop/polyloop"
+)
+
+// planRow says which row of the resume table a plan applied, and why: for
+// each execution, is its intent in the log, and is its result?
+func planRow(p polyloop.ResumePlan) string {
+	switch p.Action {
+	case polyloop.PlanStartStep:
+		return fmt.Sprintf("intent no, result no → not started: run step %d", p.Step)
+	case polyloop.PlanRetryModelCall:
+		return fmt.Sprintf("model call %s: intent yes, result no → unknown; model calls are replayable: call again (attempt %d), the orphan intent stays in the log", p.ModelCallID, p.Attempt)
+	case polyloop.PlanReparse:
+		return fmt.Sprintf("model call %s: intent yes, result yes → done, skip; its action has no intent → parse the stored reply again and go on", p.ModelCallID)
+	case polyloop.PlanReplayAction:
+		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is replay_safe → run it again (attempt %d)", p.ActionID, p.Tool, p.Attempt)
+	case polyloop.PlanStopUnknown:
+		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is never_replay → finish %s", p.ActionID, toolOrCode(p.Tool), polyloop.StopResumeStateUnknown)
+	case polyloop.PlanFinish:
+		return fmt.Sprintf("every execution is done and step %d decided the run → write the missing run_finished (%s)", p.Step, p.StopReason)
+	case polyloop.PlanFinished:
+		return fmt.Sprintf("the run is finished (%s) → nothing runs", p.StopReason)
+	}
+	return string(p.Action)
+}
+
+func toolOrCode(tool string) string {
+	if tool == "" {
+		return "a code action, always never_replay"
+	}
+	return tool
+}
+
+// printPlan prints a resume plan in words.
+func printPlan(w io.Writer, p polyloop.ResumePlan) {
+	fmt.Fprintf(w, "resume plan: %s (log read up to record %d)\n", p.Action, p.LastSeq)
+	fmt.Fprintf(w, "  row:    %s\n", planRow(p))
+	fmt.Fprintf(w, "  reason: %s\n", p.Reason)
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/polyloop/polyloop"
+)
+
+// progress is an EventSink that prints a run's progress, one line per fact:
+// step, action, status, tokens and cost so far. On a terminal it uses
+// colour; piped, it writes plain lines.
+type progress struct {
+	mu     sync.Mutex
+	w      io.Writer
+	color  bool
+	prefix string
+	// since labels the running totals: the sink sees only this invocation.
+	since  string
+	tokens int64
+	cost   float64
+	// costUnknown is set once a reply had usage without a known cost.
+	costUnknown bool
+}
+
+func newProgress(w io.Writer) *progress {
+	return &progress{w: w, color: isTerminal(w), since: "so far"}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
+}
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+)
+
+func (p *progress) paint(code, s string) string {
+	if !p.color {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// Emit implements polyloop.EventSink. A write failure is returned, as the
+// contract asks; the runner counts it and the loop goes on.
+func (p *progress) Emit(ctx context.Context, ev polyloop.Event) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	line := p.line(ev)
+	if line == "" {
+		return nil
+	}
+	_, err := fmt.Fprintln(p.w, p.prefix+line)
+	return err
+}
+
+func (p *progress) line(ev polyloop.Event) string {
+	step := p.paint(ansiBold, fmt.Sprintf("step %-3d", ev.Step))
+	switch ev.Kind {
+	case polyloop.EventRunStarted:
+		return fmt.Sprintf("run %s started (agent %s)", ev.RunID, ev.Agent)
+	case polyloop.EventRunResumed:
+		p.since = "since resume"
+		return fmt.Sprintf("run %s resumed: %s — %s", ev.RunID, ev.Plan.Action, ev.Plan.Reason)
+	case polyloop.EventModelCallFinished:
+		return step + " " + p.modelLine(ev)
+	case polyloop.EventActionStarted:
+		return fmt.Sprintf("%s action %s %s", step, describeAction(ev.Action, 70), p.paint(ansiDim, "["+string(ev.Replay)+"]"))
+	case polyloop.EventActionFinished:
+		return step + " " + p.outcomeLine(ev)
+	case polyloop.EventStepCompleted:
+		return p.decisionLine(step, ev.StepRecord)
+	case polyloop.EventConfigOverridden:
+		return p.paint(ansiYellow, fmt.Sprintf("configuration override recorded: %s", strings.Join(ev.Override.Fields, ", ")))
+	case polyloop.EventRunFinished:
+		return p.finishLine(ev)
+	}
+	return ""
+}
+
+func (p *progress) modelLine(ev polyloop.Event) string {
+	if ev.Failure != nil {
+		return p.paint(ansiRed, "model call failed: "+ev.Failure.Message)
+	}
+	u := ev.Reply.Usage
+	p.tokens += u.Tokens()
+	if u.CostUSD != nil {
+		p.cost += *u.CostUSD
+	} else if u.Tokens() > 0 {
+		p.costUnknown = true
+	}
+	return fmt.Sprintf("model  %d tokens (%s %d tokens, %s)", u.Tokens(), p.since, p.tokens, p.costText())
+}
+
+func (p *progress) costText() string {
+	s := fmt.Sprintf("$%.4f", p.cost)
+	if p.costUnknown {
+		s += "+unknown"
+	}
+	return s
+}
+
+func (p *progress) outcomeLine(ev polyloop.Event) string {
+	rec := ev.StepRecord
+	status := string(rec.Outcome.Status)
+	switch rec.Outcome.Status {
+	case polyloop.Executed:
+		status = p.paint(ansiGreen, status)
+	case polyloop.NotExecuted:
+		status = p.paint(ansiYellow, status)
+	case polyloop.EnvError:
+		status = p.paint(ansiRed, status)
+	}
+	obs := oneLine(rec.Observation, 60)
+	if rec.Synthetic {
+		obs = "(synthetic) " + obs
+	}
+	return fmt.Sprintf("→ %s  %s", status, p.paint(ansiDim, obs))
+}
+
+func (p *progress) decisionLine(step string, rec *polyloop.StepCompleted) string {
+	switch rec.Decision {
+	case polyloop.DecisionInvalid:
+		return step + " " + p.paint(ansiYellow, "invalid reply: "+oneLine(rec.Feedback, 70))
+	case polyloop.DecisionFinal:
+		return step + " final answer: " + oneLine(rec.Answer, 70)
+	}
+	return ""
+}
+
+func (p *progress) finishLine(ev polyloop.Event) string {
+	t := ev.Totals
+	color := ansiGreen
+	if ev.StopReason != polyloop.StopCompleted {
+		color = ansiRed
+	}
+	cost := fmt.Sprintf("$%.4f", t.CostUSD)
+	if t.CostUnknown {
+		cost += "+unknown"
+	}
+	return p.paint(color, fmt.Sprintf("finished: %s", ev.StopReason)) +
+		fmt.Sprintf(" — %d steps, %d tokens, %s", t.Steps, t.Tokens(), cost)
+}
+
+// describeAction is an action on one line: the tool and its arguments, or
+// the code's language and first line.
+func describeAction(a *polyloop.Action, max int) string {
+	if a == nil {
+		return ""
+	}
+	if a.IsCode() {
+		lang := a.Lang
+		if lang == "" {
+			lang = "code"
+		}
+		return lang + ": " + oneLine(a.Code, max)
+	}
+	return a.Tool + " " + oneLine(string(a.Args), max)
+}
+
+// oneLine cuts s to its first max characters on one line.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max]) + "…"
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// app holds what every command shares: the standard streams and the global
+// flags.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	store          string
+}
+
+const exitCodesHelp = `Exit codes:
+  0    the run completed (or the command succeeded)
+  1    the run stopped for another reason (max_steps, token_budget, cost_budget,
+       llm_error, env_error, resume_state_unknown); verify: a corrupt log
+  2    an error: bad agent file, unknown run, store failure, changed agent, ...
+  130  interrupted (Ctrl-C): nothing was invented, the run is resumable`
+
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "polyloop",
+		Short: "Run LLM agent loops whose every run is a durable, resumable log",
+		Long: `polyloop runs agents described by agent files (YAML) and keeps every run as an
+append-only log, resumable step by step after a crash or Ctrl-C.
+
+Start with "polyloop demo": offline, nothing to configure.
+
+` + exitCodesHelp,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	def := os.Getenv("POLYLOOP_STORE")
+	if def == "" {
+		def = defaultStore
+	}
+	root.PersistentFlags().StringVar(&a.store, "store", def,
+		"where runs are stored: sqlite:PATH or a postgres:// DSN (default from $POLYLOOP_STORE)")
+	root.AddCommand(newDemoCmd(a), newRunCmd(a), newResumeCmd(a), newShowCmd(a), newLsCmd(a),
+		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a))
+	if c := newBenchCmd(a); c != nil {
+		root.AddCommand(c)
+	}
+	return root
+}
+
+// interruptible returns a context cancelled by SIGINT or SIGTERM, and
+// whether that happened.
+func interruptible(parent context.Context) (context.Context, func() bool, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	interrupted := func() bool { return ctx.Err() != nil && parent.Err() == nil }
+	return ctx, interrupted, stop
+}
