@@ -37,8 +37,10 @@ func TestStoreContract(t *testing.T) {
 		NewFaulty: func(t testing.TB) (polyloop.Store, func()) {
 			s := open(t, filepath.Join(t.TempDir(), "runs.db"))
 			var armed atomic.Bool
-			s.afterInsert = func() error {
-				if armed.CompareAndSwap(true, false) {
+			// Armed, the hook fails the next Append on the fast path and
+			// again on the careful path, where it disarms.
+			s.afterInsert = func(_ string, careful bool) error {
+				if careful && armed.CompareAndSwap(true, false) || !careful && armed.Load() {
 					return errInjected
 				}
 				return nil

@@ -33,10 +33,15 @@
 // A single writer goroutine owns the write connection. Appends from
 // concurrent runs queue up while the previous transaction is being synced;
 // the writer takes all of them into one transaction with one sync. Each
-// Append runs inside its own savepoint, so one run's conflict rolls back only
-// that Append and the others of the batch still commit. Each Append returns
-// only after the transaction holding its records has committed. Stats counts
-// commits and appends, so commits per step can be measured.
+// Append returns only after the transaction holding its records has
+// committed. One run's conflict never fails another run's records: the
+// writer checks each Append's first seq against the run's summary before
+// writing anything of it (summaries are cached, and the cache is dropped
+// whenever SQLite's data_version shows that another connection wrote), and
+// if a statement fails unexpectedly the batch is rolled back and written
+// again with each Append in its own savepoint, so the failure stays with its
+// Append. Stats counts commits and appends, so commits per step can be
+// measured.
 //
 // # Listing
 //

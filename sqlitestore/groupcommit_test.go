@@ -129,3 +129,71 @@ func TestGroupCommitShares(t *testing.T) {
 	}
 	t.Logf("%d appends in %d commits", st.Appends, st.Commits)
 }
+
+// TestFastPathFailureFallsBack: a statement failing for one Append of a
+// batch rolls the fast path back; the careful path then commits the others
+// and fails only that Append.
+func TestFastPathFailureFallsBack(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t)
+	errBoom := errors.New("boom")
+	la, lb, lc := storetest.Prefix("a", 2), storetest.Prefix("b", 2), storetest.Prefix("c", 2)
+	reqs := []*request{mustRequest(t, "a", la), mustRequest(t, "b", lb), mustRequest(t, "c", lc)}
+	calls := 0
+	s.afterInsert = func(run string, _ bool) error {
+		calls++
+		if run == "b" {
+			return errBoom
+		}
+		return nil
+	}
+	s.commitBatch(reqs)
+	for i, want := range []error{nil, errBoom, nil} {
+		err := <-reqs[i].done
+		if !errors.Is(err, want) || (want == nil) != (err == nil) {
+			t.Errorf("request %d: %v, want %v", i, err, want)
+		}
+	}
+	if calls != 5 {
+		t.Errorf("hook ran %d times, want 5 (a and b on the fast path, then a, b, c on the careful path)", calls)
+	}
+	if st := s.Stats(); st.Commits != 1 || st.Appends != 2 {
+		t.Errorf("stats %+v, want 1 commit of 2 appends", st)
+	}
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "a"), la)
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "b"), nil)
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "c"), lc)
+}
+
+// TestCacheSeesOtherWriters: a run written through another Store on the
+// same file is seen by this Store's next transaction (data_version drops its
+// cached summaries).
+func TestCacheSeesOtherWriters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s1, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	s2, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	log := storetest.Prefix("r", 8)
+	steps := []struct {
+		s       *Store
+		from    int
+		wantErr error
+	}{
+		{s1, 0, nil}, {s2, 2, nil}, {s1, 2, polyloop.ErrSeqConflict}, {s1, 4, nil}, {s2, 4, polyloop.ErrSeqConflict}, {s2, 6, nil},
+	}
+	for i, st := range steps {
+		err := st.s.Append(ctx, "r", log[st.from:st.from+2]...)
+		if (st.wantErr == nil) != (err == nil) || !errors.Is(err, st.wantErr) {
+			t.Fatalf("step %d: Append at %d: %v, want %v", i, st.from, err, st.wantErr)
+		}
+	}
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s1, "r"), log)
+}

@@ -66,10 +66,12 @@ type Store struct {
 	closed bool
 	done   chan struct{} // closed when the writer has exited
 	stats  counters
+	cache  summaryCache // the writer's
 	// afterInsert, when set (tests only, before the first Append), runs in
 	// the writer after an Append's records are inserted and before its
-	// summary is written; an error fails that Append.
-	afterInsert func() error
+	// summary is written, on the fast or the careful path; an error fails
+	// that Append.
+	afterInsert func(runID string, careful bool) error
 }
 
 var (

@@ -33,8 +33,13 @@ func (s *Store) writeLoop() {
 	}
 }
 
-// commitBatch writes the Appends of batch in one transaction, each in its own
-// savepoint, and answers each of them.
+// commitBatch writes the Appends of batch in one transaction and answers
+// each of them. The fast path checks each Append's first seq against the
+// run's summary (from the cache, or read in the transaction) and writes
+// without savepoints: a conflict is found before anything of that Append is
+// written. If a statement fails unexpectedly, the transaction is rolled back
+// and the batch is written again on the careful path, each Append in its own
+// savepoint, so that the failure stays with its Append.
 func (s *Store) commitBatch(batch []*request) {
 	live := batch[:0:0]
 	for _, r := range batch {
@@ -45,32 +50,60 @@ func (s *Store) commitBatch(batch []*request) {
 	if len(live) == 0 {
 		return
 	}
+	errs, err := s.writeBatch(live, false)
+	if errors.Is(err, errFastPath) {
+		errs, err = s.writeBatch(live, true)
+	}
+	answerAll(live, errs, err)
+}
+
+// errFastPath reports that a statement failed on the fast path.
+var errFastPath = errors.New("sqlitestore: statement failed on the fast path")
+
+// writeBatch writes live in one transaction, carefully (savepoints,
+// summaries read from the database) or not. A non-nil error applies to every
+// Append of the batch; otherwise errs holds each Append's outcome.
+func (s *Store) writeBatch(live []*request, careful bool) (errs []error, err error) {
 	ctx := context.Background() // the batch is shared: no one caller's ctx may abort it
-	errs := make([]error, len(live))
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		answerAll(live, errs, interpretError("begin", err))
-		return
+		return nil, interpretError("begin", err)
 	}
+	if err := s.cache.sync(ctx, tx); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	w := &batchWriter{s: s, ctx: ctx, tx: tx, careful: careful, next: map[string]polyloop.RunSummary{}}
+	errs = make([]error, len(live))
 	wrote := 0
 	for i, r := range live {
-		if errs[i] = s.applyOne(ctx, tx, r); errs[i] == nil {
+		errs[i] = w.apply(r)
+		if errors.Is(errs[i], errFastPath) {
+			tx.Rollback()
+			s.cache.reset()
+			return nil, errs[i]
+		}
+		if errs[i] == nil {
 			wrote++
 		}
 	}
 	if wrote == 0 {
 		tx.Rollback()
-	} else if err := tx.Commit(); err != nil {
+		return errs, nil
+	}
+	if err := tx.Commit(); err != nil {
+		s.cache.reset() // the outcome is unknown
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = interpretError("commit", err)
 			}
 		}
-	} else {
-		s.stats.commits.Add(1)
-		s.stats.appends.Add(int64(wrote))
+		return errs, nil
 	}
-	answerAll(live, errs, nil)
+	s.cache.commit(w.next, careful)
+	s.stats.commits.Add(1)
+	s.stats.appends.Add(int64(wrote))
+	return errs, nil
 }
 
 // answerAll answers every request: with err when it is non-nil, otherwise
@@ -85,46 +118,88 @@ func answerAll(reqs []*request, errs []error, err error) {
 	}
 }
 
-// applyOne writes one Append inside a savepoint: a conflict or a failure
-// rolls back that Append alone.
-func (s *Store) applyOne(ctx context.Context, tx *sql.Tx, r *request) error {
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT append"); err != nil {
+// batchWriter writes the Appends of one transaction.
+type batchWriter struct {
+	s       *Store
+	ctx     context.Context
+	tx      *sql.Tx
+	careful bool
+	// next holds the summaries written in this transaction, so that a
+	// run's second Append in the batch sees its first.
+	next map[string]polyloop.RunSummary
+}
+
+// apply writes one Append. On the careful path it runs in a savepoint,
+// rolled back on failure; on the fast path a statement failure is returned
+// wrapped in errFastPath and the whole transaction must be dropped.
+func (w *batchWriter) apply(r *request) error {
+	if !w.careful {
+		err := w.insert(r)
+		if err != nil && !errors.Is(err, polyloop.ErrSeqConflict) {
+			err = fmt.Errorf("%w: %w", errFastPath, err)
+		}
+		w.count(err)
+		return err
+	}
+	if _, err := w.tx.ExecContext(w.ctx, "SAVEPOINT append"); err != nil {
 		return interpretError("savepoint", err)
 	}
-	err := s.insert(ctx, tx, r)
+	err := w.insert(r)
 	if err != nil {
-		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO append"); rerr != nil {
+		if _, rerr := w.tx.ExecContext(w.ctx, "ROLLBACK TO append"); rerr != nil {
 			err = errors.Join(err, interpretError("rollback to savepoint", rerr))
 		}
 	}
-	if _, rerr := tx.ExecContext(ctx, "RELEASE append"); rerr != nil && err == nil {
+	if _, rerr := w.tx.ExecContext(w.ctx, "RELEASE append"); rerr != nil && err == nil {
 		err = interpretError("release savepoint", rerr)
 	}
-	if errors.Is(err, polyloop.ErrSeqConflict) {
-		s.stats.conflicts.Add(1)
-	}
+	w.count(err)
 	return err
 }
 
-// insert checks the sequence rule against the run's summary, inserts the
-// records and folds them into the summary.
-func (s *Store) insert(ctx context.Context, tx *sql.Tx, r *request) error {
-	sum, err := scanSummary(tx.StmtContext(ctx, s.stmts.summary).QueryRowContext(ctx, r.runID))
+func (w *batchWriter) count(err error) {
+	if errors.Is(err, polyloop.ErrSeqConflict) {
+		w.s.stats.conflicts.Add(1)
+	}
+}
+
+// summary returns the run's summary as of this point of the transaction.
+func (w *batchWriter) summary(runID string) (polyloop.RunSummary, error) {
+	if sum, ok := w.next[runID]; ok {
+		return sum, nil
+	}
+	if !w.careful {
+		if sum, ok := w.s.cache.get(runID); ok {
+			return sum, nil
+		}
+	}
+	sum, err := scanSummary(w.tx.StmtContext(w.ctx, w.s.stmts.summary).QueryRowContext(w.ctx, runID))
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return interpretError(fmt.Sprintf("read summary of run %q", r.runID), err)
+		return sum, interpretError(fmt.Sprintf("read summary of run %q", runID), err)
+	}
+	return sum, nil
+}
+
+// insert checks the sequence rule against the run's summary, inserts the
+// records and folds them into the summary. A conflict is found before
+// anything is written.
+func (w *batchWriter) insert(r *request) error {
+	sum, err := w.summary(r.runID)
+	if err != nil {
+		return err
 	}
 	if first := r.recs[0].Seq; first != sum.Records {
 		return conflict(r.runID, first, sum.Records)
 	}
-	ins := tx.StmtContext(ctx, s.stmts.insert)
+	ins := w.tx.StmtContext(w.ctx, w.s.stmts.insert)
 	for i, rec := range r.recs {
-		if _, err := ins.ExecContext(ctx, r.runID, rec.Seq, string(rec.Kind()), r.data[i]); err != nil {
+		if _, err := ins.ExecContext(w.ctx, r.runID, rec.Seq, string(rec.Kind()), r.data[i]); err != nil {
 			return interpretError(fmt.Sprintf("insert record %d of run %q", rec.Seq, r.runID), err)
 		}
 		sum.Apply(rec)
 	}
-	if s.afterInsert != nil {
-		if err := s.afterInsert(); err != nil {
+	if w.s.afterInsert != nil {
+		if err := w.s.afterInsert(r.runID, w.careful); err != nil {
 			return err
 		}
 	}
@@ -133,9 +208,10 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, r *request) error {
 	if err != nil {
 		return fmt.Errorf("sqlitestore: encoding summary of run %q: %w", r.runID, err)
 	}
-	if _, err := tx.StmtContext(ctx, s.stmts.upsert).ExecContext(ctx, args...); err != nil {
+	if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.upsert).ExecContext(w.ctx, args...); err != nil {
 		return interpretError(fmt.Sprintf("write summary of run %q", r.runID), err)
 	}
+	w.next[r.runID] = sum
 	return nil
 }
 
