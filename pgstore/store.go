@@ -15,8 +15,10 @@ type Options struct {
 	// Schema is the PostgreSQL schema holding the tables (default
 	// DefaultSchema). It is created if missing.
 	Schema string
-	// MaxConns bounds the pool (0: pgxpool's default, or the DSN's
-	// pool_max_conns).
+	// MaxConns bounds the pool (0: the DSN's pool_max_conns, else
+	// pgxpool's default of max(4, GOMAXPROCS)). Each Append holds a
+	// connection for its two round trips, so size the pool to the number of
+	// runs that write at once.
 	MaxConns int32
 }
 

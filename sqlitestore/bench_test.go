@@ -33,3 +33,8 @@ func BenchmarkWorkloadW(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkResumeRead: read a 1000-step log and plan its resume.
+func BenchmarkResumeRead(b *testing.B) {
+	storetest.BenchReadPlan(b, newStore(b), 1000)
+}

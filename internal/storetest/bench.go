@@ -103,3 +103,28 @@ func BenchConcurrentW(b *testing.B, s polyloop.Store, commits Commits, runs, ste
 	b.ReportMetric(n/elapsed.Seconds(), "steps/s")
 	b.ReportMetric(float64(commits()-c0)/n, "commits/step")
 }
+
+// BenchReadPlan measures what a Resume costs before its first new call:
+// each op reads the log of a run of steps acting steps (written as the
+// runner writes workload W) and plans its resume.
+func BenchReadPlan(b *testing.B, s polyloop.Store, steps int) {
+	ctx := context.Background()
+	run := fmt.Sprintf("resume-%d", time.Now().UnixNano())
+	if err := WriteRun(ctx, s, run, steps); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		l, err := s.ReadLog(ctx, run)
+		if err != nil {
+			b.Fatal(err)
+		}
+		plan, err := polyloop.PlanResume(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if plan.Action != polyloop.PlanRetryModelCall || len(l.Records) != 2+4*steps {
+			b.Fatalf("plan %s of %d records, want %s of %d", plan.Action, len(l.Records), polyloop.PlanRetryModelCall, 2+4*steps)
+		}
+	}
+}
