@@ -52,8 +52,11 @@ type childResult struct {
 	Records int           `json:"records,omitempty"`
 	Steps   int           `json:"steps,omitempty"`
 	// PeakRSSKB is VmHWM of /proc/self/status at the end, in KiB (0 when
-	// unknown).
+	// unknown). AnonKB and FileKB split the resident set at the end into
+	// anonymous memory (heap, stacks) and pages of files (the executable).
 	PeakRSSKB int64 `json:"peak_rss_kb"`
+	AnonKB    int64 `json:"rss_anon_kb,omitempty"`
+	FileKB    int64 `json:"rss_file_kb,omitempty"`
 }
 
 // MaybeRunChild makes a benchmark binary serve as its own measurement child.
@@ -103,7 +106,8 @@ func runChild(ctx context.Context, spec string, entry time.Time) (childResult, e
 	default:
 		err = fmt.Errorf("unknown mode %q", t.Mode)
 	}
-	res.PeakRSSKB = peakRSSKB()
+	res.PeakRSSKB = statusKB("VmHWM")
+	res.AnonKB, res.FileKB = statusKB("RssAnon"), statusKB("RssFile")
 	return res, err
 }
 
@@ -118,12 +122,13 @@ func childRuns(ctx context.Context, t childTask, n int) (res childResult, err er
 	return res, err
 }
 
-// peakRSSKB reads VmHWM, the peak resident set of this process since it was
-// exec'd. (The parent's rusage of a child is no substitute on Linux: Go
-// starts children with vfork, and exec folds the parent's high-water mark
-// into the child's ru_maxrss.)
-func peakRSSKB() int64 {
-	v := procField("/proc/self/status", "VmHWM")
+// statusKB reads a field of /proc/self/status in KiB, 0 when unknown.
+// VmHWM is the peak resident set of this process since it was exec'd. (The
+// parent's rusage of a child is no substitute on Linux: Go starts children
+// with vfork, and exec folds the parent's high-water mark into the child's
+// ru_maxrss.)
+func statusKB(field string) int64 {
+	v := procField("/proc/self/status", field)
 	n, err := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
 	if err != nil {
 		return 0

@@ -27,6 +27,7 @@ func measureResume(ctx context.Context, o Options, spec storeSpec, name, dir str
 	}
 	loc := spec.newLoc(dir, 0)
 	defer func() { err = errors.Join(err, loc.remove(context.WithoutCancel(ctx))) }()
+	o.progress("%s: writing %d runs of S=%d stopped before their final call", name, o.Reps, o.Steps)
 	ids, err := prepareOn(ctx, loc, w, o.Reps)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s resume: %w", name, err)

@@ -7,22 +7,22 @@ import (
 	"slices"
 )
 
-// rssIn runs a child doing t on a fresh store and returns its peak RSS in
-// MiB.
-func rssIn(ctx context.Context, spec storeSpec, dir string, t childTask) (mib float64, err error) {
+// rssIn runs a child doing t on a fresh store and returns its peak RSS
+// (and its anonymous and file-backed resident memory at the end) in MiB.
+func rssIn(ctx context.Context, spec storeSpec, dir string, t childTask) (mib, anon, file float64, err error) {
 	t.Store = spec.newLoc(dir, pgConns(t.Runs))
 	defer func() { err = errors.Join(err, t.Store.remove(context.WithoutCancel(ctx))) }()
 	res, err := startChild(ctx, t)
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
 	if t.Mode != modeIdle && res.Steps != max(t.Runs, 1)*(t.Steps+1) {
-		return 0, fmt.Errorf("bench: child %s did %d steps, want %d", t.Mode, res.Steps, max(t.Runs, 1)*(t.Steps+1))
+		return 0, 0, 0, fmt.Errorf("bench: child %s did %d steps, want %d", t.Mode, res.Steps, max(t.Runs, 1)*(t.Steps+1))
 	}
 	if res.PeakRSSKB == 0 {
-		return 0, errRSSUnknown
+		return 0, 0, 0, errRSSUnknown
 	}
-	return float64(res.PeakRSSKB) / 1024, nil
+	return float64(res.PeakRSSKB) / 1024, float64(res.AnonKB) / 1024, float64(res.FileKB) / 1024, nil
 }
 
 // errRSSUnknown: the platform does not report a process's peak RSS
@@ -58,12 +58,12 @@ func measureRSS(ctx context.Context, o Options, spec storeSpec, name, dir string
 func rssFigure(ctx context.Context, o Options, spec storeSpec, name, dir string, t childTask) (Figure, error) {
 	var xs []float64
 	for i := range o.Reps {
-		mib, err := rssIn(ctx, spec, dir, t)
+		mib, anon, file, err := rssIn(ctx, spec, dir, t)
 		if err != nil {
 			return Figure{}, fmt.Errorf("bench: %s peak RSS (%s): %w", name, t.Mode, err)
 		}
-		o.progress("%s: peak RSS of a child (%s, runs=%d, S=%d), repetition %d/%d: %.1f MiB",
-			name, t.Mode, max(t.Runs, 1), t.Steps, i+1, o.Reps, mib)
+		o.progress("%s: peak RSS of a child (%s, runs=%d, S=%d), repetition %d/%d: %.1f MiB (at exit: %.1f MiB anonymous, %.1f MiB file-backed)",
+			name, t.Mode, max(t.Runs, 1), t.Steps, i+1, o.Reps, mib, anon, file)
 		xs = append(xs, mib)
 	}
 	f := Figure{Measure: 5, Store: name, Steps: t.Steps, Runs: max(t.Runs, 1)}
