@@ -167,7 +167,7 @@ func (s *showWriter) call(c *callView) {
 			s.block("reply:", c.Reply.Text)
 		}
 		for _, tc := range c.Reply.ToolCalls {
-			s.block("tool call:", fmt.Sprintf("%s %s %s", tc.ID, tc.Name, string(tc.Args)))
+			s.block("tool call:", fmt.Sprintf("%s %s %s", tc.ID, tc.Name, argsText(tc.Args)))
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -172,7 +174,25 @@ func describeAction(a *polyloop.Action, max int) string {
 		}
 		return lang + ": " + oneLine(a.Code, max)
 	}
-	return a.Tool + " " + oneLine(string(a.Args), max)
+	return a.Tool + " " + oneLine(argsText(a.Args), max)
+}
+
+// argsText is JSON arguments for people: as stored, but with &, < and >
+// unescaped (encoding/json escapes them for HTML).
+func argsText(raw json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return string(raw)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
 }
 
 // oneLine cuts s to its first max characters on one line.

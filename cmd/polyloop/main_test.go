@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/sqlitestore"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes this test binary serve as the polyloop command (and the
+// writelog helper) for the scripts: testscript puts them on PATH.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"polyloop": main,
+		"writelog": writeLogMain,
+	})
+}
+
+// TestScripts runs the scripts of testdata: each command as a real
+// subprocess.
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("POLYLOOP_STORE", "sqlite:"+env.WorkDir+"/store/polyloop.db")
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"expectexit": expectExit,
+		},
+		RequireExplicitExec: true,
+	})
+}
+
+// expectExit runs "expectexit CODE COMMAND ARGS..." and checks the exit
+// code; stdout and stderr stay available to the next commands.
+func expectExit(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: expectexit CODE COMMAND [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("expectexit: bad code %q", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("expectexit: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+	}
+}
+
+// writeLogMain is "writelog DB RUN_ID SHAPE": it appends a hand-made log to
+// a SQLite store, for the verify and stats scripts. SHAPE is one of
+// unfinished (a valid log that stops at a model-call intent), orphan-result
+// (a model result without its intent), after-finish (a record after
+// run_finished).
+func writeLogMain() {
+	if len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: writelog DB RUN_ID unfinished|orphan-result|after-finish")
+		os.Exit(2)
+	}
+	if err := writeLog(os.Args[1], os.Args[2], os.Args[3]); err != nil {
+		fmt.Fprintln(os.Stderr, "writelog:", err)
+		os.Exit(1)
+	}
+}
+
+func writeLog(db, id, shape string) error {
+	st, err := sqlitestore.Open(db, nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	snap := polyloop.Snapshot{Agent: "handmade", Task: polyloop.Task{Input: "t"}}
+	hash, err := snap.Hash()
+	if err != nil {
+		return err
+	}
+	reply := &polyloop.ModelReply{Text: "done", Usage: polyloop.Usage{InputTokens: 5, OutputTokens: 1}}
+	bodies := []polyloop.RecordBody{&polyloop.RunStarted{RunID: id, Snapshot: snap, SnapshotHash: hash, LibraryVersion: polyloop.LibraryVersion}}
+	switch shape {
+	case "unfinished":
+		bodies = append(bodies, &polyloop.ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1})
+	case "orphan-result":
+		bodies = append(bodies, &polyloop.ModelCallResult{Step: 1, CallID: "m1.1", Reply: reply})
+	case "after-finish":
+		bodies = append(bodies,
+			&polyloop.ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1},
+			&polyloop.ModelCallResult{Step: 1, CallID: "m1.1", Reply: reply},
+			&polyloop.StepCompleted{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionFinal, Answer: "done"},
+			&polyloop.RunFinished{StopReason: polyloop.StopCompleted, FinalAnswer: "done"},
+			&polyloop.ModelCallIntent{Step: 2, CallID: "m2.1", Attempt: 1})
+	default:
+		return fmt.Errorf("unknown shape %q", shape)
+	}
+	recs := make([]polyloop.Record, len(bodies))
+	for i, b := range bodies {
+		recs[i] = polyloop.Record{Seq: int64(i), At: time.Now(), Body: b}
+	}
+	return st.Append(context.Background(), id, recs...)
+}
