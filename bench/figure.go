@@ -43,6 +43,7 @@ type Target struct {
 	Met   bool    `json:"met"`
 }
 
+// String gives the target and the verdict, as in "≤ 20 met".
 func (t Target) String() string {
 	sym := map[string]string{"<=": "≤", ">=": "≥", "==": "="}[t.Op]
 	verdict := "met"
