@@ -103,7 +103,9 @@ func (s *Store) append(ctx context.Context, runID string, records []polyloop.Rec
 	b.Queue(s.q.insert, runID, rows.seqs, rows.kinds, rows.data)
 	b.Queue(s.q.upsert, args...)
 	if s.failInBatch != nil && s.failInBatch() {
-		b.Queue(`SELECT 1 / 0`) // fails after the records were written
+		// Fails at run time (random() is volatile, never folded), after
+		// the records and the summary were written.
+		b.Queue(`SELECT 1 / (0 * random())::int`)
 	}
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return interpretError(ctx, fmt.Sprintf("append to run %q", runID), err)

@@ -77,13 +77,9 @@ func runOrResume(ctx context.Context, s polyloop.Store, w storetest.Workload) (p
 	}
 	r := w.Runner(s)
 	if l.Empty() {
-		return r.Run(ctx, crashRun, w.Agent(), crashTask(w))
+		return r.Run(ctx, crashRun, w.Agent(), w.Task())
 	}
 	return r.Resume(ctx, crashRun, w.Agent())
-}
-
-func crashTask(w storetest.Workload) polyloop.Task {
-	return polyloop.Task{Input: "Call noop " + strconv.Itoa(w.Steps) + " times."}
 }
 
 // crashChild is the child's body: open the file, say "ready", run.

@@ -115,7 +115,7 @@ func interrupt(t *testing.T, path string) {
 	defer cancel()
 	w := crashWorkload(0, 0)
 	w.Exec = &cancelAt{n: 3, cancel: cancel}
-	_, err = w.Runner(s).Run(ctx, crashRun, w.Agent(), crashTask(w))
+	_, err = w.Runner(s).Run(ctx, crashRun, w.Agent(), w.Task())
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: %v, want context.Canceled", err)
 	}

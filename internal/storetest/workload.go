@@ -60,9 +60,14 @@ func (w Workload) Runner(store polyloop.Store) *polyloop.Runner {
 	}
 }
 
+// Task returns workload W's task.
+func (w Workload) Task() polyloop.Task {
+	return polyloop.Task{Input: fmt.Sprintf("Call noop %d times.", w.Steps)}
+}
+
 // Run runs workload W as runID to completion and checks its result.
 func (w Workload) Run(ctx context.Context, r *polyloop.Runner, runID string) error {
-	res, err := r.Run(ctx, runID, w.Agent(), polyloop.Task{Input: "Call noop " + fmt.Sprint(w.Steps) + " times."})
+	res, err := r.Run(ctx, runID, w.Agent(), w.Task())
 	if err != nil {
 		return err
 	}
