@@ -23,7 +23,8 @@ func ExampleWorkload() {
 }
 
 // Run measures W; a program that calls it must call MaybeRunChild first in
-// main, since some measurements run in a fresh child process.
+// main, since some measurements run in a fresh child process. (Not run as a
+// test: TestRunEndToEnd does that.)
 func ExampleRun() {
 	rep, err := bench.Run(context.Background(), bench.Options{
 		Stores: []string{"memory"}, Steps: 10, ConcurrentSteps: 5, Concurrency: []int{1, 4}, Reps: 1,
@@ -34,11 +35,8 @@ func ExampleRun() {
 	}
 	for _, f := range rep.Figures {
 		if f.Measure == 1 && f.Steps == 10 {
-			fmt.Println(f.Store, f.ID, f.Unit, f.N)
+			fmt.Printf("%s %s: %.1f %s\n", f.Store, f.Name, f.Median, f.Unit)
 		}
 	}
-	// Output:
-	// memory time_per_step µs 1
-	// memory allocs_per_step allocs 1
 
 }
