@@ -38,5 +38,4 @@ func ExampleRun() {
 			fmt.Printf("%s %s: %.1f %s\n", f.Store, f.Name, f.Median, f.Unit)
 		}
 	}
-
 }
