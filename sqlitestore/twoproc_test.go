@@ -1,0 +1,72 @@
+package sqlitestore_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/polyloop/polyloop/internal/storetest"
+	"github.com/polyloop/polyloop/sqlitestore"
+)
+
+const envShareChild = "POLYLOOP_SHARE_CHILD" // set in the child: the database path
+
+// TestTwoProcessesShareFile: a child process and this one write runs to the
+// same file at the same time. Their write transactions contend for SQLite's
+// lock; the busy timeout makes them wait for each other instead of failing.
+func TestTwoProcessesShareFile(t *testing.T) {
+	const steps = 100
+	if path := os.Getenv(envShareChild); path != "" {
+		s, err := sqlitestore.Open(path, nil)
+		if err == nil {
+			fmt.Println("ready")
+			err = storetest.WriteRun(context.Background(), s, "child", steps)
+			s.Close()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	if testing.Short() {
+		t.Skip("re-executes the test binary; skipped with -short")
+	}
+	path := filepath.Join(t.TempDir(), "shared.db")
+	s := open(t, path) // creates the schema before the child starts
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTwoProcessesShareFile$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envShareChild+"="+path, "GORACE=atexit_sleep_ms=0")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(out)
+	if line, err := br.ReadString('\n'); line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child did not get ready: %q, %v", line, err)
+	}
+	drained := make(chan struct{})
+	go func() { io.Copy(io.Discard, br); close(drained) }()
+	ctx := context.Background()
+	werr := storetest.WriteRun(ctx, s, "parent", steps)
+	<-drained
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	if werr != nil {
+		t.Fatalf("parent: %v", werr)
+	}
+	for _, run := range []string{"parent", "child"} {
+		storetest.SameLog(t, storetest.ReadAll(t, ctx, s, run), storetest.Prefix(run, 2+4*steps))
+	}
+}
