@@ -7,6 +7,7 @@ func standardNotes(o Options) []string {
 		"time per step is the wall time of Runner.Run over the steps; the scripted model and noop take part in it but do no work",
 		"allocations per step count every goroutine's heap allocations during the run (the store's included)",
 		"resume: the log ends with the intent of call S+1; resume writes a new intent (one commit) and calls the model",
+		"peak RSS includes the pages of the executable that the process touched: the idle child's figure is that baseline",
 	}
 	if !o.standard() {
 		notes = append(notes, "sizes differ from the standard ones (S=1000, 50 steps per concurrent run): targets are not shown")
