@@ -112,11 +112,13 @@ func (p *progress) modelLine(ev polyloop.Event) string {
 }
 
 func (p *progress) costText() string {
-	s := fmt.Sprintf("$%.4f", p.cost)
-	if p.costUnknown {
-		s += "+unknown"
+	switch {
+	case p.costUnknown && p.cost == 0:
+		return "cost unknown"
+	case p.costUnknown:
+		return fmt.Sprintf("$%.4f + unknown", p.cost)
 	}
-	return s
+	return fmt.Sprintf("$%.4f", p.cost)
 }
 
 func (p *progress) outcomeLine(ev polyloop.Event) string {
