@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,6 +43,7 @@ func TestCheckRefusesBadFiles(t *testing.T) {
 		{"empty script", "name: a\nmodel:\n  provider: script\n", 3, 3, "provider script needs a script"},
 		{"bad turn", "name: a\nmodel:\n  provider: script\n  script:\n    - {fail: boom, text: hi}\n", 5, 14, "a failing turn has no text or tool"},
 		{"temperature", scriptHead + "  temperature: 3\n", 6, 16, "expected a number from 0 to 2, found 3"},
+		{"anthropic temperature", "name: a\nmodel:\n  provider: anthropic\n  model: claude-sonnet-4-5\n  temperature: 0\n", 5, 16, "the Anthropic Messages API takes no temperature"},
 		{"parser kind", scriptHead + "parser:\n  kind: regex\n", 7, 9, `expected one of toolcall, json, code, found "regex"`},
 		{"foreign option", scriptHead + "parser:\n  kind: toolcall\n  options:\n    lang: python\n", 9, 11, "not an option of parser kind toolcall (its options: require_action)"},
 		{"code without shell", scriptHead + "parser:\n  kind: code\n", 7, 9, "code actions, which run in the shell"},
@@ -212,5 +214,35 @@ func TestScriptChangesTheSnapshot(t *testing.T) {
 	a, b := load("one"), load("two")
 	if a.Extra["script_sha256"] == b.Extra["script_sha256"] || a.Model != "script" {
 		t.Fatalf("script hashes %v and %v", a.Extra, b.Extra)
+	}
+}
+
+func TestLoadRemoteModelsTakeKeysFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	key := "test-key-" + strings.Repeat("q7", 12)
+	for _, tt := range []struct{ provider, env string }{{"openai", "MY_GATEWAY_KEY"}, {"anthropic", "ANTHROPIC_API_KEY"}} {
+		src := "name: a\nmodel: {provider: " + tt.provider + ", model: m}\n"
+		if tt.env == "MY_GATEWAY_KEY" {
+			src = "name: a\nmodel: {provider: openai, model: m, api_key_env: MY_GATEWAY_KEY}\n"
+		}
+		var asked []string
+		getenv := func(k string) string {
+			asked = append(asked, k)
+			if k == tt.env {
+				return key
+			}
+			return ""
+		}
+		cfg, err := Load(context.Background(), writeFile(t, "a.yaml", src), &Options{Getenv: getenv})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.provider, err)
+		}
+		if !slices.Contains(asked, tt.env) {
+			t.Errorf("%s: the key was not read from %s (asked %v)", tt.provider, tt.env, asked)
+		}
+		d := describe(cfg.Model)
+		if strings.Contains(string(d.Config), key) || strings.Contains(d.Name, key) {
+			t.Errorf("%s: the key is in the model's description: %+v", tt.provider, d)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/anthropicmodel"
 	"github.com/polyloop/polyloop/codeparser"
 	"github.com/polyloop/polyloop/jsonparser"
 	"github.com/polyloop/polyloop/mcpexec"
@@ -95,6 +96,13 @@ func (b *builder) model() (polyloop.ModelClient, error) {
 	case "openai":
 		key := b.opts.getenv(keyEnv(m.APIKeyEnv, "OPENAI_API_KEY"))
 		return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+	case "anthropic":
+		key := b.opts.getenv(keyEnv(m.APIKeyEnv, "ANTHROPIC_API_KEY"))
+		client, err := anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+		if err != nil {
+			return nil, fmt.Errorf("%s: model: %w", b.file, err)
+		}
+		return client, nil
 	}
 	return nil, b.loc.errorAt(path{"model", "provider"}, fmt.Sprintf("provider %s is not available in this build of polyloop", m.Provider))
 }

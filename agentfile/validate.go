@@ -126,6 +126,13 @@ func (v *validator) remote(m ModelSpec) {
 	if m.BaseURL != "" {
 		v.url(p.at("base_url"), m.BaseURL)
 	}
+	if m.Provider == "anthropic" {
+		for name, set := range map[string]bool{"temperature": m.Temperature != nil, "top_p": m.TopP != nil, "seed": m.Seed != nil} {
+			if set {
+				v.fail(p.at(name), "the Anthropic Messages API takes no %s: leave it out", name)
+			}
+		}
+	}
 }
 
 // url checks an http(s) URL that enters the snapshot: no credentials in it.
