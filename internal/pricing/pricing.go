@@ -41,6 +41,18 @@ type Price struct {
 	// CacheWrite is the price of input tokens written to a prompt cache; nil
 	// means the same as Input.
 	CacheWrite *float64 `json:"cache_write,omitempty"`
+	// LongPrompt, when set, prices a whole call whose prompt — input, cache
+	// reads and cache writes — exceeds its threshold (long-context tariffs).
+	LongPrompt *LongPrompt `json:"long_prompt,omitempty"`
+}
+
+// LongPrompt is the tariff of calls with a long prompt.
+type LongPrompt struct {
+	// ThresholdTokens is the prompt size above which the tariff applies.
+	ThresholdTokens int64 `json:"threshold_tokens"`
+	// Price applies to every token of such a call. Nil means the table does
+	// not know the tariff: the cost of such a call is unknown.
+	Price *Price `json:"price,omitempty"`
 }
 
 // Tokens are the token counts of one call, in disjoint classes: Input counts
@@ -76,11 +88,29 @@ func (t *Table) Validate() error {
 		return errors.New("pricing: table has no version")
 	}
 	for model, p := range t.Models {
-		for _, v := range []*float64{&p.Input, &p.Output, p.CachedInput, p.CacheWrite} {
-			if v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
-				return fmt.Errorf("pricing: table %s: model %q has an invalid price %v", t.Version, model, *v)
+		if err := p.validate(); err != nil {
+			return fmt.Errorf("pricing: table %s: model %q: %w", t.Version, model, err)
+		}
+		if lp := p.LongPrompt; lp != nil && lp.Price != nil {
+			if lp.Price.LongPrompt != nil {
+				return fmt.Errorf("pricing: table %s: model %q: a long-prompt price has a long-prompt price of its own", t.Version, model)
+			}
+			if err := lp.Price.validate(); err != nil {
+				return fmt.Errorf("pricing: table %s: model %q (long prompt): %w", t.Version, model, err)
 			}
 		}
+	}
+	return nil
+}
+
+func (p Price) validate() error {
+	for _, v := range []*float64{&p.Input, &p.Output, p.CachedInput, p.CacheWrite} {
+		if v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
+			return fmt.Errorf("invalid price %v", *v)
+		}
+	}
+	if p.LongPrompt != nil && p.LongPrompt.ThresholdTokens <= 0 {
+		return fmt.Errorf("long-prompt threshold %d is not positive", p.LongPrompt.ThresholdTokens)
 	}
 	return nil
 }
@@ -105,12 +135,18 @@ func (t *Table) Lookup(model string) (Price, bool) {
 }
 
 // Cost is the cost in US dollars of a call to model with the given tokens.
-// ok is false when the table has no price for the model: the cost is
-// unknown, which is not the same as zero.
+// ok is false when the table has no price for the model, or no tariff for a
+// prompt this long: the cost is unknown, which is not the same as zero.
 func (t *Table) Cost(model string, n Tokens) (usd float64, ok bool) {
 	p, ok := t.Lookup(model)
 	if !ok {
 		return 0, false
+	}
+	if lp := p.LongPrompt; lp != nil && n.Input+n.CachedInput+n.CacheWrite > lp.ThresholdTokens {
+		if lp.Price == nil {
+			return 0, false
+		}
+		p = *lp.Price
 	}
 	cached, write := p.Input, p.Input
 	if p.CachedInput != nil {

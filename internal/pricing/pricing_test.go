@@ -10,7 +10,9 @@ const sample = `{
   "models": {
     "gpt-4o": {"input": 2.5, "cached_input": 1.25, "output": 10},
     "gpt-4o-mini": {"input": 0.15, "output": 0.6},
-    "claude-x": {"input": 3, "cached_input": 0.3, "cache_write": 3.75, "output": 15}
+    "claude-x": {"input": 3, "cached_input": 0.3, "cache_write": 3.75, "output": 15},
+    "tiered": {"input": 1, "output": 2, "long_prompt": {"threshold_tokens": 100, "price": {"input": 10, "cached_input": 5, "output": 20}}},
+    "untiered-long": {"input": 1, "output": 2, "long_prompt": {"threshold_tokens": 100}}
   }
 }`
 
@@ -61,6 +63,12 @@ func TestCost(t *testing.T) {
 		{"gpt-4o-mini", Tokens{Input: 1000, CachedInput: 1000, Output: 500}, (2000*0.15 + 500*0.6) / 1e6, true},
 		{"claude-x", Tokens{Input: 100, CachedInput: 1000, CacheWrite: 200, Output: 50}, (100*3 + 1000*0.3 + 200*3.75 + 50*15) / 1e6, true},
 		{"gpt-4o", Tokens{}, 0, true},
+		// At the threshold the base price applies; above it, the long-prompt
+		// price, for every token of the call.
+		{"tiered", Tokens{Input: 60, CachedInput: 40, Output: 10}, (100*1 + 10*2) / 1e6, true},
+		{"tiered", Tokens{Input: 60, CachedInput: 30, CacheWrite: 11, Output: 10}, (60*10 + 30*5 + 11*10 + 10*20) / 1e6, true},
+		{"untiered-long", Tokens{Input: 100, Output: 10}, (100*1 + 10*2) / 1e6, true},
+		{"untiered-long", Tokens{Input: 101, Output: 10}, 0, false},
 		{"unknown-model", Tokens{Input: 10}, 0, false},
 	} {
 		got, ok := tab.Cost(tc.model, tc.n)
@@ -77,6 +85,9 @@ func TestParseRejects(t *testing.T) {
 		"negative price": `{"version": "v", "models": {"m": {"input": -1, "output": 1}}}`,
 		"unknown field":  `{"version": "v", "models": {"m": {"input": 1, "output": 1, "outptu": 2}}}`,
 		"not json":       `version: v`,
+		"bad threshold":  `{"version": "v", "models": {"m": {"input": 1, "output": 1, "long_prompt": {"threshold_tokens": 0}}}}`,
+		"nested tiers":   `{"version": "v", "models": {"m": {"input": 1, "output": 1, "long_prompt": {"threshold_tokens": 5, "price": {"input": 1, "output": 1, "long_prompt": {"threshold_tokens": 9}}}}}}`,
+		"bad long price": `{"version": "v", "models": {"m": {"input": 1, "output": 1, "long_prompt": {"threshold_tokens": 5, "price": {"input": -2, "output": 1}}}}}`,
 	} {
 		if _, err := Parse([]byte(data)); err == nil {
 			t.Errorf("%s: Parse accepted %s", name, data)

@@ -1,0 +1,75 @@
+// Package anthropicmodel is a polyloop.ModelClient for the Anthropic Messages
+// API, built on the official SDK, github.com/anthropics/anthropic-sdk-go/v2
+// (which sends anthropic-version 2026-10-21 and the key as a bearer token).
+//
+// # Configuration
+//
+// New takes Options: the API key (Options.APIKey, else the ANTHROPIC_API_KEY
+// environment variable; New fails without one), the base URL, a default
+// model and max_tokens, and the retry bounds. The SDK reads nothing from the
+// environment (no profile, no ANTHROPIC_BASE_URL): what the client does is
+// what Options and the request say. Describe puts the client's
+// configuration in the run's snapshot; the key never goes there.
+//
+// The request's polyloop.ModelParams choose the model (else Options.Model),
+// max_tokens (else Options.MaxTokens, else DefaultMaxTokens: the API
+// requires one) and the stop sequences; Extra entries are set as top-level
+// fields of the body. The API has no temperature, top_p or seed (version
+// 2026-10-21 answers 400 to the first two, whatever their value): a request
+// that sets them fails with ErrUnsupportedParam before anything is sent,
+// unless Options.DropUnsupportedParams leaves them out — a choice Describe
+// records, so the snapshot never claims a temperature that was not applied.
+//
+// # History
+//
+// System messages become the system prompt. The other messages become
+// alternating user and assistant turns: consecutive messages of one role are
+// merged into one turn; each assistant message's tool calls (tool_use
+// blocks) are answered by tool_result blocks at the start of the next user
+// turn, exactly once per call. A call the history does not answer (a reply
+// with two calls that the parser rejected as Invalid, or a call the parser
+// did not choose) gets a synthesized result whose text is
+// Options.UnansweredToolResult. Synthetic observations (the library's text
+// for an action not executed) are marked is_error. An observation whose
+// ToolCallID is empty or answers no pending call (code actions,
+// JSON-in-text actions) is sent as user text, verbatim. Empty texts are left
+// out (the API refuses empty text blocks), and an assistant reply with
+// neither text nor tool calls therefore leaves no turn.
+//
+// # Replies
+//
+// A reply carries the text blocks joined, the tool_use blocks as tool calls,
+// the model id, the stop reason as FinishReason ("end_turn", "tool_use",
+// "max_tokens", "refusal", ...; a refusal is an answer, not a failure), the
+// request-id header and the usage: InputTokens counts input_tokens plus
+// cache reads and writes (so that it means the same as for other clients),
+// CachedTokens the cache reads, ReasoningTokens the thinking tokens. Other
+// blocks (thinking, server tools) are not part of the reply. Cost comes from
+// the price table shipped with the package (prices.json, see
+// PriceTableVersion), by the model id of the reply, with cache reads and
+// writes at their own prices; a model it does not know gives a nil CostUSD:
+// unknown, never zero.
+//
+// # Failures and retries
+//
+// Every failure is an error: *APIError for an error status (HTTP status,
+// error type such as "rate_limit_error" or "overloaded_error", error code,
+// request id, Retry-After), *ConnectionError when no complete response
+// arrived, *ResponseError when a response could not be understood. All
+// implement diag.Fielder and none contains the API key: the provider's
+// message is kept with the key redacted, and the SDK's own error values —
+// whose text includes raw response bodies — are not wrapped.
+//
+// The SDK's hidden retries are disabled. The client retries only what its
+// explicit policy says, with the count from ModelParams.Retries and the base
+// backoff from ModelParams.RetryBackoffMS (both in the snapshot; 0 is
+// allowed): HTTP 429 and 5xx statuses (529 "overloaded" included) and
+// connection errors, with an exponential backoff doubled per retry, without
+// jitter, capped at Options.MaxBackoff, and never shorter than the server's
+// Retry-After. A Retry-After longer than Options.MaxRetryAfter ends the
+// retries. ModelReply.Attempts and the errors' Attempts report how many
+// requests were made.
+//
+// Cancellation returns promptly, closing the connection in flight, with an
+// error for which errors.Is(err, ctx.Err()) holds.
+package anthropicmodel

@@ -1,0 +1,194 @@
+package anthropicmodel
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden request bodies in testdata/golden")
+
+func ptr[T any](v T) *T { return &v }
+
+var weatherTool = polyloop.ToolSpec{
+	Name:        "get_weather",
+	Description: "Current weather of a city.",
+	Parameters:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"unit":{"enum":["c","f"]}},"required":["city"]}`),
+}
+
+// historyWithEveryShape is a history holding each shape the library's
+// History produces: a tool call answered; an Invalid step after two tool
+// calls (the library answered none, it sent feedback); an observation of a
+// code action (no tool-call id); a reply with empty text; a synthetic
+// observation.
+var historyWithEveryShape = []polyloop.Message{
+	{Role: polyloop.RoleSystem, Content: "You are a careful agent."},
+	{Role: polyloop.RoleUser, Content: "What should I wear in Paris?"},
+	{Role: polyloop.RoleAssistant, Content: "Let me check.", ToolCalls: []polyloop.ToolCall{
+		{ID: "toolu_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)}}},
+	{Role: polyloop.RoleTool, ToolCallID: "toolu_1", Content: "12°C, rain"},
+	{Role: polyloop.RoleAssistant, ToolCalls: []polyloop.ToolCall{
+		{ID: "toolu_2", Name: "get_weather", Args: json.RawMessage(`{"city":"Lyon"}`)},
+		{ID: "toolu_3", Name: "get_weather", Args: json.RawMessage(`{"city":"Nice"}`)}}},
+	{Role: polyloop.RoleUser, Content: "One tool call per turn, please.", Feedback: true},
+	{Role: polyloop.RoleAssistant, Content: "```bash\nls\n```"},
+	{Role: polyloop.RoleTool, Content: "README.md\n"},
+	{Role: polyloop.RoleAssistant, Content: ""},
+	{Role: polyloop.RoleUser, Content: "No action found in your reply.", Feedback: true},
+	{Role: polyloop.RoleAssistant, ToolCalls: []polyloop.ToolCall{
+		{ID: "toolu_4", Name: "nope", Args: json.RawMessage(`{"city":"Paris"}`)}}},
+	{Role: polyloop.RoleTool, ToolCallID: "toolu_4", Content: polyloop.DefaultNotExecuted, Synthetic: true},
+	{Role: polyloop.RoleAssistant, ToolCalls: []polyloop.ToolCall{
+		{ID: "toolu_5", Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo"}`)}}},
+	{Role: polyloop.RoleTool, ToolCallID: "toolu_5", Content: ""},
+}
+
+func TestRequestGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts Options
+		req  polyloop.ModelRequest
+	}{
+		{
+			name: "params",
+			req: polyloop.ModelRequest{
+				Messages: []polyloop.Message{
+					{Role: polyloop.RoleSystem, Content: "You are terse."},
+					{Role: polyloop.RoleUser, Content: "Weather in Paris?"},
+				},
+				Tools: []polyloop.ToolSpec{weatherTool, {Name: "get_time"}},
+				Params: polyloop.ModelParams{Model: "claude-sonnet-5-5", MaxOutputTokens: 256, Stop: []string{"END"},
+					Extra: map[string]any{"metadata": map[string]any{"user_id": "u-1"}}},
+			},
+		},
+		{
+			name: "defaults_and_dropped_params",
+			opts: Options{Model: "claude-haiku-5-5", MaxTokens: 1000, DropUnsupportedParams: true},
+			req: polyloop.ModelRequest{
+				Messages: []polyloop.Message{{Role: polyloop.RoleUser, Content: "Hi"}},
+				Params:   polyloop.ModelParams{Temperature: ptr(0.2), TopP: ptr(0.9), Seed: ptr(int64(7))},
+			},
+		},
+		{
+			name: "history",
+			req: polyloop.ModelRequest{
+				Messages: historyWithEveryShape,
+				Tools:    []polyloop.ToolSpec{weatherTool},
+				Params:   polyloop.ModelParams{Model: "claude-sonnet-5-5"},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer(t, response{status: 200, fixture: "text.json"})
+			tc.opts.BaseURL, tc.opts.APIKey = srv.url(), "test-key"
+			c, err := New(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Complete(context.Background(), tc.req); err != nil {
+				t.Fatal(err)
+			}
+			body := srv.request(0).body
+			checkTurns(t, body)
+			checkGolden(t, filepath.Join("testdata", "golden", tc.name+".json"), prettyJSON(t, body))
+		})
+	}
+}
+
+func TestUnsupportedParamsFailBeforeSending(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, response{status: 200, fixture: "text.json"})
+	c := newTestClient(t, srv.url())
+	for name, mp := range map[string]polyloop.ModelParams{
+		"temperature": {Model: "m", Temperature: ptr(0.0)},
+		"top_p":       {Model: "m", TopP: ptr(1.0)},
+		"seed":        {Model: "m", Seed: ptr(int64(1))},
+	} {
+		_, err := c.Complete(context.Background(), polyloop.ModelRequest{Messages: userOnly, Params: mp})
+		if !errors.Is(err, ErrUnsupportedParam) {
+			t.Errorf("%s: err = %v, want ErrUnsupportedParam", name, err)
+		}
+	}
+	if srv.count() != 0 {
+		t.Errorf("%d requests were sent", srv.count())
+	}
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("request body differs from %s (go test -update rewrites it):\n%s", path, got)
+	}
+}
+
+// checkTurns asserts the rules the API enforces: roles alternate, starting
+// with the user; no block is empty text; every tool_use is answered by a
+// tool_result at the start of the next turn, once; tool_result blocks
+// answer the previous turn's tool_use blocks and only them.
+func checkTurns(t *testing.T, body []byte) {
+	t.Helper()
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type      string `json:"type"`
+				Text      string `json:"text"`
+				ID        string `json:"id"`
+				ToolUseID string `json:"tool_use_id"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	var pending []string
+	for i, m := range req.Messages {
+		if want := []string{"user", "assistant"}[i%2]; m.Role != want {
+			t.Fatalf("message %d has role %s, want %s: roles must alternate from the user", i, m.Role, want)
+		}
+		if len(m.Content) == 0 {
+			t.Errorf("message %d is empty", i)
+		}
+		var uses []string
+		for j, b := range m.Content {
+			switch b.Type {
+			case "text":
+				if b.Text == "" {
+					t.Errorf("message %d block %d: empty text", i, j)
+				}
+			case "tool_use":
+				uses = append(uses, b.ID)
+			case "tool_result":
+				if j >= len(pending) || pending[j] != b.ToolUseID {
+					t.Errorf("message %d block %d: tool_result for %s; the pending tool_use ids are %v, to be answered first and in order", i, j, b.ToolUseID, pending)
+				}
+			}
+		}
+		if len(pending) > 0 && (len(m.Content) < len(pending) || m.Content[len(pending)-1].Type != "tool_result") {
+			t.Errorf("message %d does not answer every tool_use of the previous turn %v", i, pending)
+		}
+		pending = uses
+	}
+	if len(pending) > 0 {
+		t.Errorf("the last turn's tool_use blocks %v are unanswered", pending)
+	}
+}
