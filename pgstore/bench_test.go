@@ -12,7 +12,7 @@ import (
 func BenchmarkAppend(b *testing.B) {
 	for _, runs := range []int{1, 64} {
 		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
-			s := openWith(b, Options{MaxConns: int32(runs)})
+			s := openWith(b, Options{MaxConns: int32(min(runs, 32))})
 			storetest.BenchAppend(b, s, func() int64 { return s.Stats().Commits }, runs)
 		})
 	}
@@ -28,7 +28,7 @@ func BenchmarkWorkloadW(b *testing.B) {
 	})
 	for _, runs := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("runs=%d/steps=50", runs), func(b *testing.B) {
-			s := openWith(b, Options{MaxConns: int32(runs)})
+			s := openWith(b, Options{MaxConns: int32(min(runs, 32))})
 			storetest.BenchConcurrentW(b, s, func() int64 { return s.Stats().Commits }, runs, 50)
 		})
 	}
