@@ -1,7 +1,6 @@
 package anthropicmodel
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -47,17 +46,18 @@ func (c *Client) reply(msg *anthropic.Message, x *exchange, requested string) (p
 	return r, nil
 }
 
-// compact keeps tool input as compact JSON, so that the reply reads the same
-// before and after a round trip through the log.
+// compact keeps tool input in the form encoding/json gives a RawMessage
+// (compact, with <, > and & escaped), so that the reply reads the same, byte
+// for byte, before and after a round trip through the log.
 func compact(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
+	b, err := json.Marshal(raw)
+	if err != nil {
 		return nil // the SDK decoded it, so it is JSON
 	}
-	return buf.Bytes()
+	return b
 }
 
 // usage maps the message's usage. The API's input_tokens excludes cache

@@ -107,3 +107,24 @@ func TestLongPromptTariff(t *testing.T) {
 		t.Errorf("cost at the threshold = %v, want %v", u.CostUSD, want)
 	}
 }
+
+// TestInputSurvivesTheLog: the arguments of a reply are the bytes a record
+// keeps after encoding and decoding, so a resumed run sends the same request
+// as the uninterrupted one.
+func TestInputSurvivesTheLog(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{`{"cmd": "a < b && c > d"}`, "{\n\"x\": [1, 2]\n}"} {
+		args := compact(json.RawMessage(s))
+		enc, err := json.Marshal(polyloop.ToolCall{Name: "t", Args: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back polyloop.ToolCall
+		if err := json.Unmarshal(enc, &back); err != nil {
+			t.Fatal(err)
+		}
+		if string(back.Args) != string(args) {
+			t.Errorf("input %q: %s in the reply, %s after the log", s, args, back.Args)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package openaimodel
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -60,17 +59,17 @@ func toolCalls(calls []openai.ChatCompletionMessageToolCallUnion, callID string)
 	return out
 }
 
-// argumentsJSON keeps the arguments the model wrote as compact JSON, so that
-// the reply reads the same before and after a round trip through the log.
-// Arguments that are not valid JSON are kept as a JSON string for the
-// parser to reject; empty arguments are absent.
+// argumentsJSON keeps the arguments the model wrote as JSON in the form
+// encoding/json gives a RawMessage (compact, with <, > and & escaped), so
+// that the reply reads the same, byte for byte, before and after a round
+// trip through the log. Arguments that are not valid JSON are kept as a JSON
+// string for the parser to reject; empty arguments are absent.
 func argumentsJSON(s string) json.RawMessage {
 	if s == "" {
 		return nil
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(s)); err == nil {
-		return buf.Bytes()
+	if b, err := json.Marshal(json.RawMessage(s)); err == nil {
+		return b
 	}
 	quoted, _ := json.Marshal(s) // a string always marshals
 	return quoted

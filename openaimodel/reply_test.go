@@ -127,3 +127,24 @@ func TestArgumentsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestArgumentsSurviveTheLog: the arguments of a reply are the bytes a
+// record keeps after encoding and decoding, so a resumed run sends the same
+// request as the uninterrupted one.
+func TestArgumentsSurviveTheLog(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{`{"cmd": "a < b && c > d"}`, "{\n\"x\": [1, 2]\n}", `{bad`} {
+		args := argumentsJSON(s)
+		enc, err := json.Marshal(polyloop.ToolCall{Name: "t", Args: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back polyloop.ToolCall
+		if err := json.Unmarshal(enc, &back); err != nil {
+			t.Fatal(err)
+		}
+		if string(back.Args) != string(args) {
+			t.Errorf("arguments %q: %s in the reply, %s after the log", s, args, back.Args)
+		}
+	}
+}
