@@ -99,6 +99,9 @@ func (a *app) runFailed(id, agentPath string, err error, interrupted bool) error
 			id, id, agentPath, a.storeFlag())
 		return &exitErr{code: exitInterrupted}
 	}
+	if !errors.Is(err, polyloop.ErrRunExists) && !errors.Is(err, polyloop.ErrInvalidConfig) && !errors.Is(err, polyloop.ErrSnapshotMismatch) {
+		fmt.Fprintf(a.stderr, "run %s is unfinished: polyloop show %s%s shows where it stopped\n", id, id, a.storeFlag())
+	}
 	return fmt.Errorf("run %s: %w", id, err)
 }
 

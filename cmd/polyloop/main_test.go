@@ -33,7 +33,17 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("POLYLOOP_STORE", "sqlite:"+env.WorkDir+"/store/polyloop.db")
 			env.Setenv("NO_COLOR", "1")
+			// For the PostgreSQL script: the DSN, and a suffix that keeps
+			// run ids unique in a database shared across test runs.
+			env.Setenv("PGDSN", os.Getenv("POLYLOOP_TEST_POSTGRES"))
+			env.Setenv("UNIQ", strconv.FormatInt(time.Now().UnixNano(), 36))
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "postgres" {
+				return os.Getenv("POLYLOOP_TEST_POSTGRES") != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"expectexit": expectExit,
