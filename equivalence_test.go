@@ -10,6 +10,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/polylooptest"
 	"github.com/polyloop/polyloop/scriptmodel"
 )
 
@@ -43,66 +44,10 @@ func equivalenceAgent() polyloop.Agent {
 	return a
 }
 
-// normalize renders a log for comparison: orphaned intents dropped, and the
-// fields that legitimately differ after a resume (seq, at, call ids and
-// attempts, the counts of executions of unknown outcome) removed.
-func normalize(t *testing.T, log polyloop.RunLog) []string {
-	t.Helper()
-	var out []string
-	recs := log.Records
-	for i, r := range recs {
-		if orphan(recs, i) {
-			continue
-		}
-		b, err := r.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range []string{"seq", "at", "call_id", "attempt", "model_call_id"} {
-			delete(m, k)
-		}
-		if tot, ok := m["totals"].(map[string]any); ok {
-			delete(tot, "unknown_model_calls")
-			delete(tot, "unknown_actions")
-		}
-		nb, _ := json.Marshal(m)
-		out = append(out, string(nb))
-	}
-	return out
-}
-
-// orphan reports whether record i is an intent superseded by a later intent
-// of the same execution (a model call retried, an action replayed).
-func orphan(recs []polyloop.Record, i int) bool {
-	if i+1 >= len(recs) {
-		return false
-	}
-	next := recs[i+1].Body
-	switch b := recs[i].Body.(type) {
-	case *polyloop.ModelCallIntent:
-		n, ok := next.(*polyloop.ModelCallIntent)
-		return ok && n.Step == b.Step
-	case *polyloop.ActionIntent:
-		n, ok := next.(*polyloop.ActionIntent)
-		return ok && n.ActionID == b.ActionID
-	}
-	return false
-}
-
 func sameLog(t *testing.T, label string, got, want polyloop.RunLog) {
 	t.Helper()
-	g, w := normalize(t, got), normalize(t, want)
-	if len(g) != len(w) {
-		t.Fatalf("%s: %d records after normalisation, reference has %d\ngot:  %v\nwant: %v", label, len(g), len(w), kinds(got), kinds(want))
-	}
-	for i := range g {
-		if g[i] != w[i] {
-			t.Fatalf("%s: record %d differs\ngot:  %s\nwant: %s", label, i, g[i], w[i])
-		}
+	if err := polylooptest.CheckEquivalent(got, want); err != nil {
+		t.Fatalf("%s: %v\ngot kinds:  %v\nwant kinds: %v", label, err, kinds(got), kinds(want))
 	}
 }
 

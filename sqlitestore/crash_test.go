@@ -3,7 +3,6 @@ package sqlitestore_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/storetest"
+	"github.com/polyloop/polyloop/polylooptest"
 	"github.com/polyloop/polyloop/sqlitestore"
 )
 
@@ -277,58 +277,9 @@ func finishAndCompare(t *testing.T, path string, ref []polyloop.Record) {
 		t.Fatal(err)
 	}
 	got := storetest.ReadAll(t, context.Background(), s, crashRun)
-	g, w := equivalent(t, got), equivalent(t, ref)
-	if fmt.Sprint(g) != fmt.Sprint(w) {
-		t.Fatalf("log after crashes differs from the reference:\n got  %d records %v\n want %d records %v", len(g), g, len(w), w)
+	if err := polylooptest.CheckEquivalent(polyloop.RunLog{Records: got}, polyloop.RunLog{Records: ref}); err != nil {
+		t.Fatalf("log after crashes differs from the reference: %v", err)
 	}
-}
-
-// equivalent renders a log for the equivalence property: orphaned intents
-// dropped; seq, at, call ids and attempts, and the counts of executions of
-// unknown outcome removed.
-func equivalent(t *testing.T, recs []polyloop.Record) []string {
-	t.Helper()
-	var out []string
-	for i, r := range recs {
-		if orphaned(recs, i) {
-			continue
-		}
-		b, err := r.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range []string{"seq", "at", "call_id", "attempt", "model_call_id"} {
-			delete(m, k)
-		}
-		if tot, ok := m["totals"].(map[string]any); ok {
-			delete(tot, "unknown_model_calls")
-			delete(tot, "unknown_actions")
-		}
-		nb, _ := json.Marshal(m)
-		out = append(out, string(nb))
-	}
-	return out
-}
-
-// orphaned reports whether record i is an intent superseded by the next
-// record, a later intent of the same execution.
-func orphaned(recs []polyloop.Record, i int) bool {
-	if i+1 >= len(recs) {
-		return false
-	}
-	switch b := recs[i].Body.(type) {
-	case *polyloop.ModelCallIntent:
-		n, ok := recs[i+1].Body.(*polyloop.ModelCallIntent)
-		return ok && n.Step == b.Step
-	case *polyloop.ActionIntent:
-		n, ok := recs[i+1].Body.(*polyloop.ActionIntent)
-		return ok && n.ActionID == b.ActionID
-	}
-	return false
 }
 
 type lockedBuffer struct {

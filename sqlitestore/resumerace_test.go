@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/polylooptest"
 	"github.com/polyloop/polyloop/sqlitestore"
 )
 
@@ -93,13 +94,8 @@ func TestConcurrentResume(t *testing.T) {
 	if err != nil || plan.Action != polyloop.PlanFinished {
 		t.Fatalf("log after the race: plan %+v, %v; want a valid finished run", plan, err)
 	}
-	if g, w := equivalent(t, l.Records), equivalent(t, ref); len(g) != len(w) {
-		t.Fatalf("log after the race has %d records after normalisation, reference %d", len(g), len(w))
-	}
-	for i, r := range equivalent(t, l.Records) {
-		if want := equivalent(t, ref)[i]; r != want {
-			t.Fatalf("record %d differs from the reference:\n got  %s\n want %s", i, r, want)
-		}
+	if err := polylooptest.CheckEquivalent(l, polyloop.RunLog{Records: ref}); err != nil {
+		t.Fatalf("log after the race differs from the reference: %v", err)
 	}
 }
 
