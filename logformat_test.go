@@ -92,3 +92,87 @@ func TestStepCompletedInvariant(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Texts and arguments keep their bytes through the log: no HTML escaping,
+// and arguments in compact form both live and after a round trip, so a
+// resumed run shows the model the same bytes as the live one.
+func TestRecordBytesPreserved(t *testing.T) {
+	store := memstore.New()
+	model := &argsModel{args: `{ "q": "a < b && c > d" }`}
+	r := newRunner(model, store, newTestExec())
+	if _, err := r.Run(context.Background(), "r", testAgent(), polyloop.Task{Input: "<task> & more"}); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := store.ReadLog(context.Background(), "r")
+	live := string(log.ModelResults()[0].Reply.ToolCalls[0].Args)
+	if live != `{"q":"a < b && c > d"}` {
+		t.Fatalf("live args %s", live)
+	}
+	for _, rec := range log.Records {
+		line, err := rec.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back polyloop.Record
+		if err := json.Unmarshal(line, &back); err != nil {
+			t.Fatal(err)
+		}
+		again, _ := back.MarshalJSON()
+		if string(again) != string(line) {
+			t.Fatalf("round trip changed bytes:\n%s\n%s", line, again)
+		}
+		if strings.Contains(string(line), `\u003c`) {
+			t.Fatalf("HTML-escaped: %s", line)
+		}
+	}
+}
+
+type argsModel struct{ args string }
+
+func (m *argsModel) Complete(_ context.Context, req polyloop.ModelRequest) (polyloop.ModelReply, error) {
+	if req.Step > 1 {
+		return polyloop.ModelReply{Text: "done"}, nil
+	}
+	return polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{{ID: "c1", Name: "echo", Args: json.RawMessage(m.args)}}}, nil
+}
+
+// The envelope fast path and the generic decoder agree.
+func TestEnvelopeFallback(t *testing.T) {
+	reordered := `{"kind":"model_call_intent","v":1,"step":2,"call_id":"m2.1","attempt":1,"seq":7,"at":"2026-01-01T00:00:00Z"}`
+	var r polyloop.Record
+	if err := json.Unmarshal([]byte(reordered), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Seq != 7 || r.Kind() != polyloop.KindModelCallIntent || r.At.Year() != 2026 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// FuzzRecordDecode: decoding outside input never panics, and what decodes
+// encodes and decodes again to the same bytes.
+func FuzzRecordDecode(f *testing.F) {
+	data, _ := os.ReadFile("testdata/reference.jsonl")
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f.Add([]byte(line))
+	}
+	f.Add([]byte(`{"seq":1,"at":"x","kind":"run_finished","v":1}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var r polyloop.Record
+		if json.Unmarshal(line, &r) != nil {
+			return
+		}
+		_ = r.Body.Validate()
+		b, err := r.MarshalJSON()
+		if err != nil {
+			return // e.g. a decoded NaN-free body that still cannot encode
+		}
+		var r2 polyloop.Record
+		if err := json.Unmarshal(b, &r2); err != nil {
+			t.Fatalf("re-decode of %s: %v", b, err)
+		}
+		b2, _ := r2.MarshalJSON()
+		if string(b) != string(b2) {
+			t.Fatalf("not stable:\n%s\n%s", b, b2)
+		}
+	})
+}

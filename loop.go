@@ -1,7 +1,9 @@
 package polyloop
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -181,8 +183,44 @@ func (d *driver) callModel(ctx context.Context, step, attempt int) (entry, error
 		d.add(&ModelCallResult{Step: step, CallID: callID, Failure: diag.From(err)})
 		return entry{kind: entryFinish, reason: StopLLMError}, nil
 	}
+	compactArgs(reply.ToolCalls)
 	d.add(&ModelCallResult{Step: step, CallID: callID, Reply: &reply})
 	return entry{kind: entryDecide, step: step, callID: callID, reply: &reply}, nil
+}
+
+// compactArgs puts tool-call arguments in the form the log stores them in
+// (compact JSON), so that the live run and a resumed one parse and show the
+// model the same bytes. Arguments that are not JSON break the ModelClient
+// contract and are left for the store to refuse.
+func compactArgs(calls []ToolCall) {
+	for i := range calls {
+		a := calls[i].Args
+		if len(a) == 0 || isCompact(a) {
+			continue
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, a) == nil {
+			calls[i].Args = buf.Bytes()
+		}
+	}
+}
+
+// isCompact reports whether JSON text has no whitespace outside strings.
+func isCompact(b []byte) bool {
+	in, esc := false, false
+	for _, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 // decide parses a reply. A parser panic propagates: it is a parser bug.

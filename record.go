@@ -325,10 +325,13 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	if r.Body == nil {
 		return nil, fmt.Errorf("polyloop: record %d has no body", r.Seq)
 	}
-	body, err := json.Marshal(r.Body)
-	if err != nil {
+	var enc bytes.Buffer
+	e := json.NewEncoder(&enc)
+	e.SetEscapeHTML(false) // tool arguments and texts keep their bytes
+	if err := e.Encode(r.Body); err != nil {
 		return nil, err
 	}
+	body := bytes.TrimRight(enc.Bytes(), "\n")
 	buf := make([]byte, 0, len(body)+96)
 	buf = append(buf, `{"seq":`...)
 	buf = strconv.AppendInt(buf, r.Seq, 10)
@@ -357,9 +360,11 @@ type envelope struct {
 // UnmarshalJSON decodes a flat record. It refuses a record of a greater
 // major version than LogVersion with ErrLogVersion, and an unknown kind.
 func (r *Record) UnmarshalJSON(data []byte) error {
-	var env envelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return err
+	env, ok := fastEnvelope(data)
+	if !ok {
+		if err := json.Unmarshal(data, &env); err != nil {
+			return err
+		}
 	}
 	if env.V > LogVersion {
 		return fmt.Errorf("%w: record has major version %d, this library reads up to %d", ErrLogVersion, env.V, LogVersion)
@@ -415,4 +420,53 @@ func EncodeRecords(records []Record) ([]byte, error) {
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes(), nil
+}
+
+// fastEnvelope reads the envelope of a record written by MarshalJSON, whose
+// fields come first in a fixed order, without a second full decode of the
+// record. Anything else falls back to the generic decoder.
+func fastEnvelope(data []byte) (envelope, bool) {
+	var env envelope
+	rest, ok := bytes.CutPrefix(data, []byte(`{"seq":`))
+	if !ok {
+		return env, false
+	}
+	i := bytes.IndexByte(rest, ',')
+	if i < 0 {
+		return env, false
+	}
+	seq, err := strconv.ParseInt(string(rest[:i]), 10, 64)
+	if err != nil {
+		return env, false
+	}
+	if rest, ok = bytes.CutPrefix(rest[i:], []byte(`,"at":"`)); !ok {
+		return env, false
+	}
+	if i = bytes.IndexByte(rest, '"'); i < 0 {
+		return env, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, string(rest[:i]))
+	if err != nil {
+		return env, false
+	}
+	if rest, ok = bytes.CutPrefix(rest[i:], []byte(`","kind":"`)); !ok {
+		return env, false
+	}
+	if i = bytes.IndexByte(rest, '"'); i < 0 {
+		return env, false
+	}
+	kind := RecordKind(rest[:i])
+	if rest, ok = bytes.CutPrefix(rest[i:], []byte(`","v":`)); !ok {
+		return env, false
+	}
+	j := bytes.IndexAny(rest, ",}")
+	if j < 0 {
+		return env, false
+	}
+	v, err := strconv.Atoi(string(rest[:j]))
+	if err != nil {
+		return env, false
+	}
+	env.Seq, env.At, env.Kind, env.V = &seq, at, kind, v
+	return env, true
 }
