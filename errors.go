@@ -22,6 +22,10 @@ var (
 	// ErrSeqConflict is what a Store returns when an Append's first record is
 	// not the next sequence number of the run: another writer owns the run.
 	ErrSeqConflict = errors.New("polyloop: sequence conflict (another writer owns the run)")
+	// ErrNotConsecutive is returned by a Store when the records of one Append
+	// do not have consecutive seqs (a caller bug, not a conflict). Nothing is
+	// written.
+	ErrNotConsecutive = errors.New("polyloop: records of one Append must have consecutive seqs")
 	// ErrLogVersion is returned when a log was written with a major version
 	// of the format this library does not read.
 	ErrLogVersion = errors.New("polyloop: unsupported log format version")

@@ -408,6 +408,25 @@ func newBody(k RecordKind) RecordBody {
 	return nil
 }
 
+// EncodeBatch checks the records of one Append — consecutive seqs
+// (ErrNotConsecutive otherwise), each with a body — and encodes each as JSON.
+// Durable stores call it before writing, so that they check and encode
+// alike; the first seq is theirs to check against the run.
+func EncodeBatch(runID string, records []Record) ([][]byte, error) {
+	out := make([][]byte, len(records))
+	for i, r := range records {
+		if i > 0 && r.Seq != records[i-1].Seq+1 {
+			return nil, fmt.Errorf("%w: run %q: record %d has seq %d after seq %d", ErrNotConsecutive, runID, i, r.Seq, records[i-1].Seq)
+		}
+		b, err := r.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("polyloop: run %q: encoding record %d: %w", runID, r.Seq, err)
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
 // EncodeRecords encodes records as JSON lines, one record per line.
 func EncodeRecords(records []Record) ([]byte, error) {
 	var buf bytes.Buffer

@@ -86,10 +86,12 @@ func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Re
 	}
 	log := s.runs[runID]
 	next := int64(len(log))
+	if records[0].Seq != next {
+		return fmt.Errorf("%w: run %q: append starts at seq %d, the run's next is %d", polyloop.ErrSeqConflict, runID, records[0].Seq, next)
+	}
 	for i, r := range records {
-		if r.Seq != next+int64(i) {
-			return fmt.Errorf("%w: run %q: record %d of the append has seq %d, expected %d",
-				polyloop.ErrSeqConflict, runID, i, r.Seq, next+int64(i))
+		if i > 0 && r.Seq != records[i-1].Seq+1 {
+			return fmt.Errorf("%w: run %q: record %d has seq %d after seq %d", polyloop.ErrNotConsecutive, runID, i, r.Seq, records[i-1].Seq)
 		}
 		if r.Body == nil {
 			return fmt.Errorf("memstore: record %d has no body", r.Seq)

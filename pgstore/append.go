@@ -44,17 +44,13 @@ type encodedRows struct {
 
 // encode checks that the records have consecutive seqs and encodes them.
 func encode(runID string, records []polyloop.Record) (encodedRows, error) {
-	n := len(records)
-	rows := encodedRows{seqs: make([]int64, n), kinds: make([]string, n), data: make([][]byte, n)}
+	data, err := polyloop.EncodeBatch(runID, records)
+	if err != nil {
+		return encodedRows{}, err
+	}
+	rows := encodedRows{seqs: make([]int64, len(records)), kinds: make([]string, len(records)), data: data}
 	for i, r := range records {
-		if i > 0 && r.Seq != records[i-1].Seq+1 {
-			return rows, fmt.Errorf("%w: run %q: record %d has seq %d after seq %d", ErrNotConsecutive, runID, i, r.Seq, records[i-1].Seq)
-		}
-		b, err := r.MarshalJSON()
-		if err != nil {
-			return rows, fmt.Errorf("pgstore: run %q: encoding record %d: %w", runID, r.Seq, err)
-		}
-		rows.seqs[i], rows.kinds[i], rows.data[i] = r.Seq, string(r.Kind()), b
+		rows.seqs[i], rows.kinds[i] = r.Seq, string(r.Kind())
 	}
 	return rows, nil
 }

@@ -13,9 +13,9 @@ var (
 	// ErrSchemaTooNew is returned by Open when the schema was written by a
 	// newer version of this package.
 	ErrSchemaTooNew = errors.New("pgstore: database schema is newer than this version of pgstore")
-	// ErrNotConsecutive is returned by Append when the records of one call
-	// do not have consecutive seqs. Nothing is written.
-	ErrNotConsecutive = errors.New("pgstore: records of one Append must have consecutive seqs")
+	// ErrNotConsecutive is polyloop.ErrNotConsecutive, kept for callers that
+	// name it here.
+	ErrNotConsecutive = polyloop.ErrNotConsecutive
 )
 
 // uniqueViolation is the SQLSTATE of a unique or primary key violation.

@@ -63,18 +63,11 @@ func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Re
 
 // newRequest checks that the records have consecutive seqs and encodes them.
 func newRequest(runID string, records []polyloop.Record) (*request, error) {
-	req := &request{runID: runID, recs: records, data: make([][]byte, len(records)), done: make(chan error, 1)}
-	for i, r := range records {
-		if i > 0 && r.Seq != records[i-1].Seq+1 {
-			return nil, fmt.Errorf("%w: run %q: record %d has seq %d after seq %d", ErrNotConsecutive, runID, i, r.Seq, records[i-1].Seq)
-		}
-		b, err := r.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("sqlitestore: run %q: encoding record %d: %w", runID, r.Seq, err)
-		}
-		req.data[i] = b
+	data, err := polyloop.EncodeBatch(runID, records)
+	if err != nil {
+		return nil, err
 	}
-	return req, nil
+	return &request{runID: runID, recs: records, data: data, done: make(chan error, 1)}, nil
 }
 
 // enqueue hands req to the writer, unless the store is closed or ctx ends

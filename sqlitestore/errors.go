@@ -15,9 +15,9 @@ var (
 	// ErrSchemaTooNew is returned by Open for a database whose schema was
 	// written by a newer version of this package.
 	ErrSchemaTooNew = errors.New("sqlitestore: database schema is newer than this version of sqlitestore")
-	// ErrNotConsecutive is returned by Append when the records of one call
-	// do not have consecutive seqs. Nothing is written.
-	ErrNotConsecutive = errors.New("sqlitestore: records of one Append must have consecutive seqs")
+	// ErrNotConsecutive is polyloop.ErrNotConsecutive, kept for callers that
+	// name it here.
+	ErrNotConsecutive = polyloop.ErrNotConsecutive
 )
 
 // interpretError is the one place where SQLite errors become the library's
