@@ -16,7 +16,8 @@ type Figure struct {
 	// ID names the quantity for programs: time_per_step, allocs_per_step,
 	// commits_per_step, json_bytes_per_step, disk_bytes_per_step,
 	// steps_per_second, resume_start_to_call, resume_entry_to_call,
-	// resume_read_plan, peak_rss.
+	// resume_open, resume_read_plan, resume_plan, fsync, peak_rss, rss_anon,
+	// peak_rss_idle, rss_anon_idle.
 	ID string `json:"id"`
 	// Name says what it is, for people.
 	Name  string `json:"name"`

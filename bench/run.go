@@ -30,14 +30,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		Started: time.Now(),
 		Notes:   standardNotes(o),
 	}
-	idle, err := rssFigure(ctx, o, storeSpec{kind: kindMemory}, "-", dir, childTask{Mode: modeIdle})
+	idle, err := rssFigures(ctx, o, storeSpec{kind: kindMemory}, "-", dir, childTask{Mode: modeIdle})
 	switch {
 	case errors.Is(err, errRSSUnknown):
 		rep.Notes = append(rep.Notes, "peak RSS is not measured: this platform has no /proc/self/status VmHWM")
 	case err != nil:
 		return nil, err
 	default:
-		rep.Figures = append(rep.Figures, idle)
+		rep.Figures = append(rep.Figures, idle...)
 	}
 	for _, s := range o.Stores {
 		spec, _ := parseStore(s) // validated

@@ -69,9 +69,9 @@ func TestRunEndToEnd(t *testing.T) {
 // wantFigures lists the figures each store must have at the tiny sizes (two
 // concurrencies), with their counts.
 func wantFigures(stores []bench.StoreInfo) map[string]int {
-	want := map[string]int{"- peak_rss_idle": 1}
+	want := map[string]int{"- peak_rss_idle": 1, "- rss_anon_idle": 1}
 	if runtime.GOOS != "linux" {
-		want["- peak_rss_idle"] = 0
+		want["- peak_rss_idle"], want["- rss_anon_idle"] = 0, 0
 	}
 	for _, s := range stores {
 		n := s.Name + " "
@@ -83,6 +83,7 @@ func wantFigures(stores []bench.StoreInfo) map[string]int {
 		want[n+"resume_read_plan"] = 1
 		want[n+"resume_plan"] = 1
 		want[n+"peak_rss"] = 1
+		want[n+"rss_anon"] = 1
 		if s.Name == "sqlite" {
 			want[n+"fsync"] = 1
 		}
@@ -92,10 +93,10 @@ func wantFigures(stores []bench.StoreInfo) map[string]int {
 			want[n+"resume_start_to_call"] = 1
 			want[n+"resume_open"] = 1
 		} else {
-			want[n+"peak_rss"] = 2
+			want[n+"peak_rss"], want[n+"rss_anon"] = 2, 2
 		}
 		if runtime.GOOS != "linux" {
-			want[n+"peak_rss"] = 0
+			want[n+"peak_rss"], want[n+"rss_anon"] = 0, 0
 		}
 	}
 	return want
