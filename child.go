@@ -68,6 +68,11 @@ var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action"
 // resumed parent reuses it and never runs a handler that succeeded twice.
 // Values returned by handlers must therefore marshal to JSON. A handler's
 // error does not re-enter Failed: it is recorded and returned as is.
+//
+// Errors — anything Run or Resume of the child returns as an error — are
+// returned as a *ChildError, and a failure to record the reception as a
+// *PersistenceError: MustPropagate reports both, and the executor running
+// the action must return them as errors.
 func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receive[T]) (T, error) {
 	var zero T
 	scope, ok := ctx.Value(actionKey{}).(*actionScope)
@@ -92,7 +97,7 @@ func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receiv
 		res, err = child.Runner.run(ctx, childID, child.Agent, task, &ref)
 	}
 	if err != nil {
-		return zero, err // an error, not a failure: never received
+		return zero, &ChildError{ChildRunID: childID, Err: err} // an error, not a failure: never received
 	}
 	rec := &ChildReception{Step: ref.Step, Index: ref.Index, Key: ref.Key, ChildRunID: childID, StopReason: res.StopReason}
 	if res.StopReason == StopCompleted {

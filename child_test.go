@@ -361,3 +361,52 @@ func TestInvokeChildOutsideAction(t *testing.T) {
 	}
 	_ = fmt.Sprint()
 }
+
+// SPEC §7.4: after a persistence failure the run writes nothing more, even
+// when an executor swallows the error and reports an outcome.
+func TestSwallowedPersistenceErrorStopsTheRun(t *testing.T) {
+	base := memstore.New()
+	store := &receptionFailStore{Store: base}
+	child := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("42")), Parser: testParser{}, Executor: newTestExec(), Store: store}
+	var swallowed error
+	exec := &delegateExec{env: newTestExec(), invoke: func(ctx context.Context) (string, error) {
+		_, swallowed = polyloop.InvokeChild(ctx, polyloop.Child{Runner: child, Agent: childAgent()}, polyloop.Task{Input: "q"},
+			polyloop.Receive[string]{Succeeded: answerText})
+		return "swallowed", nil // a careless executor
+	}}
+	parent := &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil), scriptmodel.Reply("done")), Parser: testParser{}, Executor: exec, Store: store}
+	_, err := parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"})
+	var pe *polyloop.PersistenceError
+	if !errors.As(err, &pe) || !errors.As(swallowed, &pe) || !polyloop.MustPropagate(swallowed) {
+		t.Fatalf("Run err = %v, swallowed = %v", err, swallowed)
+	}
+	plog, _ := base.ReadLog(context.Background(), "p")
+	if lastKind(plog) != polyloop.KindActionIntent {
+		t.Fatalf("records written after the persistence failure: %v", kinds(plog))
+	}
+}
+
+type receptionFailStore struct{ *memstore.Store }
+
+func (s *receptionFailStore) Append(ctx context.Context, runID string, recs ...polyloop.Record) error {
+	for _, r := range recs {
+		if r.Kind() == polyloop.KindChildReception {
+			return errors.New("disk full")
+		}
+	}
+	return s.Store.Append(ctx, runID, recs...)
+}
+
+// Errors from a child carry the boundary's mark; an ordinary error that
+// looks alike does not.
+func TestMustPropagate(t *testing.T) {
+	if polyloop.MustPropagate(errors.New("polyloop: store append failed")) {
+		t.Fatal("an ordinary error with a similar text was marked")
+	}
+	if !polyloop.MustPropagate(fmt.Errorf("wrapped: %w", &polyloop.ChildError{ChildRunID: "c", Err: context.Canceled})) {
+		t.Fatal("a child error was not marked")
+	}
+	if !polyloop.MustPropagate(&polyloop.PersistenceError{Op: "append", Err: errors.New("x")}) {
+		t.Fatal("a persistence error was not marked")
+	}
+}

@@ -106,3 +106,33 @@ func (e *SnapshotMismatchError) Error() string {
 
 // Is makes errors.Is(err, ErrSnapshotMismatch) true.
 func (e *SnapshotMismatchError) Is(target error) bool { return target == ErrSnapshotMismatch }
+
+// ChildError carries an error from a child run started by InvokeChild that
+// business code may not receive: a persistence failure, a cancellation, a
+// seam error inside the child, a corrupt log, a snapshot mismatch. InvokeChild
+// marks them at its boundary so that an executor that turns a function's
+// error into an observation (as funcexec does) propagates them instead.
+type ChildError struct {
+	ChildRunID string
+	Err        error
+}
+
+func (e *ChildError) Error() string {
+	return fmt.Sprintf("polyloop: child run %q: %v", e.ChildRunID, e.Err)
+}
+
+// Unwrap returns the child's error.
+func (e *ChildError) Unwrap() error { return e.Err }
+
+// MustPropagate reports whether err carries a mark the library puts on
+// errors that must leave the run as errors: a *PersistenceError or a
+// *ChildError anywhere in its chain. An executor that reports a function's
+// error as an action that ran and failed must return these errors instead:
+// receiving them would turn a mechanism failure into an observation. The
+// marks come from the boundary where the failure happened, never from an
+// error's name or text.
+func MustPropagate(err error) bool {
+	var pe *PersistenceError
+	var ce *ChildError
+	return errors.As(err, &pe) || errors.As(err, &ce)
+}

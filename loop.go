@@ -38,6 +38,10 @@ type driver struct {
 
 	recMu      sync.Mutex
 	receptions map[string]*ChildReception // by child run id
+
+	// broken is the persistence error after which the run writes nothing
+	// more (SPEC §7.4), even if an executor swallowed it.
+	broken error
 }
 
 // entry is a point at which the loop continues.
@@ -99,9 +103,13 @@ func (d *driver) flush(ctx context.Context) error {
 	if len(d.pending) == 0 {
 		return nil
 	}
+	if d.broken != nil {
+		return d.broken
+	}
 	recs := d.pending
 	if err := d.r.Store.Append(ctx, d.runID, recs...); err != nil {
-		return persistenceError("append", d.runID, err)
+		d.broken = persistenceError("append", d.runID, err)
+		return d.broken
 	}
 	d.nextSeq += int64(len(recs))
 	d.pending = nil

@@ -19,6 +19,10 @@
 //     action ran and failed, and the model may correct itself;
 //   - the function returns an error wrapped with EnvError (detected with
 //     errors.As, anywhere in the chain) → EnvError, which ends the run;
+//   - the function returns an error that polyloop.MustPropagate reports (a
+//     *polyloop.PersistenceError, or a *polyloop.ChildError from
+//     polyloop.InvokeChild) → that error is returned, outside the protocol:
+//     a mechanism failure is never made an observation;
 //   - ctx is done and the function returns an error → that error is returned,
 //     wrapping ctx.Err(), outside the protocol. A function that completes
 //     despite cancellation has really run: its outcome is returned as usual.

@@ -116,6 +116,9 @@ func outcome(ctx context.Context, name, out string, err error) (polyloop.ActionO
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return polyloop.ActionOutcome{}, fmt.Errorf("funcexec: tool %q: %w", name, errors.Join(ctxErr, err))
 	}
+	if polyloop.MustPropagate(err) {
+		return polyloop.ActionOutcome{}, fmt.Errorf("funcexec: tool %q: %w", name, err)
+	}
 	var env *EnvironmentError
 	if errors.As(err, &env) {
 		return polyloop.ActionOutcome{Status: polyloop.EnvError, Observation: err.Error()}, nil

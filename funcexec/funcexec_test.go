@@ -278,3 +278,25 @@ func TestToolSpecsAndDescribe(t *testing.T) {
 		t.Errorf("Describe = %s %s", d.Name, d.Config)
 	}
 }
+
+// A mechanism failure reaching a tool function — a persistence failure, or
+// an error of a child run from polyloop.InvokeChild — is returned as an
+// error, never made an observation, even when it also wraps EnvError.
+func TestMechanismErrorsPropagate(t *testing.T) {
+	t.Parallel()
+	cause := errors.New("disk full")
+	for name, fnErr := range map[string]error{
+		"persistence":    &polyloop.PersistenceError{Op: "append", RunID: "p", Err: cause},
+		"child":          fmt.Errorf("delegate: %w", &polyloop.ChildError{ChildRunID: "p/1.1", Err: cause}),
+		"child envError": funcexec.EnvError(&polyloop.ChildError{ChildRunID: "p/1.1", Err: cause}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newQuery(t, fnErr)
+			out, err := e.Execute(context.Background(), polyloop.Action{Tool: "query", Args: json.RawMessage(`{"sql":"SELECT 1"}`)})
+			if !errors.Is(err, cause) || out.Status != "" {
+				t.Fatalf("Execute = %+v, %v; want the error propagated", out, err)
+			}
+		})
+	}
+}
