@@ -95,41 +95,30 @@ func measureResumeInProcess(ctx context.Context, o Options, name string, w Workl
 }
 
 func resumeFigures(o Options, name string, samples []resumeSample, fresh bool) []Figure {
-	base := Figure{Measure: 4, Store: name, Steps: o.Steps, Runs: 1, Unit: "ms"}
-	collect := func(f func(resumeSample) time.Duration) []float64 {
-		var xs []float64
-		for _, s := range samples {
-			xs = append(xs, millis(f(s)))
+	base := Figure{Measure: 4, Store: name, Steps: o.Steps, Runs: 1}
+	ms := func(f func(resumeSample) time.Duration) []float64 {
+		return collect(samples, func(s resumeSample) float64 { return millis(f(s)) })
+	}
+	entry := ms(func(s resumeSample) time.Duration { return s.entryToCall })
+	readPlan := ms(func(s resumeSample) time.Duration { return s.read + s.plan })
+	plan := ms(func(s resumeSample) time.Duration { return s.plan })
+	if !fresh {
+		return []Figure{
+			base.named("resume_entry_to_call", "resume: Resume call → first new call (in process)", "ms").summarize(entry),
+			base.named("resume_read_plan", "resume: log read + plan", "ms").summarize(readPlan),
+			base.named("resume_plan", "resume: plan alone", "ms").summarize(plan),
 		}
-		return xs
 	}
-	var figs []Figure
-	if fresh {
-		f := base.named("resume_start_to_call", "resume: process start → first new call", "ms").
-			summarize(collect(func(s resumeSample) time.Duration { return s.startToCall }))
-		if o.standard() {
-			f = f.withTarget("<=", 50)
-		}
-		figs = append(figs,
-			f,
-			base.named("resume_entry_to_call", "resume: main entry → first new call", "ms").
-				summarize(collect(func(s resumeSample) time.Duration { return s.entryToCall })),
-			base.named("resume_open", "resume: store open (fresh process)", "ms").
-				summarize(collect(func(s resumeSample) time.Duration { return s.open })))
-	} else {
-		figs = append(figs, base.named("resume_entry_to_call", "resume: Resume call → first new call (in process)", "ms").
-			summarize(collect(func(s resumeSample) time.Duration { return s.entryToCall })))
+	start := base.named("resume_start_to_call", "resume: process start → first new call", "ms").
+		summarize(ms(func(s resumeSample) time.Duration { return s.startToCall }))
+	return []Figure{
+		figureTargets{on: o.standard()}.apply(start, "<=", 50),
+		base.named("resume_entry_to_call", "resume: main entry → first new call", "ms").summarize(entry),
+		base.named("resume_open", "resume: store open (fresh process)", "ms").
+			summarize(ms(func(s resumeSample) time.Duration { return s.open })),
+		base.named("resume_read_plan", "resume: log read + plan (fresh process)", "ms").summarize(readPlan),
+		base.named("resume_plan", "resume: plan alone", "ms").summarize(plan),
 	}
-	readPlan := "resume: log read + plan"
-	if fresh {
-		readPlan += " (fresh process)"
-	}
-	figs = append(figs,
-		base.named("resume_read_plan", readPlan, "ms").
-			summarize(collect(func(s resumeSample) time.Duration { return s.read + s.plan })),
-		base.named("resume_plan", "resume: plan alone", "ms").
-			summarize(collect(func(s resumeSample) time.Duration { return s.plan })))
-	return figs
 }
 
 func millis(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }

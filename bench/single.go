@@ -120,47 +120,56 @@ func perStepMicros(s runSample) float64 {
 }
 
 func singleFigures(o Options, spec storeSpec, name string, steps int, samples []runSample) []Figure {
-	measure := 1
+	measure, timeTarget := 1, 20.0
 	if spec.durable() {
-		measure = 2
+		measure, timeTarget = 2, 1500
 	}
+	t := figureTargets{on: o.standard() && steps == o.Steps}
 	base := Figure{Measure: measure, Store: name, Steps: steps, Runs: 1}
-	collect := func(f func(runSample) float64) []float64 {
-		var xs []float64
-		for _, s := range samples {
-			xs = append(xs, f(s))
-		}
-		return xs
+	figs := []Figure{
+		t.apply(base.named("time_per_step", "time per step", "µs").summarize(collect(samples, perStepMicros)), "<=", timeTarget),
+		base.named("allocs_per_step", "allocations per step", "allocs").
+			summarize(collect(samples, func(s runSample) float64 { return float64(s.mallocs) / float64(s.steps) })),
 	}
-	targets := o.standard() && steps == o.Steps
-	figs := []Figure{}
-	add := func(fig Figure, xs []float64, op string, target float64) {
-		fig = fig.summarize(xs)
-		if targets && op != "" {
-			fig = fig.withTarget(op, target)
-		}
-		figs = append(figs, fig)
-	}
-	timeTarget := 20.0
-	if spec.durable() {
-		timeTarget = 1500
-	}
-	add(base.named("time_per_step", "time per step", "µs"), collect(perStepMicros), "<=", timeTarget)
-	add(base.named("allocs_per_step", "allocations per step", "allocs"),
-		collect(func(s runSample) float64 { return float64(s.mallocs) / float64(s.steps) }), "", 0)
 	if samples[0].commits >= 0 {
-		add(base.named("commits_per_step", "commits per step", "commits"),
-			collect(func(s runSample) float64 { return float64(s.commits) / float64(s.steps) }), "==", 2)
+		f := base.named("commits_per_step", "commits per step", "commits").
+			summarize(collect(samples, func(s runSample) float64 { return float64(s.commits) / float64(s.steps) }))
+		figs = append(figs, t.apply(f, "==", 2))
 	}
-	bytesFig := base
-	bytesFig.Measure = 5
-	add(bytesFig.named("json_bytes_per_step", "record JSON per step", "bytes"),
-		collect(func(s runSample) float64 { return float64(s.jsonBytes) / float64(s.steps) }), "<=", 2048)
+	return append(figs, bytesFigures(t, base, samples)...)
+}
+
+// bytesFigures are the bytes stored per step (measurement 5).
+func bytesFigures(t figureTargets, base Figure, samples []runSample) []Figure {
+	base.Measure = 5
+	f := base.named("json_bytes_per_step", "record JSON per step", "bytes").
+		summarize(collect(samples, func(s runSample) float64 { return float64(s.jsonBytes) / float64(s.steps) }))
+	figs := []Figure{t.apply(f, "<=", 2048)}
 	if samples[0].diskBytes >= 0 {
-		add(bytesFig.named("disk_bytes_per_step", "store size per step", "bytes"),
-			collect(func(s runSample) float64 { return float64(s.diskBytes) / float64(s.steps) }), "<=", 2048)
+		f := base.named("disk_bytes_per_step", "store size per step", "bytes").
+			summarize(collect(samples, func(s runSample) float64 { return float64(s.diskBytes) / float64(s.steps) }))
+		figs = append(figs, t.apply(f, "<=", 2048))
 	}
 	return figs
+}
+
+// figureTargets attaches targets when they apply (the standard sizes).
+type figureTargets struct{ on bool }
+
+func (t figureTargets) apply(f Figure, op string, value float64) Figure {
+	if !t.on {
+		return f
+	}
+	return f.withTarget(op, value)
+}
+
+// collect maps samples to the values of one figure.
+func collect[T any](samples []T, f func(T) float64) []float64 {
+	xs := make([]float64, len(samples))
+	for i, s := range samples {
+		xs[i] = f(s)
+	}
+	return xs
 }
 
 func (f Figure) named(id, name, unit string) Figure {
