@@ -1,6 +1,7 @@
 package codeparser_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -88,6 +89,12 @@ func langOf(p *codeparser.Parser) string {
 	var c struct{ Lang string }
 	mustUnmarshal(p.Describe().Config, &c)
 	return c.Lang
+}
+
+func mustUnmarshal(raw []byte, v any) {
+	if err := json.Unmarshal(raw, v); err != nil {
+		panic(err)
+	}
 }
 
 func TestToolCallsIgnored(t *testing.T) {

@@ -1,17 +1,14 @@
 package codeparser_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"flag"
 	"path/filepath"
 	"testing"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/codeparser"
+	"github.com/polyloop/polyloop/internal/golden"
+	"github.com/polyloop/polyloop/internal/parsertest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // goldenCases are the replies whose decisions and feedback texts are pinned
 // in testdata/decisions.golden. Each name is a section of that file.
@@ -37,31 +34,11 @@ var goldenCases = []struct {
 func TestGolden(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join("testdata", "decisions.golden")
-	var got []section
+	var got []golden.Section
 	for _, c := range goldenCases {
 		p := codeparser.New(c.opts)
 		d := checkedParse(t, p, polyloop.ModelReply{Text: c.text})
-		got = append(got, section{c.name, render(t, p, c.text, d)})
+		got = append(got, golden.Section{Name: c.name, Data: parsertest.Render(t, p, c.text, d)})
 	}
-	checkGolden(t, path, got)
-}
-
-// render prints a case as indented JSON: the parser, the reply text, the
-// decision.
-func render(t *testing.T, p polyloop.Describer, text string, d polyloop.Decision) []byte {
-	t.Helper()
-	v := struct {
-		Parser   polyloop.Component `json:"parser"`
-		Text     string             `json:"text"`
-		Kind     string             `json:"kind"`
-		Decision polyloop.Decision  `json:"decision"`
-	}{p.Describe(), text, string(d.Kind()), d}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	golden.Check(t, path, got)
 }

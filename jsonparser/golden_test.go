@@ -1,17 +1,14 @@
 package jsonparser_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"flag"
 	"path/filepath"
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/golden"
+	"github.com/polyloop/polyloop/internal/parsertest"
 	"github.com/polyloop/polyloop/jsonparser"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 var goldenTools = jsonparser.Options{Tools: []polyloop.ToolSpec{readTool}, Ignore: []string{"thought"}}
 
@@ -49,13 +46,13 @@ var goldenCases = []struct {
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	var got []section
+	var got []golden.Section
 	for _, c := range goldenCases {
 		p := jsonparser.New(c.opts)
 		d := checkedParse(t, p, polyloop.ModelReply{Text: c.text})
-		got = append(got, section{c.name, render(t, p, c.text, d)})
+		got = append(got, golden.Section{Name: c.name, Data: parsertest.Render(t, p, c.text, d)})
 	}
-	checkGolden(t, filepath.Join("testdata", "decisions.golden"), got)
+	golden.Check(t, filepath.Join("testdata", "decisions.golden"), got)
 }
 
 // TestFailureTextsDistinct checks that every failure kind of the golden
@@ -76,24 +73,4 @@ func TestFailureTextsDistinct(t *testing.T) {
 	if len(seen) < 15 {
 		t.Errorf("only %d distinct failure texts in the golden cases", len(seen))
 	}
-}
-
-// render prints a case as indented JSON: the parser, the reply text, the
-// decision.
-func render(t *testing.T, p polyloop.Describer, text string, d polyloop.Decision) []byte {
-	t.Helper()
-	v := struct {
-		Parser   polyloop.Component `json:"parser"`
-		Text     string             `json:"text"`
-		Kind     string             `json:"kind"`
-		Decision polyloop.Decision  `json:"decision"`
-	}{p.Describe(), text, string(d.Kind()), d}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }

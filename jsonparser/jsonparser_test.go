@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/parsertest"
 	"github.com/polyloop/polyloop/jsonparser"
 )
 
@@ -87,38 +88,9 @@ func TestParseTable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			d := checkedParse(t, jsonparser.New(tt.opts), polyloop.ModelReply{Text: tt.text})
-			if tt.want == nil {
-				inv, ok := d.(polyloop.Invalid)
-				if !ok {
-					t.Fatalf("Parse = %#v, want Invalid", d)
-				}
-				for _, s := range tt.contains {
-					if !strings.Contains(inv.Feedback, s) {
-						t.Errorf("feedback %q does not contain %q", inv.Feedback, s)
-					}
-				}
-				return
-			}
-			if !sameDecision(d, tt.want) {
-				t.Fatalf("Parse = %#v (%s), want %#v", d, argsOf(d), tt.want)
-			}
+			parsertest.Expect(t, d, tt.want, tt.contains)
 		})
 	}
-}
-
-func argsOf(d polyloop.Decision) string {
-	if a, ok := d.(polyloop.Act); ok {
-		return string(a.Action.Args)
-	}
-	return ""
-}
-
-func sameDecision(a, b polyloop.Decision) bool {
-	if aa, ok := a.(polyloop.Act); ok {
-		ba, ok := b.(polyloop.Act)
-		return ok && aa.Action.Equal(ba.Action)
-	}
-	return a == b
 }
 
 // TestManyLooseBraces checks that a reply of many unbalanced prose braces is

@@ -1,17 +1,13 @@
 package toolcallparser_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"flag"
 	"path/filepath"
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/golden"
 	"github.com/polyloop/polyloop/toolcallparser"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // goldenCases are the replies whose decisions and feedback texts are pinned
 // in testdata/decisions.golden. Each name is a section of that file.
@@ -35,13 +31,13 @@ var goldenCases = []struct {
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	var got []section
+	var got []golden.Section
 	for _, c := range goldenCases {
 		p := toolcallparser.New(c.opts)
 		d := checkedParse(t, p, c.reply)
-		got = append(got, section{c.name, render(t, p, c.reply, d)})
+		got = append(got, golden.Section{Name: c.name, Data: render(t, p, c.reply, d)})
 	}
-	checkGolden(t, filepath.Join("testdata", "decisions.golden"), got)
+	golden.Check(t, filepath.Join("testdata", "decisions.golden"), got)
 }
 
 // render prints a case as indented JSON: the parser, the reply, the
@@ -54,19 +50,11 @@ func render(t *testing.T, p polyloop.Describer, reply polyloop.ModelReply, d pol
 	for _, c := range reply.ToolCalls {
 		calls = append(calls, renderedCall{c.ID, c.Name, string(c.Args)})
 	}
-	v := struct {
+	return golden.JSON(t, struct {
 		Parser    polyloop.Component `json:"parser"`
 		Text      string             `json:"text"`
 		ToolCalls []renderedCall     `json:"tool_calls"`
 		Kind      string             `json:"kind"`
 		Decision  polyloop.Decision  `json:"decision"`
-	}{p.Describe(), reply.Text, calls, string(d.Kind()), d}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	}{p.Describe(), reply.Text, calls, string(d.Kind()), d})
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/parsertest"
 	"github.com/polyloop/polyloop/toolcallparser"
 )
 
@@ -75,21 +76,7 @@ func TestParseTable(t *testing.T) {
 			t.Parallel()
 			p := toolcallparser.New(toolcallparser.Options{RequireAction: tt.require})
 			d := checkedParse(t, p, tt.reply)
-			if tt.want == nil {
-				inv, ok := d.(polyloop.Invalid)
-				if !ok {
-					t.Fatalf("Parse = %#v, want Invalid", d)
-				}
-				for _, s := range tt.contains {
-					if !strings.Contains(inv.Feedback, s) {
-						t.Errorf("feedback %q does not contain %q", inv.Feedback, s)
-					}
-				}
-				return
-			}
-			if !sameDecision(d, tt.want) {
-				t.Fatalf("Parse = %#v, want %#v", d, tt.want)
-			}
+			parsertest.Expect(t, d, tt.want, tt.contains)
 		})
 	}
 }
@@ -100,14 +87,6 @@ func manyCalls(n int) []polyloop.ToolCall {
 		out[i] = call("", "t", "{}")
 	}
 	return out
-}
-
-func sameDecision(a, b polyloop.Decision) bool {
-	if aa, ok := a.(polyloop.Act); ok {
-		ba, ok := b.(polyloop.Act)
-		return ok && aa.Action.Equal(ba.Action)
-	}
-	return a == b
 }
 
 func TestDescribe(t *testing.T) {
