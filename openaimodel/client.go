@@ -3,20 +3,19 @@ package openaimodel
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/internal/pricing"
+	"github.com/polyloop/polyloop/internal/provider"
 )
 
 // DefaultBaseURL is OpenAI's API.
 const DefaultBaseURL = "https://api.openai.com/v1/"
 
 // DefaultTimeout bounds one attempt when Options.Timeout is zero.
-const DefaultTimeout = 10 * time.Minute
+const DefaultTimeout = provider.DefaultTimeout
 
 // Options configure a Client. The zero value talks to OpenAI with the key
 // from OPENAI_API_KEY.
@@ -59,15 +58,8 @@ type Options struct {
 // Completions API. It is safe for concurrent use.
 type Client struct {
 	sdk            openai.Client
-	key            string // only to redact it from server texts
-	baseURL        string
-	model          string
+	p              provider.Caller[pkg] // the key is only to redact it from server texts
 	maxTokensField string
-	unanswered     string
-	timeout        time.Duration
-	maxBackoff     time.Duration
-	maxRetryAfter  time.Duration
-	prices         *pricing.Table
 }
 
 var _ interface {
@@ -78,11 +70,10 @@ var _ interface {
 // New returns a client. It fails for an unknown MaxTokensField or an
 // invalid price table; it does not contact the server.
 func New(opts Options) (*Client, error) {
-	c := &Client{
-		key: opts.APIKey, baseURL: opts.BaseURL, model: opts.Model, maxTokensField: opts.MaxTokensField,
-		unanswered: opts.UnansweredToolResult, timeout: opts.Timeout, maxBackoff: opts.MaxBackoff,
-		maxRetryAfter: opts.MaxRetryAfter, prices: opts.Prices,
-	}
+	c := &Client{maxTokensField: opts.MaxTokensField, p: provider.Caller[pkg]{Wire: wire, Settings: provider.Settings{
+		Key: opts.APIKey, BaseURL: opts.BaseURL, Model: opts.Model, UnansweredToolResult: opts.UnansweredToolResult,
+		Timeout: opts.Timeout, MaxBackoff: opts.MaxBackoff, MaxRetryAfter: opts.MaxRetryAfter, Prices: opts.Prices,
+	}}}
 	if err := c.defaults(); err != nil {
 		return nil, err
 	}
@@ -91,8 +82,8 @@ func New(opts Options) (*Client, error) {
 		hc = &http.Client{}
 	}
 	c.sdk = openai.NewClient(
-		option.WithBaseURL(c.baseURL),
-		option.WithAPIKey(c.key),
+		option.WithBaseURL(c.p.BaseURL),
+		option.WithAPIKey(c.p.Key),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
 	)
@@ -100,12 +91,6 @@ func New(opts Options) (*Client, error) {
 }
 
 func (c *Client) defaults() error {
-	if c.key == "" {
-		c.key = os.Getenv("OPENAI_API_KEY")
-	}
-	if c.baseURL == "" {
-		c.baseURL = DefaultBaseURL
-	}
 	switch c.maxTokensField {
 	case "":
 		c.maxTokensField = MaxCompletionTokens
@@ -113,30 +98,11 @@ func (c *Client) defaults() error {
 	default:
 		return fmt.Errorf("openaimodel: MaxTokensField %q is neither %q nor %q", c.maxTokensField, MaxCompletionTokens, MaxTokens)
 	}
-	if c.unanswered == "" {
-		c.unanswered = DefaultUnansweredToolResult
-	}
-	if c.timeout == 0 {
-		c.timeout = DefaultTimeout
-	}
-	if c.maxBackoff <= 0 {
-		c.maxBackoff = DefaultMaxBackoff
-	}
-	if c.maxRetryAfter <= 0 {
-		c.maxRetryAfter = DefaultMaxRetryAfter
-	}
-	if c.prices == nil {
-		p, err := defaultPrices()
-		if err != nil {
-			return err
-		}
-		c.prices = p
-	}
-	return c.prices.Validate()
+	return c.p.Defaults(provider.Defaults{KeyEnv: "OPENAI_API_KEY", BaseURL: DefaultBaseURL, Prices: shippedPrices.Shared})
 }
 
 // String describes the client without its key.
-func (c *Client) String() string { return "openaimodel.Client(" + c.safeBaseURL() + ")" }
+func (c *Client) String() string { return "openaimodel.Client(" + c.p.SafeBaseURL() + ")" }
 
 // GoString describes the client without its key.
 func (c *Client) GoString() string { return c.String() }

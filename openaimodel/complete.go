@@ -2,12 +2,11 @@ package openaimodel
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/provider"
 )
 
 // Complete sends the request, retrying as ModelParams.Retries and
@@ -18,44 +17,16 @@ func (c *Client) Complete(ctx context.Context, req polyloop.ModelRequest) (polyl
 	if err != nil {
 		return polyloop.ModelReply{}, err
 	}
-	policy := retryPolicy{
-		retries:       max(req.Params.Retries, 0),
-		base:          time.Duration(max(req.Params.RetryBackoffMS, 0)) * time.Millisecond,
-		maxBackoff:    c.maxBackoff,
-		maxRetryAfter: c.maxRetryAfter,
-	}
-	for attempt := 1; ; attempt++ {
-		reply, err := c.attempt(ctx, params, req.CallID)
-		if err == nil {
-			reply.Attempts = attempt
-			return reply, nil
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			return polyloop.ModelReply{}, fmt.Errorf("openaimodel: call cancelled (attempt %d): %w", attempt, cerr)
-		}
-		setAttempts(err, attempt)
-		wait, retry := policy.delay(err, attempt)
-		if !retry {
-			return polyloop.ModelReply{}, err
-		}
-		if serr := sleep(ctx, wait); serr != nil {
-			return polyloop.ModelReply{}, fmt.Errorf("openaimodel: call cancelled waiting to retry after %d attempts: %w", attempt, serr)
-		}
-	}
+	return c.p.Call(ctx, req.Params, func(ctx context.Context, x *provider.Exchange) (polyloop.ModelReply, error) {
+		return c.attempt(ctx, x, params, req.CallID)
+	})
 }
 
 // attempt makes one request.
-func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewParams, callID string) (polyloop.ModelReply, error) {
-	actx := ctx
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-	}
-	var x exchange
-	resp, err := c.sdk.Chat.Completions.New(actx, params, option.WithMiddleware(x.middleware(ctx)))
+func (c *Client) attempt(ctx context.Context, x *provider.Exchange, params openai.ChatCompletionNewParams, callID string) (polyloop.ModelReply, error) {
+	resp, err := c.sdk.Chat.Completions.New(ctx, params, option.WithMiddleware(x.Middleware))
 	if err != nil {
-		return polyloop.ModelReply{}, c.classify(&x, err)
+		return polyloop.ModelReply{}, c.p.Classify(x, err)
 	}
-	return c.reply(resp, &x, string(params.Model), callID)
+	return c.reply(resp, x, string(params.Model), callID)
 }

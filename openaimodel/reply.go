@@ -8,6 +8,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/pricing"
+	"github.com/polyloop/polyloop/internal/provider"
 )
 
 // errNoChoices is the cause of a *ResponseError for a completion without
@@ -17,9 +18,9 @@ var errNoChoices = errors.New("the completion has no choices")
 // reply converts a completion into the library's reply. requested is the
 // model the request named; callID is the library's id of the call, used to
 // name tool calls that came without an id.
-func (c *Client) reply(resp *openai.ChatCompletion, x *exchange, requested, callID string) (polyloop.ModelReply, error) {
+func (c *Client) reply(resp *openai.ChatCompletion, x *provider.Exchange, requested, callID string) (polyloop.ModelReply, error) {
 	if len(resp.Choices) == 0 {
-		return polyloop.ModelReply{}, &ResponseError{StatusCode: x.status, RequestID: x.requestID(), Err: errNoChoices}
+		return polyloop.ModelReply{}, &ResponseError{StatusCode: x.Status(), RequestID: x.RequestID(), Err: errNoChoices}
 	}
 	ch := resp.Choices[0]
 	r := polyloop.ModelReply{
@@ -27,7 +28,7 @@ func (c *Client) reply(resp *openai.ChatCompletion, x *exchange, requested, call
 		ToolCalls:    toolCalls(ch.Message.ToolCalls, callID),
 		Model:        resp.Model,
 		FinishReason: ch.FinishReason,
-		RequestID:    x.requestID(),
+		RequestID:    x.RequestID(),
 	}
 	if ch.Message.Refusal != "" {
 		if r.Text == "" {
@@ -88,7 +89,7 @@ func (c *Client) usage(u openai.CompletionUsage, model string) polyloop.Usage {
 	}
 	n := pricing.Tokens{Input: max(u.PromptTokens-cached-write, 0), CachedInput: cached, CacheWrite: write,
 		Output: u.CompletionTokens}
-	if usd, ok := c.prices.Cost(model, n); ok {
+	if usd, ok := c.p.Prices.Cost(model, n); ok {
 		out.CostUSD = &usd
 	}
 	return out

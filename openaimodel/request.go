@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/provider"
 )
 
 // The values of Options.MaxTokensField.
@@ -24,12 +25,12 @@ func (c *Client) params(req polyloop.ModelRequest) (openai.ChatCompletionNewPara
 	var p openai.ChatCompletionNewParams
 	p.Model = shared.ChatModel(req.Params.Model)
 	if p.Model == "" {
-		p.Model = shared.ChatModel(c.model)
+		p.Model = shared.ChatModel(c.p.Model)
 	}
 	if p.Model == "" {
 		return p, ErrNoModel
 	}
-	msgs, err := messages(pairToolResults(req.Messages, c.unanswered))
+	msgs, err := messages(provider.PairToolResults(req.Messages, c.p.UnansweredToolResult))
 	if err != nil {
 		return p, err
 	}

@@ -14,6 +14,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Table is a versioned list of prices, in US dollars per million tokens.
@@ -159,3 +160,21 @@ func (t *Table) Cost(model string, n Tokens) (usd float64, ok bool) {
 		float64(n.CacheWrite)*write + float64(n.Output)*p.Output
 	return sum / 1e6, true
 }
+
+// Embedded is a table that a client package embeds (its prices.json).
+type Embedded struct {
+	data   []byte
+	shared func() (*Table, error)
+}
+
+// Embed returns the embedded table data, parsed when first asked for.
+func Embed(data []byte) *Embedded {
+	return &Embedded{data: data, shared: sync.OnceValues(func() (*Table, error) { return Parse(data) })}
+}
+
+// Shared returns the table, parsed once and shared by every caller: it must
+// not be modified.
+func (e *Embedded) Shared() (*Table, error) { return e.shared() }
+
+// Copy returns a fresh copy of the table, to extend or adjust.
+func (e *Embedded) Copy() (*Table, error) { return Parse(e.data) }

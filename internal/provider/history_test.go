@@ -1,4 +1,4 @@
-package openaimodel
+package provider
 
 import (
 	"reflect"
@@ -45,7 +45,7 @@ func TestPairToolResults(t *testing.T) {
 		{"unanswered at the end", []polyloop.Message{user("a"), asst("1")}, []polyloop.Message{user("a"), asst("1"), synth("1")}},
 	} {
 		in := append([]polyloop.Message(nil), tc.in...)
-		got := pairToolResults(tc.in, u)
+		got := PairToolResults(tc.in, u)
 		if !reflect.DeepEqual(got, tc.out) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, tc.out)
 		}

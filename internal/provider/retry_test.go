@@ -1,4 +1,4 @@
-package openaimodel
+package provider
 
 import (
 	"errors"
@@ -43,15 +43,15 @@ func TestRetryPolicy(t *testing.T) {
 		wait    time.Duration
 		retry   bool
 	}{
-		{"first backoff", &APIError{StatusCode: 500}, 1, 100 * time.Millisecond, true},
-		{"doubled", &ConnectionError{Err: errors.New("reset")}, 2, 200 * time.Millisecond, true},
-		{"capped", &APIError{StatusCode: 503}, 3, 250 * time.Millisecond, true},
-		{"retries exhausted", &APIError{StatusCode: 500}, 4, 0, false},
-		{"retry-after longer than backoff", &APIError{StatusCode: 429, RetryAfter: 700 * time.Millisecond}, 1, 700 * time.Millisecond, true},
-		{"retry-after beyond maximum", &APIError{StatusCode: 429, RetryAfter: 2 * time.Second}, 1, 0, false},
-		{"client error", &APIError{StatusCode: 400}, 1, 0, false},
-		{"408 is not in the policy", &APIError{StatusCode: 408}, 1, 0, false},
-		{"bad response", &ResponseError{Err: errors.New("x")}, 1, 0, false},
+		{"first backoff", &APIError[testPkg]{StatusCode: 500}, 1, 100 * time.Millisecond, true},
+		{"doubled", &ConnectionError[testPkg]{Err: errors.New("reset")}, 2, 200 * time.Millisecond, true},
+		{"capped", &APIError[testPkg]{StatusCode: 503}, 3, 250 * time.Millisecond, true},
+		{"retries exhausted", &APIError[testPkg]{StatusCode: 500}, 4, 0, false},
+		{"retry-after longer than backoff", &APIError[testPkg]{StatusCode: 429, RetryAfter: 700 * time.Millisecond}, 1, 700 * time.Millisecond, true},
+		{"retry-after beyond maximum", &APIError[testPkg]{StatusCode: 429, RetryAfter: 2 * time.Second}, 1, 0, false},
+		{"client error", &APIError[testPkg]{StatusCode: 400}, 1, 0, false},
+		{"408 is not in the policy", &APIError[testPkg]{StatusCode: 408}, 1, 0, false},
+		{"bad response", &ResponseError[testPkg]{Err: errors.New("x")}, 1, 0, false},
 		{"other", errors.New("x"), 1, 0, false},
 	} {
 		wait, retry := p.delay(tc.err, tc.attempt)
@@ -59,7 +59,12 @@ func TestRetryPolicy(t *testing.T) {
 			t.Errorf("%s: delay = %v, %v; want %v, %v", tc.name, wait, retry, tc.wait, tc.retry)
 		}
 	}
-	if w, ok := (retryPolicy{retries: 1}).delay(&APIError{StatusCode: 500}, 1); w != 0 || !ok {
+	if w, ok := (retryPolicy{retries: 1}).delay(&APIError[testPkg]{StatusCode: 500}, 1); w != 0 || !ok {
 		t.Errorf("a zero backoff: delay = %v, %v; want an immediate retry", w, ok)
 	}
 }
+
+// testPkg instantiates the error types in this package's tests.
+type testPkg struct{}
+
+func (testPkg) Name() string { return "provider" }

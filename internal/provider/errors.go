@@ -1,0 +1,169 @@
+package provider
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Package names a client package. A client declares an empty type whose
+// Name is its package name ("openaimodel") and instantiates the error types
+// with it: its errors are then types of their own, and their texts start
+// with its name.
+type Package interface{ Name() string }
+
+func name[P Package]() string {
+	var p P
+	return p.Name()
+}
+
+// APIError is an error status returned by the server. Its fields come from
+// the response; Message has the API key redacted.
+type APIError[P Package] struct {
+	// StatusCode is the HTTP status.
+	StatusCode int
+	// Type, Code and Param are the provider's error type, code and
+	// parameter, when given (e.g. "invalid_request_error",
+	// "invalid_api_key", "messages"). Which of them a provider gives is
+	// documented by its client.
+	Type  string
+	Code  string
+	Param string
+	// Message is the provider's message (or the start of a body that is not
+	// JSON), bounded and with the API key redacted.
+	Message string
+	// RequestID is the server's id of the request, when given.
+	RequestID string
+	// RetryAfter is the server's Retry-After (or retry-after-ms); 0 when not
+	// given.
+	RetryAfter time.Duration
+	// Attempts is how many requests the call made, this one included.
+	Attempts int
+}
+
+func (e *APIError[P]) Error() string {
+	s := fmt.Sprintf("%s: HTTP %d", name[P](), e.StatusCode)
+	if t := http.StatusText(e.StatusCode); t != "" {
+		s += " " + t
+	}
+	if e.Type != "" {
+		s += " (" + e.Type
+		if e.Code != "" {
+			s += ", " + e.Code
+		}
+		s += ")"
+	} else if e.Code != "" {
+		s += " (" + e.Code + ")"
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.RequestID != "" {
+		s += " [request " + e.RequestID + "]"
+	}
+	return s + attemptsSuffix(e.Attempts)
+}
+
+// Retryable reports whether the retry policy retries this status: 429 and
+// 5xx.
+func (e *APIError[P]) Retryable() bool {
+	return e.StatusCode == http.StatusTooManyRequests || e.StatusCode >= 500
+}
+
+// DiagFields gives the error's fields to package diag.
+func (e *APIError[P]) DiagFields() map[string]string {
+	f := map[string]string{"http_status": strconv.Itoa(e.StatusCode)}
+	put(f, "provider_type", e.Type)
+	put(f, "provider_code", e.Code)
+	put(f, "provider_param", e.Param)
+	put(f, "request_id", e.RequestID)
+	if e.RetryAfter > 0 {
+		f["retry_after_ms"] = strconv.FormatInt(e.RetryAfter.Milliseconds(), 10)
+	}
+	if e.Attempts > 0 {
+		f["attempts"] = strconv.Itoa(e.Attempts)
+	}
+	return f
+}
+
+func (e *APIError[P]) setAttempts(n int) { e.Attempts = n }
+
+func (e *APIError[P]) retryWait() (time.Duration, bool) { return e.RetryAfter, e.Retryable() }
+
+// ConnectionError is a call that got no complete response: the connection
+// was refused or dropped, the body was cut short, or the attempt timed out.
+// Unwrap gives the cause.
+type ConnectionError[P Package] struct {
+	Attempts int
+	Err      error
+}
+
+func (e *ConnectionError[P]) Error() string {
+	return name[P]() + ": connection failed: " + e.Err.Error() + attemptsSuffix(e.Attempts)
+}
+
+// Unwrap returns the cause.
+func (e *ConnectionError[P]) Unwrap() error { return e.Err }
+
+// DiagFields gives the error's fields to package diag.
+func (e *ConnectionError[P]) DiagFields() map[string]string {
+	return map[string]string{"failure": "connection", "attempts": strconv.Itoa(e.Attempts)}
+}
+
+func (e *ConnectionError[P]) setAttempts(n int) { e.Attempts = n }
+
+func (e *ConnectionError[P]) retryWait() (time.Duration, bool) { return 0, true }
+
+// ResponseError is a response that could not be understood: a success
+// status whose body is not what the API answers (malformed JSON, a body
+// without the reply, too large). It is not retried.
+type ResponseError[P Package] struct {
+	StatusCode int
+	RequestID  string
+	Attempts   int
+	Err        error
+}
+
+func (e *ResponseError[P]) Error() string {
+	s := fmt.Sprintf("%s: unreadable response (HTTP %d", name[P](), e.StatusCode)
+	if e.RequestID != "" {
+		s += ", request " + e.RequestID
+	}
+	return s + "): " + e.Err.Error() + attemptsSuffix(e.Attempts)
+}
+
+// Unwrap returns the cause.
+func (e *ResponseError[P]) Unwrap() error { return e.Err }
+
+// DiagFields gives the error's fields to package diag.
+func (e *ResponseError[P]) DiagFields() map[string]string {
+	f := map[string]string{"failure": "bad_response", "http_status": strconv.Itoa(e.StatusCode),
+		"attempts": strconv.Itoa(e.Attempts)}
+	put(f, "request_id", e.RequestID)
+	return f
+}
+
+func (e *ResponseError[P]) setAttempts(n int) { e.Attempts = n }
+
+// counted is an error that reports how many attempts the call made.
+type counted interface{ setAttempts(n int) }
+
+// retryable is an error the retry policy may retry: ok says whether its
+// kind is retried, after the wait the server asked for (0 when none).
+type retryable interface {
+	retryWait() (after time.Duration, ok bool)
+}
+
+func attemptsSuffix(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (after %d attempts)", n)
+}
+
+func put(m map[string]string, k, v string) {
+	if v != "" {
+		m[k] = v
+	}
+}

@@ -1,0 +1,78 @@
+package provider
+
+import (
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/polyloop/polyloop/internal/pricing"
+)
+
+// DefaultUnansweredToolResult is the result sent for a tool call that the
+// history does not answer (see PairToolResults).
+const DefaultUnansweredToolResult = "This tool call was not executed."
+
+// Settings are the options every client has, as its Options gave them;
+// Defaults fills in the ones left empty.
+type Settings struct {
+	// Key authenticates the client; the client keeps it only to redact it
+	// from server texts. It is never described.
+	Key                  string
+	BaseURL              string
+	Model                string
+	UnansweredToolResult string
+	Timeout              time.Duration // zero: DefaultTimeout; negative: none
+	MaxBackoff           time.Duration
+	MaxRetryAfter        time.Duration
+	Prices               *pricing.Table
+}
+
+// Defaults are a client's own default settings.
+type Defaults struct {
+	// KeyEnv is the environment variable read when Settings.Key is empty.
+	KeyEnv  string
+	BaseURL string
+	// Prices gives the price table shipped with the client.
+	Prices func() (*pricing.Table, error)
+}
+
+// Defaults fills in the settings left empty and validates the price table.
+func (s *Settings) Defaults(d Defaults) error {
+	if s.Key == "" {
+		s.Key = os.Getenv(d.KeyEnv)
+	}
+	if s.BaseURL == "" {
+		s.BaseURL = d.BaseURL
+	}
+	if s.UnansweredToolResult == "" {
+		s.UnansweredToolResult = DefaultUnansweredToolResult
+	}
+	if s.Timeout == 0 {
+		s.Timeout = DefaultTimeout
+	}
+	if s.MaxBackoff <= 0 {
+		s.MaxBackoff = DefaultMaxBackoff
+	}
+	if s.MaxRetryAfter <= 0 {
+		s.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if s.Prices == nil {
+		p, err := d.Prices()
+		if err != nil {
+			return err
+		}
+		s.Prices = p
+	}
+	return s.Prices.Validate()
+}
+
+// SafeBaseURL is the base URL without user info, and with the key redacted
+// should it appear in it.
+func (s *Settings) SafeBaseURL() string {
+	u := s.BaseURL
+	if p, err := url.Parse(u); err == nil && p.User != nil {
+		p.User = nil
+		u = p.String()
+	}
+	return redact(u, s.Key)
+}
