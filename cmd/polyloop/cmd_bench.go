@@ -36,7 +36,7 @@ standard output (--json for programs).`,
 			return a.bench(cmd.Context(), cmd, f)
 		},
 	}
-	c.Flags().StringSliceVar(&f.stores, "store", nil, "a store to measure: memory, sqlite or a postgres:// DSN (repeatable; default memory and sqlite)")
+	c.Flags().StringArrayVar(&f.stores, "store", nil, "a store to measure: memory, sqlite or a postgres:// DSN (repeatable; default memory and sqlite)")
 	c.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
 	c.Flags().IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps S of each single run (default %d)", bench.DefaultSteps))
 	c.Flags().IntVar(&f.reps, "reps", 0, fmt.Sprintf("repetitions of each figure (default %d)", bench.DefaultReps))
