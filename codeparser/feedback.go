@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/feedback"
 )
 
 // maxLangsNamed bounds how many other languages the no-block feedback names.
@@ -35,7 +36,7 @@ func otherLangs(blocks []Block) []string {
 	for _, b := range blocks {
 		name := "a code block without a language"
 		if b.Lang != "" {
-			name = "a ```" + bounded(b.Lang, maxLangLen) + " block"
+			name = "a ```" + feedback.Bounded(b.Lang, maxLangLen) + " block"
 		}
 		if seen[name] {
 			continue
@@ -72,17 +73,3 @@ func (p *Parser) bothCodeAndFinal() polyloop.Invalid {
 		"Your reply contains both a %s code block and the final-answer marker %q. Either run code or give the final answer, not both.",
 		p.fence(), p.marker)}
 }
-
-// bounded cuts s to at most n bytes on a rune boundary, marking the cut.
-func bounded(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

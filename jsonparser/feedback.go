@@ -3,10 +3,10 @@ package jsonparser
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/feedback"
 )
 
 // Bounds on what feedback repeats of the model's own output.
@@ -68,7 +68,7 @@ func missingTool(fs []field) polyloop.Invalid {
 
 func badToolName(v json.RawMessage) polyloop.Invalid {
 	what := "an empty string"
-	if k := jsonKind(v); k != "string" {
+	if k := feedback.JSONKind(v); k != "string" {
 		what = "a JSON " + k
 	}
 	return invalid(`The "tool" field must be the name of the tool to call, a non-empty string, not %s.`, what)
@@ -133,13 +133,4 @@ func quoteList(ns []string) string {
 }
 
 // quote quotes a name from the model, cut to a bounded length.
-func quote(s string) string {
-	if len(s) <= maxNameLen {
-		return strconv.Quote(s)
-	}
-	cut := maxNameLen
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + "…"
-}
+func quote(s string) string { return feedback.Quote(s, maxNameLen) }

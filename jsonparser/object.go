@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/feedback"
 )
 
 // field is one field of a JSON object, in the order written.
@@ -127,7 +128,7 @@ func (p *Parser) arguments(tool string, o object) (json.RawMessage, *polyloop.In
 		return nil, &inv
 	case o.args != nil:
 		v := compact(o.args.value)
-		switch kind := jsonKind(v); kind {
+		switch kind := feedback.JSONKind(v); kind {
 		case "null":
 			return json.RawMessage("{}"), nil
 		case "object":
@@ -185,23 +186,4 @@ func compact(v json.RawMessage) json.RawMessage {
 		return append(json.RawMessage(nil), v...)
 	}
 	return buf.Bytes()
-}
-
-func jsonKind(v []byte) string {
-	if len(v) == 0 {
-		return "null"
-	}
-	switch v[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
 }

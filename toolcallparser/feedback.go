@@ -3,10 +3,10 @@ package toolcallparser
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/feedback"
 )
 
 // Bounds on what feedback repeats of the model's own output.
@@ -59,13 +59,4 @@ func badArgs(name string, err error) polyloop.Invalid {
 }
 
 // quoteName quotes a tool name from the model, cut to a bounded length.
-func quoteName(s string) string {
-	if len(s) > maxNameLen {
-		cut := maxNameLen
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		return strconv.Quote(s[:cut]) + "…"
-	}
-	return strconv.Quote(s)
-}
+func quoteName(s string) string { return feedback.Quote(s, maxNameLen) }

@@ -33,6 +33,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/feedback"
 )
 
 // Version is the version of the parser's behaviour: its decisions and its
@@ -110,12 +111,12 @@ func objectArgs(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	var text string
-	if jsonKind(v[0]) == "string" && json.Unmarshal(v, &text) == nil {
+	if feedback.JSONKind(v) == "string" && json.Unmarshal(v, &text) == nil {
 		if v, err = compactValue([]byte(text)); err != nil {
 			return nil, err
 		}
 	}
-	if k := jsonKind(v[0]); k != "object" {
+	if k := feedback.JSONKind(v); k != "object" {
 		return nil, &notObjectError{kind: k}
 	}
 	return v, nil
@@ -141,22 +142,6 @@ func compactValue(raw []byte) (json.RawMessage, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-func jsonKind(first byte) string {
-	switch first {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
 }
 
 // syntaxOffset returns the byte offset of a JSON syntax error, or -1.

@@ -1,0 +1,60 @@
+// Package feedback holds what the parsers' feedback texts share where they
+// repeat the model's own output: names cut to a bound on a rune boundary,
+// quoted, and the kind of a JSON value named as a person would.
+package feedback
+
+import "strconv"
+
+// Cut returns s cut to at most n bytes on a rune boundary, and whether it
+// was cut.
+func Cut(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // a continuation byte: not a rune start
+		cut--
+	}
+	return s[:cut], true
+}
+
+// Bounded returns s cut to at most n bytes on a rune boundary, marked with
+// "…" when cut.
+func Bounded(s string, n int) string {
+	head, cut := Cut(s, n)
+	if cut {
+		return head + "…"
+	}
+	return head
+}
+
+// Quote returns s as a quoted Go string, cut first to at most n bytes on a
+// rune boundary; "…" after the closing quote marks a cut.
+func Quote(s string, n int) string {
+	head, cut := Cut(s, n)
+	if cut {
+		return strconv.Quote(head) + "…"
+	}
+	return strconv.Quote(head)
+}
+
+// JSONKind names the kind of a valid JSON value by its first byte: object,
+// array, string, boolean, null or number. An empty value is null.
+func JSONKind(v []byte) string {
+	if len(v) == 0 {
+		return "null"
+	}
+	switch v[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
