@@ -56,7 +56,9 @@ type Limits struct {
 	MaxTokens  int64   `json:"max_tokens,omitempty"`
 	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
 	// ObservationLimit is the number of characters (runes) of an
-	// observation that enter the history; the rest is dropped and counted.
+	// observation that enter the history; the rest is dropped, counted in
+	// the step record's TruncatedChars, and replaced by a line saying how
+	// many characters were cut ("[… N characters truncated]").
 	ObservationLimit int `json:"observation_limit,omitempty"`
 }
 

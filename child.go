@@ -69,6 +69,9 @@ var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action"
 // Values returned by handlers must therefore marshal to JSON. A handler's
 // error does not re-enter Failed: it is recorded and returned as is.
 //
+// InvokeChild must return before the Execute call of its action returns:
+// the reception is written into the action's place in the parent's log.
+//
 // Errors — anything Run or Resume of the child returns as an error — are
 // returned as a *ChildError, and a failure to record the reception as a
 // *PersistenceError: MustPropagate reports both, and the executor running
