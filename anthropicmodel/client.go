@@ -3,20 +3,19 @@ package anthropicmodel
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/internal/pricing"
+	"github.com/polyloop/polyloop/internal/provider"
 )
 
 // DefaultBaseURL is Anthropic's API.
 const DefaultBaseURL = "https://api.anthropic.com/"
 
 // DefaultTimeout bounds one attempt when Options.Timeout is zero.
-const DefaultTimeout = 10 * time.Minute
+const DefaultTimeout = provider.DefaultTimeout
 
 // Options configure a Client. The zero value talks to Anthropic with the key
 // from ANTHROPIC_API_KEY.
@@ -62,16 +61,9 @@ type Options struct {
 // for concurrent use.
 type Client struct {
 	sdk             anthropic.Client
-	key             string // only to redact it from server texts
-	baseURL         string
-	model           string
+	p               provider.Caller[pkg] // the key is only to redact it from server texts
 	maxTokens       int
-	unanswered      string
 	dropUnsupported bool
-	timeout         time.Duration
-	maxBackoff      time.Duration
-	maxRetryAfter   time.Duration
-	prices          *pricing.Table
 }
 
 var _ interface {
@@ -83,11 +75,11 @@ var _ interface {
 // table; it does not contact the server. The SDK reads nothing from the
 // environment: the key, base URL and every other setting come from here.
 func New(opts Options) (*Client, error) {
-	c := &Client{
-		key: opts.APIKey, baseURL: opts.BaseURL, model: opts.Model, maxTokens: opts.MaxTokens,
-		unanswered: opts.UnansweredToolResult, dropUnsupported: opts.DropUnsupportedParams, timeout: opts.Timeout, maxBackoff: opts.MaxBackoff,
-		maxRetryAfter: opts.MaxRetryAfter, prices: opts.Prices,
-	}
+	c := &Client{maxTokens: opts.MaxTokens, dropUnsupported: opts.DropUnsupportedParams, p: provider.Caller[pkg]{Wire: wire,
+		Settings: provider.Settings{
+			Key: opts.APIKey, BaseURL: opts.BaseURL, Model: opts.Model, UnansweredToolResult: opts.UnansweredToolResult,
+			Timeout: opts.Timeout, MaxBackoff: opts.MaxBackoff, MaxRetryAfter: opts.MaxRetryAfter, Prices: opts.Prices,
+		}}}
 	if err := c.defaults(); err != nil {
 		return nil, err
 	}
@@ -97,8 +89,8 @@ func New(opts Options) (*Client, error) {
 	}
 	c.sdk = anthropic.NewClient(
 		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(c.baseURL),
-		option.WithAPIKey(c.key),
+		option.WithBaseURL(c.p.BaseURL),
+		option.WithAPIKey(c.p.Key),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
 	)
@@ -106,14 +98,10 @@ func New(opts Options) (*Client, error) {
 }
 
 func (c *Client) defaults() error {
-	if c.key == "" {
-		c.key = os.Getenv("ANTHROPIC_API_KEY")
-	}
-	if c.key == "" {
-		return ErrNoAPIKey
-	}
-	if c.baseURL == "" {
-		c.baseURL = DefaultBaseURL
+	err := c.p.Defaults(provider.Defaults{KeyEnv: "ANTHROPIC_API_KEY", ErrNoKey: ErrNoAPIKey, BaseURL: DefaultBaseURL,
+		Prices: shippedPrices.Shared})
+	if err != nil {
+		return err
 	}
 	if c.maxTokens < 0 {
 		return fmt.Errorf("anthropicmodel: MaxTokens %d is negative", c.maxTokens)
@@ -121,30 +109,11 @@ func (c *Client) defaults() error {
 	if c.maxTokens == 0 {
 		c.maxTokens = DefaultMaxTokens
 	}
-	if c.unanswered == "" {
-		c.unanswered = DefaultUnansweredToolResult
-	}
-	if c.timeout == 0 {
-		c.timeout = DefaultTimeout
-	}
-	if c.maxBackoff <= 0 {
-		c.maxBackoff = DefaultMaxBackoff
-	}
-	if c.maxRetryAfter <= 0 {
-		c.maxRetryAfter = DefaultMaxRetryAfter
-	}
-	if c.prices == nil {
-		p, err := defaultPrices()
-		if err != nil {
-			return err
-		}
-		c.prices = p
-	}
-	return c.prices.Validate()
+	return nil
 }
 
 // String describes the client without its key.
-func (c *Client) String() string { return "anthropicmodel.Client(" + c.safeBaseURL() + ")" }
+func (c *Client) String() string { return "anthropicmodel.Client(" + c.p.SafeBaseURL() + ")" }
 
 // GoString describes the client without its key.
 func (c *Client) GoString() string { return c.String() }

@@ -2,12 +2,11 @@ package anthropicmodel
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/provider"
 )
 
 // Complete sends the request, retrying as ModelParams.Retries and
@@ -18,48 +17,23 @@ func (c *Client) Complete(ctx context.Context, req polyloop.ModelRequest) (polyl
 	if err != nil {
 		return polyloop.ModelReply{}, err
 	}
-	policy := retryPolicy{
-		retries:       max(req.Params.Retries, 0),
-		base:          time.Duration(max(req.Params.RetryBackoffMS, 0)) * time.Millisecond,
-		maxBackoff:    c.maxBackoff,
-		maxRetryAfter: c.maxRetryAfter,
-	}
-	for attempt := 1; ; attempt++ {
-		reply, err := c.attempt(ctx, params)
-		if err == nil {
-			reply.Attempts = attempt
-			return reply, nil
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			return polyloop.ModelReply{}, fmt.Errorf("anthropicmodel: call cancelled (attempt %d): %w", attempt, cerr)
-		}
-		setAttempts(err, attempt)
-		wait, retry := policy.delay(err, attempt)
-		if !retry {
-			return polyloop.ModelReply{}, err
-		}
-		if serr := sleep(ctx, wait); serr != nil {
-			return polyloop.ModelReply{}, fmt.Errorf("anthropicmodel: call cancelled waiting to retry after %d attempts: %w", attempt, serr)
-		}
-	}
+	return c.p.Call(ctx, req.Params, func(ctx context.Context, x *provider.Exchange) (polyloop.ModelReply, error) {
+		return c.attempt(ctx, x, params)
+	})
 }
 
 // attempt makes one request.
-func (c *Client) attempt(ctx context.Context, params anthropic.MessageNewParams) (polyloop.ModelReply, error) {
-	var x exchange
-	opts := []option.RequestOption{option.WithMiddleware(x.middleware(ctx))}
-	actx := ctx
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-		// Setting the SDK's timeout too keeps it from refusing a request
-		// whose max_tokens it expects to take longer than its default.
-		opts = append(opts, option.WithRequestTimeout(c.timeout))
+func (c *Client) attempt(ctx context.Context, x *provider.Exchange, params anthropic.MessageNewParams) (polyloop.ModelReply, error) {
+	opts := []option.RequestOption{option.WithMiddleware(x.Middleware)}
+	if c.p.Timeout > 0 {
+		// Setting the SDK's timeout too (ctx already has it) keeps it from
+		// refusing a request whose max_tokens it expects to take longer than
+		// its default.
+		opts = append(opts, option.WithRequestTimeout(c.p.Timeout))
 	}
-	msg, err := c.sdk.Messages.New(actx, params, opts...)
+	msg, err := c.sdk.Messages.New(ctx, params, opts...)
 	if err != nil {
-		return polyloop.ModelReply{}, c.classify(&x, err)
+		return polyloop.ModelReply{}, c.p.Classify(x, err)
 	}
-	return c.reply(msg, &x, string(params.Model))
+	return c.reply(msg, x, string(params.Model))
 }

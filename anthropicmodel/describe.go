@@ -1,34 +1,22 @@
 package anthropicmodel
 
 import (
-	"encoding/json"
-	"net/url"
-
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/provider"
 )
 
 // config is what Describe puts in the snapshot: everything about the client
 // that changes what the model sees or how calls are made. Never the key.
 type config struct {
-	Provider             string      `json:"provider"`
-	BaseURL              string      `json:"base_url"`
-	DefaultModel         string      `json:"default_model,omitempty"`
-	DefaultMaxTokens     int         `json:"default_max_tokens"`
-	UnansweredToolResult string      `json:"unanswered_tool_result"`
-	UnsupportedParams    string      `json:"unsupported_params"`
-	PriceTable           string      `json:"price_table"`
-	AttemptTimeoutMS     int64       `json:"attempt_timeout_ms,omitempty"`
-	Retry                retryConfig `json:"retry"`
-}
-
-type retryConfig struct {
-	// Count and BackoffMS name where the count and base backoff come from.
-	Count           string   `json:"count"`
-	BackoffMS       string   `json:"backoff_ms"`
-	Backoff         string   `json:"backoff"`
-	On              []string `json:"on"`
-	MaxBackoffMS    int64    `json:"max_backoff_ms"`
-	MaxRetryAfterMS int64    `json:"max_retry_after_ms"`
+	Provider             string               `json:"provider"`
+	BaseURL              string               `json:"base_url"`
+	DefaultModel         string               `json:"default_model,omitempty"`
+	DefaultMaxTokens     int                  `json:"default_max_tokens"`
+	UnansweredToolResult string               `json:"unanswered_tool_result"`
+	UnsupportedParams    string               `json:"unsupported_params"`
+	PriceTable           string               `json:"price_table"`
+	AttemptTimeoutMS     int64                `json:"attempt_timeout_ms,omitempty"`
+	Retry                provider.RetryConfig `json:"retry"`
 }
 
 // Describe identifies the client in the run's snapshot: provider, base URL,
@@ -36,29 +24,17 @@ type retryConfig struct {
 // has no field for, which are not sent) and retry policy. It never includes
 // the API key.
 func (c *Client) Describe() polyloop.Component {
-	cfg := config{
+	return provider.Component("anthropicmodel", config{
 		Provider:             "anthropic",
-		BaseURL:              c.safeBaseURL(),
-		DefaultModel:         c.model,
+		BaseURL:              c.p.SafeBaseURL(),
+		DefaultModel:         c.p.Model,
 		DefaultMaxTokens:     c.maxTokens,
-		UnansweredToolResult: c.unanswered,
+		UnansweredToolResult: c.p.UnansweredToolResult,
 		UnsupportedParams:    c.unsupportedPolicy(),
-		PriceTable:           c.prices.Version,
-		AttemptTimeoutMS:     max(c.timeout.Milliseconds(), 0),
-		Retry: retryConfig{
-			Count:           "model.retries",
-			BackoffMS:       "model.retry_backoff_ms",
-			Backoff:         "exponential, doubled per retry, no jitter, at least Retry-After",
-			On:              []string{"429", "5xx", "connection"},
-			MaxBackoffMS:    c.maxBackoff.Milliseconds(),
-			MaxRetryAfterMS: c.maxRetryAfter.Milliseconds(),
-		},
-	}
-	raw, err := json.Marshal(cfg)
-	if err != nil { // plain strings and numbers always marshal
-		panic("anthropicmodel: describing the client: " + err.Error())
-	}
-	return polyloop.Component{Name: "anthropicmodel", Config: raw}
+		PriceTable:           c.p.Prices.Version,
+		AttemptTimeoutMS:     c.p.AttemptTimeoutMS(),
+		Retry:                c.p.RetryConfig(),
+	})
 }
 
 // unsupportedPolicy says what happens to temperature, top_p and seed.
@@ -67,15 +43,4 @@ func (c *Client) unsupportedPolicy() string {
 		return "temperature, top_p and seed are not sent"
 	}
 	return "temperature, top_p and seed fail the call"
-}
-
-// safeBaseURL is the base URL without user info, and with the key redacted
-// should it appear in it.
-func (c *Client) safeBaseURL() string {
-	s := c.baseURL
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		u.User = nil
-		s = u.String()
-	}
-	return redact(s, c.key)
 }

@@ -2,7 +2,6 @@ package anthropicmodel
 
 import (
 	_ "embed"
-	"sync"
 
 	"github.com/polyloop/polyloop/internal/pricing"
 )
@@ -17,17 +16,13 @@ type Price = pricing.Price
 //go:embed prices.json
 var pricesJSON []byte
 
+var shippedPrices = pricing.Embed(pricesJSON)
+
 // PriceTableVersion is the version of the price table shipped with the
 // package.
 const PriceTableVersion = "2026-11-01"
 
-var defaultPrices = sync.OnceValues(func() (*pricing.Table, error) {
-	return pricing.Parse(pricesJSON)
-})
-
 // DefaultPrices returns a copy of the price table shipped with the package,
 // to extend or adjust and pass as Options.Prices (with a version of its
 // own).
-func DefaultPrices() (*PriceTable, error) {
-	return pricing.Parse(pricesJSON)
-}
+func DefaultPrices() (*PriceTable, error) { return shippedPrices.Copy() }

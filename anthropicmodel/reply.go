@@ -8,6 +8,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/pricing"
+	"github.com/polyloop/polyloop/internal/provider"
 )
 
 // errNoContent is the cause of a *ResponseError for a body that is not a
@@ -16,9 +17,9 @@ var errNoContent = errors.New("the response is not a message: it has no content"
 
 // reply converts a message into the library's reply. requested is the model
 // the request named.
-func (c *Client) reply(msg *anthropic.Message, x *exchange, requested string) (polyloop.ModelReply, error) {
+func (c *Client) reply(msg *anthropic.Message, x *provider.Exchange, requested string) (polyloop.ModelReply, error) {
 	if !msg.JSON.Content.Valid() {
-		return polyloop.ModelReply{}, &ResponseError{StatusCode: x.status, RequestID: x.requestID(), Err: errNoContent}
+		return polyloop.ModelReply{}, &ResponseError{StatusCode: x.Status(), RequestID: x.RequestID(), Err: errNoContent}
 	}
 	var text strings.Builder
 	var calls []polyloop.ToolCall
@@ -35,7 +36,7 @@ func (c *Client) reply(msg *anthropic.Message, x *exchange, requested string) (p
 		ToolCalls:    calls,
 		Model:        string(msg.Model),
 		FinishReason: string(msg.StopReason),
-		RequestID:    x.requestID(),
+		RequestID:    x.RequestID(),
 	}
 	if r.Model == "" {
 		r.Model = requested
@@ -72,7 +73,7 @@ func (c *Client) usage(u anthropic.Usage, model string) polyloop.Usage {
 	}
 	n := pricing.Tokens{Input: u.InputTokens, CachedInput: u.CacheReadInputTokens,
 		CacheWrite: u.CacheCreationInputTokens, Output: u.OutputTokens}
-	if usd, ok := c.prices.Cost(model, n); ok {
+	if usd, ok := c.p.Prices.Cost(model, n); ok {
 		out.CostUSD = &usd
 	}
 	return out

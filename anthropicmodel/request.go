@@ -9,6 +9,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/provider"
 )
 
 // DefaultMaxTokens is the max_tokens sent, which the Messages API requires,
@@ -21,7 +22,7 @@ func (c *Client) params(req polyloop.ModelRequest) (anthropic.MessageNewParams, 
 	var p anthropic.MessageNewParams
 	p.Model = anthropic.Model(req.Params.Model)
 	if p.Model == "" {
-		p.Model = anthropic.Model(c.model)
+		p.Model = anthropic.Model(c.p.Model)
 	}
 	if p.Model == "" {
 		return p, ErrNoModel
@@ -31,7 +32,7 @@ func (c *Client) params(req polyloop.ModelRequest) (anthropic.MessageNewParams, 
 		p.MaxTokens = int64(c.maxTokens)
 	}
 	var err error
-	if p.System, p.Messages, err = messages(pairToolResults(req.Messages, c.unanswered)); err != nil {
+	if p.System, p.Messages, err = messages(provider.PairToolResults(req.Messages, c.p.UnansweredToolResult)); err != nil {
 		return p, err
 	}
 	if p.Tools, err = tools(req.Tools); err != nil {

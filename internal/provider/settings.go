@@ -30,8 +30,11 @@ type Settings struct {
 // Defaults are a client's own default settings.
 type Defaults struct {
 	// KeyEnv is the environment variable read when Settings.Key is empty.
-	KeyEnv  string
-	BaseURL string
+	KeyEnv string
+	// ErrNoKey, when set, is returned when neither Settings.Key nor KeyEnv
+	// gives a key; nil means the client works without one.
+	ErrNoKey error
+	BaseURL  string
 	// Prices gives the price table shipped with the client.
 	Prices func() (*pricing.Table, error)
 }
@@ -40,6 +43,9 @@ type Defaults struct {
 func (s *Settings) Defaults(d Defaults) error {
 	if s.Key == "" {
 		s.Key = os.Getenv(d.KeyEnv)
+	}
+	if s.Key == "" && d.ErrNoKey != nil {
+		return d.ErrNoKey
 	}
 	if s.BaseURL == "" {
 		s.BaseURL = d.BaseURL
