@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/sqlrows"
 )
 
 // Append appends records to the run's log in one transaction (see
@@ -75,7 +76,7 @@ func (s *Store) append(ctx context.Context, runID string, records []polyloop.Rec
 		return interpretError(ctx, fmt.Sprintf("append to run %q: acquire a connection", runID), err)
 	}
 	defer conn.Release()
-	sum, err := scanSummary(conn.QueryRow(ctx, s.q.summary, runID))
+	sum, err := sqlrows.ScanSummary(conn.QueryRow(ctx, s.q.summary, runID))
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return interpretError(ctx, fmt.Sprintf("read summary of run %q", runID), err)
 	}
@@ -91,7 +92,7 @@ func (s *Store) append(ctx context.Context, runID string, records []polyloop.Rec
 		sum.Apply(r)
 	}
 	sum.RunID = runID
-	args, err := summaryArgs(sum)
+	args, err := sqlrows.SummaryArgs(sum)
 	if err != nil {
 		return fmt.Errorf("pgstore: encoding summary of run %q: %w", runID, err)
 	}

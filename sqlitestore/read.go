@@ -3,9 +3,9 @@ package sqlitestore
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/sqlrows"
 )
 
 // ReadLog returns the run's records in seq order; a run without records
@@ -27,12 +27,9 @@ func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, err
 		if err := rows.Scan(&seq, &data); err != nil {
 			return l, s.readError(ctx, runID, err)
 		}
-		var r polyloop.Record
-		if err := r.UnmarshalJSON(data); err != nil {
-			return l, fmt.Errorf("sqlitestore: run %q: decoding record %d: %w", runID, seq, err)
-		}
-		if r.Seq != seq {
-			return l, fmt.Errorf("sqlitestore: run %q: record stored at seq %d says seq %d", runID, seq, r.Seq)
+		r, err := sqlrows.Record(seq, data)
+		if err != nil {
+			return l, fmt.Errorf("sqlitestore: run %q: %w", runID, err)
 		}
 		l.Records = append(l.Records, r)
 	}
@@ -70,8 +67,8 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 	if err := s.usable(ctx, "list runs"); err != nil {
 		return nil, err
 	}
-	where, args := filterSQL(filter)
-	q := `SELECT ` + summaryColumns + ` FROM runs` + where + ` ORDER BY started_at, run_id`
+	where, args := sqlrows.Where(filter, func(int) string { return "?" })
+	q := `SELECT ` + sqlrows.SummaryColumns + ` FROM runs` + where + ` ORDER BY started_at, run_id`
 	if filter.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", filter.Limit)
 	}
@@ -82,7 +79,7 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 	defer rows.Close()
 	var out []polyloop.RunSummary
 	for rows.Next() {
-		sum, err := scanSummary(rows)
+		sum, err := sqlrows.ScanSummary(rows)
 		if err != nil {
 			return nil, s.readError(ctx, "", err)
 		}
@@ -92,39 +89,4 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 		return nil, s.readError(ctx, "", err)
 	}
 	return out, nil
-}
-
-// filterSQL turns a filter into a WHERE clause and its arguments.
-func filterSQL(f polyloop.RunFilter) (string, []any) {
-	var conds []string
-	var args []any
-	add := func(cond string, arg any) {
-		conds = append(conds, cond)
-		args = append(args, arg)
-	}
-	if f.Agent != "" {
-		add("agent = ?", f.Agent)
-	}
-	if f.SnapshotHash != "" {
-		add("snapshot_hash = ?", f.SnapshotHash)
-	}
-	if f.Finished != nil {
-		add("finished = ?", *f.Finished)
-	}
-	if f.StopReason != "" {
-		add("stop_reason = ?", string(f.StopReason))
-	}
-	if !f.StartedAfter.IsZero() {
-		add("started_at >= ?", f.StartedAfter.UnixNano())
-	}
-	if !f.StartedBefore.IsZero() {
-		add("started_at < ?", f.StartedBefore.UnixNano())
-	}
-	if f.ParentRunID != "" {
-		add("parent_run_id = ?", f.ParentRunID)
-	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " WHERE " + strings.Join(conds, " AND "), args
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/sqlrows"
 )
 
 // writeLoop is the single writer. It takes the first queued Append, then
@@ -173,7 +174,7 @@ func (w *batchWriter) summary(runID string) (polyloop.RunSummary, error) {
 			return sum, nil
 		}
 	}
-	sum, err := scanSummary(w.tx.StmtContext(w.ctx, w.s.stmts.summary).QueryRowContext(w.ctx, runID))
+	sum, err := sqlrows.ScanSummary(w.tx.StmtContext(w.ctx, w.s.stmts.summary).QueryRowContext(w.ctx, runID))
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return sum, interpretError(fmt.Sprintf("read summary of run %q", runID), err)
 	}
@@ -204,7 +205,7 @@ func (w *batchWriter) insert(r *request) error {
 		}
 	}
 	sum.RunID = r.runID
-	args, err := summaryArgs(sum)
+	args, err := sqlrows.SummaryArgs(sum)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: encoding summary of run %q: %w", r.runID, err)
 	}
@@ -231,9 +232,9 @@ func (w *writeStmts) prepare(db *sql.DB) error {
 		}
 		return st
 	}
-	w.summary = prep(`SELECT ` + summaryColumns + ` FROM runs WHERE run_id = ?`)
+	w.summary = prep(`SELECT ` + sqlrows.SummaryColumns + ` FROM runs WHERE run_id = ?`)
 	w.insert = prep(`INSERT INTO records (run_id, seq, kind, data) VALUES (?, ?, ?, ?)`)
-	w.upsert = prep(`INSERT OR REPLACE INTO runs (` + summaryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	w.upsert = prep(`INSERT OR REPLACE INTO runs (` + sqlrows.SummaryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	return err
 }
 
