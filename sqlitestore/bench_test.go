@@ -1,40 +1,24 @@
 package sqlitestore_test
 
 import (
-	"fmt"
 	"testing"
 
+	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/storetest"
 )
 
-// BenchmarkAppend: one op is one step of workload W (two Appends), on one
-// run and spread over 64 concurrent runs (where group commit shares syncs).
-func BenchmarkAppend(b *testing.B) {
-	for _, runs := range []int{1, 64} {
-		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
-			s := newStore(b)
-			storetest.BenchAppend(b, s, func() int64 { return s.Stats().Commits }, runs)
-		})
-	}
+// openBench opens a store in a fresh file, whatever the number of runs.
+func openBench(b *testing.B, _ int) (polyloop.Store, storetest.Commits) {
+	s := newStore(b)
+	return s, func() int64 { return s.Stats().Commits }
 }
 
-// BenchmarkWorkloadW: workload W with the runner. One run of 1000 steps
-// (ns/step, commits/step), and 1, 8 and 64 concurrent runs of 50 steps
-// (steps/s). Run with -benchtime=1x for one repetition of each.
-func BenchmarkWorkloadW(b *testing.B) {
-	b.Run("run=1/steps=1000", func(b *testing.B) {
-		s := newStore(b)
-		storetest.BenchRunW(b, s, func() int64 { return s.Stats().Commits }, 1000)
-	})
-	for _, runs := range []int{1, 8, 64} {
-		b.Run(fmt.Sprintf("runs=%d/steps=50", runs), func(b *testing.B) {
-			s := newStore(b)
-			storetest.BenchConcurrentW(b, s, func() int64 { return s.Stats().Commits }, runs, 50)
-		})
-	}
-}
+// BenchmarkAppend: see storetest.BenchAppend. With 64 concurrent runs,
+// group commit shares syncs.
+func BenchmarkAppend(b *testing.B) { storetest.BenchAppend(b, openBench) }
 
-// BenchmarkResumeRead: read a 1000-step log and plan its resume.
-func BenchmarkResumeRead(b *testing.B) {
-	storetest.BenchReadPlan(b, newStore(b), 1000)
-}
+// BenchmarkWorkloadW: see storetest.BenchWorkloadW.
+func BenchmarkWorkloadW(b *testing.B) { storetest.BenchWorkloadW(b, openBench) }
+
+// BenchmarkResumeRead: see storetest.BenchResumeRead.
+func BenchmarkResumeRead(b *testing.B) { storetest.BenchResumeRead(b, openBench) }

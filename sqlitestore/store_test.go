@@ -30,7 +30,9 @@ func newStore(t testing.TB) *sqlitestore.Store {
 	return open(t, filepath.Join(t.TempDir(), "runs.db"))
 }
 
-func TestStoreSuite(t *testing.T) {
+// TestStoreExtraChecks runs the store checks polylooptest.TestStore lacks
+// (TestStoreContract runs the kit).
+func TestStoreExtraChecks(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) polyloop.Store { return newStore(t) })
 }
 
@@ -97,22 +99,7 @@ func TestTwoHandlesFence(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.db")
 	s1, s2 := open(t, path), open(t, path)
-	log := storetest.Prefix("r", 20)
-	for i := 0; i < len(log); i += 2 {
-		errs := make(chan error, 2)
-		for _, s := range []*sqlitestore.Store{s1, s2} {
-			go func() { errs <- s.Append(ctx, "r", log[i:i+2]...) }()
-		}
-		e1, e2 := <-errs, <-errs
-		if (e1 == nil) == (e2 == nil) {
-			t.Fatalf("seq %d: errors %v and %v, want exactly one nil", i, e1, e2)
-		}
-		if e := errors.Join(e1, e2); !errors.Is(e, polyloop.ErrSeqConflict) {
-			t.Fatalf("seq %d: loser got %v, want ErrSeqConflict", i, e)
-		}
-	}
-	storetest.SameLog(t, storetest.ReadAll(t, ctx, s1, "r"), log)
-	storetest.SameLog(t, storetest.ReadAll(t, ctx, s2, "r"), log)
+	storetest.Fence(t, ctx, s1, s2, "r", storetest.Prefix("r", 20))
 }
 
 // TestCancelledAppendWritesNothing: this store never writes an Append whose

@@ -13,10 +13,50 @@ import (
 // Commits reports a store's commit count (its Stats().Commits).
 type Commits func() int64
 
+// OpenBench opens a fresh store for a benchmark of runs concurrent runs (0:
+// one run at a time), with its commit count. It registers its own cleanup
+// with b.
+type OpenBench func(b *testing.B, runs int) (polyloop.Store, Commits)
+
 // BenchAppend measures the store alone: each op is one acting step of
 // workload W, written as the runner writes it (two Appends of realistic
-// records), spread over runs concurrent runs. It reports commits/op.
-func BenchAppend(b *testing.B, s polyloop.Store, commits Commits, runs int) {
+// records), on one run and spread over 64 concurrent runs. It reports
+// commits/op.
+func BenchAppend(b *testing.B, open OpenBench) {
+	for _, runs := range []int{1, 64} {
+		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
+			s, commits := open(b, runs)
+			benchAppend(b, s, commits, runs)
+		})
+	}
+}
+
+// BenchWorkloadW runs workload W with the runner: one run of 1000 steps
+// (ns/step, commits/step), and 1, 8 and 64 concurrent runs of 50 steps
+// (steps/s). Run with -benchtime=1x for one repetition of each.
+func BenchWorkloadW(b *testing.B, open OpenBench) {
+	b.Run("run=1/steps=1000", func(b *testing.B) {
+		s, commits := open(b, 0)
+		benchRunW(b, s, commits, 1000)
+	})
+	for _, runs := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("runs=%d/steps=50", runs), func(b *testing.B) {
+			s, commits := open(b, runs)
+			benchConcurrentW(b, s, commits, runs, 50)
+		})
+	}
+}
+
+// BenchResumeRead measures what a Resume costs before its first new call:
+// each op reads the log of a run of 1000 acting steps (written as the
+// runner writes workload W) and plans its resume.
+func BenchResumeRead(b *testing.B, open OpenBench) {
+	s, _ := open(b, 0)
+	benchReadPlan(b, s, 1000)
+}
+
+// benchAppend: each op is one step of workload W, spread over runs runs.
+func benchAppend(b *testing.B, s polyloop.Store, commits Commits, runs int) {
 	ctx := context.Background()
 	prefix := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 	ids := make([]string, runs)
@@ -35,18 +75,8 @@ func BenchAppend(b *testing.B, s polyloop.Store, commits Commits, runs int) {
 			n++
 		}
 		wg.Go(func() {
-			seq := int64(2)
-			for step := 1; step <= n; step++ {
-				before, after := StepBatches(step, seq)
-				if err := s.Append(ctx, id, before...); err != nil {
-					b.Error(err)
-					return
-				}
-				if err := s.Append(ctx, id, after...); err != nil {
-					b.Error(err)
-					return
-				}
-				seq += 4
+			if err := appendSteps(ctx, s, id, n); err != nil {
+				b.Error(err)
 			}
 		})
 	}
@@ -55,9 +85,8 @@ func BenchAppend(b *testing.B, s polyloop.Store, commits Commits, runs int) {
 	b.ReportMetric(float64(commits()-c0)/float64(b.N), "commits/op")
 }
 
-// BenchRunW runs workload W with the runner: each op is one run of steps
-// steps. It reports ns/step and commits/step.
-func BenchRunW(b *testing.B, s polyloop.Store, commits Commits, steps int) {
+// benchRunW: each op is one run of workload W of steps steps.
+func benchRunW(b *testing.B, s polyloop.Store, commits Commits, steps int) {
 	ctx := context.Background()
 	w := Workload{Steps: steps}
 	prefix := fmt.Sprintf("w1-%d", time.Now().UnixNano())
@@ -76,10 +105,9 @@ func BenchRunW(b *testing.B, s polyloop.Store, commits Commits, steps int) {
 	b.ReportMetric(float64(commits()-c0)/n, "commits/step")
 }
 
-// BenchConcurrentW runs workload W with the runner: each op is runs
-// concurrent runs of steps steps. It reports the aggregate steps/s and
-// commits/step.
-func BenchConcurrentW(b *testing.B, s polyloop.Store, commits Commits, runs, steps int) {
+// benchConcurrentW: each op is runs concurrent runs of workload W of steps
+// steps.
+func benchConcurrentW(b *testing.B, s polyloop.Store, commits Commits, runs, steps int) {
 	ctx := context.Background()
 	w := Workload{Steps: steps}
 	prefix := fmt.Sprintf("wc-%d", time.Now().UnixNano())
@@ -104,10 +132,9 @@ func BenchConcurrentW(b *testing.B, s polyloop.Store, commits Commits, runs, ste
 	b.ReportMetric(float64(commits()-c0)/n, "commits/step")
 }
 
-// BenchReadPlan measures what a Resume costs before its first new call:
-// each op reads the log of a run of steps acting steps (written as the
-// runner writes workload W) and plans its resume.
-func BenchReadPlan(b *testing.B, s polyloop.Store, steps int) {
+// benchReadPlan: each op reads the log of a run of steps steps and plans
+// its resume.
+func benchReadPlan(b *testing.B, s polyloop.Store, steps int) {
 	ctx := context.Background()
 	run := fmt.Sprintf("resume-%d", time.Now().UnixNano())
 	if err := WriteRun(ctx, s, run, steps); err != nil {

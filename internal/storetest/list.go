@@ -56,6 +56,9 @@ func (f listFixture) summary(id string) polyloop.RunSummary {
 	return s
 }
 
+// testListRuns lists with the filters polylooptest's ListRuns check lacks:
+// its runs share one agent and are never filtered by snapshot hash or by
+// several conditions at once.
 func testListRuns(t *testing.T, ctx context.Context, s polyloop.Store) {
 	lister, ok := s.(polyloop.RunLister)
 	if !ok {
@@ -69,27 +72,18 @@ func testListRuns(t *testing.T, ctx context.Context, s polyloop.Store) {
 			mustAppend(t, ctx, s, id, recs[2:]...)
 		}
 	}
-	yes, no := true, false
+	yes := true
 	hashC := f.summary(f.ids[2]).SnapshotHash
 	cases := []struct {
 		name   string
 		filter polyloop.RunFilter
 		want   []int
 	}{
-		{"all", polyloop.RunFilter{}, []int{0, 1, 2, 3}},
 		{"agent", polyloop.RunFilter{Agent: "alpha"}, []int{0, 2}},
 		{"snapshot", polyloop.RunFilter{SnapshotHash: f.summary(f.ids[1]).SnapshotHash}, []int{1}},
 		{"overridden snapshot", polyloop.RunFilter{SnapshotHash: hashC}, []int{2}},
-		{"finished", polyloop.RunFilter{Finished: &yes}, []int{1, 2, 3}},
-		{"unfinished", polyloop.RunFilter{Finished: &no}, []int{0}},
-		{"stop reason", polyloop.RunFilter{StopReason: polyloop.StopMaxSteps}, []int{2}},
-		{"started after (inclusive)", polyloop.RunFilter{StartedAfter: f.t[1]}, []int{1, 2, 3}},
-		{"started before (exclusive)", polyloop.RunFilter{StartedBefore: f.t[2]}, []int{0, 1}},
 		{"time range", polyloop.RunFilter{StartedAfter: f.t[1], StartedBefore: f.t[3]}, []int{1, 2}},
-		{"parent", polyloop.RunFilter{ParentRunID: f.ids[0]}, []int{2}},
-		{"limit", polyloop.RunFilter{Limit: 2}, []int{0, 1}},
 		{"combined", polyloop.RunFilter{Agent: "beta", Finished: &yes, StopReason: polyloop.StopLLMError}, []int{3}},
-		{"nothing", polyloop.RunFilter{Agent: "gamma"}, nil},
 	}
 	for _, tc := range cases {
 		got, err := lister.ListRuns(ctx, tc.filter)

@@ -2,13 +2,11 @@ package storetest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/diag"
 )
 
 // base is the timestamp the builders start from; each record is one
@@ -109,43 +107,4 @@ func StepBatches(step int, seq int64) (before, after []polyloop.Record) {
 		Intent(seq+3, step+1),
 	}
 	return before, after
-}
-
-// AllKinds returns a log holding a record of each of the eight kinds, with
-// unicode text and a 1 MB observation.
-func AllKinds(runID string) []polyloop.Record {
-	start := Started(runID, "all-kinds ✓ агент 智能体")
-	st := start.Body.(*polyloop.RunStarted)
-	st.Parent = &polyloop.ParentRef{RunID: "parent-" + runID, Step: 3, Index: 1}
-	snap2 := st.Snapshot
-	snap2.System = "Системный промпт — 系统提示 — 🚀"
-	h2, err := snap2.Hash()
-	if err != nil {
-		panic(err)
-	}
-	cost := 0.0125
-	big := strings.Repeat("0123456789abcdef€", 1<<20/19) // about 1 MB of UTF-8
-	before, _ := StepBatches(1, 3)
-	mr := before[0].Body.(*polyloop.ModelCallResult)
-	mr.Reply.Text = "Ответ модели: 模型的回答 — emoji 😀, quotes \" and \\ and <html> & \u2028"
-	mr.Reply.Usage.CostUSD = &cost
-	bodies := []polyloop.RecordBody{
-		st,
-		&polyloop.ConfigOverride{PreviousHash: st.SnapshotHash, SnapshotHash: h2, Fields: []string{"system"}, Snapshot: snap2},
-		Intent(2, 1).Body,
-		mr,
-		before[1].Body,
-		&polyloop.ChildReception{Step: 1, Index: 0, ChildRunID: runID + ".1.0", StopReason: polyloop.StopMaxSteps,
-			Handler: "Failed", Reception: polyloop.ReceptionHandled, Value: json.RawMessage(`{"substitute":"значение"}`)},
-		&polyloop.StepCompleted{Step: 1, ModelCallID: callID(1), Decision: polyloop.DecisionAct, ResultID: actionID(1),
-			Outcome: &polyloop.StepOutcome{Status: polyloop.Executed, ExecutorTruncated: 7}, Observation: big, TruncatedChars: 7},
-		Intent(7, 2).Body,
-		&polyloop.ModelCallResult{Step: 2, CallID: callID(2), Failure: diag.From(fmt.Errorf("upstream: %w", errors.New("503 — сервис недоступен")))},
-		&polyloop.RunFinished{StopReason: polyloop.StopLLMError, FinalAnswer: "", Totals: polyloop.Totals{Steps: 1, ModelCalls: 2, Actions: 1, InputTokens: 100, OutputTokens: 20, CostUSD: cost}},
-	}
-	out := make([]polyloop.Record, len(bodies))
-	for i, b := range bodies {
-		out[i] = polyloop.Record{Seq: int64(i), At: At(int64(i)), Body: b}
-	}
-	return out
 }
