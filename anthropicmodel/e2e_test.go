@@ -35,10 +35,10 @@ func (weatherExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.Act
 func TestEndToEnd(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", secretKey)
 	srv := newFakeServer(t,
-		response{status: 200, fixture: "empty_content_tool_use.json"},
-		response{status: 200, fixture: "tool_use.json"},
-		response{status: 200, fixture: "text.json"})
-	client, err := New(Options{BaseURL: srv.url()})
+		response{Status: 200, Fixture: "empty_content_tool_use.json"},
+		response{Status: 200, Fixture: "tool_use.json"},
+		response{Status: 200, Fixture: "text.json"})
+	client, err := New(Options{BaseURL: srv.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +58,11 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	checkTotals(t, res.Totals)
-	for i := range srv.count() {
-		checkTurns(t, srv.request(i).body)
+	for i := range srv.Count() {
+		checkTurns(t, srv.Request(i).Body)
 	}
-	if !strings.Contains(string(srv.request(2).body), `{"tool_use_id":"toolu_01A09q90qw90lq917835lq9","content":[{"text":"Sunny in San Francisco, CA","type":"text"}],"type":"tool_result"}`) {
-		t.Errorf("the observation was not sent as the tool result: %s", srv.request(2).body)
+	if !strings.Contains(string(srv.Request(2).Body), `{"tool_use_id":"toolu_01A09q90qw90lq917835lq9","content":[{"text":"Sunny in San Francisco, CA","type":"text"}],"type":"tool_result"}`) {
+		t.Errorf("the observation was not sent as the tool result: %s", srv.Request(2).Body)
 	}
 	checkNoKeyInLog(t, store)
 }
@@ -104,8 +104,8 @@ func checkNoKeyInLog(t *testing.T, store *memstore.Store) {
 // llm_error; the stored diagnostic keeps the status and code, not the key.
 func TestEndToEndFailure(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", secretKey)
-	srv := newFakeServer(t, response{status: 401, fixture: "error_401.json", header: map[string]string{"request-id": "req_401"}})
-	client, err := New(Options{BaseURL: srv.url()})
+	srv := newFakeServer(t, response{Status: 401, Fixture: "error_401.json", Header: map[string]string{"request-id": "req_401"}})
+	client, err := New(Options{BaseURL: srv.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,8 +70,8 @@ func TestReplies(t *testing.T) {
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, response{status: 200, fixture: tc.fixture, header: map[string]string{"request-id": "req_" + tc.fixture}})
-			got, err := call(t, newTestClient(t, srv.url()), 2)
+			srv := newFakeServer(t, response{Status: 200, Fixture: tc.fixture, Header: map[string]string{"request-id": "req_" + tc.fixture}})
+			got, err := call(t, newTestClient(t, srv.URL()), 2)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,16 +1,15 @@
 package anthropicmodel
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/providertest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden request bodies in testdata/golden")
@@ -88,8 +87,8 @@ func TestRequestGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, response{status: 200, fixture: "text.json"})
-			tc.opts.BaseURL, tc.opts.APIKey = srv.url(), "test-key"
+			srv := newFakeServer(t, response{Status: 200, Fixture: "text.json"})
+			tc.opts.BaseURL, tc.opts.APIKey = srv.URL(), "test-key"
 			c, err := New(tc.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -97,17 +96,17 @@ func TestRequestGolden(t *testing.T) {
 			if _, err := c.Complete(context.Background(), tc.req); err != nil {
 				t.Fatal(err)
 			}
-			body := srv.request(0).body
+			body := srv.Request(0).Body
 			checkTurns(t, body)
-			checkGolden(t, filepath.Join("testdata", "golden", tc.name+".json"), prettyJSON(t, body))
+			providertest.CheckGolden(t, filepath.Join("testdata", "golden", tc.name+".json"), providertest.PrettyJSON(t, body), *update)
 		})
 	}
 }
 
 func TestUnsupportedParamsFailBeforeSending(t *testing.T) {
 	t.Parallel()
-	srv := newFakeServer(t, response{status: 200, fixture: "text.json"})
-	c := newTestClient(t, srv.url())
+	srv := newFakeServer(t, response{Status: 200, Fixture: "text.json"})
+	c := newTestClient(t, srv.URL())
 	for name, mp := range map[string]polyloop.ModelParams{
 		"temperature": {Model: "m", Temperature: ptr(0.0)},
 		"top_p":       {Model: "m", TopP: ptr(1.0)},
@@ -118,25 +117,8 @@ func TestUnsupportedParamsFailBeforeSending(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrUnsupportedParam", name, err)
 		}
 	}
-	if srv.count() != 0 {
-		t.Errorf("%d requests were sent", srv.count())
-	}
-}
-
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("request body differs from %s (go test -update rewrites it):\n%s", path, got)
+	if srv.Count() != 0 {
+		t.Errorf("%d requests were sent", srv.Count())
 	}
 }
 

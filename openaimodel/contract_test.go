@@ -1,47 +1,21 @@
 package openaimodel
 
 import (
-	"net/http"
 	"testing"
 
-	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/polylooptest"
+	"github.com/polyloop/polyloop/internal/providertest"
 )
-
-// contractClient is a client of a fresh fake server answering with script,
-// whose idle connections are closed when the test ends.
-func contractClient(t testing.TB, baseURL string) polyloop.ModelClient {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	c, err := New(Options{BaseURL: baseURL, APIKey: "test-key", Model: "gpt-4o", HTTPClient: &http.Client{Transport: tr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func serving(script ...response) func(t testing.TB) polyloop.ModelClient {
-	return func(t testing.TB) polyloop.ModelClient {
-		return contractClient(t, newFakeServer(t, script...).url())
-	}
-}
 
 // TestContract runs the polylooptest ModelClient contract kit. It is not
 // parallel: the kit's leak checks count the process's goroutines.
 func TestContract(t *testing.T) {
-	polylooptest.TestModelClient(t, polylooptest.ModelClientHarness{
-		New: serving(response{status: 200, fixture: "text.json"}),
-		Failing: map[string]func(t testing.TB) polyloop.ModelClient{
-			"http_400":           serving(response{status: 400, fixture: "error_400.json"}),
-			"http_401":           serving(response{status: 401, fixture: "error_401.json"}),
-			"http_429":           serving(response{status: 429, fixture: "error_429.json"}),
-			"http_500":           serving(response{status: 500, fixture: "error_500.json"}),
-			"http_502_html":      serving(response{status: 502, fixture: "error_502.html"}),
-			"malformed_body":     serving(response{status: 200, fixture: "malformed.json"}),
-			"no_choices":         serving(response{status: 200, fixture: "empty_object.json"}),
-			"body_cut_short":     serving(response{fixture: "text.json", cutShort: true}),
-			"connection_refused": func(t testing.TB) polyloop.ModelClient { return contractClient(t, closedURL(t)) },
-		},
-		NewHanging: serving(response{stall: true}),
+	providertest.TestContract(t, harness, map[string]response{
+		"http_400":       {Status: 400, Fixture: "error_400.json"},
+		"http_401":       {Status: 401, Fixture: "error_401.json"},
+		"http_429":       {Status: 429, Fixture: "error_429.json"},
+		"http_500":       {Status: 500, Fixture: "error_500.json"},
+		"http_502_html":  {Status: 502, Fixture: "error_502.html"},
+		"malformed_body": {Status: 200, Fixture: "malformed.json"},
+		"no_choices":     {Status: 200, Fixture: "empty_object.json"},
 	})
 }

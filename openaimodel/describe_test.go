@@ -48,10 +48,10 @@ func TestShippedPriceTableVersion(t *testing.T) {
 
 func TestCustomPriceTable(t *testing.T) {
 	t.Parallel()
-	srv := newFakeServer(t, response{status: 200, fixture: "local_server.json"})
+	srv := newFakeServer(t, response{Status: 200, Fixture: "local_server.json"})
 	zero := 0.0
 	prices := &PriceTable{Version: "lab-2026-12", Models: map[string]Price{"llama3.1:8b": {Input: 0, Output: 0, CachedInput: &zero}}}
-	c, err := New(Options{BaseURL: srv.url(), Prices: prices})
+	c, err := New(Options{BaseURL: srv.URL(), Prices: prices})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +82,8 @@ func TestNewRejects(t *testing.T) {
 
 func TestRequestErrorsAreNotSent(t *testing.T) {
 	t.Parallel()
-	srv := newFakeServer(t, response{status: 200, fixture: "text.json"})
-	c := newTestClient(t, srv.url())
+	srv := newFakeServer(t, response{Status: 200, Fixture: "text.json"})
+	c := newTestClient(t, srv.URL())
 	for name, tc := range map[string]struct {
 		req  polyloop.ModelRequest
 		want error
@@ -96,7 +96,7 @@ func TestRequestErrorsAreNotSent(t *testing.T) {
 			t.Errorf("%s: err = %v, want %v", name, err, tc.want)
 		}
 	}
-	if srv.count() != 0 {
-		t.Errorf("%d requests were sent for requests that cannot be built", srv.count())
+	if srv.Count() != 0 {
+		t.Errorf("%d requests were sent for requests that cannot be built", srv.Count())
 	}
 }

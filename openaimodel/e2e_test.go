@@ -35,10 +35,10 @@ func (weatherExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.Act
 func TestEndToEnd(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", secretKey)
 	srv := newFakeServer(t,
-		response{status: 200, fixture: "empty_content_tool_calls.json"},
-		response{status: 200, fixture: "tool_call.json"},
-		response{status: 200, fixture: "text.json"})
-	client, err := New(Options{BaseURL: srv.url()})
+		response{Status: 200, Fixture: "empty_content_tool_calls.json"},
+		response{Status: 200, Fixture: "tool_call.json"},
+		response{Status: 200, Fixture: "text.json"})
+	client, err := New(Options{BaseURL: srv.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +58,11 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	checkTotals(t, res.Totals)
-	for i := range srv.count() {
-		checkToolPairing(t, srv.request(i).body)
+	for i := range srv.Count() {
+		checkToolPairing(t, srv.Request(i).Body)
 	}
-	if !strings.Contains(string(srv.request(2).body), `"content":"Sunny in Boston, MA","tool_call_id":"call_abc123"`) {
-		t.Errorf("the observation was not sent as the tool result: %s", srv.request(2).body)
+	if !strings.Contains(string(srv.Request(2).Body), `"content":"Sunny in Boston, MA","tool_call_id":"call_abc123"`) {
+		t.Errorf("the observation was not sent as the tool result: %s", srv.Request(2).Body)
 	}
 	checkNoKeyInLog(t, store)
 }
@@ -102,8 +102,8 @@ func checkNoKeyInLog(t *testing.T, store *memstore.Store) {
 // llm_error; the stored diagnostic keeps the status and code, not the key.
 func TestEndToEndFailure(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", secretKey)
-	srv := newFakeServer(t, response{status: 401, fixture: "error_401.json", header: map[string]string{"x-request-id": "req_401"}})
-	client, err := New(Options{BaseURL: srv.url()})
+	srv := newFakeServer(t, response{Status: 401, Fixture: "error_401.json", Header: map[string]string{"x-request-id": "req_401"}})
+	client, err := New(Options{BaseURL: srv.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}

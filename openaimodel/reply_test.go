@@ -10,8 +10,6 @@ import (
 	"github.com/polyloop/polyloop"
 )
 
-var userOnly = []polyloop.Message{{Role: polyloop.RoleUser, Content: "Hi"}}
-
 func TestReplies(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -73,8 +71,8 @@ func TestReplies(t *testing.T) {
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, response{status: 200, fixture: tc.fixture, header: map[string]string{"x-request-id": "req_" + tc.fixture}})
-			c, err := New(Options{BaseURL: srv.url(), APIKey: "test-key"})
+			srv := newFakeServer(t, response{Status: 200, Fixture: tc.fixture, Header: map[string]string{"x-request-id": "req_" + tc.fixture}})
+			c, err := New(Options{BaseURL: srv.URL(), APIKey: "test-key"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,15 +1,14 @@
 package openaimodel
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/providertest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden request bodies in testdata/golden")
@@ -86,8 +85,8 @@ func TestRequestGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, response{status: 200, fixture: "text.json"})
-			tc.opts.BaseURL, tc.opts.APIKey = srv.url(), "test-key"
+			srv := newFakeServer(t, response{Status: 200, Fixture: "text.json"})
+			tc.opts.BaseURL, tc.opts.APIKey = srv.URL(), "test-key"
 			c, err := New(tc.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -95,27 +94,10 @@ func TestRequestGolden(t *testing.T) {
 			if _, err := c.Complete(context.Background(), tc.req); err != nil {
 				t.Fatal(err)
 			}
-			body := srv.request(0).body
+			body := srv.Request(0).Body
 			checkToolPairing(t, body)
-			checkGolden(t, filepath.Join("testdata", "golden", tc.name+".json"), prettyJSON(t, body))
+			providertest.CheckGolden(t, filepath.Join("testdata", "golden", tc.name+".json"), providertest.PrettyJSON(t, body), *update)
 		})
-	}
-}
-
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("request body differs from %s (go test -update rewrites it):\n%s", path, got)
 	}
 }
 

@@ -1,0 +1,45 @@
+package providertest
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/provider"
+	"github.com/polyloop/polyloop/polylooptest"
+)
+
+// TestContract runs the polylooptest ModelClient contract kit against fake
+// servers: answering h.OK, hanging, and failing in each way of failing
+// (named as the kit reports them), plus a body cut short and a refused
+// connection. It must not run in parallel: the kit's leak checks count the
+// process's goroutines.
+func TestContract[P provider.Package](t *testing.T, h Harness[P], failing map[string]Response) {
+	modes := map[string]func(t testing.TB) polyloop.ModelClient{
+		"body_cut_short":     h.serving(Response{Fixture: h.OK.Fixture, CutShort: true}),
+		"connection_refused": func(t testing.TB) polyloop.ModelClient { return h.contractClient(t, ClosedURL(t, h.Endpoint)) },
+	}
+	for name, resp := range failing {
+		modes[name] = h.serving(resp)
+	}
+	polylooptest.TestModelClient(t, polylooptest.ModelClientHarness{
+		New:        h.serving(h.OK),
+		Failing:    modes,
+		NewHanging: h.serving(Response{Stall: true}),
+	})
+}
+
+// contractClient is a client of baseURL whose idle connections are closed
+// when the test ends.
+func (h *Harness[P]) contractClient(t testing.TB, baseURL string) polyloop.ModelClient {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	return h.must(t, Options{BaseURL: baseURL, APIKey: "test-key", Model: h.Model, HTTPClient: &http.Client{Transport: tr}})
+}
+
+// serving gives clients of a fresh fake server answering with script.
+func (h *Harness[P]) serving(script ...Response) func(t testing.TB) polyloop.ModelClient {
+	return func(t testing.TB) polyloop.ModelClient {
+		return h.contractClient(t, h.Serve(t, script...).URL())
+	}
+}

@@ -1,0 +1,108 @@
+package providertest
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/provider"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/toolcallparser"
+)
+
+// WeatherExec is a small environment with one tool, named Tool, that says
+// it is sunny wherever its location argument says.
+type WeatherExec struct{ Tool string }
+
+// Execute implements polyloop.ActionExecutor.
+func (w WeatherExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	if err := ctx.Err(); err != nil {
+		return polyloop.ActionOutcome{}, err
+	}
+	var args struct{ Location string }
+	if a.Tool != w.Tool || json.Unmarshal(a.Args, &args) != nil {
+		return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: "unknown tool or bad arguments"}, nil
+	}
+	return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "Sunny in " + args.Location}, nil
+}
+
+// WeatherAgent is an agent with WeatherExec's tool, the harness's model and
+// one retry.
+func (h *Harness[P]) WeatherAgent(tool string) polyloop.Agent {
+	return polyloop.Agent{
+		Name: "weather", System: "You answer weather questions.",
+		Tools:  []polyloop.ToolSpec{{Name: tool, Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}}}`), Replay: polyloop.ReplaySafe}},
+		Limits: polyloop.Limits{MaxSteps: 5},
+		Model:  polyloop.ModelParams{Model: h.Model, Retries: 1, RetryBackoffMS: 1},
+	}
+}
+
+// RunAgent runs agent as run-1 on input through a Runner with a client of
+// srv whose key, SecretKey, comes from the environment (so the test must not
+// be parallel), the tool-call parser, WeatherExec for the agent's first
+// tool, and a memstore, which it returns.
+func (h *Harness[P]) RunAgent(t *testing.T, srv *Server, agent polyloop.Agent, input string) (polyloop.RunResult, *memstore.Store) {
+	t.Helper()
+	t.Setenv(h.KeyEnv, SecretKey)
+	client := h.must(t, Options{BaseURL: srv.URL()})
+	var exec WeatherExec
+	if len(agent.Tools) > 0 {
+		exec.Tool = agent.Tools[0].Name
+	}
+	store := memstore.New()
+	r := &polyloop.Runner{Model: client, Parser: toolcallparser.New(toolcallparser.Options{}), Executor: exec, Store: store}
+	res, err := r.Run(context.Background(), "run-1", agent, polyloop.Task{Input: input})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, store
+}
+
+// StoredRun reads run-1's records from store, and fails the test if there
+// are none or if SecretKey is in them.
+func StoredRun(t *testing.T, store *memstore.Store) (records []polyloop.Record, raw string) {
+	t.Helper()
+	log, err := store.ReadLog(context.Background(), "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := polyloop.EncodeRecords(log.Records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Records) == 0 || strings.Contains(string(b), SecretKey) {
+		t.Errorf("the API key is in the stored records (or there are none): %d records", len(log.Records))
+	}
+	return log.Records, string(b)
+}
+
+// CheckStoredTotals checks the totals of the RunFinished record that ends
+// records with check.
+func CheckStoredTotals(t *testing.T, records []polyloop.Record, check func(*testing.T, polyloop.Totals)) {
+	t.Helper()
+	fin, ok := records[len(records)-1].Body.(*polyloop.RunFinished)
+	if !ok {
+		t.Fatalf("the last record is %T, not RunFinished", records[len(records)-1].Body)
+	}
+	check(t, fin.Totals)
+}
+
+// TestEndToEndFailure checks that rejected401, a 401 whose message echoes
+// the key, ends a run with llm_error, and that the stored diagnostic keeps
+// the failure's fields (want, e.g. `"http_status":"401"`) but not the key.
+// It sets the key's environment variable, so it must not run in parallel.
+func TestEndToEndFailure[P provider.Package](t *testing.T, h Harness[P], rejected401 Response, want []string) {
+	srv := h.Serve(t, rejected401)
+	res, store := h.RunAgent(t, srv, polyloop.Agent{Name: "a", Model: polyloop.ModelParams{Model: h.Model}}, "hi")
+	if res.StopReason != polyloop.StopLLMError {
+		t.Fatalf("stop reason %s, want llm_error", res.StopReason)
+	}
+	_, raw := StoredRun(t, store)
+	for _, w := range want {
+		if !strings.Contains(raw, w) {
+			t.Errorf("the stored failure lacks %s", w)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package providertest
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/provider"
+)
+
+// UserOnly is a history of one user message.
+var UserOnly = []polyloop.Message{{Role: polyloop.RoleUser, Content: "Hi"}}
+
+// SecretKey is a made-up key: the tests prove it reaches the server and goes
+// nowhere else.
+const SecretKey = "sk-test-5e5e5e5e5e5e5e5e-not-a-real-key"
+
+// Client is what the shared tests need of a model client.
+type Client interface {
+	polyloop.ModelClient
+	polyloop.Describer
+}
+
+// Options are the client options the shared tests set; the harness maps
+// them to the client's own Options.
+type Options struct {
+	BaseURL    string
+	APIKey     string // empty: from the client's environment variable
+	Model      string
+	Timeout    time.Duration
+	HTTPClient *http.Client
+}
+
+// Harness describes a client to the shared tests. P is the type the client
+// instantiates the provider error types with.
+type Harness[P provider.Package] struct {
+	Endpoint Endpoint
+	// Model is the model the tests' requests name.
+	Model string
+	// KeyEnv is the environment variable the client reads its key from.
+	KeyEnv string
+	// RequestIDHeader is the response header with the request's id.
+	RequestIDHeader string
+	// ErrAttemptTimeout is the client's cause of an attempt that timed out.
+	ErrAttemptTimeout error
+	// New returns a client.
+	New func(Options) (Client, error)
+	// ErrorStatus is a retryable error status with its fixture; OK is a
+	// success.
+	ErrorStatus, OK Response
+}
+
+// Serve starts a fake server of the client's API answering with script.
+func (h *Harness[P]) Serve(t testing.TB, script ...Response) *Server {
+	t.Helper()
+	return NewServer(t, h.Endpoint, script...)
+}
+
+// Client is a client of baseURL with a test key.
+func (h *Harness[P]) Client(t testing.TB, baseURL string) Client {
+	t.Helper()
+	return h.must(t, Options{BaseURL: baseURL, APIKey: "test-key"})
+}
+
+func (h *Harness[P]) must(t testing.TB, o Options) Client {
+	t.Helper()
+	c, err := h.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Call asks c for a reply to UserOnly with the harness's model, the given
+// retries and a 1ms backoff.
+func (h *Harness[P]) Call(t testing.TB, c polyloop.ModelClient, retries int) (polyloop.ModelReply, error) {
+	t.Helper()
+	return c.Complete(context.Background(), h.Request(polyloop.ModelParams{Retries: retries, RetryBackoffMS: 1}))
+}
+
+// Request is a request for UserOnly with mp and the harness's model.
+func (h *Harness[P]) Request(mp polyloop.ModelParams) polyloop.ModelRequest {
+	mp.Model = h.Model
+	return polyloop.ModelRequest{Messages: UserOnly, Params: mp}
+}

@@ -1,0 +1,169 @@
+package providertest
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Response is one scripted answer of the fake server.
+type Response struct {
+	Status int
+	Header map[string]string
+	// Fixture is a file under testdata/responses; "" for an empty body.
+	Fixture string
+	// CutShort announces a longer body than it sends, then drops the
+	// connection.
+	CutShort bool
+	// Stall holds the request until the client goes away.
+	Stall bool
+}
+
+// Received is one request the fake server saw.
+type Received struct {
+	Header http.Header
+	Body   []byte
+}
+
+// Endpoint is where a client's API lives on the fake server.
+type Endpoint struct {
+	// Base is the base URL's path, given to the client after the server's
+	// address ("/v1/").
+	Base string
+	// Path is the path the client posts its requests to
+	// ("/v1/chat/completions").
+	Path string
+}
+
+// Server speaks a provider's wire format from fixtures. It answers with the
+// scripted responses in order, repeating the last.
+type Server struct {
+	t   testing.TB
+	ep  Endpoint
+	srv *httptest.Server
+
+	mu        sync.Mutex
+	script    []Response
+	requests  []Received
+	abandoned chan struct{} // closed when a stalled request's context ends
+	once      sync.Once
+}
+
+// NewServer starts a server answering with script; it is closed when the
+// test ends.
+func NewServer(t testing.TB, ep Endpoint, script ...Response) *Server {
+	t.Helper()
+	f := &Server{t: t, ep: ep, script: script, abandoned: make(chan struct{})}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// URL is the base URL to give the client.
+func (f *Server) URL() string { return f.srv.URL + f.ep.Base }
+
+func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	n := len(f.requests)
+	f.requests = append(f.requests, Received{Header: r.Header.Clone(), Body: body})
+	resp := f.script[min(n, len(f.script)-1)]
+	f.mu.Unlock()
+	if r.URL.Path != f.ep.Path || r.Method != http.MethodPost {
+		http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+		return
+	}
+	if resp.Stall {
+		<-r.Context().Done()
+		f.once.Do(func() { close(f.abandoned) })
+		return
+	}
+	payload := f.payload(resp.Fixture, r)
+	for k, v := range resp.Header {
+		w.Header().Set(k, v)
+	}
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	if resp.CutShort {
+		f.cut(w, payload)
+		return
+	}
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(payload)
+}
+
+// payload reads a fixture; {{API_KEY}} becomes the bearer token received,
+// the way a provider echoes a key it rejects.
+func (f *Server) payload(fixture string, r *http.Request) []byte {
+	if fixture == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "responses", fixture))
+	if err != nil {
+		f.t.Errorf("fixture: %v", err)
+		return nil
+	}
+	key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return bytes.ReplaceAll(b, []byte("{{API_KEY}}"), []byte(key))
+}
+
+// cut sends the headers and half the body with a Content-Length for all of
+// it, then closes the connection.
+func (f *Server) cut(w http.ResponseWriter, payload []byte) {
+	conn, buf, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		f.t.Errorf("hijack: %v", err)
+		return
+	}
+	defer conn.Close()
+	_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+		strconv.Itoa(len(payload)) + "\r\n\r\n")
+	_, _ = buf.Write(payload[:len(payload)/2])
+	_ = buf.Flush()
+}
+
+// Count is how many requests the server got.
+func (f *Server) Count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.requests)
+}
+
+// Request is the i-th request the server got.
+func (f *Server) Request(i int) Received {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.requests[i]
+}
+
+// WaitAbandoned fails the test unless a stalled request's context ended.
+func (f *Server) WaitAbandoned(t testing.TB) {
+	t.Helper()
+	select {
+	case <-f.abandoned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server never saw the request go away: the client did not release it")
+	}
+}
+
+// ClosedURL is the base URL of a server that no longer listens.
+func ClosedURL(t testing.TB, ep Endpoint) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + ep.Base
+}
