@@ -1,7 +1,6 @@
 package sqlitestore_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -188,42 +187,26 @@ func calibrate(t *testing.T) time.Duration {
 // to "done".
 func killChild(t *testing.T, path string, seed uint64, delay time.Duration, took *time.Duration) (killed bool, records int, finished bool) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashKill9Resume$", "-test.count=1")
-	// GORACE: a race-enabled child otherwise sleeps a second at exit.
-	cmd.Env = append(os.Environ(), envChild+"="+path, fmt.Sprintf("%s=%d", envSeed, seed), "GORACE=atexit_sleep_ms=0")
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(out)
-	if line, err := br.ReadString('\n'); err != nil || line != "ready\n" {
-		cmd.Wait()
-		t.Fatalf("child did not get ready: %q, %v; stderr: %s", line, err, stderr.String())
-	}
+	c := startChild(t, "TestCrashKill9Resume", envChild+"="+path, fmt.Sprintf("%s=%d", envSeed, seed))
 	ready := time.Now()
 	drained := make(chan struct{})
 	go func() {
-		if line, _ := br.ReadString('\n'); line == "done\n" && took != nil {
+		if line, _ := c.out.ReadString('\n'); line == "done\n" && took != nil {
 			*took = time.Since(ready)
 		}
-		io.Copy(io.Discard, br)
+		io.Copy(io.Discard, c.out)
 		close(drained)
 	}()
 	exited := make(chan struct{})
 	go func() {
 		select {
 		case <-time.After(delay):
-			cmd.Process.Signal(syscall.SIGKILL)
+			c.cmd.Process.Signal(syscall.SIGKILL)
 		case <-exited:
 		}
 	}()
 	<-drained
-	err = cmd.Wait()
+	err := c.cmd.Wait()
 	close(exited)
 	var ee *exec.ExitError
 	switch {
@@ -231,7 +214,7 @@ func killChild(t *testing.T, path string, seed uint64, delay time.Duration, took
 	case errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL:
 		killed = true
 	default:
-		t.Fatalf("child failed: %v; stderr: %s", err, stderr.String())
+		t.Fatalf("child failed: %v; stderr: %s", err, c.stderr.String())
 	}
 	records, finished = checkPlannable(t, path)
 	return killed, records, finished
@@ -280,22 +263,4 @@ func finishAndCompare(t *testing.T, path string, ref []polyloop.Record) {
 	if err := polylooptest.CheckEquivalent(polyloop.RunLog{Records: got}, polyloop.RunLog{Records: ref}); err != nil {
 		t.Fatalf("log after crashes differs from the reference: %v", err)
 	}
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	return len(p), nil
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
 }

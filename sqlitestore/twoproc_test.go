@@ -1,12 +1,10 @@
 package sqlitestore_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -39,29 +37,14 @@ func TestTwoProcessesShareFile(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "shared.db")
 	s := open(t, path) // creates the schema before the child starts
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTwoProcessesShareFile$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envShareChild+"="+path, "GORACE=atexit_sleep_ms=0")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(out)
-	if line, err := br.ReadString('\n'); line != "ready\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child did not get ready: %q, %v", line, err)
-	}
+	c := startChild(t, "TestTwoProcessesShareFile", envShareChild+"="+path)
 	drained := make(chan struct{})
-	go func() { io.Copy(io.Discard, br); close(drained) }()
+	go func() { io.Copy(io.Discard, c.out); close(drained) }()
 	ctx := context.Background()
 	werr := storetest.WriteRun(ctx, s, "parent", steps)
 	<-drained
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("child: %v", err)
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("child: %v; stderr: %s", err, c.stderr.String())
 	}
 	if werr != nil {
 		t.Fatalf("parent: %v", werr)
