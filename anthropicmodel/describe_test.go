@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/polyloop/polyloop/internal/providertest"
 )
 
 func TestDescribe(t *testing.T) {
@@ -40,13 +42,7 @@ func TestDescribe(t *testing.T) {
 
 func TestShippedPriceTableVersion(t *testing.T) {
 	t.Parallel()
-	p, err := DefaultPrices()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Version != PriceTableVersion {
-		t.Errorf("prices.json has version %q, PriceTableVersion says %q", p.Version, PriceTableVersion)
-	}
+	providertest.CheckShippedPrices(t, DefaultPrices, PriceTableVersion)
 }
 
 func TestNewRejects(t *testing.T) {

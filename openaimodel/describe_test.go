@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/providertest"
 )
 
 func TestDescribe(t *testing.T) {
@@ -37,13 +38,7 @@ func TestDescribe(t *testing.T) {
 
 func TestShippedPriceTableVersion(t *testing.T) {
 	t.Parallel()
-	p, err := DefaultPrices()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Version != PriceTableVersion {
-		t.Errorf("prices.json has version %q, PriceTableVersion says %q", p.Version, PriceTableVersion)
-	}
+	providertest.CheckShippedPrices(t, DefaultPrices, PriceTableVersion)
 }
 
 func TestCustomPriceTable(t *testing.T) {

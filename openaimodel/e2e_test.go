@@ -1,30 +1,13 @@
 package openaimodel
 
 import (
-	"context"
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/memstore"
-	"github.com/polyloop/polyloop/toolcallparser"
+	"github.com/polyloop/polyloop/internal/providertest"
 )
-
-// weatherExec is a small environment with one tool.
-type weatherExec struct{}
-
-func (weatherExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
-	if err := ctx.Err(); err != nil {
-		return polyloop.ActionOutcome{}, err
-	}
-	var args struct{ Location string }
-	if a.Tool != "get_current_weather" || json.Unmarshal(a.Args, &args) != nil {
-		return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: "unknown tool or bad arguments"}, nil
-	}
-	return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "Sunny in " + args.Location}, nil
-}
 
 // TestEndToEnd runs an agent through the Runner against the fake server: a
 // reply with two tool calls (Invalid: one per turn), one tool call
@@ -33,27 +16,11 @@ func (weatherExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.Act
 // answers each tool call, and the API key from the environment is in no
 // stored record.
 func TestEndToEnd(t *testing.T) {
-	t.Setenv("OPENAI_API_KEY", secretKey)
 	srv := newFakeServer(t,
 		response{Status: 200, Fixture: "empty_content_tool_calls.json"},
 		response{Status: 200, Fixture: "tool_call.json"},
 		response{Status: 200, Fixture: "text.json"})
-	client, err := New(Options{BaseURL: srv.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memstore.New()
-	r := &polyloop.Runner{Model: client, Parser: toolcallparser.New(toolcallparser.Options{}), Executor: weatherExec{}, Store: store}
-	agent := polyloop.Agent{
-		Name: "weather", System: "You answer weather questions.",
-		Tools:  []polyloop.ToolSpec{{Name: "get_current_weather", Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}}}`), Replay: polyloop.ReplaySafe}},
-		Limits: polyloop.Limits{MaxSteps: 5},
-		Model:  polyloop.ModelParams{Model: "gpt-4o", Retries: 1, RetryBackoffMS: 1},
-	}
-	res, err := r.Run(context.Background(), "run-1", agent, polyloop.Task{Input: "Weather in Boston?"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, store := harness.RunAgent(t, srv, harness.WeatherAgent("get_current_weather"), "Weather in Boston?")
 	if res.StopReason != polyloop.StopCompleted || res.FinalAnswer != "The capital of France is Paris." {
 		t.Fatalf("result %+v", res)
 	}
@@ -64,7 +31,8 @@ func TestEndToEnd(t *testing.T) {
 	if !strings.Contains(string(srv.Request(2).Body), `"content":"Sunny in Boston, MA","tool_call_id":"call_abc123"`) {
 		t.Errorf("the observation was not sent as the tool result: %s", srv.Request(2).Body)
 	}
-	checkNoKeyInLog(t, store)
+	records, _ := providertest.StoredRun(t, store)
+	providertest.CheckStoredTotals(t, records, checkTotals)
 }
 
 func checkTotals(t *testing.T, got polyloop.Totals) {
@@ -78,53 +46,10 @@ func checkTotals(t *testing.T, got polyloop.Totals) {
 	}
 }
 
-func checkNoKeyInLog(t *testing.T, store *memstore.Store) {
-	t.Helper()
-	log, err := store.ReadLog(context.Background(), "run-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := polyloop.EncodeRecords(log.Records)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(log.Records) == 0 || strings.Contains(string(raw), secretKey) {
-		t.Errorf("the API key is in the stored records (or there are none): %d records", len(log.Records))
-	}
-	fin, ok := log.Records[len(log.Records)-1].Body.(*polyloop.RunFinished)
-	if !ok {
-		t.Fatalf("the last record is %T, not RunFinished", log.Records[len(log.Records)-1].Body)
-	}
-	checkTotals(t, fin.Totals)
-}
-
 // TestEndToEndFailure: a 401 whose message echoes the key ends the run with
 // llm_error; the stored diagnostic keeps the status and code, not the key.
 func TestEndToEndFailure(t *testing.T) {
-	t.Setenv("OPENAI_API_KEY", secretKey)
-	srv := newFakeServer(t, response{Status: 401, Fixture: "error_401.json", Header: map[string]string{"x-request-id": "req_401"}})
-	client, err := New(Options{BaseURL: srv.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memstore.New()
-	r := &polyloop.Runner{Model: client, Parser: toolcallparser.New(toolcallparser.Options{}), Executor: weatherExec{}, Store: store}
-	res, err := r.Run(context.Background(), "run-1", polyloop.Agent{Name: "a", Model: polyloop.ModelParams{Model: "gpt-4o"}},
-		polyloop.Task{Input: "hi"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StopReason != polyloop.StopLLMError {
-		t.Fatalf("stop reason %s, want llm_error", res.StopReason)
-	}
-	log, _ := store.ReadLog(context.Background(), "run-1")
-	raw, _ := polyloop.EncodeRecords(log.Records)
-	if strings.Contains(string(raw), secretKey) {
-		t.Error("the API key is in the stored records")
-	}
-	for _, want := range []string{`"http_status":"401"`, `"provider_code":"invalid_api_key"`, `"request_id":"req_401"`} {
-		if !strings.Contains(string(raw), want) {
-			t.Errorf("the stored failure lacks %s", want)
-		}
-	}
+	providertest.TestEndToEndFailure(t, harness,
+		response{Status: 401, Fixture: "error_401.json", Header: map[string]string{"x-request-id": "req_401"}},
+		[]string{`"http_status":"401"`, `"provider_code":"invalid_api_key"`, `"request_id":"req_401"`})
 }

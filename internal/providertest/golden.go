@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/polyloop/polyloop/internal/pricing"
 )
 
 // PrettyJSON indents a JSON body for golden files.
@@ -34,5 +36,18 @@ func CheckGolden(t testing.TB, path string, got []byte, update bool) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("request body differs from %s (go test -update rewrites it):\n%s", path, got)
+	}
+}
+
+// CheckShippedPrices checks that the price table a client ships has the
+// version the client's PriceTableVersion says.
+func CheckShippedPrices(t testing.TB, defaultPrices func() (*pricing.Table, error), version string) {
+	t.Helper()
+	p, err := defaultPrices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Version != version {
+		t.Errorf("prices.json has version %q, PriceTableVersion says %q", p.Version, version)
 	}
 }
