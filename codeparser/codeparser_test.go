@@ -7,6 +7,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/codeparser"
+	"github.com/polyloop/polyloop/internal/parsertest"
 )
 
 func TestParseTable(t *testing.T) {
@@ -60,7 +61,7 @@ func TestParseTable(t *testing.T) {
 			if p == nil {
 				p = codeparser.New(codeparser.Options{})
 			}
-			d := checkedParse(t, p, polyloop.ModelReply{Text: tt.text})
+			d := parsertest.Parse(t, p, polyloop.ModelReply{Text: tt.text}, codeAction)
 			if d.Kind() != tt.kind {
 				t.Fatalf("Parse = %#v, want kind %s", d, tt.kind)
 			}
@@ -100,7 +101,7 @@ func mustUnmarshal(raw []byte, v any) {
 func TestToolCallsIgnored(t *testing.T) {
 	t.Parallel()
 	reply := polyloop.ModelReply{Text: "```bash\nls\n```", ToolCalls: []polyloop.ToolCall{{ID: "c1", Name: "shell", Args: []byte(`{}`)}}}
-	d := checkedParse(t, codeparser.New(codeparser.Options{}), reply)
+	d := parsertest.Parse(t, codeparser.New(codeparser.Options{}), reply, codeAction)
 	act, ok := d.(polyloop.Act)
 	if !ok || act.Action.CallID != "" || act.Action.Tool != "" || act.Action.Code != "ls" {
 		t.Fatalf("Parse = %#v, want the code action without call id or tool", d)

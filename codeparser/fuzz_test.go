@@ -5,6 +5,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/codeparser"
+	"github.com/polyloop/polyloop/internal/parsertest"
 )
 
 // FuzzParse checks the DecisionParser contract on arbitrary text: no panic,
@@ -29,7 +30,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, p := range parsers {
-			checkedParse(t, p, polyloop.ModelReply{Text: text})
+			parsertest.Parse(t, p, polyloop.ModelReply{Text: text}, codeAction)
 		}
 	})
 }

@@ -37,7 +37,7 @@ func TestGolden(t *testing.T) {
 	var got []golden.Section
 	for _, c := range goldenCases {
 		p := codeparser.New(c.opts)
-		d := checkedParse(t, p, polyloop.ModelReply{Text: c.text})
+		d := parsertest.Parse(t, p, polyloop.ModelReply{Text: c.text}, codeAction)
 		got = append(got, golden.Section{Name: c.name, Data: parsertest.Render(t, p, c.text, d)})
 	}
 	golden.Check(t, path, got)

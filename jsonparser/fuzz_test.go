@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/parsertest"
 	"github.com/polyloop/polyloop/jsonparser"
 )
 
@@ -29,7 +30,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, p := range parsers {
-			checkedParse(t, p, polyloop.ModelReply{Text: text})
+			parsertest.Parse(t, p, polyloop.ModelReply{Text: text}, jsonAction)
 		}
 	})
 }

@@ -87,7 +87,7 @@ func TestParseTable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			d := checkedParse(t, jsonparser.New(tt.opts), polyloop.ModelReply{Text: tt.text})
+			d := parsertest.Parse(t, jsonparser.New(tt.opts), polyloop.ModelReply{Text: tt.text}, jsonAction)
 			parsertest.Expect(t, d, tt.want, tt.contains)
 		})
 	}
@@ -98,7 +98,7 @@ func TestParseTable(t *testing.T) {
 func TestManyLooseBraces(t *testing.T) {
 	t.Parallel()
 	text := strings.Repeat("{ ", 200000) + `{"tool":"read"}`
-	d := checkedParse(t, jsonparser.New(jsonparser.Options{}), polyloop.ModelReply{Text: text})
+	d := parsertest.Parse(t, jsonparser.New(jsonparser.Options{}), polyloop.ModelReply{Text: text}, jsonAction)
 	if _, ok := d.(polyloop.Invalid); !ok {
 		t.Fatalf("Parse = %#v, want Invalid (the braces hide the action)", d)
 	}

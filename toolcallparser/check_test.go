@@ -2,20 +2,13 @@ package toolcallparser_test
 
 import (
 	"errors"
-	"testing"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/parsertest"
 )
 
-// checkedParse parses reply with parsertest.Parse, which checks the
-// DecisionParser contract; an action must have a tool and args that are one
-// JSON object sharing no memory with the reply.
-func checkedParse(t *testing.T, p polyloop.DecisionParser, reply polyloop.ModelReply) polyloop.Decision {
-	t.Helper()
-	return parsertest.Parse(t, p, reply, callAction)
-}
-
+// callAction is what parsertest.Parse checks of this parser's actions: a
+// tool and args that are one JSON object sharing no memory with the reply.
 func callAction(a polyloop.Action, reply polyloop.ModelReply) error {
 	if err := parsertest.ToolAction(a); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/parsertest"
 	"github.com/polyloop/polyloop/toolcallparser"
 )
 
@@ -32,7 +33,7 @@ func FuzzParse(f *testing.F) {
 			reply.ToolCalls = append(reply.ToolCalls, polyloop.ToolCall{ID: string(rune('a' + i)), Name: name, Args: []byte(args)})
 		}
 		for _, p := range parsers {
-			checkedParse(t, p, reply)
+			parsertest.Parse(t, p, reply, callAction)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/golden"
+	"github.com/polyloop/polyloop/internal/parsertest"
 	"github.com/polyloop/polyloop/toolcallparser"
 )
 
@@ -34,7 +35,7 @@ func TestGolden(t *testing.T) {
 	var got []golden.Section
 	for _, c := range goldenCases {
 		p := toolcallparser.New(c.opts)
-		d := checkedParse(t, p, c.reply)
+		d := parsertest.Parse(t, p, c.reply, callAction)
 		got = append(got, golden.Section{Name: c.name, Data: render(t, p, c.reply, d)})
 	}
 	golden.Check(t, filepath.Join("testdata", "decisions.golden"), got)

@@ -75,7 +75,7 @@ func TestParseTable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p := toolcallparser.New(toolcallparser.Options{RequireAction: tt.require})
-			d := checkedParse(t, p, tt.reply)
+			d := parsertest.Parse(t, p, tt.reply, callAction)
 			parsertest.Expect(t, d, tt.want, tt.contains)
 		})
 	}
