@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -39,20 +40,29 @@ func Check(t testing.TB, path string, got []Section) {
 	if err != nil {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
-	want := parse(raw)
+	for _, problem := range compare(path, parse(raw), got) {
+		t.Error(problem)
+	}
+}
+
+// compare lists how got differs from the sections of the file at path:
+// sections missing from the file, differing, or in the file only.
+func compare(path string, want map[string][]byte, got []Section) []string {
+	var problems []string
 	for _, s := range got {
 		w, ok := want[s.Name]
 		switch {
 		case !ok:
-			t.Errorf("%s has no section %q (run with -update)", path, s.Name)
+			problems = append(problems, fmt.Sprintf("%s has no section %q (run with -update)", path, s.Name))
 		case !bytes.Equal(w, s.Data):
-			t.Errorf("section %q of %s differs:\n--- got\n%s--- want\n%s", s.Name, path, s.Data, w)
+			problems = append(problems, fmt.Sprintf("section %q of %s differs:\n--- got\n%s--- want\n%s", s.Name, path, s.Data, w))
 		}
 		delete(want, s.Name)
 	}
 	for name := range want {
-		t.Errorf("%s has a stale section %q (run with -update)", path, name)
+		problems = append(problems, fmt.Sprintf("%s has a stale section %q (run with -update)", path, name))
 	}
+	return problems
 }
 
 // JSON encodes v as a section's text: indented by two spaces, without HTML
