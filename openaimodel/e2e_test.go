@@ -45,11 +45,3 @@ func checkTotals(t *testing.T, got polyloop.Totals) {
 		t.Errorf("totals %+v; want 3 steps, 3 calls, 1 action, %d in, %d out, cost %v known", got, 400+82+1117, 250+17+46, cost)
 	}
 }
-
-// TestEndToEndFailure: a 401 whose message echoes the key ends the run with
-// llm_error; the stored diagnostic keeps the status and code, not the key.
-func TestEndToEndFailure(t *testing.T) {
-	providertest.TestEndToEndFailure(t, harness,
-		response{Status: 401, Fixture: "error_401.json", Header: map[string]string{"x-request-id": "req_401"}},
-		[]string{`"http_status":"401"`, `"provider_code":"invalid_api_key"`, `"request_id":"req_401"`})
-}

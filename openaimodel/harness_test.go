@@ -3,11 +3,11 @@ package openaimodel
 import (
 	"testing"
 
-	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/providertest"
 )
 
-// harness describes the client to the tests shared with the other clients.
+// harness describes the client, its wire format and its fixtures to the
+// tests it shares with the other clients.
 var harness = providertest.Harness[pkg]{
 	Endpoint:          providertest.Endpoint{Base: "/v1/", Path: "/v1/chat/completions"},
 	Model:             "gpt-4o",
@@ -21,9 +21,32 @@ var harness = providertest.Harness[pkg]{
 		}
 		return c, nil
 	},
-	ErrorStatus: response{Status: 500, Fixture: "error_500.json"},
-	OK:          response{Status: 200, Fixture: "text.json"},
+	OK:              response{Status: 200, Fixture: "text.json"},
+	ErrorStatus:     response{Status: 500, Fixture: "error_500.json"},
+	Overloaded:      response{Status: 503, Fixture: "error_500.json"},
+	RetryAfter150ms: response{Status: 429, Fixture: "error_429.json", Header: map[string]string{"retry-after-ms": "150"}},
+	Rejected:        response{Status: 401, Fixture: "error_401.json", Header: map[string]string{"x-request-id": "req_401"}},
+	RejectedFields:  []string{`"http_status":"401"`, `"provider_code":"invalid_api_key"`, `"request_id":"req_401"`},
+	RateLimited:     response{Status: 429, Fixture: "error_429.json", Header: map[string]string{"x-request-id": "req_429", "Retry-After": "2"}},
+	RateLimitedFields: map[string]string{"http_status": "429", "provider_type": "requests", "provider_code": "rate_limit_exceeded",
+		"request_id": "req_429", "retry_after_ms": "2000", "attempts": "1"},
+	APIErrors:  apiErrors,
+	Unreadable: map[string]error{"malformed.json": nil, "empty_object.json": errNoChoices},
+	Replies:    replies,
+	Failing: map[string]response{
+		"http_400":       {Status: 400, Fixture: "error_400.json"},
+		"http_401":       {Status: 401, Fixture: "error_401.json"},
+		"http_429":       {Status: 429, Fixture: "error_429.json"},
+		"http_500":       {Status: 500, Fixture: "error_500.json"},
+		"http_502_html":  {Status: 502, Fixture: "error_502.html"},
+		"malformed_body": {Status: 200, Fixture: "malformed.json"},
+		"no_choices":     {Status: 200, Fixture: "empty_object.json"},
+	},
 }
+
+// TestShared runs the tests every client shares (providertest.Run). It is
+// not parallel: some of them set OPENAI_API_KEY.
+func TestShared(t *testing.T) { providertest.Run(t, harness) }
 
 // response is one scripted answer of the fake server.
 type response = providertest.Response
@@ -39,9 +62,4 @@ func newFakeServer(t testing.TB, script ...response) *providertest.Server {
 func newTestClient(t *testing.T, baseURL string) *Client {
 	t.Helper()
 	return harness.Client(t, baseURL).(*Client)
-}
-
-func call(t *testing.T, c *Client, retries int) (polyloop.ModelReply, error) {
-	t.Helper()
-	return harness.Call(t, c, retries)
 }

@@ -1,100 +1,67 @@
 package openaimodel
 
 import (
-	"context"
 	"encoding/json"
-	"math"
 	"reflect"
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/providertest"
 )
 
-func TestReplies(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		fixture string
-		want    polyloop.ModelReply
-		// cost is the expected cost from prices.json; nil: unknown.
-		cost *float64
-	}{
-		{
-			fixture: "text.json",
-			want: polyloop.ModelReply{
-				Text: "The capital of France is Paris.", Model: "gpt-4o-2024-08-06", FinishReason: "stop",
-				Usage: polyloop.Usage{InputTokens: 1117, OutputTokens: 46, CachedTokens: 1024},
-			},
-			// gpt-4o: 93 uncached × 2.50 + 1024 cached × 1.25 + 46 × 10.00 per million.
-			cost: ptr((93*2.50 + 1024*1.25 + 46*10.00) / 1e6),
+// replies are the success responses the shared tests send, the replies
+// they must give and their costs from prices.json (nil: unknown).
+var replies = []providertest.ReplyCase{
+	{
+		Fixture: "text.json",
+		Want: polyloop.ModelReply{
+			Text: "The capital of France is Paris.", Model: "gpt-4o-2024-08-06", FinishReason: "stop",
+			Usage: polyloop.Usage{InputTokens: 1117, OutputTokens: 46, CachedTokens: 1024},
 		},
-		{
-			fixture: "tool_call.json",
-			want: polyloop.ModelReply{
-				ToolCalls: []polyloop.ToolCall{{ID: "call_abc123", Name: "get_current_weather",
-					Args: json.RawMessage(`{"location":"Boston, MA"}`)}},
-				Model: "gpt-4o-mini-2024-07-18", FinishReason: "tool_calls",
-				Usage: polyloop.Usage{InputTokens: 82, OutputTokens: 17},
-			},
-			cost: ptr((82*0.15 + 17*0.60) / 1e6),
+		// gpt-4o: 93 uncached × 2.50 + 1024 cached × 1.25 + 46 × 10.00 per million.
+		Cost: ptr((93*2.50 + 1024*1.25 + 46*10.00) / 1e6),
+	},
+	{
+		Fixture: "tool_call.json",
+		Want: polyloop.ModelReply{
+			ToolCalls: []polyloop.ToolCall{{ID: "call_abc123", Name: "get_current_weather",
+				Args: json.RawMessage(`{"location":"Boston, MA"}`)}},
+			Model: "gpt-4o-mini-2024-07-18", FinishReason: "tool_calls",
+			Usage: polyloop.Usage{InputTokens: 82, OutputTokens: 17},
 		},
-		{
-			// Empty content with two tool calls; the second's arguments are
-			// not JSON and are kept as a string.
-			fixture: "empty_content_tool_calls.json",
-			want: polyloop.ModelReply{
-				ToolCalls: []polyloop.ToolCall{
-					{ID: "call_1", Name: "read_file", Args: json.RawMessage(`{"path":"README.md"}`)},
-					{ID: "call_2", Name: "list_dir", Args: json.RawMessage(`"{\"path\": \".\""`)},
-				},
-				Model: "o4-mini-2025-04-16", FinishReason: "tool_calls",
-				Usage: polyloop.Usage{InputTokens: 400, OutputTokens: 250, CachedTokens: 128, ReasoningTokens: 192},
+		Cost: ptr((82*0.15 + 17*0.60) / 1e6),
+	},
+	{
+		// Empty content with two tool calls; the second's arguments are
+		// not JSON and are kept as a string.
+		Fixture: "empty_content_tool_calls.json",
+		Want: polyloop.ModelReply{
+			ToolCalls: []polyloop.ToolCall{
+				{ID: "call_1", Name: "read_file", Args: json.RawMessage(`{"path":"README.md"}`)},
+				{ID: "call_2", Name: "list_dir", Args: json.RawMessage(`"{\"path\": \".\""`)},
 			},
-			cost: ptr((272*1.10 + 128*0.275 + 250*4.40) / 1e6),
+			Model: "o4-mini-2025-04-16", FinishReason: "tool_calls",
+			Usage: polyloop.Usage{InputTokens: 400, OutputTokens: 250, CachedTokens: 128, ReasoningTokens: 192},
 		},
-		{
-			fixture: "refusal.json",
-			want: polyloop.ModelReply{
-				Text: "I'm sorry, I can't assist with that request.", Model: "gpt-4o-2024-08-06", FinishReason: "refusal",
-				Usage: polyloop.Usage{InputTokens: 30, OutputTokens: 10},
-			},
-			cost: ptr((30*2.50 + 10*10.00) / 1e6),
+		Cost: ptr((272*1.10 + 128*0.275 + 250*4.40) / 1e6),
+	},
+	{
+		Fixture: "refusal.json",
+		Want: polyloop.ModelReply{
+			Text: "I'm sorry, I can't assist with that request.", Model: "gpt-4o-2024-08-06", FinishReason: "refusal",
+			Usage: polyloop.Usage{InputTokens: 30, OutputTokens: 10},
 		},
-		{
-			// A local server: no usage, a tool call without an id or
-			// arguments, a model the price table does not know.
-			fixture: "local_server.json",
-			want: polyloop.ModelReply{
-				ToolCalls: []polyloop.ToolCall{{ID: "polyloop_m1.1_0", Name: "get_time"}},
-				Model:     "llama3.1:8b", FinishReason: "tool_calls",
-			},
+		Cost: ptr((30*2.50 + 10*10.00) / 1e6),
+	},
+	{
+		// A local server: no usage, a tool call without an id or
+		// arguments, a model the price table does not know.
+		Fixture: "local_server.json",
+		Want: polyloop.ModelReply{
+			ToolCalls: []polyloop.ToolCall{{ID: "polyloop_m1.1_0", Name: "get_time"}},
+			Model:     "llama3.1:8b", FinishReason: "tool_calls",
 		},
-	} {
-		t.Run(tc.fixture, func(t *testing.T) {
-			t.Parallel()
-			srv := newFakeServer(t, response{Status: 200, Fixture: tc.fixture, Header: map[string]string{"x-request-id": "req_" + tc.fixture}})
-			c, err := New(Options{BaseURL: srv.URL(), APIKey: "test-key"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := c.Complete(context.Background(), polyloop.ModelRequest{CallID: "m1.1", Messages: userOnly,
-				Params: polyloop.ModelParams{Model: "gpt-4o", Retries: 2}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tc.want.Attempts, tc.want.RequestID = 1, "req_"+tc.fixture
-			gotCost := got.Usage.CostUSD
-			got.Usage.CostUSD = nil
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("reply\n got %+v\nwant %+v", got, tc.want)
-			}
-			switch {
-			case tc.cost == nil && gotCost != nil:
-				t.Errorf("cost = %v, want unknown (nil)", *gotCost)
-			case tc.cost != nil && (gotCost == nil || math.Abs(*gotCost-*tc.cost) > 1e-12):
-				t.Errorf("cost = %v, want %v", gotCost, *tc.cost)
-			}
-		})
-	}
+	},
 }
 
 func TestArgumentsRoundTrip(t *testing.T) {
@@ -131,18 +98,5 @@ func TestArgumentsRoundTrip(t *testing.T) {
 // request as the uninterrupted one.
 func TestArgumentsSurviveTheLog(t *testing.T) {
 	t.Parallel()
-	for _, s := range []string{`{"cmd": "a < b && c > d"}`, "{\n\"x\": [1, 2]\n}", `{bad`} {
-		args := argumentsJSON(s)
-		enc, err := json.Marshal(polyloop.ToolCall{Name: "t", Args: args})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back polyloop.ToolCall
-		if err := json.Unmarshal(enc, &back); err != nil {
-			t.Fatal(err)
-		}
-		if string(back.Args) != string(args) {
-			t.Errorf("arguments %q: %s in the reply, %s after the log", s, args, back.Args)
-		}
-	}
+	providertest.CheckArgsSurviveTheLog(t, argumentsJSON, `{"cmd": "a < b && c > d"}`, "{\n\"x\": [1, 2]\n}", `{bad`)
 }

@@ -47,9 +47,31 @@ type Harness[P provider.Package] struct {
 	ErrAttemptTimeout error
 	// New returns a client.
 	New func(Options) (Client, error)
-	// ErrorStatus is a retryable error status with its fixture; OK is a
-	// success.
-	ErrorStatus, OK Response
+	// OK is a success; ErrorStatus a retryable error status.
+	OK, ErrorStatus Response
+	// Overloaded is a retryable error status other than ErrorStatus.
+	Overloaded Response
+	// RetryAfter150ms is a 429 that asks for a wait of 150ms.
+	RetryAfter150ms Response
+	// Rejected is a 401 whose fixture echoes the key; RejectedFields are
+	// what the stored failure of the run it ends must show (e.g.
+	// `"http_status":"401"`).
+	Rejected       Response
+	RejectedFields []string
+	// RateLimited is an error status and RateLimitedFields the diagnostic
+	// fields its error must give.
+	RateLimited       Response
+	RateLimitedFields map[string]string
+	// APIErrors are error statuses and the errors they must give.
+	APIErrors []APIErrorCase[P]
+	// Unreadable maps fixtures of success responses that are not replies
+	// to the cause their *ResponseError must wrap (nil: any).
+	Unreadable map[string]error
+	// Replies are success responses and the replies they must give.
+	Replies []ReplyCase
+	// Failing are responses that fail a call, named for the contract kit
+	// ("http_500").
+	Failing map[string]Response
 }
 
 // Serve starts a fake server of the client's API answering with script.
