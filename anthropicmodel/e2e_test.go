@@ -2,37 +2,25 @@ package anthropicmodel
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/providertest"
 )
 
-// TestEndToEnd runs an agent through the Runner against the fake server: a
-// reply with two tool calls (Invalid: one per turn), one tool call
-// (executed), then an answer. The run completes, the totals are the sums of
-// the fixtures' usage and price-table costs, every request the server got
-// keeps the turns the API wants, and the API key from the environment is in
-// no stored record.
-func TestEndToEnd(t *testing.T) {
-	srv := newFakeServer(t,
-		response{Status: 200, Fixture: "empty_content_tool_use.json"},
-		response{Status: 200, Fixture: "tool_use.json"},
-		response{Status: 200, Fixture: "text.json"})
-	res, store := harness.RunAgent(t, srv, harness.WeatherAgent("get_weather"), "Weather in San Francisco?")
-	if res.StopReason != polyloop.StopCompleted || res.FinalAnswer != "Hi! My name is Claude." {
-		t.Fatalf("result %+v", res)
-	}
-	checkTotals(t, res.Totals)
-	for i := range srv.Count() {
-		checkTurns(t, srv.Request(i).Body)
-	}
-	if !strings.Contains(string(srv.Request(2).Body), `{"tool_use_id":"toolu_01A09q90qw90lq917835lq9","content":[{"text":"Sunny in San Francisco, CA","type":"text"}],"type":"tool_result"}`) {
-		t.Errorf("the observation was not sent as the tool result: %s", srv.Request(2).Body)
-	}
-	records, _ := providertest.StoredRun(t, store)
-	providertest.CheckStoredTotals(t, records, checkTotals)
+// endToEnd is a run through the Runner against the fake server (see
+// providertest.EndToEnd); every request the server gets must keep the turns
+// the API wants.
+var endToEnd = providertest.EndToEnd{
+	Script: []response{
+		{Status: 200, Fixture: "empty_content_tool_use.json"},
+		{Status: 200, Fixture: "tool_use.json"},
+		{Status: 200, Fixture: "text.json"},
+	},
+	Tool: "get_weather", Input: "Weather in San Francisco?", Answer: "Hi! My name is Claude.",
+	CheckRequest: checkTurns,
+	ToolResult:   `{"tool_use_id":"toolu_01A09q90qw90lq917835lq9","content":[{"text":"Sunny in San Francisco, CA","type":"text"}],"type":"tool_result"}`,
+	CheckTotals:  checkTotals,
 }
 
 func checkTotals(t *testing.T, got polyloop.Totals) {

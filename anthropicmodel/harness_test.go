@@ -32,15 +32,10 @@ var harness = providertest.Harness[pkg]{
 	APIErrors:         apiErrors,
 	Unreadable:        map[string]error{"malformed.json": nil, "empty_object.json": errNoContent},
 	Replies:           replies,
+	EndToEnd:          endToEnd,
 	Failing: map[string]response{
-		"http_400":       {Status: 400, Fixture: "error_400.json"},
-		"http_401":       {Status: 401, Fixture: "error_401.json"},
-		"http_429":       {Status: 429, Fixture: "error_429.json"},
-		"http_500":       {Status: 500, Fixture: "error_500.json"},
-		"http_529":       {Status: 529, Fixture: "error_529.json"},
-		"http_502_html":  {Status: 502, Fixture: "error_502.html"},
-		"malformed_body": {Status: 200, Fixture: "malformed.json"},
-		"not_a_message":  {Status: 200, Fixture: "empty_object.json"},
+		"http_529":      {Status: 529, Fixture: "error_529.json"},
+		"not_a_message": {Status: 200, Fixture: "empty_object.json"},
 	},
 }
 

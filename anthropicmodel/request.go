@@ -20,10 +20,7 @@ const DefaultMaxTokens = 4096
 // ModelParams.Extra entries become top-level fields of the body.
 func (c *Client) params(req polyloop.ModelRequest) (anthropic.MessageNewParams, error) {
 	var p anthropic.MessageNewParams
-	p.Model = anthropic.Model(req.Params.Model)
-	if p.Model == "" {
-		p.Model = anthropic.Model(c.p.Model)
-	}
+	p.Model = anthropic.Model(c.p.ChooseModel(req.Params.Model))
 	if p.Model == "" {
 		return p, ErrNoModel
 	}

@@ -2,37 +2,25 @@ package openaimodel
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/providertest"
 )
 
-// TestEndToEnd runs an agent through the Runner against the fake server: a
-// reply with two tool calls (Invalid: one per turn), one tool call
-// (executed), then an answer. The run completes, the totals are the sums of
-// the fixtures' usage and price-table costs, every request the server got
-// answers each tool call, and the API key from the environment is in no
-// stored record.
-func TestEndToEnd(t *testing.T) {
-	srv := newFakeServer(t,
-		response{Status: 200, Fixture: "empty_content_tool_calls.json"},
-		response{Status: 200, Fixture: "tool_call.json"},
-		response{Status: 200, Fixture: "text.json"})
-	res, store := harness.RunAgent(t, srv, harness.WeatherAgent("get_current_weather"), "Weather in Boston?")
-	if res.StopReason != polyloop.StopCompleted || res.FinalAnswer != "The capital of France is Paris." {
-		t.Fatalf("result %+v", res)
-	}
-	checkTotals(t, res.Totals)
-	for i := range srv.Count() {
-		checkToolPairing(t, srv.Request(i).Body)
-	}
-	if !strings.Contains(string(srv.Request(2).Body), `"content":"Sunny in Boston, MA","tool_call_id":"call_abc123"`) {
-		t.Errorf("the observation was not sent as the tool result: %s", srv.Request(2).Body)
-	}
-	records, _ := providertest.StoredRun(t, store)
-	providertest.CheckStoredTotals(t, records, checkTotals)
+// endToEnd is a run through the Runner against the fake server (see
+// providertest.EndToEnd); every request the server gets must answer each
+// tool call.
+var endToEnd = providertest.EndToEnd{
+	Script: []response{
+		{Status: 200, Fixture: "empty_content_tool_calls.json"},
+		{Status: 200, Fixture: "tool_call.json"},
+		{Status: 200, Fixture: "text.json"},
+	},
+	Tool: "get_current_weather", Input: "Weather in Boston?", Answer: "The capital of France is Paris.",
+	CheckRequest: checkToolPairing,
+	ToolResult:   `"content":"Sunny in Boston, MA","tool_call_id":"call_abc123"`,
+	CheckTotals:  checkTotals,
 }
 
 func checkTotals(t *testing.T, got polyloop.Totals) {

@@ -23,10 +23,7 @@ const (
 // ModelParams.Extra entries become top-level fields of the body.
 func (c *Client) params(req polyloop.ModelRequest) (openai.ChatCompletionNewParams, error) {
 	var p openai.ChatCompletionNewParams
-	p.Model = shared.ChatModel(req.Params.Model)
-	if p.Model == "" {
-		p.Model = shared.ChatModel(c.p.Model)
-	}
+	p.Model = shared.ChatModel(c.p.ChooseModel(req.Params.Model))
 	if p.Model == "" {
 		return p, ErrNoModel
 	}

@@ -16,12 +16,18 @@ const sample = `{
   }
 }`
 
-func TestLookup(t *testing.T) {
-	t.Parallel()
+func sampleTable(t *testing.T) *Table {
+	t.Helper()
 	tab, err := Parse([]byte(sample))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tab
+}
+
+func TestLookup(t *testing.T) {
+	t.Parallel()
+	tab := sampleTable(t)
 	for _, tc := range []struct {
 		model string
 		input float64
@@ -47,10 +53,7 @@ func TestLookup(t *testing.T) {
 
 func TestCost(t *testing.T) {
 	t.Parallel()
-	tab, err := Parse([]byte(sample))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := sampleTable(t)
 	for _, tc := range []struct {
 		model string
 		n     Tokens

@@ -82,3 +82,12 @@ func (s *Settings) SafeBaseURL() string {
 	}
 	return redact(u, s.Key)
 }
+
+// ChooseModel is the model a request names, else Settings.Model; "" when
+// neither names one.
+func (s *Settings) ChooseModel(requested string) string {
+	if requested != "" {
+		return requested
+	}
+	return s.Model
+}

@@ -9,15 +9,31 @@ import (
 	"github.com/polyloop/polyloop/polylooptest"
 )
 
+// standardFailures are the failure modes every client has, from fixtures
+// of the same names under each client's testdata/responses.
+var standardFailures = map[string]Response{
+	"http_400":       {Status: 400, Fixture: "error_400.json"},
+	"http_401":       {Status: 401, Fixture: "error_401.json"},
+	"http_429":       {Status: 429, Fixture: "error_429.json"},
+	"http_500":       {Status: 500, Fixture: "error_500.json"},
+	"http_502_html":  {Status: 502, Fixture: "error_502.html"},
+	"malformed_body": {Status: 200, Fixture: "malformed.json"},
+}
+
 // TestContract runs the polylooptest ModelClient contract kit against fake
-// servers: answering h.OK, hanging, and failing in each way of failing
-// (named as the kit reports them), plus a body cut short and a refused
+// servers: answering h.OK, hanging, and failing in each of the standard
+// ways (error statuses from error_400.json, error_401.json, error_429.json,
+// error_500.json and error_502.html; malformed.json), the client's own
+// (failing, named as the kit reports them), a body cut short and a refused
 // connection. It must not run in parallel: the kit's leak checks count the
 // process's goroutines.
 func TestContract[P provider.Package](t *testing.T, h Harness[P], failing map[string]Response) {
 	modes := map[string]func(t testing.TB) polyloop.ModelClient{
 		"body_cut_short":     h.serving(Response{Fixture: h.OK.Fixture, CutShort: true}),
 		"connection_refused": func(t testing.TB) polyloop.ModelClient { return h.contractClient(t, ClosedURL(t, h.Endpoint)) },
+	}
+	for name, resp := range standardFailures {
+		modes[name] = h.serving(resp)
 	}
 	for name, resp := range failing {
 		modes[name] = h.serving(resp)

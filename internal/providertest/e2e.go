@@ -106,3 +106,43 @@ func TestEndToEndFailure[P provider.Package](t *testing.T, h Harness[P], rejecte
 		}
 	}
 }
+
+// EndToEnd is a successful run of the weather agent through the Runner: the
+// server answers with Script (a reply with two tool calls, which the parser
+// rejects as Invalid; one tool call for Tool, executed; an answer).
+type EndToEnd struct {
+	Script []Response
+	// Tool is the weather tool's name; Input the task; Answer the final
+	// answer.
+	Tool, Input, Answer string
+	// CheckRequest checks each request body against the API's rules.
+	CheckRequest func(t *testing.T, body []byte)
+	// ToolResult is in the third request body: the observation sent as the
+	// tool's result.
+	ToolResult string
+	// CheckTotals checks the run's totals, from the fixtures' usage and the
+	// price table.
+	CheckTotals func(t *testing.T, got polyloop.Totals)
+}
+
+// TestEndToEnd runs e: the run completes with e.Answer, its totals and the
+// stored ones pass e.CheckTotals, every request passes e.CheckRequest, the
+// observation is sent as the tool's result, and the API key from the
+// environment is in no stored record. It sets the key's environment
+// variable, so it must not run in parallel.
+func TestEndToEnd[P provider.Package](t *testing.T, h Harness[P], e EndToEnd) {
+	srv := h.Serve(t, e.Script...)
+	res, store := h.RunAgent(t, srv, h.WeatherAgent(e.Tool), e.Input)
+	if res.StopReason != polyloop.StopCompleted || res.FinalAnswer != e.Answer {
+		t.Fatalf("result %+v", res)
+	}
+	e.CheckTotals(t, res.Totals)
+	for i := range srv.Count() {
+		e.CheckRequest(t, srv.Request(i).Body)
+	}
+	if body := srv.Request(2).Body; !strings.Contains(string(body), e.ToolResult) {
+		t.Errorf("the observation was not sent as the tool result: %s", body)
+	}
+	records, _ := StoredRun(t, store)
+	CheckStoredTotals(t, records, e.CheckTotals)
+}

@@ -69,9 +69,12 @@ type Harness[P provider.Package] struct {
 	Unreadable map[string]error
 	// Replies are success responses and the replies they must give.
 	Replies []ReplyCase
-	// Failing are responses that fail a call, named for the contract kit
-	// ("http_500").
+	// Failing are the responses besides the standard ones (see
+	// TestContract) that fail a call, named for the contract kit
+	// ("http_529").
 	Failing map[string]Response
+	// EndToEnd is the client's successful run through the Runner.
+	EndToEnd EndToEnd
 }
 
 // Serve starts a fake server of the client's API answering with script.

@@ -13,11 +13,12 @@ import (
 // process's goroutines; those run first, the others then in parallel.
 func Run[P provider.Package](t *testing.T, h Harness[P]) {
 	if h.New == nil || len(h.APIErrors) == 0 || len(h.Replies) == 0 || len(h.Unreadable) == 0 || len(h.Failing) == 0 ||
-		len(h.RejectedFields) == 0 || len(h.RateLimitedFields) == 0 {
-		t.Fatal("providertest: the Harness lacks New, API errors, replies, unreadable responses, failure modes or expected fields")
+		len(h.RejectedFields) == 0 || len(h.RateLimitedFields) == 0 || len(h.EndToEnd.Script) == 0 {
+		t.Fatal("providertest: the Harness lacks New, API errors, replies, unreadable responses, failure modes, expected fields or an end-to-end run")
 	}
 	t.Run("Contract", func(t *testing.T) { TestContract(t, h, h.Failing) })
 	t.Run("Secrets", func(t *testing.T) { TestSecrets(t, h, h.Rejected) })
+	t.Run("EndToEnd", func(t *testing.T) { TestEndToEnd(t, h, h.EndToEnd) })
 	t.Run("EndToEndFailure", func(t *testing.T) { TestEndToEndFailure(t, h, h.Rejected, h.RejectedFields) })
 	parallel := map[string]func(t *testing.T){
 		"Cancellation":       func(t *testing.T) { TestCancellation(t, h) },
