@@ -1,7 +1,6 @@
 package anthropicmodel
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -158,7 +157,7 @@ func assistantBlocks(m polyloop.Message) []anthropic.ContentBlockParamUnion {
 // Arguments that are not an object (they cannot come from this API) are
 // sent as an empty object.
 func toolInput(args json.RawMessage) json.RawMessage {
-	if isObject(args) {
+	if provider.IsObject(args) {
 		return args
 	}
 	return json.RawMessage(`{}`)
@@ -172,12 +171,9 @@ func tools(specs []polyloop.ToolSpec) ([]anthropic.ToolUnionParam, error) {
 	}
 	out := make([]anthropic.ToolUnionParam, 0, len(specs))
 	for _, t := range specs {
-		schema := json.RawMessage(`{"type":"object","properties":{}}`)
-		if len(t.Parameters) > 0 {
-			schema = t.Parameters
-		}
-		if !isObject(schema) {
-			return nil, fmt.Errorf("%w: the parameters of tool %q are not a JSON object", ErrBadRequest, t.Name)
+		schema, err := provider.ToolSchema(t)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 		}
 		tool := anthropic.ToolParam{Name: t.Name, InputSchema: param.Override[anthropic.ToolInputSchemaParam](schema)}
 		if t.Description != "" {
@@ -186,9 +182,4 @@ func tools(specs []polyloop.ToolSpec) ([]anthropic.ToolUnionParam, error) {
 		out = append(out, anthropic.ToolUnionParam{OfTool: &tool})
 	}
 	return out, nil
-}
-
-func isObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m) == nil && bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{"))
 }

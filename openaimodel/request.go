@@ -1,7 +1,6 @@
 package openaimodel
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -126,12 +125,9 @@ func argumentsText(args json.RawMessage) string {
 func tools(specs []polyloop.ToolSpec) ([]openai.ChatCompletionToolUnionParam, error) {
 	out := make([]openai.ChatCompletionToolUnionParam, 0, len(specs))
 	for _, t := range specs {
-		schema := json.RawMessage(`{"type":"object","properties":{}}`)
-		if len(t.Parameters) > 0 {
-			schema = t.Parameters
-		}
-		if !isObject(schema) {
-			return nil, fmt.Errorf("%w: the parameters of tool %q are not a JSON object", ErrBadRequest, t.Name)
+		schema, err := provider.ToolSchema(t)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 		}
 		def := struct {
 			Name        string          `json:"name"`
@@ -144,9 +140,4 @@ func tools(specs []polyloop.ToolSpec) ([]openai.ChatCompletionToolUnionParam, er
 		return nil, nil
 	}
 	return out, nil
-}
-
-func isObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m) == nil && bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{"))
 }
