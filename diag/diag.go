@@ -45,6 +45,13 @@ type Fielder interface {
 	DiagFields() map[string]string
 }
 
+// Typer is implemented by errors whose Go type name is not the name a reader
+// should see (generic types, say): DiagType returns it, e.g.
+// "*openaimodel.APIError".
+type Typer interface {
+	DiagType() string
+}
+
 // Options bound a description.
 type Options struct {
 	// MaxDepth bounds how deep the cause chain is followed (DefaultMaxDepth
@@ -164,7 +171,17 @@ func (w *walker) describe(err error, depth int) Diagnostic {
 	return d
 }
 
-func typeName(err error) string { return fmt.Sprintf("%T", err) }
+func typeName(err error) (name string) {
+	if t, ok := err.(Typer); ok {
+		defer func() {
+			if recover() != nil {
+				name = fmt.Sprintf("%T", err)
+			}
+		}()
+		return t.DiagType()
+	}
+	return fmt.Sprintf("%T", err)
+}
 
 // identity returns a key for cycle detection: the pointer for pointer-shaped
 // errors, the value itself for comparable values.

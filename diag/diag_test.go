@@ -114,3 +114,15 @@ func truncatedSomewhere(d diag.Diagnostic) bool {
 func validUTF8(d diag.Diagnostic) bool {
 	return utf8.ValidString(d.Message)
 }
+
+type genericErr[T any] struct{}
+
+func (genericErr[T]) Error() string    { return "generic" }
+func (genericErr[T]) DiagType() string { return "*client.APIError" }
+
+func TestDiagType(t *testing.T) {
+	d := diag.From(fmt.Errorf("call: %w", genericErr[int]{}))
+	if d.Causes[0].Type != "*client.APIError" {
+		t.Fatalf("type %q", d.Causes[0].Type)
+	}
+}

@@ -167,3 +167,13 @@ func put(m map[string]string, k, v string) {
 		m[k] = v
 	}
 }
+
+// DiagType names the error for package diag as its client's type,
+// "*openaimodel.APIError" rather than the generic instantiation.
+func (e *APIError[P]) DiagType() string { return "*" + name[P]() + ".APIError" }
+
+// DiagType names the error for package diag as its client's type.
+func (e *ConnectionError[P]) DiagType() string { return "*" + name[P]() + ".ConnectionError" }
+
+// DiagType names the error for package diag as its client's type.
+func (e *ResponseError[P]) DiagType() string { return "*" + name[P]() + ".ResponseError" }
