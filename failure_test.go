@@ -285,6 +285,15 @@ func TestRunIdentity(t *testing.T) {
 	if err != nil || len(gen.RunID) != 26 {
 		t.Fatalf("generated run id %q, %v", gen.RunID, err)
 	}
+	// A run that fails still names itself, so that it can be resumed.
+	failing := newRunner(scriptmodel.New(call(1, "fail", nil)), store, newTestExec())
+	res3, err := failing.Run(ctx, "", testAgent(), polyloop.Task{Input: "go"})
+	if err == nil || len(res3.RunID) != 26 {
+		t.Fatalf("failed run: id %q, err %v", res3.RunID, err)
+	}
+	if log, _ := store.ReadLog(ctx, res3.RunID); log.Empty() {
+		t.Fatal("the failed run's id names no log")
+	}
 }
 
 // SPEC §7.4: a store failing on append N gives a *PersistenceError wrapping

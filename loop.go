@@ -31,7 +31,6 @@ type driver struct {
 	hist    historyBuilder
 	pending []Record
 	sinks   *sinkSet
-	parent  *ParentRef
 	// outcome is the executor's own outcome of the step in pending, for the
 	// action_finished event (the audit channel).
 	outcome *ActionOutcome
@@ -142,7 +141,7 @@ func (d *driver) loop(ctx context.Context, e entry) (RunResult, error) {
 			return d.finish(ctx, e.reason, e.answer)
 		}
 		if err != nil {
-			return RunResult{}, err
+			return RunResult{RunID: d.runID}, err
 		}
 	}
 }
@@ -325,7 +324,7 @@ func (d *driver) finish(ctx context.Context, reason StopReason, answer string) (
 	fin := &RunFinished{StopReason: reason, FinalAnswer: answer, Totals: d.totals.totals(), Sinks: d.sinks.snapshot()}
 	d.add(fin)
 	if err := d.flush(ctx); err != nil {
-		return RunResult{}, err
+		return RunResult{RunID: d.runID}, err
 	}
 	return RunResult{RunID: d.runID, StopReason: reason, FinalAnswer: answer, Totals: fin.Totals,
 		Sinks: d.sinks.snapshot(), Records: d.nextSeq}, nil

@@ -11,7 +11,9 @@ import (
 // Run starts a new run of agent on task and runs it until it finishes.
 //
 // runID names the run; an empty runID gets a new ULID. A runID that already
-// has records gives ErrRunExists. Errors: a store failure is a
+// has records gives ErrRunExists. When an error is returned, the result
+// carries only the RunID, so that the caller can resume the run. Errors: a
+// store failure is a
 // *PersistenceError; an executor error or panic, a parser panic and a
 // cancellation propagate unchanged, leaving a log that Resume can continue.
 // A model failure is not an error: the run finishes with StopLLMError.
@@ -39,7 +41,6 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 		return RunResult{}, fmt.Errorf("%w: snapshot: %v", ErrInvalidConfig, err)
 	}
 	d := newDriver(r, runID, snap, hash)
-	d.parent = parent
 	d.add(&RunStarted{RunID: runID, Snapshot: snap, SnapshotHash: hash, LibraryVersion: LibraryVersion, Parent: parent})
 	return d.loop(ctx, entry{kind: entryStep, step: 1})
 }
@@ -74,7 +75,6 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 	}
 	stored, storedHash := log.Snapshot()
 	d := newDriver(r, runID, stored, storedHash)
-	d.parent = log.Started().Parent
 	for _, rec := range log.Records {
 		d.totals.add(rec.Body)
 		d.hist.add(rec.Body)
