@@ -158,10 +158,12 @@ func (e *httpErr) DiagFields() map[string]string {
 // result record; the run stays resumable.
 func TestCancelDuringModelCall(t *testing.T) {
 	store := memstore.New()
-	model := scriptmodel.New(scriptmodel.Turn{Text: "slow", Delay: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err := newRunner(model, store, newTestExec()).Run(ctx, "r1", testAgent(), polyloop.Task{Input: "go"})
+	defer cancel()
+	// The model is cancelled once the call is under way, and honours it.
+	model := scriptmodel.New(scriptmodel.Turn{Text: "slow", Delay: time.Hour})
+	onEnter := &cancelOnEnter{inner: model, cancel: cancel}
+	_, err := newRunner(onEnter, store, newTestExec()).Run(ctx, "r1", testAgent(), polyloop.Task{Input: "go"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -179,16 +181,39 @@ func TestCancelDuringModelCall(t *testing.T) {
 func TestCancelDuringAction(t *testing.T) {
 	store := memstore.New()
 	model := scriptmodel.New(call(1, "block", nil))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := newRunner(model, store, newTestExec()).Run(ctx, "r1", testAgent(), polyloop.Task{Input: "go"})
-	if !errors.Is(err, context.DeadlineExceeded) {
+	exec := &cancelOnEnterExec{inner: newTestExec(), cancel: cancel}
+	_, err := newRunner(model, store, exec).Run(ctx, "r1", testAgent(), polyloop.Task{Input: "go"})
+	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
 	log, _ := store.ReadLog(context.Background(), "r1")
 	if lastKind(log) != polyloop.KindActionIntent {
 		t.Fatalf("kinds %v", kinds(log))
 	}
+}
+
+// cancelOnEnter cancels the run as its model call starts.
+type cancelOnEnter struct {
+	inner  polyloop.ModelClient
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnEnter) Complete(ctx context.Context, req polyloop.ModelRequest) (polyloop.ModelReply, error) {
+	c.cancel()
+	return c.inner.Complete(ctx, req)
+}
+
+// cancelOnEnterExec cancels the run as its action starts.
+type cancelOnEnterExec struct {
+	inner  polyloop.ActionExecutor
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnEnterExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	c.cancel()
+	return c.inner.Execute(ctx, a)
 }
 
 // SPEC §3.3: not_executed and env_error put the synthetic text, flagged, into

@@ -119,3 +119,16 @@ func kinds(log polyloop.RunLog) []string {
 func lastKind(log polyloop.RunLog) polyloop.RecordKind {
 	return log.Records[len(log.Records)-1].Kind()
 }
+
+// ledgerFor returns the ledger entries of one tool.
+func (e *testExec) ledgerFor(tool string) map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string]int{}
+	for k, n := range e.ledger {
+		if strings.HasPrefix(k, tool+":") {
+			out[k] = n
+		}
+	}
+	return out
+}

@@ -120,6 +120,45 @@ func (d *driver) flush(ctx context.Context) error {
 	return nil
 }
 
+// FactWriteTimeout bounds the write of records that are already facts (a
+// model result, a step record, a determined finish) when the run's context
+// has been cancelled: they are written on a context detached from the
+// cancellation, so that a cancelled run loses nothing that happened.
+const FactWriteTimeout = 10 * time.Second
+
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), FactWriteTimeout)
+}
+
+// stopForCancel is how the loop stops when its context is done before the
+// next side effect: the records already queued — results and step records,
+// facts of what happened — are written on a detached context, then the
+// context's error is returned as is. No intent is written: nothing new
+// starts.
+func (d *driver) stopForCancel(ctx context.Context, cause error) error {
+	if !d.pendingFacts() {
+		return cause // a run_started or config_override alone: nothing happened yet
+	}
+	wctx, cancel := detached(ctx)
+	defer cancel()
+	if err := d.flush(wctx); err != nil {
+		return err
+	}
+	return cause
+}
+
+// pendingFacts reports whether the queued records hold something that
+// happened: a model result or a step record.
+func (d *driver) pendingFacts() bool {
+	for _, r := range d.pending {
+		switch r.Body.(type) {
+		case *ModelCallResult, *StepCompleted:
+			return true
+		}
+	}
+	return false
+}
+
 // loop runs the run from an entry point until it finishes or fails.
 func (d *driver) loop(ctx context.Context, e entry) (RunResult, error) {
 	var err error
@@ -169,7 +208,7 @@ func actionID(step int) string { return "a" + strconv.Itoa(step) }
 
 func (d *driver) callModel(ctx context.Context, step, attempt int) (entry, error) {
 	if err := ctx.Err(); err != nil {
-		return entry{}, err
+		return entry{}, d.stopForCancel(ctx, err)
 	}
 	callID := modelCallID(step, attempt)
 	d.add(&ModelCallIntent{Step: step, CallID: callID, Attempt: attempt})
@@ -263,7 +302,7 @@ func (d *driver) policy(a Action) ReplayPolicy {
 // panic propagates and leaves the log at intent-without-step.
 func (d *driver) act(ctx context.Context, e entry) (entry, error) {
 	if err := ctx.Err(); err != nil {
-		return entry{}, err
+		return entry{}, d.stopForCancel(ctx, err)
 	}
 	intent := &ActionIntent{Step: e.step, ActionID: actionID(e.step), Attempt: e.attempt,
 		ModelCallID: e.callID, Action: e.action, Replay: d.policy(e.action)}
@@ -323,6 +362,12 @@ func truncateRunes(s string, limit int) (string, int) {
 func (d *driver) finish(ctx context.Context, reason StopReason, answer string) (RunResult, error) {
 	fin := &RunFinished{StopReason: reason, FinalAnswer: answer, Totals: d.totals.totals(), Sinks: d.sinks.snapshot()}
 	d.add(fin)
+	if ctx.Err() != nil {
+		// The finish is already determined by what happened: record it.
+		wctx, cancel := detached(ctx)
+		defer cancel()
+		ctx = wctx
+	}
 	if err := d.flush(ctx); err != nil {
 		return RunResult{RunID: d.runID}, err
 	}

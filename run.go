@@ -25,6 +25,9 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
 	}
+	if err := ctx.Err(); err != nil {
+		return RunResult{RunID: runID}, err
+	}
 	if runID == "" {
 		runID = NewRunID()
 	}
@@ -58,6 +61,9 @@ func (r *Runner) Resume(ctx context.Context, runID string, agent Agent) (RunResu
 func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts ResumeOptions) (RunResult, error) {
 	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return RunResult{RunID: runID}, err
 	}
 	log, err := r.Store.ReadLog(ctx, runID)
 	if err != nil {
