@@ -183,16 +183,15 @@ func typeName(err error) (name string) {
 	return fmt.Sprintf("%T", err)
 }
 
-// identity returns a key for cycle detection: the pointer for pointer-shaped
-// errors, the value itself for comparable values.
+// identity returns a key for cycle detection: the pointer of pointer-shaped
+// errors. A cycle can only pass through pointers; value errors are bounded by
+// the depth limit. (Using a value as a map key could panic: a comparable
+// struct may hold an interface with an unhashable value.)
 func identity(err error) (any, bool) {
 	v := reflect.ValueOf(err)
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer, reflect.Slice:
 		return v.Pointer(), true
-	}
-	if v.Type().Comparable() {
-		return err, true
 	}
 	return nil, false
 }

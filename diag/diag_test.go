@@ -126,3 +126,16 @@ func TestDiagType(t *testing.T) {
 		t.Fatalf("type %q", d.Causes[0].Type)
 	}
 }
+
+// A comparable struct error holding an unhashable value must not panic.
+type holder struct{ v any }
+
+func (h holder) Error() string { return "holder" }
+func (h holder) Unwrap() error { return errors.New("inner") }
+
+func TestUnhashableValueError(t *testing.T) {
+	d := diag.From(fmt.Errorf("x: %w", holder{v: []int{1}}))
+	if d.Causes[0].Type != "diag_test.holder" || len(d.Causes[0].Causes) != 1 {
+		t.Fatalf("%+v", d)
+	}
+}
