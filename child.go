@@ -17,8 +17,9 @@ type Child struct {
 	Agent  Agent
 	// Key names the child within its parent action. Without a key, children
 	// are numbered in call order within the action, which is stable only
-	// when the action calls InvokeChild sequentially; children started from
-	// concurrent goroutines must be given distinct keys, so that a replayed
+	// when the action calls InvokeChild sequentially: a concurrent unkeyed
+	// call is refused. Children started from concurrent goroutines need
+	// distinct keys (no '/'; each once per action), so that a replayed
 	// action meets each of them again under the same identity.
 	Key string
 }
@@ -40,7 +41,9 @@ type Receive[T any] struct {
 }
 
 // ChildFailure is a child run that finished with a stop reason other than
-// completed: a failure business code may receive.
+// completed: a failure business code may receive. Decide whether an error is
+// one with AsChildFailure, not errors.As: an error that must propagate may
+// wrap a value of this type.
 type ChildFailure struct {
 	ChildRunID string
 	StopReason StopReason
@@ -61,7 +64,9 @@ var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action"
 //
 // The child's run id is derived from the parent run id, the step and the
 // child's index or key, so a replayed parent action meets the same child: a
-// finished child is not run again, an unfinished one is resumed.
+// finished child is not run again, an unfinished one is resumed — with the
+// ResumeOptions the parent was resumed with, so that a configuration change
+// the caller allowed for the parent is allowed for its children too.
 //
 // The parent's log records the reception (accepted; handled with the value a
 // handler returned; or reception failed) before InvokeChild returns, so a
@@ -90,12 +95,16 @@ func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receiv
 			return zero, fmt.Errorf("%w: without Succeeded, InvokeChild returns the RunResult, but T is %T", ErrInvalidConfig, zero)
 		}
 	}
-	ref := scope.childRef(child.Key)
+	ref, done, err := scope.startChild(child.Key)
+	if err != nil {
+		return zero, err
+	}
+	defer done()
 	childID := ChildRunID(ref)
 	if rec := scope.d.reception(childID); rec != nil {
-		return reuseReception[T](rec, childID)
+		return reuseReception[T](ctx, child, rec)
 	}
-	res, err := child.Runner.Resume(ctx, childID, child.Agent)
+	res, err := child.Runner.ResumeWith(ctx, childID, child.Agent, scope.d.opts)
 	if errors.Is(err, ErrRunNotFound) {
 		res, err = child.Runner.run(ctx, childID, child.Agent, task, &ref)
 	}
@@ -125,6 +134,7 @@ func receive[T, A any](ctx context.Context, d *driver, rec *ChildReception, name
 	switch {
 	case handler != nil && herr != nil:
 		rec.Reception, rec.Failure = ReceptionFailed, diag.From(herr)
+		herr = &ReceptionError{ChildRunID: rec.ChildRunID, Handler: name, Failure: rec.Failure, cause: herr}
 	case handler != nil:
 		rec.Reception = ReceptionHandled
 	default:
@@ -143,40 +153,73 @@ func receive[T, A any](ctx context.Context, d *driver, rec *ChildReception, name
 	return v, herr
 }
 
-// reuseReception returns what a recorded reception returned the first time.
-func reuseReception[T any](rec *ChildReception, childID string) (T, error) {
+// reuseReception returns what a recorded reception returned the first time:
+// the same value, or an error with the same text.
+func reuseReception[T any](ctx context.Context, child Child, rec *ChildReception) (T, error) {
 	var v T
-	if rec.Reception == ReceptionFailed {
-		return v, &ReceptionError{ChildRunID: childID, Handler: rec.Handler, Failure: rec.Failure}
-	}
-	if rec.Reception == ReceptionAccepted && rec.StopReason != StopCompleted {
-		return v, &ChildFailure{ChildRunID: childID, StopReason: rec.StopReason}
+	switch {
+	case rec.Reception == ReceptionFailed:
+		return v, &ReceptionError{ChildRunID: rec.ChildRunID, Handler: rec.Handler, Failure: rec.Failure}
+	case rec.Reception == ReceptionAccepted && rec.StopReason != StopCompleted:
+		// The failure was delivered as is: deliver it again, with the
+		// child's stored result.
+		res, err := child.Runner.Resume(ctx, rec.ChildRunID, child.Agent)
+		if err != nil {
+			return v, &ChildError{ChildRunID: rec.ChildRunID, Err: err}
+		}
+		return v, &ChildFailure{ChildRunID: rec.ChildRunID, StopReason: rec.StopReason, Result: res}
 	}
 	if err := json.Unmarshal(rec.Value, &v); err != nil {
-		return v, fmt.Errorf("polyloop: recorded reception of child %q: %w", childID, err)
+		return v, fmt.Errorf("polyloop: recorded reception of child %q: %w", rec.ChildRunID, err)
 	}
 	return v, nil
 }
 
-// ReceptionError is what a resumed parent gets for a reception whose handler
-// failed the first time: the recorded failure, not a second run of the
-// handler.
+// ReceptionError is a Succeeded or Failed handler that failed. Its text is
+// built from the recorded reception only, so a resumed parent that meets the
+// recorded failure gets the same error text as the first time; the first
+// time, Unwrap also reaches the handler's own error.
 type ReceptionError struct {
 	ChildRunID string
 	Handler    string
 	Failure    *diag.Diagnostic
+	cause      error
 }
 
 func (e *ReceptionError) Error() string {
-	return fmt.Sprintf("polyloop: the %s handler for child %q failed: %s", e.Handler, e.ChildRunID, e.Failure.String())
+	msg := ""
+	if e.Failure != nil {
+		msg = e.Failure.Message
+	}
+	return fmt.Sprintf("polyloop: the %s handler for child %q failed: %s", e.Handler, e.ChildRunID, msg)
+}
+
+// Unwrap returns the handler's error when it ran in this process, or nil
+// when the failure was read back from the log.
+func (e *ReceptionError) Unwrap() error { return e.cause }
+
+// AsChildFailure returns the *ChildFailure err carries, if it carries one
+// that business code may receive: false when MustPropagate(err), whatever
+// else err wraps. Use it instead of errors.As to decide whether to handle a
+// child's failure.
+func AsChildFailure(err error) (*ChildFailure, bool) {
+	if MustPropagate(err) {
+		return nil, false
+	}
+	var f *ChildFailure
+	if errors.As(err, &f) {
+		return f, true
+	}
+	return nil, false
 }
 
 // ChildRunID is the run id of the child a ParentRef names:
-// "<parent>/<step>.<index>" or "<parent>/<step>.<key>".
+// "<parent>/<step>.<index>" for an unkeyed child, "<parent>/<step>:<key>"
+// for a keyed one. The two forms cannot collide, and since keys hold no '/',
+// no child id collides with a grandchild's.
 func ChildRunID(ref ParentRef) string {
-	name := strconv.Itoa(ref.Index)
 	if ref.Key != "" {
-		name = ref.Key
+		return ref.RunID + "/" + strconv.Itoa(ref.Step) + ":" + ref.Key
 	}
-	return ref.RunID + "/" + strconv.Itoa(ref.Step) + "." + name
+	return ref.RunID + "/" + strconv.Itoa(ref.Step) + "." + strconv.Itoa(ref.Index)
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/memstore"
@@ -326,7 +327,7 @@ func TestChildIdentities(t *testing.T) {
 	for _, id := range ids {
 		seen[id] = true
 	}
-	for _, want := range []string{"p/1.1", "p/1.2", "p/1.left", "p/1.right"} {
+	for _, want := range []string{"p/1.1", "p/1.2", "p/1:left", "p/1:right"} {
 		if !seen[want] {
 			t.Fatalf("child ids %v lack %s", ids, want)
 		}
@@ -408,5 +409,245 @@ func TestMustPropagate(t *testing.T) {
 	}
 	if !polyloop.MustPropagate(&polyloop.PersistenceError{Op: "append", Err: errors.New("x")}) {
 		t.Fatal("a persistence error was not marked")
+	}
+}
+
+// delegateWith runs a parent whose "delegate" action calls invoke; it
+// returns the parent's Run error.
+func delegateWith(t *testing.T, store *memstore.Store, invoke func(ctx context.Context) (string, error)) error {
+	t.Helper()
+	exec := &delegateExec{env: newTestExec(), invoke: invoke}
+	parent := &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil), scriptmodel.Reply("ok")), Parser: testParser{}, Executor: exec, Store: store}
+	_, err := parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"})
+	return err
+}
+
+// Keyed and unkeyed children live in separate name spaces; keys are checked.
+func TestChildKeys(t *testing.T) {
+	store := memstore.New()
+	answers := map[string]string{}
+	mk := func(answer string) polyloop.Child {
+		return polyloop.Child{Runner: &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply(answer)), Parser: testParser{}, Executor: newTestExec(), Store: store}, Agent: childAgent()}
+	}
+	var keyErrs []error
+	err := delegateWith(t, store, func(ctx context.Context) (string, error) {
+		recv := polyloop.Receive[string]{Succeeded: answerText}
+		keyed := mk("keyed")
+		keyed.Key = "2"
+		for _, c := range []polyloop.Child{mk("first"), keyed, mk("second")} {
+			a, err := polyloop.InvokeChild(ctx, c, polyloop.Task{Input: "q"}, recv)
+			if err != nil {
+				return "", err
+			}
+			answers[a] = a
+		}
+		for _, key := range []string{"2", "a/b"} {
+			bad := mk("x")
+			bad.Key = key
+			_, err := polyloop.InvokeChild(ctx, bad, polyloop.Task{Input: "q"}, recv)
+			keyErrs = append(keyErrs, err)
+		}
+		return "ok", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(answers) != 3 {
+		t.Fatalf("answers %v: a keyed child took an unkeyed child's identity", answers)
+	}
+	for _, e := range keyErrs {
+		if !errors.Is(e, polyloop.ErrInvalidConfig) {
+			t.Fatalf("bad key accepted: %v", e)
+		}
+	}
+}
+
+// Concurrent children without keys are refused: their identities would
+// depend on scheduling.
+func TestConcurrentUnkeyedChildrenRefused(t *testing.T) {
+	store := memstore.New()
+	release := make(chan struct{})
+	slow := &polyloop.Runner{Model: &gateModel{gate: release}, Parser: testParser{}, Executor: newTestExec(), Store: store}
+	var second error
+	err := delegateWith(t, store, func(ctx context.Context) (string, error) {
+		done := make(chan error, 1)
+		go func() {
+			_, err := polyloop.InvokeChild(ctx, polyloop.Child{Runner: slow, Agent: childAgent()}, polyloop.Task{Input: "q"}, polyloop.Receive[string]{Succeeded: answerText})
+			done <- err
+		}()
+		<-slowStarted(slow)
+		_, second = polyloop.InvokeChild(ctx, polyloop.Child{Runner: slow, Agent: childAgent()}, polyloop.Task{Input: "q"}, polyloop.Receive[string]{Succeeded: answerText})
+		close(release)
+		return "ok", <-done
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(second, polyloop.ErrInvalidConfig) {
+		t.Fatalf("concurrent unkeyed child accepted: %v", second)
+	}
+}
+
+// gateModel answers once gate is closed, and says when a call has begun.
+type gateModel struct {
+	gate    chan struct{}
+	started chan struct{}
+	once    sync.Once
+}
+
+func (g *gateModel) Complete(ctx context.Context, _ polyloop.ModelRequest) (polyloop.ModelReply, error) {
+	g.once.Do(func() { close(g.startedCh()) })
+	<-g.gate
+	return polyloop.ModelReply{Text: "late"}, nil
+}
+
+func (g *gateModel) startedCh() chan struct{} {
+	if g.started == nil {
+		g.started = make(chan struct{})
+	}
+	return g.started
+}
+
+func slowStarted(r *polyloop.Runner) chan struct{} { return r.Model.(*gateModel).startedCh() }
+
+// Rule 3 and the equivalence property: a failed handler's error has the same
+// text the first time and when a resumed parent meets the recorded failure.
+func TestReceptionErrorSameAfterResume(t *testing.T) {
+	handlerErr := errors.New("answer unusable")
+	f := newChildFixture([]scriptmodel.Turn{scriptmodel.Reply("child answer")}, func(*childFixture) polyloop.Receive[string] {
+		return polyloop.Receive[string]{Succeeded: func(polyloop.RunResult) (string, error) { return "", handlerErr }}
+	})
+	_, first := f.parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"})
+	_, again := f.parent.Resume(context.Background(), "p", parentAgent())
+	if first == nil || again == nil || first.Error() != again.Error() {
+		t.Fatalf("first %q, after resume %q", first, again)
+	}
+	if !errors.Is(first, handlerErr) {
+		t.Fatal("the first error does not reach the handler's error")
+	}
+}
+
+// AsChildFailure refuses a failure wrapped in an error that must propagate.
+func TestAsChildFailure(t *testing.T) {
+	f := &polyloop.ChildFailure{ChildRunID: "c", StopReason: polyloop.StopMaxSteps}
+	if got, ok := polyloop.AsChildFailure(fmt.Errorf("x: %w", f)); !ok || got != f {
+		t.Fatal("a received failure was not recognised")
+	}
+	if _, ok := polyloop.AsChildFailure(&polyloop.ChildError{ChildRunID: "c", Err: f}); ok {
+		t.Fatal("a child error disguised as a failure was accepted")
+	}
+}
+
+// Rule 2, the remaining cases: a real cancellation, a panic in a child's
+// seam, a corrupt child log and a child snapshot mismatch all propagate, and
+// Failed is never called.
+func TestChildMechanismFailuresPropagate(t *testing.T) {
+	failed := func(called *bool) polyloop.Receive[string] {
+		return polyloop.Receive[string]{Succeeded: answerText, Failed: func(*polyloop.ChildFailure) (string, error) { *called = true; return "fallback", nil }}
+	}
+	t.Run("cancellation", func(t *testing.T) {
+		store := memstore.New()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		child := &polyloop.Runner{Model: &cancelOnEnter{inner: scriptmodel.New(scriptmodel.Turn{Text: "x", Delay: time.Hour}), cancel: cancel}, Parser: testParser{}, Executor: newTestExec(), Store: store}
+		var called bool
+		exec := &delegateExec{env: newTestExec(), invoke: func(ctx context.Context) (string, error) {
+			return polyloop.InvokeChild(ctx, polyloop.Child{Runner: child, Agent: childAgent()}, polyloop.Task{Input: "q"}, failed(&called))
+		}}
+		parent := &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil)), Parser: testParser{}, Executor: exec, Store: store}
+		_, err := parent.Run(ctx, "p", parentAgent(), polyloop.Task{Input: "q"})
+		if called || !errors.Is(err, context.Canceled) || !polyloop.MustPropagate(err) {
+			t.Fatalf("Failed called %v, err %v", called, err)
+		}
+	})
+	t.Run("panic in a child's parser", func(t *testing.T) {
+		store := memstore.New()
+		child := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("PANIC")), Parser: testParser{}, Executor: newTestExec(), Store: store}
+		var called bool
+		defer func() {
+			if recover() == nil || called {
+				t.Fatalf("panic did not propagate (Failed called %v)", called)
+			}
+		}()
+		_ = delegateWith(t, store, func(ctx context.Context) (string, error) {
+			return polyloop.InvokeChild(ctx, polyloop.Child{Runner: child, Agent: childAgent()}, polyloop.Task{Input: "q"}, failed(&called))
+		})
+	})
+	t.Run("corrupt child log", func(t *testing.T) {
+		store := memstore.New()
+		store.Put("p/1.1", parseLogScript(t, []string{"start", "result 1.1 text=a"}).Records)
+		child := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("x")), Parser: testParser{}, Executor: newTestExec(), Store: store}
+		var called bool
+		err := delegateWith(t, store, func(ctx context.Context) (string, error) {
+			return polyloop.InvokeChild(ctx, polyloop.Child{Runner: child, Agent: childAgent()}, polyloop.Task{Input: "q"}, failed(&called))
+		})
+		if called || !errors.Is(err, polyloop.ErrCorruptLog) {
+			t.Fatalf("Failed called %v, err %v", called, err)
+		}
+	})
+	t.Run("child snapshot mismatch", func(t *testing.T) {
+		store := memstore.New()
+		// An unfinished child of another configuration is in the way.
+		other := childAgent()
+		other.System = "another prompt"
+		unfinishedChild(t, store, other)
+		child := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("x")), Parser: testParser{}, Executor: newTestExec(), Store: store}
+		var called bool
+		err := delegateWith(t, store, func(ctx context.Context) (string, error) {
+			return polyloop.InvokeChild(ctx, polyloop.Child{Runner: child, Agent: childAgent()}, polyloop.Task{Input: "q"}, failed(&called))
+		})
+		if called || !errors.Is(err, polyloop.ErrSnapshotMismatch) {
+			t.Fatalf("Failed called %v, err %v", called, err)
+		}
+	})
+}
+
+// unfinishedChild leaves the log of an unfinished child p/1.1 run with agent.
+func unfinishedChild(t *testing.T, store *memstore.Store, agent polyloop.Agent) {
+	t.Helper()
+	store.SetFaults(memstore.Options{CrashAfter: store.Len() + 2})
+	r := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("x")), Parser: testParser{}, Executor: newTestExec(), Store: store}
+	if _, err := r.Run(context.Background(), "p/1.1", agent, polyloop.Task{Input: "q"}); !errors.Is(err, memstore.ErrCrashed) {
+		t.Fatal(err)
+	}
+	store.SetFaults(memstore.Options{})
+}
+
+// A configuration change the caller allowed when resuming the parent is
+// allowed for the children the parent resumes, and recorded in their logs.
+func TestParentOverrideReachesChild(t *testing.T) {
+	store := memstore.New()
+	child := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("42")), Parser: testParser{}, Executor: newTestExec(), Store: store}
+	first := true
+	exec := &delegateExec{env: newTestExec(), invoke: func(ctx context.Context) (string, error) {
+		if first { // the parent's first attempt dies before it reaches the child
+			first = false
+			return "", errFail
+		}
+		return polyloop.InvokeChild(ctx, polyloop.Child{Runner: child, Agent: childAgent()}, polyloop.Task{Input: "q"}, polyloop.Receive[string]{Succeeded: answerText})
+	}}
+	parent := &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil), scriptmodel.Reply("ok")), Parser: testParser{}, Executor: exec, Store: store}
+	if _, err := parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"}); !errors.Is(err, errFail) {
+		t.Fatal(err)
+	}
+	old := childAgent()
+	old.System = "the child's old prompt"
+	unfinishedChild(t, store, old)
+	if _, err := parent.Resume(context.Background(), "p", parentAgent()); !errors.Is(err, polyloop.ErrSnapshotMismatch) {
+		t.Fatalf("without the override: %v", err)
+	}
+	res, err := parent.ResumeWith(context.Background(), "p", parentAgent(), polyloop.ResumeOptions{AllowConfigChange: true})
+	if err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("%+v %v", res, err)
+	}
+	clog, _ := store.ReadLog(context.Background(), "p/1.1")
+	var overridden bool
+	for _, r := range clog.Records {
+		if _, ok := r.Body.(*polyloop.ConfigOverride); ok {
+			overridden = true
+		}
+	}
+	if !overridden || clog.Finished() == nil {
+		t.Fatalf("child log %v", kinds(clog))
 	}
 }

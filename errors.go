@@ -34,6 +34,10 @@ var (
 	// three statuses. Like an executor error, it leaves the log at
 	// intent-without-step.
 	ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outcome")
+	// ErrInvalidDecision is returned (and propagates out of Run/Resume) when a
+	// parser returns an Act whose Args are not valid JSON: a parser bug, not
+	// a storage failure. Nothing is written for the decision.
+	ErrInvalidDecision = errors.New("polyloop: parser returned an invalid decision")
 	// ErrNondeterministicParser is returned when, on resume, the parser turns
 	// a stored reply into a different action than the one recorded.
 	ErrNondeterministicParser = errors.New("polyloop: parser gave a different decision for a stored reply")

@@ -2,6 +2,7 @@ package polyloop_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -370,3 +371,25 @@ func TestTwoWritesPerStep(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// An Act whose arguments are not JSON is a parser bug: it propagates as
+// ErrInvalidDecision, never as a storage failure, and no intent is written.
+func TestInvalidDecisionArgs(t *testing.T) {
+	store := memstore.New()
+	r := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("x")), Parser: badArgsParser{}, Executor: newTestExec(), Store: store}
+	_, err := r.Run(context.Background(), "r", testAgent(), polyloop.Task{Input: "t"})
+	var pe *polyloop.PersistenceError
+	if !errors.Is(err, polyloop.ErrInvalidDecision) || errors.As(err, &pe) {
+		t.Fatalf("err = %v", err)
+	}
+	log, _ := store.ReadLog(context.Background(), "r")
+	if lastKind(log) != polyloop.KindModelCallIntent {
+		t.Fatalf("kinds %v", kinds(log))
+	}
+}
+
+type badArgsParser struct{}
+
+func (badArgsParser) Parse(polyloop.ModelReply) polyloop.Decision {
+	return polyloop.Act{Action: polyloop.Action{Tool: "echo", Args: json.RawMessage(`{"text": oops`)}}
+}

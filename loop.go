@@ -35,6 +35,10 @@ type driver struct {
 	// action_finished event (the audit channel).
 	outcome *ActionOutcome
 
+	// opts are the options of the Resume that drives this invocation; they
+	// carry over to the children it resumes.
+	opts ResumeOptions
+
 	recMu      sync.Mutex
 	receptions map[string]*ChildReception // by child run id
 
@@ -273,6 +277,9 @@ func isCompact(b []byte) bool {
 func (d *driver) decide(step int, callID string, reply *ModelReply) (entry, error) {
 	switch dec := d.r.Parser.Parse(*reply).(type) {
 	case Act:
+		if a := dec.Action.Args; len(a) > 0 && !json.Valid(a) {
+			return entry{}, fmt.Errorf("%w: parser %T returned arguments that are not JSON for tool %q", ErrInvalidDecision, d.r.Parser, dec.Action.Tool)
+		}
 		return entry{kind: entryAction, step: step, callID: callID, action: dec.Action, attempt: 1}, nil
 	case Final:
 		d.add(&StepCompleted{Step: step, ModelCallID: callID, Decision: DecisionFinal, Answer: dec.Answer})

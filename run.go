@@ -81,6 +81,7 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 	}
 	stored, storedHash := log.Snapshot()
 	d := newDriver(r, runID, stored, storedHash)
+	d.opts = opts
 	for _, rec := range log.Records {
 		d.totals.add(rec.Body)
 		d.hist.add(rec.Body)

@@ -52,6 +52,10 @@ type ModelClient interface {
 //   - Parse MUST NOT panic. A parser that panics is a bug: the library does
 //     not recover the panic, which propagates out of Run/Resume. Inventing a
 //     stop reason for it would disguise a parser bug as an outcome of the run.
+//   - An Act's Args MUST be valid JSON (an object, for tool calls); a reply
+//     whose arguments are broken is Invalid, with feedback saying so. An Act
+//     with arguments that are not JSON is a parser bug: Run/Resume return
+//     ErrInvalidDecision.
 //   - Parse MUST NOT modify the reply. It may be called concurrently for
 //     different runs.
 type DecisionParser interface {

@@ -3,6 +3,9 @@
 // for unknown runs — but not durability: everything is gone with the
 // process.
 //
+// Like the durable stores, it checks each Append with polyloop.EncodeBatch,
+// refusing records that would not encode.
+//
 // It can inject faults: fail the Nth append, or "crash" — accept no more
 // appends once the store holds N records — so that tests can stop a run at
 // any point of its log and resume it.
@@ -89,13 +92,10 @@ func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Re
 	if records[0].Seq != next {
 		return fmt.Errorf("%w: run %q: append starts at seq %d, the run's next is %d", polyloop.ErrSeqConflict, runID, records[0].Seq, next)
 	}
-	for i, r := range records {
-		if i > 0 && r.Seq != records[i-1].Seq+1 {
-			return fmt.Errorf("%w: run %q: record %d has seq %d after seq %d", polyloop.ErrNotConsecutive, runID, i, r.Seq, records[i-1].Seq)
-		}
-		if r.Body == nil {
-			return fmt.Errorf("memstore: record %d has no body", r.Seq)
-		}
+	// Refuse what a durable store refuses (records that do not encode), so
+	// that tests on memstore meet the same failures.
+	if _, err := polyloop.EncodeBatch(runID, records); err != nil {
+		return err
 	}
 	s.runs[runID] = append(log, records...)
 	s.total += len(records)
