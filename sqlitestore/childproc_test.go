@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 )
 
 // child is this test binary run again as a child process for one test,
-// which prints "ready" on its stdout once it has opened its store.
+// which prints "ready" on its stdout once it has opened its store, and then
+// lines of its own protocol (see childStore).
 type child struct {
 	cmd    *exec.Cmd
 	out    *bufio.Reader // the child's stdout after "ready"
@@ -38,6 +40,15 @@ func startChild(t *testing.T, test string, env ...string) *child {
 		t.Fatalf("child did not get ready: %q, %v; stderr: %s", line, err, c.stderr.String())
 	}
 	return c
+}
+
+// next returns the child's next line on stdout, without its newline.
+func (c *child) next() (string, error) {
+	line, err := c.out.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(line, "\n"), nil
 }
 
 type lockedBuffer struct {

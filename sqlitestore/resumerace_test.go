@@ -16,7 +16,7 @@ import (
 // cancelAt is workload W's noop that cancels the run at its nth execution,
 // leaving the log at "action intent present, step record absent".
 type cancelAt struct {
-	sleepyNoop
+	crashNoop
 	n      int32
 	calls  atomic.Int32
 	cancel context.CancelFunc
@@ -27,7 +27,7 @@ func (e *cancelAt) Execute(ctx context.Context, a polyloop.Action) (polyloop.Act
 		e.cancel()
 		return polyloop.ActionOutcome{}, ctx.Err()
 	}
-	return e.sleepyNoop.Execute(ctx, a)
+	return e.crashNoop.Execute(ctx, a)
 }
 
 // readBarrier makes the first ReadLog of each of n stores wait until all n
@@ -65,7 +65,7 @@ func TestConcurrentResume(t *testing.T) {
 		s := open(t, path)
 		store := readBarrier{Store: s, once: new(sync.Once), wg: &wg}
 		go func() {
-			w := crashWorkload(0, 0)
+			w := crashWorkload(nil)
 			res, err := w.Runner(store).Resume(context.Background(), crashRun, w.Agent())
 			out <- outcome{res, err}
 		}()
@@ -78,7 +78,7 @@ func TestConcurrentResume(t *testing.T) {
 	if a.err != nil {
 		win, lose = b, a
 	}
-	if err := crashWorkload(0, 0).Check(win.res); err != nil {
+	if err := crashWorkload(nil).Check(win.res); err != nil {
 		t.Fatal(err)
 	}
 	var pe *polyloop.PersistenceError
@@ -109,7 +109,7 @@ func interrupt(t *testing.T, path string) {
 	defer s.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w := crashWorkload(0, 0)
+	w := crashWorkload(nil)
 	w.Exec = &cancelAt{n: 3, cancel: cancel}
 	_, err = w.Runner(s).Run(ctx, crashRun, w.Agent(), w.Task())
 	if !errors.Is(err, context.Canceled) {
