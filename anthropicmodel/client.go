@@ -40,6 +40,13 @@ type Options struct {
 	// history does not answer (see the package doc). Empty:
 	// DefaultUnansweredToolResult. The model sees it, so Describe reports it.
 	UnansweredToolResult string
+	// EmptyObservation is the text sent for an observation sent as user text
+	// (a code or JSON-in-text action's) that has no visible character, such
+	// as the empty output of `mkdir x`: the API refuses text blocks without
+	// one, and leaving the observation out would merge the assistant turns
+	// around it. Empty: DefaultEmptyObservation. The model sees it, so
+	// Describe reports it.
+	EmptyObservation string
 	// HTTPClient sends the requests. Nil: a client on
 	// http.DefaultTransport.
 	HTTPClient *http.Client
@@ -60,10 +67,11 @@ type Options struct {
 // Client is a polyloop.ModelClient for the Anthropic Messages API. It is safe
 // for concurrent use.
 type Client struct {
-	sdk             anthropic.Client
-	p               provider.Caller[pkg] // the key is only to redact it from server texts
-	maxTokens       int
-	dropUnsupported bool
+	sdk              anthropic.Client
+	p                provider.Caller[pkg] // the key is only to redact it from server texts
+	maxTokens        int
+	dropUnsupported  bool
+	emptyObservation string
 }
 
 var _ interface {
@@ -75,7 +83,7 @@ var _ interface {
 // table; it does not contact the server. The SDK reads nothing from the
 // environment: the key, base URL and every other setting come from here.
 func New(opts Options) (*Client, error) {
-	c := &Client{maxTokens: opts.MaxTokens, dropUnsupported: opts.DropUnsupportedParams, p: provider.Caller[pkg]{Wire: wire,
+	c := &Client{maxTokens: opts.MaxTokens, dropUnsupported: opts.DropUnsupportedParams, emptyObservation: opts.EmptyObservation, p: provider.Caller[pkg]{Wire: wire,
 		Settings: provider.Settings{
 			Key: opts.APIKey, BaseURL: opts.BaseURL, Model: opts.Model, UnansweredToolResult: opts.UnansweredToolResult,
 			Timeout: opts.Timeout, MaxBackoff: opts.MaxBackoff, MaxRetryAfter: opts.MaxRetryAfter, Prices: opts.Prices,
@@ -108,6 +116,12 @@ func (c *Client) defaults() error {
 	}
 	if c.maxTokens == 0 {
 		c.maxTokens = DefaultMaxTokens
+	}
+	if c.emptyObservation == "" {
+		c.emptyObservation = DefaultEmptyObservation
+	}
+	if !visible(c.emptyObservation) {
+		return fmt.Errorf("anthropicmodel: EmptyObservation %q has no visible character", c.emptyObservation)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ type config struct {
 	DefaultModel         string               `json:"default_model,omitempty"`
 	DefaultMaxTokens     int                  `json:"default_max_tokens"`
 	UnansweredToolResult string               `json:"unanswered_tool_result"`
+	EmptyObservation     string               `json:"empty_observation"`
 	UnsupportedParams    string               `json:"unsupported_params"`
 	PriceTable           string               `json:"price_table"`
 	AttemptTimeoutMS     int64                `json:"attempt_timeout_ms,omitempty"`
@@ -30,6 +31,7 @@ func (c *Client) Describe() polyloop.Component {
 		DefaultModel:         c.p.Model,
 		DefaultMaxTokens:     c.maxTokens,
 		UnansweredToolResult: c.p.UnansweredToolResult,
+		EmptyObservation:     c.emptyObservation,
 		UnsupportedParams:    c.unsupportedPolicy(),
 		PriceTable:           c.p.Prices.Version,
 		AttemptTimeoutMS:     c.p.AttemptTimeoutMS(),

@@ -26,7 +26,8 @@ func TestDescribe(t *testing.T) {
 	}
 	if cfg.Provider != "anthropic" || cfg.BaseURL != DefaultBaseURL || cfg.DefaultModel != "claude-sonnet-5-5" ||
 		cfg.DefaultMaxTokens != 2048 || cfg.PriceTable != PriceTableVersion ||
-		cfg.UnansweredToolResult != DefaultUnansweredToolResult || cfg.Retry.MaxBackoffMS != 5000 ||
+		cfg.UnansweredToolResult != DefaultUnansweredToolResult || cfg.EmptyObservation != DefaultEmptyObservation ||
+		cfg.Retry.MaxBackoffMS != 5000 ||
 		cfg.UnsupportedParams != "temperature, top_p and seed fail the call" ||
 		cfg.AttemptTimeoutMS != DefaultTimeout.Milliseconds() {
 		t.Errorf("Describe config = %s", a.Config)
@@ -37,6 +38,13 @@ func TestDescribe(t *testing.T) {
 	}
 	if bytes.Equal(d.Describe().Config, a.Config) {
 		t.Error("dropping unsupported parameters does not show in Describe")
+	}
+	e, err := New(Options{APIKey: "k", EmptyObservation: "[no output]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(e.Describe().Config, []byte(`"empty_observation":"[no output]"`)) {
+		t.Errorf("Describe does not report EmptyObservation: %s", e.Describe().Config)
 	}
 }
 
@@ -53,6 +61,7 @@ func TestNewRejects(t *testing.T) {
 	for name, opts := range map[string]Options{
 		"negative max tokens":         {APIKey: "k", MaxTokens: -1},
 		"price table without version": {APIKey: "k", Prices: &PriceTable{Models: map[string]Price{}}},
+		"blank empty observation":     {APIKey: "k", EmptyObservation: " \n"},
 	} {
 		if _, err := New(opts); err == nil {
 			t.Errorf("%s: New accepted %+v", name, opts)

@@ -32,9 +32,15 @@
 // Options.UnansweredToolResult. Synthetic observations (the library's text
 // for an action not executed) are marked is_error. An observation whose
 // ToolCallID is empty or answers no pending call (code actions,
-// JSON-in-text actions) is sent as user text, verbatim. Empty texts are left
-// out (the API refuses empty text blocks), and an assistant reply with
-// neither text nor tool calls therefore leaves no turn.
+// JSON-in-text actions) is sent as user text, verbatim, or as
+// Options.EmptyObservation when it has no visible character (the output of
+// `mkdir x`): it is never left out, so the assistant turns around it stay
+// apart. Other texts without a visible character are left out (the API
+// refuses text blocks of white space): an assistant reply with neither
+// visible text nor tool calls leaves no turn, and a tool result without
+// visible text is sent without content. A history that ends with an
+// assistant message is refused with ErrBadRequest, since the API would
+// read that turn as a prefill to continue.
 //
 // # Replies
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
@@ -28,7 +29,8 @@ func (c *Client) params(req polyloop.ModelRequest) (anthropic.MessageNewParams, 
 		p.MaxTokens = int64(c.maxTokens)
 	}
 	var err error
-	if p.System, p.Messages, err = messages(provider.PairToolResults(req.Messages, c.p.UnansweredToolResult)); err != nil {
+	b := builder{emptyObservation: c.emptyObservation}
+	if p.System, p.Messages, err = b.messages(provider.PairToolResults(req.Messages, c.p.UnansweredToolResult)); err != nil {
 		return p, err
 	}
 	if p.Tools, err = tools(req.Tools); err != nil {
@@ -79,53 +81,88 @@ type turn struct {
 	blocks    []anthropic.ContentBlockParamUnion
 }
 
-// messages converts a history whose tool results are already paired. System
-// messages go to the system prompt; each assistant message's tool results
-// open the user turn that follows it, as the API requires.
-func messages(h []polyloop.Message) ([]anthropic.TextBlockParam, []anthropic.MessageParam, error) {
-	var system []anthropic.TextBlockParam
-	var turns []turn
-	add := func(assistant bool, blocks ...anthropic.ContentBlockParamUnion) {
-		if len(blocks) == 0 {
-			return
-		}
-		if n := len(turns); n > 0 && turns[n-1].assistant == assistant {
-			turns[n-1].blocks = append(turns[n-1].blocks, blocks...)
-			return
-		}
-		turns = append(turns, turn{assistant: assistant, blocks: blocks})
-	}
+// builder converts a history whose tool results are already paired.
+type builder struct {
+	emptyObservation string // sent for an observation with no visible text
+	system           []anthropic.TextBlockParam
+	turns            []turn
+}
+
+// messages converts the history. System messages go to the system prompt;
+// each assistant message's tool results open the user turn that follows
+// it, as the API requires. A request that would end on an assistant turn
+// (which the API reads as a prefill to continue) is refused.
+func (b *builder) messages(h []polyloop.Message) ([]anthropic.TextBlockParam, []anthropic.MessageParam, error) {
 	for i, m := range h {
-		switch {
-		case m.Role == polyloop.RoleSystem:
-			if m.Content != "" {
-				system = append(system, anthropic.TextBlockParam{Text: m.Content})
-			}
-		case m.Role == polyloop.RoleUser, m.Role == polyloop.RoleTool && m.ToolCallID == "":
-			add(false, text(m.Content)...)
-		case m.Role == polyloop.RoleTool:
-			add(false, toolResult(m))
-		case m.Role == polyloop.RoleAssistant:
-			add(true, assistantBlocks(m)...)
-		default:
-			return nil, nil, fmt.Errorf("%w: message %d has unknown role %q", ErrBadRequest, i, m.Role)
+		if err := b.add(m); err != nil {
+			return nil, nil, fmt.Errorf("%w: message %d: %w", ErrBadRequest, i, err)
 		}
 	}
-	out := make([]anthropic.MessageParam, len(turns))
-	for i, t := range turns {
+	if n := len(b.turns); n > 0 && b.turns[n-1].assistant {
+		return nil, nil, fmt.Errorf("%w: the history ends with an assistant message, which the Messages API would continue as a prefill", ErrBadRequest)
+	}
+	out := make([]anthropic.MessageParam, len(b.turns))
+	for i, t := range b.turns {
 		if t.assistant {
 			out[i] = anthropic.NewAssistantMessage(t.blocks...)
 		} else {
 			out[i] = anthropic.NewUserMessage(t.blocks...)
 		}
 	}
-	return system, out, nil
+	return b.system, out, nil
 }
 
-// text is a text block, or none for an empty text (the API refuses empty
-// text blocks).
+// add converts one message.
+func (b *builder) add(m polyloop.Message) error {
+	switch {
+	case m.Role == polyloop.RoleSystem:
+		if visible(m.Content) {
+			b.system = append(b.system, anthropic.TextBlockParam{Text: m.Content})
+		}
+	case m.Role == polyloop.RoleUser:
+		b.append(false, text(m.Content)...)
+	case m.Role == polyloop.RoleTool && m.ToolCallID == "":
+		b.append(false, anthropic.NewTextBlock(b.observation(m.Content)))
+	case m.Role == polyloop.RoleTool:
+		b.append(false, toolResult(m))
+	case m.Role == polyloop.RoleAssistant:
+		b.append(true, assistantBlocks(m)...)
+	default:
+		return fmt.Errorf("unknown role %q", m.Role)
+	}
+	return nil
+}
+
+// append adds blocks to the last turn when it has the same role, else
+// opens a turn.
+func (b *builder) append(assistant bool, blocks ...anthropic.ContentBlockParamUnion) {
+	if len(blocks) == 0 {
+		return
+	}
+	if n := len(b.turns); n > 0 && b.turns[n-1].assistant == assistant {
+		b.turns[n-1].blocks = append(b.turns[n-1].blocks, blocks...)
+		return
+	}
+	b.turns = append(b.turns, turn{assistant: assistant, blocks: blocks})
+}
+
+// observation is the text of an observation sent as user text: verbatim,
+// or the placeholder when it has no visible text, so that the observation
+// is never lost (which would merge the assistant turns around it).
+func (b *builder) observation(s string) string {
+	if visible(s) {
+		return s
+	}
+	return b.emptyObservation
+}
+
+// visible reports whether s has a character other than white space: the
+// API refuses text blocks without one.
+func visible(s string) bool { return strings.TrimSpace(s) != "" }
+
+// text is a text block, or none for a text without visible characters.
 func text(s string) []anthropic.ContentBlockParamUnion {
-	if s == "" {
+	if !visible(s) {
 		return nil
 	}
 	return []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(s)}
@@ -133,10 +170,11 @@ func text(s string) []anthropic.ContentBlockParamUnion {
 
 // toolResult answers a tool call. A synthetic observation (the library's
 // text for an action not executed, or an unanswered call) is flagged
-// is_error.
+// is_error. A result without visible text is sent without content, which
+// the API accepts and reads as no output.
 func toolResult(m polyloop.Message) anthropic.ContentBlockParamUnion {
 	r := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
-	if m.Content != "" {
+	if visible(m.Content) {
 		r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Content}}}
 	}
 	if m.Synthetic {
@@ -145,6 +183,8 @@ func toolResult(m polyloop.Message) anthropic.ContentBlockParamUnion {
 	return anthropic.ContentBlockParamUnion{OfToolResult: &r}
 }
 
+// assistantBlocks are a reply's text, unless it has no visible character,
+// and its tool calls.
 func assistantBlocks(m polyloop.Message) []anthropic.ContentBlockParamUnion {
 	blocks := text(m.Content)
 	for _, tc := range m.ToolCalls {

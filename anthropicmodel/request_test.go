@@ -1,11 +1,15 @@
 package anthropicmodel
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop"
@@ -49,6 +53,26 @@ var historyWithEveryShape = []polyloop.Message{
 	{Role: polyloop.RoleTool, ToolCallID: "toolu_5", Content: ""},
 }
 
+// historyWithEmptyObservations is a code agent's history whose
+// observations have no visible text (`mkdir x` prints nothing; a command
+// may print only a newline), with replies whose text is only white space,
+// ending on an empty observation: the next call must answer it.
+var historyWithEmptyObservations = []polyloop.Message{
+	{Role: polyloop.RoleSystem, Content: "  \n"},
+	{Role: polyloop.RoleUser, Content: "Make a directory x and list it."},
+	{Role: polyloop.RoleAssistant, Content: "```bash\nmkdir x\n```"},
+	{Role: polyloop.RoleTool, Content: ""},
+	{Role: polyloop.RoleAssistant, Content: "```bash\nls x\n```"},
+	{Role: polyloop.RoleTool, Content: "\n"},
+	{Role: polyloop.RoleAssistant, Content: " \n\t"},
+	{Role: polyloop.RoleUser, Content: "No action found in your reply.", Feedback: true},
+	{Role: polyloop.RoleAssistant, Content: "\n", ToolCalls: []polyloop.ToolCall{
+		{ID: "toolu_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)}}},
+	{Role: polyloop.RoleTool, ToolCallID: "toolu_1", Content: " \n"},
+	{Role: polyloop.RoleAssistant, Content: "```bash\ntouch x/y\n```"},
+	{Role: polyloop.RoleTool, Content: ""},
+}
+
 func TestRequestGolden(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -80,6 +104,14 @@ func TestRequestGolden(t *testing.T) {
 			name: "history",
 			req: polyloop.ModelRequest{
 				Messages: historyWithEveryShape,
+				Tools:    []polyloop.ToolSpec{weatherTool},
+				Params:   polyloop.ModelParams{Model: "claude-sonnet-5-5"},
+			},
+		},
+		{
+			name: "empty_observations",
+			req: polyloop.ModelRequest{
+				Messages: historyWithEmptyObservations,
 				Tools:    []polyloop.ToolSpec{weatherTool},
 				Params:   polyloop.ModelParams{Model: "claude-sonnet-5-5"},
 			},
@@ -122,25 +154,82 @@ func TestUnsupportedParamsFailBeforeSending(t *testing.T) {
 	}
 }
 
+// TestEmptyObservationsKeepTurnsApart checks that an observation without
+// visible text is sent as the placeholder, so that each reply keeps its own
+// assistant turn and the request ends on the user's turn.
+func TestEmptyObservationsKeepTurnsApart(t *testing.T) {
+	t.Parallel()
+	for name, opts := range map[string]Options{
+		"default": {},
+		"option":  {EmptyObservation: "[nothing printed]"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer(t, response{Status: 200, Fixture: "text.json"})
+			opts.BaseURL, opts.APIKey = srv.URL(), "test-key"
+			c, err := New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Complete(context.Background(), polyloop.ModelRequest{Messages: historyWithEmptyObservations,
+				Params: polyloop.ModelParams{Model: "m"}}); err != nil {
+				t.Fatal(err)
+			}
+			checkTurns(t, srv.Request(0).Body)
+			// Five replies; the one with only white space leaves no turn.
+			if got := turnRoles(t, srv.Request(0).Body)["assistant"]; got != 4 {
+				t.Errorf("%d assistant turns, want 4 (one per reply with something visible)", got)
+			}
+			want := cmp.Or(opts.EmptyObservation, DefaultEmptyObservation)
+			if got := bytes.Count(srv.Request(0).Body, []byte(`"text":"`+want+`"`)); got != 3 {
+				t.Errorf("placeholder %q sent %d times, want 3 (the code observations without visible text)", want, got)
+			}
+		})
+	}
+}
+
+func TestHistoryEndingOnAssistantRefused(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, response{Status: 200, Fixture: "text.json"})
+	c := newTestClient(t, srv.URL())
+	h := append(slices.Clone(userOnly), polyloop.Message{Role: polyloop.RoleAssistant, Content: "Sure, "})
+	_, err := c.Complete(context.Background(), polyloop.ModelRequest{Messages: h, Params: polyloop.ModelParams{Model: "m"}})
+	if !errors.Is(err, ErrBadRequest) {
+		t.Errorf("err = %v, want ErrBadRequest", err)
+	}
+	if srv.Count() != 0 {
+		t.Errorf("%d requests were sent", srv.Count())
+	}
+}
+
 // checkTurns asserts the rules the API enforces: roles alternate, starting
-// with the user; no block is empty text; every tool_use is answered by a
+// with the user and ending with the user (a final assistant turn is a
+// prefill); no text block is empty or white space, in a tool_result
+// either; every tool_use is answered by a
 // tool_result at the start of the next turn, once; tool_result blocks
 // answer the previous turn's tool_use blocks and only them.
 func checkTurns(t *testing.T, body []byte) {
 	t.Helper()
 	var req struct {
+		System   []struct{ Text string } `json:"system"`
 		Messages []struct {
 			Role    string `json:"role"`
 			Content []struct {
-				Type      string `json:"type"`
-				Text      string `json:"text"`
-				ID        string `json:"id"`
-				ToolUseID string `json:"tool_use_id"`
+				Type      string                  `json:"type"`
+				Text      string                  `json:"text"`
+				ID        string                  `json:"id"`
+				ToolUseID string                  `json:"tool_use_id"`
+				Content   []struct{ Text string } `json:"content"`
 			} `json:"content"`
 		} `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		t.Fatal(err)
+	}
+	for i, b := range req.System {
+		if strings.TrimSpace(b.Text) == "" {
+			t.Errorf("system block %d has no visible text", i)
+		}
 	}
 	var pending []string
 	for i, m := range req.Messages {
@@ -154,14 +243,19 @@ func checkTurns(t *testing.T, body []byte) {
 		for j, b := range m.Content {
 			switch b.Type {
 			case "text":
-				if b.Text == "" {
-					t.Errorf("message %d block %d: empty text", i, j)
+				if strings.TrimSpace(b.Text) == "" {
+					t.Errorf("message %d block %d: text %q has no visible character", i, j, b.Text)
 				}
 			case "tool_use":
 				uses = append(uses, b.ID)
 			case "tool_result":
 				if j >= len(pending) || pending[j] != b.ToolUseID {
 					t.Errorf("message %d block %d: tool_result for %s; the pending tool_use ids are %v, to be answered first and in order", i, j, b.ToolUseID, pending)
+				}
+				for _, c := range b.Content {
+					if strings.TrimSpace(c.Text) == "" {
+						t.Errorf("message %d block %d: tool_result text %q has no visible character", i, j, c.Text)
+					}
 				}
 			}
 		}
@@ -173,4 +267,23 @@ func checkTurns(t *testing.T, body []byte) {
 	if len(pending) > 0 {
 		t.Errorf("the last turn's tool_use blocks %v are unanswered", pending)
 	}
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role != "user" {
+		t.Errorf("the request ends with a %s turn, want user", req.Messages[n-1].Role)
+	}
+}
+
+// turnRoles counts the request's turns of each role.
+func turnRoles(t *testing.T, body []byte) map[string]int {
+	t.Helper()
+	var req struct {
+		Messages []struct{ Role string } `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, m := range req.Messages {
+		n[m.Role]++
+	}
+	return n
 }

@@ -45,6 +45,60 @@ var historyWithEveryShape = []polyloop.Message{
 	{Role: polyloop.RoleTool, ToolCallID: "call_4", Content: polyloop.DefaultNotExecuted, Synthetic: true},
 }
 
+// historyWithEmptyObservations is a code agent's history whose
+// observations have no visible text (`mkdir x` prints nothing; a command
+// may print only a newline), with replies whose text is only white space,
+// ending on an empty observation.
+var historyWithEmptyObservations = []polyloop.Message{
+	{Role: polyloop.RoleUser, Content: "Make a directory x and list it."},
+	{Role: polyloop.RoleAssistant, Content: "```bash\nmkdir x\n```"},
+	{Role: polyloop.RoleTool, Content: ""},
+	{Role: polyloop.RoleAssistant, Content: "```bash\nls x\n```"},
+	{Role: polyloop.RoleTool, Content: "\n"},
+	{Role: polyloop.RoleAssistant, Content: " \n\t"},
+	{Role: polyloop.RoleUser, Content: "No action found in your reply.", Feedback: true},
+	{Role: polyloop.RoleAssistant, Content: "\n", ToolCalls: []polyloop.ToolCall{
+		{ID: "call_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)}}},
+	{Role: polyloop.RoleTool, ToolCallID: "call_1", Content: ""},
+	{Role: polyloop.RoleAssistant, Content: "```bash\ntouch x/y\n```"},
+	{Role: polyloop.RoleTool, Content: ""},
+}
+
+// TestEmptyObservationsAreSent checks that no message of a history with
+// empty observations and blank replies is dropped or merged: the API
+// accepts empty contents, so each message is sent as itself, in order.
+func TestEmptyObservationsAreSent(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, response{Status: 200, Fixture: "text.json"})
+	c := newTestClient(t, srv.URL())
+	if _, err := c.Complete(context.Background(), polyloop.ModelRequest{Messages: historyWithEmptyObservations,
+		Params: polyloop.ModelParams{Model: "m"}}); err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Messages []struct {
+			Role    string  `json:"role"`
+			Content *string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(srv.Request(0).Body, &req); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Messages) != len(historyWithEmptyObservations) {
+		t.Fatalf("%d messages sent for a history of %d", len(req.Messages), len(historyWithEmptyObservations))
+	}
+	for i, m := range historyWithEmptyObservations {
+		got := req.Messages[i]
+		wantRole := string(m.Role)
+		if m.Role == polyloop.RoleTool && m.ToolCallID == "" {
+			wantRole = "user"
+		}
+		if got.Role != wantRole || got.Content == nil || *got.Content != m.Content {
+			t.Errorf("message %d sent as %s %v, want %s %q", i, got.Role, got.Content, wantRole, m.Content)
+		}
+	}
+}
+
 func TestRequestGolden(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -78,6 +132,14 @@ func TestRequestGolden(t *testing.T) {
 			name: "history",
 			req: polyloop.ModelRequest{
 				Messages: historyWithEveryShape,
+				Tools:    []polyloop.ToolSpec{weatherTool},
+				Params:   polyloop.ModelParams{Model: "gpt-4o"},
+			},
+		},
+		{
+			name: "empty_observations",
+			req: polyloop.ModelRequest{
+				Messages: historyWithEmptyObservations,
 				Tools:    []polyloop.ToolSpec{weatherTool},
 				Params:   polyloop.ModelParams{Model: "gpt-4o"},
 			},
