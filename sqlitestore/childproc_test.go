@@ -33,6 +33,7 @@ func startChild(t *testing.T, test string, env ...string) *child {
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { c.cmd.Process.Kill() }) // a no-op once the child has exited
 	c.out = bufio.NewReader(out)
 	if line, err := c.out.ReadString('\n'); err != nil || line != "ready\n" {
 		c.cmd.Process.Kill()

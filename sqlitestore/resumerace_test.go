@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/polylooptest"
 	"github.com/polyloop/polyloop/sqlitestore"
 )
 
@@ -85,18 +84,7 @@ func TestConcurrentResume(t *testing.T) {
 	if !errors.As(lose.err, &pe) || !errors.Is(lose.err, polyloop.ErrSeqConflict) {
 		t.Fatalf("losing resume: %v, want ErrSeqConflict inside a *PersistenceError", lose.err)
 	}
-	s := open(t, path)
-	l, err := s.ReadLog(context.Background(), crashRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := polyloop.PlanResume(l)
-	if err != nil || plan.Action != polyloop.PlanFinished {
-		t.Fatalf("log after the race: plan %+v, %v; want a valid finished run", plan, err)
-	}
-	if err := polylooptest.CheckEquivalent(l, polyloop.RunLog{Records: ref}); err != nil {
-		t.Fatalf("log after the race differs from the reference: %v", err)
-	}
+	checkFinishedLike(t, path, ref)
 }
 
 // interrupt runs workload W on path and cancels it during its third action.
