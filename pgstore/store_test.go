@@ -157,6 +157,21 @@ func TestTwoStoresFence(t *testing.T) {
 	}
 }
 
+// TestConcurrentRuns: 64 runs append at once through one Store, whose pool
+// has 32 connections (the shared test server allows 100 in all); a stale
+// writer's Append fails only itself. Run with -race.
+func TestConcurrentRuns(t *testing.T) {
+	ctx := context.Background()
+	s := openWith(t, Options{MaxConns: 32})
+	const runs, steps = 64, 5
+	storetest.ConcurrentRuns(t, ctx, s, "run", runs, steps)
+	st := s.Stats()
+	appends := int64(runs * (1 + 2*steps))
+	if st.Appends != appends || st.Commits != appends || st.Conflicts != runs {
+		t.Fatalf("stats %+v, want %d appends and commits, %d conflicts", st, appends, runs)
+	}
+}
+
 func TestInterpretError(t *testing.T) {
 	ctx := context.Background()
 	cancelled, cancel := context.WithCancel(ctx)

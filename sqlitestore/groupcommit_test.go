@@ -4,9 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/polyloop/polyloop"
@@ -99,26 +97,13 @@ func TestAbandonedRequestSkipped(t *testing.T) {
 	}
 }
 
-// TestGroupCommitShares: many concurrent runs share commits, and conflicts
-// raised by racing writers fail only their own Appends.
+// TestGroupCommitShares: 64 runs appending at once share commits, and
+// conflicts raised by stale writers fail only their own Appends.
 func TestGroupCommitShares(t *testing.T) {
 	ctx := context.Background()
 	s := openT(t)
-	const runs, steps = 32, 5
-	var wg sync.WaitGroup
-	for i := range runs {
-		wg.Go(func() {
-			run := fmt.Sprintf("run-%d", i)
-			if err := storetest.WriteRun(ctx, s, run, steps); err != nil {
-				t.Errorf("%s: %v", run, err)
-			}
-			// A stale writer replays the first Append: a conflict.
-			if err := s.Append(ctx, run, storetest.Prefix(run, 2)...); !errors.Is(err, polyloop.ErrSeqConflict) {
-				t.Errorf("%s: stale Append: %v, want ErrSeqConflict", run, err)
-			}
-		})
-	}
-	wg.Wait()
+	const runs, steps = 64, 5
+	storetest.ConcurrentRuns(t, ctx, s, "run", runs, steps)
 	st := s.Stats()
 	appends := int64(runs * (1 + 2*steps))
 	if st.Appends != appends || st.Conflicts != runs {

@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/polyloop/polyloop"
@@ -56,4 +58,34 @@ func Fence(t testing.TB, ctx context.Context, a, b polyloop.Store, run string, l
 	}
 	SameLog(t, ReadAll(t, ctx, a, run), log)
 	SameLog(t, ReadAll(t, ctx, b, run), log)
+}
+
+// ConcurrentRuns has runs goroutines write a run each to s at once —
+// RunStarted and steps acting steps, two Appends per step, as WriteRun does
+// — then replay the run's first Append as a stale writer would, which must
+// fail with ErrSeqConflict. Every run must then read back whole. Run it
+// with -race. Run ids start with prefix.
+func ConcurrentRuns(t testing.TB, ctx context.Context, s polyloop.Store, prefix string, runs, steps int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			run := fmt.Sprintf("%s-%d", prefix, i)
+			if err := WriteRun(ctx, s, run, steps); err != nil {
+				t.Errorf("%s: %v", run, err)
+				return
+			}
+			if err := s.Append(ctx, run, Prefix(run, 2)...); !errors.Is(err, polyloop.ErrSeqConflict) {
+				t.Errorf("%s: stale Append: %v, want ErrSeqConflict", run, err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i := range runs {
+		run := fmt.Sprintf("%s-%d", prefix, i)
+		SameLog(t, ReadAll(t, ctx, s, run), Prefix(run, 2+4*steps))
+	}
 }
