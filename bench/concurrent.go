@@ -94,8 +94,8 @@ func measureConcurrency(ctx context.Context, o Options, spec storeSpec, name, di
 		}
 		base := Figure{Measure: 3, Store: name, Steps: o.ConcurrentSteps, Runs: c}
 		f := base.named("steps_per_second", "aggregate steps per second", "steps/s").summarize(rates)
-		if target, ok := concurrencyTarget(spec); ok && o.standard() && c == 64 {
-			f = f.withTarget(">=", target)
+		if target, ok := concurrencyTarget(spec); ok {
+			f = concurrencyTargetsAt(c, o.ConcurrentSteps).apply(f, ">=", target)
 		}
 		figs = append(figs, f)
 		if len(commits) > 0 {
@@ -103,14 +103,4 @@ func measureConcurrency(ctx context.Context, o Options, spec storeSpec, name, di
 		}
 	}
 	return figs, nil
-}
-
-func concurrencyTarget(spec storeSpec) (float64, bool) {
-	switch spec.kind {
-	case kindSQLite:
-		return 10000, true
-	case kindPostgres:
-		return 5000, true
-	}
-	return 0, false
 }

@@ -36,21 +36,39 @@ type Figure struct {
 	Target *Target `json:"target,omitempty"`
 }
 
+// MinRepsForVerdict is the number of repetitions a figure needs before its
+// median is judged against its target: the issue that defines W asks for
+// the median of at least 5.
+const MinRepsForVerdict = 5
+
+// The verdicts of a Target.
+const (
+	VerdictMet    = "met"
+	VerdictMissed = "missed"
+	// VerdictTooFew: the figure has fewer than MinRepsForVerdict
+	// repetitions, so it is not judged.
+	VerdictTooFew = "too few repetitions"
+)
+
 // Target is a bound the median should meet.
 type Target struct {
 	// Op is "<=", ">=" or "==".
 	Op    string  `json:"op"`
 	Value float64 `json:"value"`
-	Met   bool    `json:"met"`
+	// Verdict is VerdictMet, VerdictMissed or VerdictTooFew.
+	Verdict string `json:"verdict"`
 }
 
-// String gives the target and the verdict, as in "≤ 20 met".
+// Met reports whether the figure was judged and met its target.
+func (t Target) Met() bool { return t.Verdict == VerdictMet }
+
+// String gives the target and the verdict, as in "≤ 20 met", "≤ 20 MISSED"
+// or "≤ 20 (n<5)" when the figure has too few repetitions to be judged.
 func (t Target) String() string {
 	sym := map[string]string{"<=": "≤", ">=": "≥", "==": "="}[t.Op]
-	verdict := "met"
-	if !t.Met {
-		verdict = "MISSED"
-	}
+	verdict := map[string]string{
+		VerdictMet: "met", VerdictMissed: "MISSED", VerdictTooFew: fmt.Sprintf("(n<%d)", MinRepsForVerdict),
+	}[t.Verdict]
 	return fmt.Sprintf("%s %s %s", sym, strconv.FormatFloat(t.Value, 'f', -1, 64), verdict)
 }
 
@@ -71,16 +89,24 @@ func (f Figure) summarize(samples []float64) Figure {
 	return f
 }
 
-// withTarget attaches a target and judges the median against it.
+// withTarget attaches a target and judges the median against it, when the
+// figure has at least MinRepsForVerdict repetitions.
 func (f Figure) withTarget(op string, value float64) Figure {
-	t := Target{Op: op, Value: value}
+	met := false
 	switch op {
 	case "<=":
-		t.Met = f.Median <= value
+		met = f.Median <= value
 	case ">=":
-		t.Met = f.Median >= value
+		met = f.Median >= value
 	case "==":
-		t.Met = f.Median == value
+		met = f.Median == value
+	}
+	t := Target{Op: op, Value: value, Verdict: VerdictMissed}
+	switch {
+	case f.N < MinRepsForVerdict:
+		t.Verdict = VerdictTooFew
+	case met:
+		t.Verdict = VerdictMet
 	}
 	f.Target = &t
 	return f

@@ -27,25 +27,73 @@ func TestSummarize(t *testing.T) {
 
 func TestTarget(t *testing.T) {
 	for _, tc := range []struct {
-		median float64
-		op     string
-		value  float64
-		met    bool
+		median  float64
+		n       int
+		op      string
+		value   float64
+		verdict string
+		text    string
 	}{
-		{19.9, "<=", 20, true},
-		{20.1, "<=", 20, false},
-		{10000, ">=", 10000, true},
-		{9999, ">=", 10000, false},
-		{2, "==", 2, true},
-		{2.001, "==", 2, false},
+		{19.9, 5, "<=", 20, VerdictMet, "≤ 20 met"},
+		{20.1, 5, "<=", 20, VerdictMissed, "≤ 20 MISSED"},
+		{10000, 7, ">=", 10000, VerdictMet, "≥ 10000 met"},
+		{9999, 5, ">=", 10000, VerdictMissed, "≥ 10000 MISSED"},
+		{2, 5, "==", 2, VerdictMet, "= 2 met"},
+		{2.001, 5, "==", 2, VerdictMissed, "= 2 MISSED"},
+		{19.9, 4, "<=", 20, VerdictTooFew, "≤ 20 (n<5)"},
+		{20.1, 1, "<=", 20, VerdictTooFew, "≤ 20 (n<5)"},
 	} {
-		f := Figure{Median: tc.median}.withTarget(tc.op, tc.value)
-		if f.Target.Met != tc.met {
-			t.Errorf("%v %s %v: met = %v, want %v", tc.median, tc.op, tc.value, f.Target.Met, tc.met)
+		f := Figure{Median: tc.median, N: tc.n}.withTarget(tc.op, tc.value)
+		if f.Target.Verdict != tc.verdict || f.Target.Met() != (tc.verdict == VerdictMet) {
+			t.Errorf("%v (n=%d) %s %v: verdict %q, want %q", tc.median, tc.n, tc.op, tc.value, f.Target.Verdict, tc.verdict)
 		}
-		if s := f.Target.String(); strings.Contains(s, "MISSED") == tc.met {
-			t.Errorf("%v %s %v: %q does not say whether it was met", tc.median, tc.op, tc.value, s)
+		if s := f.Target.String(); s != tc.text {
+			t.Errorf("%v (n=%d) %s %v: %q, want %q", tc.median, tc.n, tc.op, tc.value, s, tc.text)
 		}
+	}
+}
+
+// Each target is judged at its own size: a report at S=50 still judges the
+// 64 × 50 throughput, and the single-run targets apply to S=1000 wherever
+// it is measured.
+func TestTargetsApplyAtTheirOwnSize(t *testing.T) {
+	if !targetsAt(DefaultSteps).on || targetsAt(50).on || targetsAt(100).on {
+		t.Error("single-run targets: want them at S=1000 only")
+	}
+	if !concurrencyTargetsAt(64, 50).on || concurrencyTargetsAt(8, 50).on || concurrencyTargetsAt(64, 3).on {
+		t.Error("throughput target: want it at 64 runs of S=50 only")
+	}
+	sample := runSample{elapsed: 1001 * 5000, steps: 1001, mallocs: 24000, commits: -1, jsonBytes: 1001 * 1300, diskBytes: -1}
+	for _, steps := range []int{1000, 100} {
+		figs := singleFigures(storeSpec{kind: kindMemory}, "memory", steps, []runSample{sample})
+		for _, f := range figs {
+			wantTarget := steps == 1000 && (f.ID == "time_per_step" || f.ID == "json_bytes_per_step")
+			if (f.Target != nil) != wantTarget {
+				t.Errorf("S=%d %s: target %v, want one: %v", steps, f.ID, f.Target, wantTarget)
+			}
+			if f.Target != nil && f.Target.Verdict != VerdictTooFew {
+				t.Errorf("S=%d %s: one repetition judged %q", steps, f.ID, f.Target.Verdict)
+			}
+		}
+	}
+	notes := strings.Join(targetNotes(Options{Steps: 50, ConcurrentSteps: 50, Concurrency: DefaultConcurrency, Reps: 3}), "\n")
+	for _, want := range []string{"S=50 is not the standard", "without a verdict (n<5)"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes for --steps 50 --reps 3 lack %q:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "throughput target is not shown") {
+		t.Errorf("notes for --steps 50 say the 64 × 50 target is not shown:\n%s", notes)
+	}
+}
+
+func TestKiBToMB(t *testing.T) {
+	// 20 MB = 20×10⁶ bytes = 19,531.25 KiB: the target is decimal.
+	if got := kibToMB(19531); got >= 20 || got < 19.99 {
+		t.Errorf("kibToMB(19531) = %v, want just under 20", got)
+	}
+	if got := kibToMB(1024); got != 1.048576 {
+		t.Errorf("kibToMB(1024) = %v, want 1.048576", got)
 	}
 }
 
@@ -73,7 +121,7 @@ func TestParseStore(t *testing.T) {
 func TestOptionsDefaultsAndValidation(t *testing.T) {
 	o := Options{}.withDefaults()
 	if o.Steps != 1000 || o.ConcurrentSteps != 50 || o.Reps != 5 || len(o.Concurrency) != 3 ||
-		len(o.Stores) != 2 || o.TempDir == "" || !o.standard() {
+		len(o.Stores) != 2 || o.TempDir == "" || len(targetNotes(o)) != 0 {
 		t.Errorf("defaults: %+v", o)
 	}
 	if err := o.validate(); err != nil {

@@ -8,9 +8,7 @@ func standardNotes(o Options) []string {
 		"allocations per step count every goroutine's heap allocations during the run (the store's included)",
 		"resume: the log ends with the intent of call S+1; resume writes a new intent (one commit) and calls the model",
 		"peak RSS includes the pages of the executable that the process touched: the idle child's figure is that baseline",
+		"memory figures are in MB of 10⁶ bytes (the unit of the 20 MB target); 1 MiB = 1.048576 MB",
 	}
-	if !o.standard() {
-		notes = append(notes, "sizes differ from the standard ones (S=1000, 50 steps per concurrent run): targets are not shown")
-	}
-	return notes
+	return append(notes, targetNotes(o)...)
 }

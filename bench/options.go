@@ -85,12 +85,6 @@ func (o Options) validate() error {
 	return nil
 }
 
-// standard reports whether the sizes are the issue's, so that the targets
-// apply.
-func (o Options) standard() bool {
-	return o.Steps == DefaultSteps && o.ConcurrentSteps == DefaultConcurrentSteps
-}
-
 func (o Options) progress(format string, args ...any) {
 	if o.Progress == nil {
 		return

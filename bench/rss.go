@@ -8,8 +8,9 @@ import (
 )
 
 // rssIn runs a child doing t on a fresh store and returns its peak RSS
-// (and its anonymous and file-backed resident memory at the end) in MiB.
-func rssIn(ctx context.Context, spec storeSpec, dir string, t childTask) (mib, anon, file float64, err error) {
+// (and its anonymous and file-backed resident memory at the end) in MB
+// (10⁶ bytes, the unit of the target).
+func rssIn(ctx context.Context, spec storeSpec, dir string, t childTask) (mb, anon, file float64, err error) {
 	t.Store = spec.newLoc(dir, pgConns(t.Runs))
 	defer func() { err = errors.Join(err, t.Store.remove(context.WithoutCancel(ctx))) }()
 	res, err := startChild(ctx, t)
@@ -22,8 +23,11 @@ func rssIn(ctx context.Context, spec storeSpec, dir string, t childTask) (mib, a
 	if res.PeakRSSKB == 0 {
 		return 0, 0, 0, errRSSUnknown
 	}
-	return float64(res.PeakRSSKB) / 1024, float64(res.AnonKB) / 1024, float64(res.FileKB) / 1024, nil
+	return kibToMB(res.PeakRSSKB), kibToMB(res.AnonKB), kibToMB(res.FileKB), nil
 }
+
+// kibToMB converts KiB, the unit of /proc/self/status, to MB (10⁶ bytes).
+func kibToMB(kib int64) float64 { return float64(kib) * 1024 / 1e6 }
 
 // errRSSUnknown: the platform does not report a process's peak RSS
 // (/proc/self/status has no VmHWM).
@@ -47,8 +51,8 @@ func measureRSS(ctx context.Context, o Options, spec storeSpec, name, dir string
 		if err != nil {
 			return figs, err
 		}
-		if t.Mode == modeRSSSingle && o.standard() {
-			fs[0] = fs[0].withTarget("<=", 20)
+		if t.Mode == modeRSSSingle {
+			fs[0] = targetsAt(t.Steps).apply(fs[0], "<=", TargetPeakRSSBytes/1e6)
 		}
 		figs = append(figs, fs...)
 	}
@@ -61,23 +65,23 @@ func measureRSS(ctx context.Context, o Options, spec storeSpec, name, dir string
 func rssFigures(ctx context.Context, o Options, spec storeSpec, name, dir string, t childTask) ([]Figure, error) {
 	var peaks, anons []float64
 	for i := range o.Reps {
-		mib, anon, file, err := rssIn(ctx, spec, dir, t)
+		mb, anon, file, err := rssIn(ctx, spec, dir, t)
 		if err != nil {
 			return nil, fmt.Errorf("bench: %s peak RSS (%s): %w", name, t.Mode, err)
 		}
-		o.progress("%s: peak RSS of a child (%s, runs=%d, S=%d), repetition %d/%d: %.1f MiB (at exit: %.1f MiB anonymous, %.1f MiB file-backed)",
-			name, t.Mode, max(t.Runs, 1), t.Steps, i+1, o.Reps, mib, anon, file)
-		peaks, anons = append(peaks, mib), append(anons, anon)
+		o.progress("%s: peak RSS of a child (%s, runs=%d, S=%d), repetition %d/%d: %.1f MB (at exit: %.1f MB anonymous, %.1f MB file-backed)",
+			name, t.Mode, max(t.Runs, 1), t.Steps, i+1, o.Reps, mb, anon, file)
+		peaks, anons = append(peaks, mb), append(anons, anon)
 	}
 	f := Figure{Measure: 5, Store: name, Steps: t.Steps, Runs: max(t.Runs, 1)}
 	if t.Mode == modeIdle {
 		return []Figure{
-			f.named("peak_rss_idle", "peak RSS of an idle child (baseline)", "MiB").summarize(peaks),
-			f.named("rss_anon_idle", "anonymous RSS of an idle child at exit", "MiB").summarize(anons),
+			f.named("peak_rss_idle", "peak RSS of an idle child (baseline)", "MB").summarize(peaks),
+			f.named("rss_anon_idle", "anonymous RSS of an idle child at exit", "MB").summarize(anons),
 		}, nil
 	}
 	return []Figure{
-		f.named("peak_rss", "peak RSS (child process)", "MiB").summarize(peaks),
-		f.named("rss_anon", "anonymous RSS at exit (heap, stacks)", "MiB").summarize(anons),
+		f.named("peak_rss", "peak RSS (child process)", "MB").summarize(peaks),
+		f.named("rss_anon", "anonymous RSS at exit (heap, stacks)", "MB").summarize(anons),
 	}, nil
 }

@@ -112,19 +112,19 @@ func measureSingle(ctx context.Context, o Options, spec storeSpec, name, dir str
 			perStepMicros(s))
 		samples = append(samples, s)
 	}
-	return singleFigures(o, spec, name, steps, samples), nil
+	return singleFigures(spec, name, steps, samples), nil
 }
 
 func perStepMicros(s runSample) float64 {
 	return float64(s.elapsed.Nanoseconds()) / 1e3 / float64(s.steps)
 }
 
-func singleFigures(o Options, spec storeSpec, name string, steps int, samples []runSample) []Figure {
+func singleFigures(spec storeSpec, name string, steps int, samples []runSample) []Figure {
 	measure, timeTarget := 1, 20.0
 	if spec.durable() {
 		measure, timeTarget = 2, 1500
 	}
-	t := figureTargets{on: o.standard() && steps == o.Steps}
+	t := targetsAt(steps)
 	base := Figure{Measure: measure, Store: name, Steps: steps, Runs: 1}
 	figs := []Figure{
 		t.apply(base.named("time_per_step", "time per step", "µs").summarize(collect(samples, perStepMicros)), "<=", timeTarget),
@@ -151,16 +151,6 @@ func bytesFigures(t figureTargets, base Figure, samples []runSample) []Figure {
 		figs = append(figs, t.apply(f, "<=", 2048))
 	}
 	return figs
-}
-
-// figureTargets attaches targets when they apply (the standard sizes).
-type figureTargets struct{ on bool }
-
-func (t figureTargets) apply(f Figure, op string, value float64) Figure {
-	if !t.on {
-		return f
-	}
-	return f.withTarget(op, value)
 }
 
 // collect maps samples to the values of one figure.
