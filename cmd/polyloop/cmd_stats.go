@@ -24,9 +24,14 @@ func newStatsCmd(a *app) *cobra.Command {
 		Short: "Statistics over runs: stop reasons, steps/tokens/cost percentiles, unfinished runs",
 		Long: `Statistics over the selected runs, optionally grouped by agent or snapshot hash:
 the stop-reason distribution and the steps, tokens and cost percentiles (p50,
-p90, max; nearest rank) over finished runs; runs whose cost is partly unknown;
-model calls and actions of unknown outcome (intents without results); and the
-unfinished runs, counted and listed by id — never dropped.`,
+p90, max; nearest rank) over finished runs; the number of runs whose cost is
+partly unknown, which the cost percentiles leave out ("unknown" when no run's
+cost is known); model calls and actions of unknown outcome (intents without
+results); and the unfinished runs, counted and listed by id — never dropped.
+
+Text and --csv print numbers to 6 significant digits; --json gives them at
+full float64 precision. A percentile without values is "unknown" in text, an
+empty cell in CSV and null in JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.stats(cmd.Context(), &f)
@@ -90,11 +95,11 @@ func writeStatsText(a *app, g *groupStats, by string) {
 		fmt.Fprintf(w, "  stop reasons: %s\n", strings.Join(parts, ", "))
 	}
 	if g.Finished > 0 {
-		fmt.Fprintf(w, "  steps   p50 %g  p90 %g  max %g\n", g.Steps.P50, g.Steps.P90, g.Steps.Max)
-		fmt.Fprintf(w, "  tokens  p50 %g  p90 %g  max %g\n", g.Tokens.P50, g.Tokens.P90, g.Tokens.Max)
-		fmt.Fprintf(w, "  cost    p50 $%.4f  p90 $%.4f  max $%.4f", g.CostUSD.P50, g.CostUSD.P90, g.CostUSD.Max)
+		fmt.Fprintf(w, "  steps   %s\n", distText(g.Steps, count))
+		fmt.Fprintf(w, "  tokens  %s\n", distText(g.Tokens, count))
+		fmt.Fprintf(w, "  cost    %s", distText(g.CostUSD, func(v *float64) string { return "$" + usd(v) }))
 		if g.CostUnknownRuns > 0 {
-			fmt.Fprintf(w, "  (%d runs with unknown cost)", g.CostUnknownRuns)
+			fmt.Fprintf(w, "  (%d runs with unknown cost, left out)", g.CostUnknownRuns)
 		}
 		fmt.Fprintln(w)
 	}
@@ -102,6 +107,31 @@ func writeStatsText(a *app, g *groupStats, by string) {
 	if g.Unfinished > 0 {
 		fmt.Fprintf(w, "  unfinished: %s\n", strings.Join(g.UnfinishedRuns, " "))
 	}
+}
+
+// distText is a distribution as text, "unknown" without values.
+func distText(d dist, format func(*float64) string) string {
+	if d.N == 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("p50 %s  p90 %s  max %s", format(d.P50), format(d.P90), format(d.Max))
+}
+
+// count is a statistic of counts (steps, tokens), or "" when unknown.
+func count(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
+// usd is a cost to 6 significant digits (sums of float costs carry noise
+// such as 0.00020899999999999998), or "" when unknown.
+func usd(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'g', 6, 64)
 }
 
 func writeStatsCSV(a *app, groups []*groupStats) error {
@@ -117,15 +147,15 @@ func writeStatsCSV(a *app, groups []*groupStats) error {
 	if err := w.Write(head); err != nil {
 		return err
 	}
-	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, g := range groups {
 		row := []string{g.Group, strconv.Itoa(g.Runs), strconv.Itoa(g.Finished), strconv.Itoa(g.Unfinished)}
 		for _, r := range stopReasons {
 			row = append(row, strconv.Itoa(g.StopReasons[r]))
 		}
-		for _, d := range []dist{g.Steps, g.Tokens, g.CostUSD} {
-			row = append(row, num(d.P50), num(d.P90), num(d.Max))
+		for _, d := range []dist{g.Steps, g.Tokens} {
+			row = append(row, count(d.P50), count(d.P90), count(d.Max))
 		}
+		row = append(row, usd(g.CostUSD.P50), usd(g.CostUSD.P90), usd(g.CostUSD.Max))
 		row = append(row, strconv.Itoa(g.CostUnknownRuns), strconv.Itoa(g.UnknownModelCalls), strconv.Itoa(g.UnknownActions),
 			strings.Join(g.UnfinishedRuns, " "))
 		if err := w.Write(row); err != nil {

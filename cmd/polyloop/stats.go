@@ -25,8 +25,12 @@ type groupStats struct {
 	StopReasons map[polyloop.StopReason]int `json:"stop_reasons"`
 	Steps       dist                        `json:"steps"`
 	Tokens      dist                        `json:"tokens"`
-	CostUSD     dist                        `json:"cost_usd"`
-	// CostUnknownRuns counts finished runs with part of their cost unknown.
+	// CostUSD is over the finished runs whose cost is known: a run with
+	// part of its cost unknown is left out, since its known part would
+	// read as its cost.
+	CostUSD dist `json:"cost_usd"`
+	// CostUnknownRuns counts the finished runs with part of their cost
+	// unknown, the ones CostUSD leaves out.
 	CostUnknownRuns int `json:"cost_unknown_runs"`
 	// UnknownModelCalls and UnknownActions sum the executions of unknown
 	// outcome over all the group's runs, unfinished ones included.
@@ -35,12 +39,13 @@ type groupStats struct {
 	UnfinishedRuns    []string `json:"unfinished_runs"`
 }
 
-// dist is a distribution summary: nearest-rank percentiles.
+// dist is a distribution summary: nearest-rank percentiles. Over no values
+// the percentiles are nil (null in JSON): unknown, never zero.
 type dist struct {
-	N   int     `json:"n"`
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	Max float64 `json:"max"`
+	N   int      `json:"n"`
+	P50 *float64 `json:"p50"`
+	P90 *float64 `json:"p90"`
+	Max *float64 `json:"max"`
 }
 
 // percentile is the nearest-rank percentile of sorted values.
@@ -56,7 +61,8 @@ func newDist(values []float64) dist {
 	sort.Float64s(values)
 	d := dist{N: len(values)}
 	if len(values) > 0 {
-		d.P50, d.P90, d.Max = percentile(values, 0.5), percentile(values, 0.9), values[len(values)-1]
+		p50, p90, top := percentile(values, 0.5), percentile(values, 0.9), values[len(values)-1]
+		d.P50, d.P90, d.Max = &p50, &p90, &top
 	}
 	return d
 }
@@ -106,9 +112,10 @@ func summarize(group string, runs []polyloop.RunSummary) *groupStats {
 		g.StopReasons[r.StopReason]++
 		steps = append(steps, float64(t.Steps))
 		tokens = append(tokens, float64(t.Tokens()))
-		cost = append(cost, t.CostUSD)
 		if t.CostUnknown {
 			g.CostUnknownRuns++
+		} else {
+			cost = append(cost, t.CostUSD)
 		}
 	}
 	g.Steps, g.Tokens, g.CostUSD = newDist(steps), newDist(tokens), newDist(cost)

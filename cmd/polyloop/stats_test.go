@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/polyloop/polyloop"
@@ -43,8 +44,8 @@ func TestComputeStatsKeepsUnfinishedRuns(t *testing.T) {
 		t.Errorf("stop reasons: %v", g.StopReasons)
 	}
 	// The unfinished run's 9 steps are not in the distribution of finished runs.
-	if g.Steps != (dist{N: 3, P50: 2, P90: 4, Max: 4}) {
-		t.Errorf("steps: %+v", g.Steps)
+	if got := distText(g.Steps, count); g.Steps.N != 3 || got != "p50 2  p90 4  max 4" {
+		t.Errorf("steps: n=%d %s", g.Steps.N, got)
 	}
 	if g.UnknownActions != 1 || g.UnknownModelCalls != 2 {
 		t.Errorf("unknown outcomes: %d actions, %d model calls", g.UnknownActions, g.UnknownModelCalls)
@@ -52,5 +53,56 @@ func TestComputeStatsKeepsUnfinishedRuns(t *testing.T) {
 	by := computeStats(runs, "agent")
 	if len(by) != 2 || by[0].Group != "x" || by[0].Runs != 3 || by[1].Group != "y" || by[1].Runs != 1 {
 		t.Errorf("by agent: %+v %+v", by[0], by[1])
+	}
+}
+
+// TestCostPercentilesLeaveOutUnknownCost checks that a run whose cost is
+// partly unknown does not enter the cost percentiles at its known part (which
+// would read as a cheap run), that it is counted, and that a group with no
+// known cost has no cost percentiles at all.
+func TestCostPercentilesLeaveOutUnknownCost(t *testing.T) {
+	t.Parallel()
+	run := func(id, agent string, cost float64, unknown bool) polyloop.RunSummary {
+		return polyloop.RunSummary{RunID: id, Agent: agent, Finished: true, StopReason: polyloop.StopCompleted,
+			Totals: &polyloop.Totals{Steps: 1, CostUSD: cost, CostUnknown: unknown}}
+	}
+	groups := computeStats([]polyloop.RunSummary{
+		run("a", "priced", 0.5, false),
+		run("b", "priced", 0, true),
+		run("c", "priced", 0.1, true),
+		run("d", "priced", 0.7, false),
+		run("e", "local", 0, true),
+	}, "agent")
+	priced, local := groups[0], groups[1]
+	if got := distText(priced.CostUSD, usd); priced.CostUSD.N != 2 || got != "p50 0.5  p90 0.7  max 0.7" {
+		t.Errorf("priced cost: n=%d %s, want the two known costs only", priced.CostUSD.N, got)
+	}
+	if priced.CostUnknownRuns != 2 || local.CostUnknownRuns != 1 {
+		t.Errorf("runs with unknown cost: priced %d, local %d; want 2 and 1", priced.CostUnknownRuns, local.CostUnknownRuns)
+	}
+	if local.CostUSD.N != 0 || local.CostUSD.P50 != nil || distText(local.CostUSD, usd) != "unknown" {
+		t.Errorf("local cost: %+v, want unknown", local.CostUSD)
+	}
+	b, err := json.Marshal(local.CostUSD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"n":0,"p50":null,"p90":null,"max":null}` {
+		t.Errorf("unknown cost in JSON: %s", b)
+	}
+}
+
+func TestNumbersPrintedWithoutFloatNoise(t *testing.T) {
+	t.Parallel()
+	a, b, big := 0.1, 0.2, 2345678.0
+	noisy := a + b // 0.30000000000000004
+	if got := usd(&noisy); got != "0.3" {
+		t.Errorf("usd(%v) = %s, want 0.3", noisy, got)
+	}
+	if got := count(&big); got != "2345678" {
+		t.Errorf("count(%v) = %s, want 2345678", big, got)
+	}
+	if usd(nil) != "" || count(nil) != "" {
+		t.Error("an unknown statistic prints as something")
 	}
 }
