@@ -35,11 +35,14 @@ func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, err
 	return l, nil
 }
 
-// ListRuns returns the summaries of the runs that match filter, ordered by
-// start time (then run id), from the runs table: no log is read.
+// ListRuns returns the summaries of the runs that match filter, from the
+// runs table: no log is read. They are ordered as sqlitestore orders them:
+// runs without a start time (whose log lacks RunStarted) first, then by
+// start time, ties broken by run id compared byte by byte (collation "C",
+// whatever the database's collation).
 func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]polyloop.RunSummary, error) {
 	where, args := sqlrows.Where(filter, func(i int) string { return fmt.Sprintf("$%d", i) })
-	q := s.q.list + where + ` ORDER BY started_at, run_id`
+	q := s.q.list + where + ` ORDER BY started_at NULLS FIRST, run_id COLLATE "C"`
 	if filter.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", filter.Limit)
 	}

@@ -172,6 +172,26 @@ func TestConcurrentRuns(t *testing.T) {
 	}
 }
 
+// TestListOrderUnderLinguisticCollation: ListRuns orders run ids byte by
+// byte even when the column's collation is a linguistic one (ICU's root
+// locale would put "_under" before "apple" before "Banana").
+func TestListOrderUnderLinguisticCollation(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t)
+	var icu bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu')`).Scan(&icu); err != nil {
+		t.Fatal(err)
+	}
+	if !icu {
+		t.Skip("the server has no ICU collations")
+	}
+	runs := pgx.Identifier{s.schema, "runs"}.Sanitize()
+	if _, err := s.pool.Exec(ctx, `ALTER TABLE `+runs+` ALTER COLUMN run_id TYPE text COLLATE "und-x-icu"`); err != nil {
+		t.Fatal(err)
+	}
+	storetest.ListOrder(t, ctx, s)
+}
+
 func TestInterpretError(t *testing.T) {
 	ctx := context.Background()
 	cancelled, cancel := context.WithCancel(ctx)

@@ -61,8 +61,11 @@ func (s *Store) readError(ctx context.Context, runID string, err error) error {
 	return interpretError(fmt.Sprintf("read run %q", runID), err)
 }
 
-// ListRuns returns the summaries of the runs that match filter, ordered by
-// start time (then run id), from the runs table: no log is read.
+// ListRuns returns the summaries of the runs that match filter, from the
+// runs table: no log is read. They are ordered as pgstore orders them: runs
+// without a start time (whose log lacks RunStarted) first — SQLite sorts
+// NULL first — then by start time, ties broken by run id compared byte by
+// byte (SQLite's default BINARY collation).
 func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]polyloop.RunSummary, error) {
 	if err := s.usable(ctx, "list runs"); err != nil {
 		return nil, err

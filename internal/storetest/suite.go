@@ -35,6 +35,7 @@ const watchdog = 2 * time.Minute
 //   - ListRunsFilters: ListRuns filtered by agent among several, by
 //     snapshot hash (a ConfigOverride's included), by a time range and by
 //     several conditions at once.
+//   - ListRunsOrder: see ListOrder.
 func Run(t *testing.T, newStore NewStore) {
 	tests := []struct {
 		name string
@@ -43,6 +44,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"RepeatedAppendConflicts", testRepeatedAppend},
 		{"UnencodableRecordRefused", testUnencodable},
 		{"ListRunsFilters", testListRuns},
+		{"ListRunsOrder", ListOrder},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
