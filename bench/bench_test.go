@@ -29,7 +29,7 @@ func BenchmarkRunMemory(b *testing.B) {
 				b.StartTimer()
 				res, err := r.Run(context.Background(), "w", w.Agent(), w.Task())
 				if err == nil {
-					err = checkFinished(res, w)
+					err = w.Check(res)
 				}
 				if err != nil {
 					b.Fatal(err)
@@ -59,7 +59,7 @@ func BenchmarkRunSQLite(b *testing.B) {
 		res, err := w.RunnerWithModel(st, model).Run(context.Background(), "w", w.Agent(), w.Task())
 		b.StopTimer()
 		if err == nil {
-			err = checkFinished(res, w)
+			err = w.Check(res)
 		}
 		if cerr := st.Close(); err == nil {
 			err = cerr
@@ -138,7 +138,7 @@ func BenchmarkResumeMemory(b *testing.B) {
 		b.StartTimer()
 		res, err := w.RunnerWithModel(st, model).Resume(context.Background(), log.RunID, w.Agent())
 		if err == nil {
-			err = checkFinished(res, w)
+			err = w.Check(res)
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -169,7 +169,7 @@ func BenchmarkResumeSQLite(b *testing.B) {
 		b.StartTimer()
 		res, err := w.RunnerWithModel(st, model).Resume(context.Background(), id, w.Agent())
 		if err == nil {
-			err = checkFinished(res, w)
+			err = w.Check(res)
 		}
 		if err != nil {
 			b.Fatal(err)

@@ -67,7 +67,7 @@ func runConcurrently(ctx context.Context, st polyloop.Store, w Workload, c int) 
 	steps := 0
 	for i := range c {
 		if errs[i] == nil {
-			errs[i] = checkFinished(results[i], w)
+			errs[i] = w.Check(results[i])
 		}
 		steps += results[i].Totals.Steps
 	}

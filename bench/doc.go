@@ -9,7 +9,9 @@
 // with arguments {"i": <step>, "note": <50 characters>}, and one execution
 // of noop, which returns a fixed 100-character text (ToolResult). Call S+1
 // answers (FinalAnswer). The tool is replay-safe; the parser is
-// toolcallparser (native tool calls); no event sinks. Workload builds it.
+// toolcallparser (native tool calls); no event sinks. Workload builds it;
+// it is defined in package bench/workload, which imports no store, so that
+// the stores' own tests and benchmarks run the same W.
 //
 // A run of W has S+1 steps (StepCompleted records): S action steps and the
 // final one. Every "per step" figure divides by S+1.

@@ -89,7 +89,7 @@ func resumeToFirstCall(ctx context.Context, st polyloop.Store, w Workload, runID
 	if res.Plan == nil || res.Plan.Action != polyloop.PlanRetryModelCall {
 		return time.Time{}, fmt.Errorf("resume of %s followed plan %v, want %s", runID, res.Plan, polyloop.PlanRetryModelCall)
 	}
-	if err := checkFinished(res, w); err != nil {
+	if err := w.Check(res); err != nil {
 		return time.Time{}, err
 	}
 	return time.Unix(0, model.at.Load()), nil

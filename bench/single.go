@@ -69,7 +69,7 @@ func timedRun(ctx context.Context, st *openStore, w Workload) (runSample, error)
 	if err != nil {
 		return s, err
 	}
-	if err := checkFinished(res, w); err != nil {
+	if err := w.Check(res); err != nil {
 		return s, err
 	}
 	s.steps = res.Totals.Steps
@@ -78,17 +78,6 @@ func timedRun(ctx context.Context, st *openStore, w Workload) (runSample, error)
 		s.commits = st.commitCount() - c0
 	}
 	return s, nil
-}
-
-// checkFinished verifies that a run of W did what W says, so that a figure
-// never comes from a run that went wrong.
-func checkFinished(res polyloop.RunResult, w Workload) error {
-	if res.StopReason != polyloop.StopCompleted || res.FinalAnswer != FinalAnswer ||
-		res.Totals.Steps != w.Steps+1 || res.Totals.Actions != w.Steps {
-		return fmt.Errorf("bench: run %s of W (S=%d) ended %s with %d steps and %d actions, want completed with %d and %d",
-			res.RunID, w.Steps, res.StopReason, res.Totals.Steps, res.Totals.Actions, w.Steps+1, w.Steps)
-	}
-	return nil
 }
 
 func (s *openStore) commitCount() int64 {
