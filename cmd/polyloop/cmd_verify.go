@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -16,8 +17,10 @@ func newVerifyCmd(a *app) *cobra.Command {
 		Short: "Check stored logs with the resume planner's structural checks",
 		Long: `Check run logs with the resume planner (polyloop.PlanResume): seq gaps, records
 after run_finished, steps out of order, results without their intent, records
-that break their own invariants. Each run prints "ok" with the plan resume would
-follow, or CORRUPT with the offending record.
+that break their own invariants, and records that cannot be decoded. Each run
+prints "ok" with the plan resume would follow, or CORRUPT with the offending
+record (for a record that cannot be decoded: the store's error, which names
+its seq). A corrupt run does not stop the others from being checked.
 
 Exit codes: 0 every log is sound; 1 at least one is corrupt; 2 an error (unknown
 run, store failure).`,
@@ -70,6 +73,10 @@ func (a *app) verify(ctx context.Context, ids []string, all bool) error {
 // only when the log cannot be checked.
 func (a *app) verifyRun(ctx context.Context, st store, id string) (bool, error) {
 	log, err := st.ReadLog(ctx, id)
+	if undecodable(err) {
+		fmt.Fprintf(a.stdout, "CORRUPT %s: %v\n", id, err)
+		return true, nil
+	}
 	if err != nil {
 		return false, err
 	}
@@ -93,4 +100,13 @@ func (a *app) verifyRun(ctx context.Context, st store, id string) (bool, error) 
 	}
 	fmt.Fprintf(a.stdout, "ok %s: %d records, %s\n", id, len(log.Records), plan.Action)
 	return false, nil
+}
+
+// undecodable reports whether a ReadLog error says a stored record could not
+// be decoded (the log is corrupt) rather than that the store failed: a
+// corrupt-log mark, or the JSON decoder's syntax and type errors.
+func undecodable(err error) bool {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.Is(err, polyloop.ErrCorruptLog) || errors.As(err, &syntax) || errors.As(err, &typ)
 }

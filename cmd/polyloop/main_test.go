@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -80,10 +81,11 @@ func expectExit(ts *testscript.TestScript, neg bool, args []string) {
 // a SQLite store, for the verify and stats scripts. SHAPE is one of
 // unfinished (a valid log that stops at a model-call intent), orphan-result
 // (a model result without its intent), after-finish (a record after
-// run_finished).
+// run_finished), bad-json (a finished log whose record 2 is not valid JSON,
+// written behind the store's back).
 func writeLogMain() {
 	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: writelog DB RUN_ID unfinished|orphan-result|after-finish")
+		fmt.Fprintln(os.Stderr, "usage: writelog DB RUN_ID unfinished|orphan-result|after-finish|bad-json")
 		os.Exit(2)
 	}
 	if err := writeLog(os.Args[1], os.Args[2], os.Args[3]); err != nil {
@@ -110,13 +112,15 @@ func writeLog(db, id, shape string) error {
 		bodies = append(bodies, &polyloop.ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1})
 	case "orphan-result":
 		bodies = append(bodies, &polyloop.ModelCallResult{Step: 1, CallID: "m1.1", Reply: reply})
-	case "after-finish":
+	case "after-finish", "bad-json":
 		bodies = append(bodies,
 			&polyloop.ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1},
 			&polyloop.ModelCallResult{Step: 1, CallID: "m1.1", Reply: reply},
 			&polyloop.StepCompleted{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionFinal, Answer: "done"},
-			&polyloop.RunFinished{StopReason: polyloop.StopCompleted, FinalAnswer: "done"},
-			&polyloop.ModelCallIntent{Step: 2, CallID: "m2.1", Attempt: 1})
+			&polyloop.RunFinished{StopReason: polyloop.StopCompleted, FinalAnswer: "done"})
+		if shape == "after-finish" {
+			bodies = append(bodies, &polyloop.ModelCallIntent{Step: 2, CallID: "m2.1", Attempt: 1})
+		}
 	default:
 		return fmt.Errorf("unknown shape %q", shape)
 	}
@@ -124,5 +128,22 @@ func writeLog(db, id, shape string) error {
 	for i, b := range bodies {
 		recs[i] = polyloop.Record{Seq: int64(i), At: time.Now(), Body: b}
 	}
-	return st.Append(context.Background(), id, recs...)
+	if err := st.Append(context.Background(), id, recs...); err != nil || shape != "bad-json" {
+		return err
+	}
+	if err := st.Close(); err != nil {
+		return err
+	}
+	return breakRecord(db, id, 2)
+}
+
+// breakRecord overwrites a stored record with text that is not JSON.
+func breakRecord(path, id string, seq int64) error {
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.Exec(`UPDATE records SET data = ? WHERE run_id = ? AND seq = ?`, []byte(`{"seq":2,"kind":"model_call_res`), id, seq)
+	return err
 }
