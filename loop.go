@@ -34,6 +34,9 @@ type driver struct {
 	// outcome is the executor's own outcome of the step in pending, for the
 	// action_finished event (the audit channel).
 	outcome *ActionOutcome
+	// evModelAttempt and evActionAttempt are the attempts of the last
+	// intents emitted, for the events of their results.
+	evModelAttempt, evActionAttempt int
 
 	// opts are the options of the Resume that drives this invocation; they
 	// carry over to the children it resumes.
@@ -367,7 +370,7 @@ func truncateRunes(s string, limit int) (string, int) {
 }
 
 func (d *driver) finish(ctx context.Context, reason StopReason, answer string) (RunResult, error) {
-	fin := &RunFinished{StopReason: reason, FinalAnswer: answer, Totals: d.totals.totals(), Sinks: d.sinks.snapshot()}
+	fin := &RunFinished{StopReason: reason, FinalAnswer: answer, Totals: d.totals.totals(), Sinks: d.sinks.counts()}
 	d.add(fin)
 	if ctx.Err() != nil {
 		// The finish is already determined by what happened: record it.

@@ -89,15 +89,17 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 	d.receptions = openReceptions(log)
 	d.nextSeq = log.NextSeq()
 	if err := d.checkConfig(agent, opts); err != nil {
-		return RunResult{}, err
+		return RunResult{RunID: runID}, err
 	}
 	if len(r.Sinks) > 0 {
-		d.sinks.emit(ctx, Event{V: EventVersion, Kind: EventRunResumed, RunID: runID, Agent: d.snap.Agent,
-			Seq: plan.LastSeq, At: d.now(), Plan: &plan, Snapshot: &d.snap, SnapshotHash: d.hash})
+		// The configuration the log holds; an override is its own event,
+		// once its record is durable.
+		d.sinks.emit(ctx, Event{V: EventVersion, Kind: EventRunResumed, RunID: runID, Agent: stored.Agent,
+			Seq: plan.LastSeq, At: d.now(), Plan: &plan, Snapshot: &stored, SnapshotHash: storedHash})
 	}
 	res, err := d.resume(ctx, plan)
 	if err != nil {
-		return RunResult{}, err
+		return RunResult{RunID: runID}, err
 	}
 	res.Plan = &plan
 	return res, nil

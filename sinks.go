@@ -56,7 +56,7 @@ func (s *sinkSet) emit(ctx context.Context, ev Event) {
 		switch {
 		case panicked:
 			rep.Panics++
-			rep.LastFailure = err.Error()
+			rep.LastFailure = truncateString(err.Error(), 200)
 			if s.policy.MaxPanics > 0 && rep.Panics >= s.policy.MaxPanics {
 				rep.Disabled = true
 			}
@@ -124,6 +124,18 @@ func (s *sinkSet) snapshot() []SinkReport {
 		if r.Errors > 0 || r.Panics > 0 || r.Disabled {
 			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// counts is the snapshot without failure texts, for the RunFinished record:
+// a third-party sink's error text could hold anything, secrets included, and
+// the log keeps only what the library knows to be safe. RunResult carries the
+// texts.
+func (s *sinkSet) counts() []SinkReport {
+	out := s.snapshot()
+	for i := range out {
+		out[i].LastFailure = ""
 	}
 	return out
 }

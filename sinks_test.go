@@ -144,3 +144,58 @@ func TestNoEventForUnwrittenRecord(t *testing.T) {
 		t.Fatal("no events for the durable records")
 	}
 }
+
+// A sink's failure text stays out of the log (it could hold anything); the
+// counts are recorded, and the text is in the result.
+func TestSinkFailureTextNotRecorded(t *testing.T) {
+	store := memstore.New()
+	r := newRunner(threeStepModel(), store, newTestExec())
+	r.Sinks = []polyloop.EventSink{&failSink{}}
+	res, err := r.Run(context.Background(), "r1", testAgent(), polyloop.Task{Input: "go"})
+	if err != nil || len(res.Sinks) != 1 || res.Sinks[0].LastFailure == "" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	log, _ := store.ReadLog(context.Background(), "r1")
+	fin := log.Finished()
+	if len(fin.Sinks) != 1 || fin.Sinks[0].Errors != 3 || fin.Sinks[0].LastFailure != "" {
+		t.Fatalf("recorded sinks %+v", fin.Sinks)
+	}
+}
+
+// Events of a resumed run: run_resumed carries the configuration the log
+// holds (the override is its own event), and the events of a replayed
+// action carry its attempt.
+func TestResumeEvents(t *testing.T) {
+	store := memstore.NewWithOptions(memstore.Options{CrashAfter: 4}) // dies after step 1's action intent
+	model := scriptmodel.New(call(1, "echo", map[string]string{"text": "a"}), scriptmodel.Reply("end"))
+	if _, err := newRunner(model, store, newTestExec()).Run(context.Background(), "r1", testAgent(), polyloop.Task{Input: "go"}); err == nil {
+		t.Fatal("no crash")
+	}
+	log, _ := store.ReadLog(context.Background(), "r1")
+	_, storedHash := log.Snapshot()
+	store.SetFaults(memstore.Options{})
+	sink := &collectSink{}
+	r := newRunner(model, store, newTestExec())
+	r.Sinks = []polyloop.EventSink{sink}
+	changed := testAgent()
+	changed.System = "changed"
+	if _, err := r.ResumeWith(context.Background(), "r1", changed, polyloop.ResumeOptions{AllowConfigChange: true}); err != nil {
+		t.Fatal(err)
+	}
+	byKind := map[polyloop.EventKind]polyloop.Event{}
+	for _, ev := range sink.events {
+		byKind[ev.Kind] = ev
+	}
+	if ev := byKind[polyloop.EventRunResumed]; ev.SnapshotHash != storedHash || ev.Plan.Action != polyloop.PlanReplayAction {
+		t.Fatalf("run_resumed %+v", ev)
+	}
+	if ev := byKind[polyloop.EventConfigOverridden]; ev.SnapshotHash == storedHash || ev.Override == nil {
+		t.Fatalf("config_overridden %+v", ev)
+	}
+	if a, f := byKind[polyloop.EventActionStarted], byKind[polyloop.EventActionFinished]; a.Attempt != 2 || f.Attempt != 2 {
+		t.Fatalf("attempts: action_started %d, action_finished %d", a.Attempt, f.Attempt)
+	}
+	if ev := byKind[polyloop.EventModelCallFinished]; ev.Attempt != 1 {
+		t.Fatalf("model_call_finished attempt %d", ev.Attempt)
+	}
+}
