@@ -108,6 +108,8 @@ func TestCheckRefusesSecrets(t *testing.T) {
 		{"token under key-ish name", scriptHead + "tools:\n  mcp:\n    - name: gh\n      command: srv\n      env: {GITHUB_TOKEN: 9f8e7d6c5b4a39281706}\n", 10},
 		{"unknown key holding a key", "name: a\napi_key: " + key + "\nmodel: {provider: script, script: [{text: x}]}\n", 2},
 		{"password in url", "name: a\nmodel: {provider: openai, model: m, base_url: 'https://u:hunter22@gw.example/v1'}\n", 2},
+		{"key-shaped script argument", "name: a\nmodel: {provider: script, script: [{tool: t, args: {note: " + key + "}}]}\n", 2},
+		{"key-shaped replay override", scriptHead + "tools:\n  mcp:\n    - name: gh\n      command: srv\n      replay: {x: " + key + "}\n", 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,6 +138,26 @@ func TestCheckAcceptsNonSecrets(t *testing.T) {
 	}
 	if _, err := Check(writeFile(t, "agent.yaml", "name: a\nmodel: {provider: openai, model: m, api_key_env: MY_GATEWAY_KEY}\n")); err != nil {
 		t.Fatalf("Check with api_key_env: %v", err)
+	}
+}
+
+// TestKeyishNamesOfUserData checks that the key-ish name rule reads
+// configuration names only: tool names in replay overrides and the keys of
+// scripted tool arguments are the user's data.
+func TestKeyishNamesOfUserData(t *testing.T) {
+	t.Parallel()
+	for name, src := range map[string]string{
+		"replay override": scriptHead + "tools:\n  mcp:\n    - name: auth\n      command: srv\n      replay: {refresh_token: never_replay, get_api_key: replay_safe}\n",
+		"script args":     "name: a\nmodel:\n  provider: script\n  script:\n    - {tool: lookup, args: {key: user_profile_42, auth: {password: correct_horse_battery}}}\n",
+	} {
+		if _, err := Check(writeFile(t, "agent.yaml", src)); err != nil {
+			t.Errorf("%s: Check: %v", name, err)
+		}
+	}
+	// The rule still reads the keys of env maps.
+	src := scriptHead + "tools:\n  shell:\n    env: {REFRESH_TOKEN: user_profile_42}\n"
+	if _, err := Check(writeFile(t, "agent.yaml", src)); !errors.Is(err, ErrSecret) {
+		t.Errorf("a token-like value under an env map's key-ish name: Check = %v, want ErrSecret", err)
 	}
 }
 

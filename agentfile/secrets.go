@@ -3,6 +3,7 @@ package agentfile
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -75,31 +76,39 @@ func entropy(s string) float64 {
 }
 
 // scanSecrets walks every value of the document and reports the ones that
-// look like secrets.
+// look like secrets: by their shape everywhere, and by the key-ish name of
+// their field where keys are configuration names (see dataKeys).
 func (v *validator) scanSecrets(root ast.Node) {
-	v.walkSecrets(root, "")
+	v.walkSecrets(root, nil, "")
 }
 
-func (v *validator) walkSecrets(n ast.Node, key string) {
+// walkSecrets checks the values under n. at is the path of mapping keys from
+// the document's root (sequence items add none); key is the field name the
+// name rule reads for n's values, "" for none.
+func (v *validator) walkSecrets(n ast.Node, at []string, key string) {
 	switch n := n.(type) {
 	case *ast.MappingNode:
 		for _, mv := range n.Values {
-			v.walkSecrets(mv, "")
+			v.walkSecrets(mv, at, "")
 		}
 	case *ast.MappingValueNode:
 		k := ""
 		if n.Key != nil {
 			k = n.Key.String()
 		}
-		v.walkSecrets(n.Value, k)
+		name := k
+		if dataKeys(at) {
+			name = ""
+		}
+		v.walkSecrets(n.Value, append(slices.Clip(at), k), name)
 	case *ast.SequenceNode:
 		for _, item := range n.Values {
-			v.walkSecrets(item, key)
+			v.walkSecrets(item, at, key)
 		}
 	case *ast.AnchorNode:
-		v.walkSecrets(n.Value, key)
+		v.walkSecrets(n.Value, at, key)
 	case *ast.TagNode:
-		v.walkSecrets(n.Value, key)
+		v.walkSecrets(n.Value, at, key)
 	case *ast.LiteralNode:
 		if n.Value != nil {
 			v.checkSecret(n.Value, n.Value.Value, key)
@@ -109,6 +118,24 @@ func (v *validator) walkSecrets(n ast.Node, key string) {
 	case *ast.IntegerNode, *ast.FloatNode:
 		v.checkSecret(n, n.GetToken().Value, key)
 	}
+}
+
+// dataKeys reports whether the keys of the mapping at path are user data
+// rather than configuration names, so that the key-ish name rule does not
+// apply to them: a scripted turn's tool arguments (at any depth: {key:
+// user_profile_42} is an argument), the tool names of an MCP server's replay
+// overrides ({refresh_token: never_replay}; the values are checked against
+// the two policies) and the header names of its headers_env (the values
+// name environment variables). Value shapes (sk-..., tokens) are checked
+// there all the same.
+func dataKeys(at []string) bool {
+	switch {
+	case len(at) >= 3 && at[0] == "model" && at[1] == "script" && at[2] == "args":
+		return true
+	case len(at) == 3 && at[0] == "tools" && at[1] == "mcp" && (at[2] == "replay" || at[2] == "headers_env"):
+		return true
+	}
+	return false
 }
 
 func (v *validator) checkSecret(n ast.Node, value, key string) {
