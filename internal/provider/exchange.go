@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 )
 
 // maxResponseBytes bounds the body of one response.
@@ -50,9 +51,19 @@ func (x *Exchange) Middleware(req *http.Request, next func(*http.Request) (*http
 		if req.Context().Err() != nil {
 			err = x.timeoutErr
 		}
-		x.connErr = err
+		x.connErr = safeURLError(err)
 	}
 	return nil, err
+}
+
+// safeURLError redacts the URL an *url.Error names, as SafeBaseURL does: its
+// text goes into diagnostics, and a query may hold a key.
+func safeURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = safeURL(ue.URL)
+	}
+	return err
 }
 
 var errTooLarge = fmt.Errorf("response body exceeds %d bytes", maxResponseBytes)

@@ -3,6 +3,7 @@ package provider
 import (
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/polyloop/polyloop/internal/pricing"
@@ -72,15 +73,41 @@ func (s *Settings) Defaults(d Defaults) error {
 	return s.Prices.Validate()
 }
 
-// SafeBaseURL is the base URL without user info, and with the key redacted
-// should it appear in it.
+// SafeBaseURL is the base URL as Describe and error texts may show it:
+// without user info, with every query value replaced by "REDACTED" (the
+// names stay: a gateway may take its key as ?api_key=...), and with the key
+// redacted should it appear elsewhere. A URL that does not parse loses
+// everything from its '?' on.
 func (s *Settings) SafeBaseURL() string {
-	u := s.BaseURL
-	if p, err := url.Parse(u); err == nil && p.User != nil {
-		p.User = nil
-		u = p.String()
+	return redact(safeURL(s.BaseURL), s.Key)
+}
+
+// RedactedValue replaces the values of a URL's query parameters.
+const RedactedValue = "REDACTED"
+
+func safeURL(raw string) string {
+	p, err := url.Parse(raw)
+	if err != nil {
+		before, _, _ := strings.Cut(raw, "?")
+		return before
 	}
-	return redact(u, s.Key)
+	p.User = nil
+	if p.RawQuery != "" || p.ForceQuery {
+		p.RawQuery = redactQuery(p.RawQuery)
+	}
+	return p.String()
+}
+
+// redactQuery keeps the parameter names of a raw query, in their order, and
+// replaces each value by RedactedValue.
+func redactQuery(q string) string {
+	params := strings.Split(q, "&")
+	for i, kv := range params {
+		if name, _, ok := strings.Cut(kv, "="); ok {
+			params[i] = name + "=" + RedactedValue
+		}
+	}
+	return strings.Join(params, "&")
 }
 
 // ChooseModel is the model a request names, else Settings.Model; "" when
