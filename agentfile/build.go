@@ -8,7 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -278,11 +281,35 @@ func (b *builder) mcp(ctx context.Context, p path, m MCPSpec) (*mcpexec.Executor
 		opts.Dir = resolve(b.file, m.Dir)
 		opts.Env = b.serverEnv(m)
 	}
+	headers, err := b.headers(p, m)
+	if err != nil {
+		return nil, err
+	}
+	opts.Headers = headers
 	ex, err := mcpexec.New(ctx, opts)
 	if err != nil {
 		return nil, b.loc.errorAt(p, fmt.Sprintf("cannot start MCP server %q: %v", m.Name, err))
 	}
 	return ex, nil
+}
+
+// headers reads the values of an HTTP server's headers_env from the
+// environment; a variable that is unset or empty is an error, since the
+// server would otherwise be called without its credentials.
+func (b *builder) headers(p path, m MCPSpec) (http.Header, error) {
+	if len(m.HeadersEnv) == 0 {
+		return nil, nil
+	}
+	h := http.Header{}
+	for _, name := range slices.Sorted(maps.Keys(m.HeadersEnv)) {
+		env := m.HeadersEnv[name]
+		v := b.opts.getenv(env)
+		if v == "" {
+			return nil, b.loc.errorAt(p.at("headers_env", name), fmt.Sprintf("the environment variable %s, which holds header %s, is not set", env, name))
+		}
+		h.Set(name, v)
+	}
+	return h, nil
 }
 
 // serverEnv is a stdio server's environment: PATH and HOME, the env_allow

@@ -25,7 +25,7 @@
 //	  mcp:
 //	    - {name: files, command: mcp-files, args: [--root, .], env_allow: [HOME], tools: [read_file],
 //	       replay: {read_file: replay_safe}}
-//	    - {name: search, url: https://mcp.example.com/mcp}
+//	    - {name: search, url: https://mcp.example.com/mcp, headers_env: {Authorization: SEARCH_MCP_AUTH}}
 //	limits: {max_steps: 30, max_tokens: 200000, max_cost_usd: 0.5, observation_limit: 8000}
 //	synthetic: {not_executed: "...", env_error: "..."}   # defaults: polyloop.DefaultNotExecuted, DefaultEnvError
 //
@@ -54,9 +54,18 @@
 // Secrets come from the environment only. An agent file holding something
 // that looks like a credential — a well-known key shape (sk-..., sk-ant-...,
 // ghp_..., AKIA...), a bearer token, a password in a URL, or a long single
-// token under a key-ish name (api_key, *_TOKEN, *_SECRET, password...) — is
+// token under a key-ish name (api_key, *_TOKEN, *_SECRET, password...), a
+// key-ish query parameter in base_url or an MCP url (?api_key=...) — is
 // refused with an error matching ErrSecret, which names the position but
-// never repeats the value.
+// never repeats the value. The key-ish name rule reads configuration names
+// and env maps; it does not read names that are the user's data — a scripted
+// turn's tool arguments, the tool names of a replay override, the header
+// names of headers_env — where only the value shapes are checked.
+//
+// An MCP server over HTTP gets its credentials from headers_env: each header
+// is set on every request, with the value of the named environment variable
+// read when the file is loaded (an unset variable is an error). Neither the
+// values nor the headers enter the snapshot.
 //
 // # Load
 //

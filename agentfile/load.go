@@ -13,8 +13,8 @@ import (
 
 // Options change how Load builds a Config.
 type Options struct {
-	// Getenv reads the environment: API keys and env_allow variables (nil:
-	// os.Getenv).
+	// Getenv reads the environment: API keys, env_allow variables and the
+	// values of headers_env (nil: os.Getenv).
 	Getenv func(string) string
 	// ShellDir, when set, replaces tools.shell.dir.
 	ShellDir string

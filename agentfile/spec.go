@@ -129,6 +129,10 @@ type MCPSpec struct {
 	EnvAllow []string          `yaml:"env_allow"`
 	Env      map[string]string `yaml:"env"`
 	URL      string            `yaml:"url"`
+	// HeadersEnv sets HTTP headers on every request to URL, each read from
+	// the named environment variable when the file is loaded:
+	// {Authorization: MY_MCP_AUTH}. The values never enter the snapshot.
+	HeadersEnv map[string]string `yaml:"headers_env"`
 	// Tools, when set, exposes only these tools of the server.
 	Tools []string `yaml:"tools"`
 	// Replay overrides the server's annotations, per tool: replay_safe or

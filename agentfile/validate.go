@@ -2,6 +2,7 @@ package agentfile
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -145,6 +146,12 @@ func (v *validator) url(p path, raw string) {
 	if _, ok := u.User.Password(); ok {
 		v.errs = append(v.errs, v.secretError(p, "the URL holds a password"))
 	}
+	for _, name := range slices.Sorted(maps.Keys(u.Query())) {
+		if keyish(name) {
+			v.errs = append(v.errs, v.secretError(p, fmt.Sprintf("the URL has the key-ish query parameter %q "+
+				"(a model key comes from api_key_env; an MCP server's credentials go in headers_env)", name)))
+		}
+	}
 }
 
 var parserKinds = []string{"toolcall", "json", "code"}
@@ -257,6 +264,24 @@ func (v *validator) mcp(p path, m MCPSpec) {
 	}
 	for tool, policy := range m.Replay {
 		v.replay(p.at("replay", tool), policy)
+	}
+	v.headersEnv(p, m)
+}
+
+// headerName is an HTTP header name (a token, RFC 9110).
+var headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+
+func (v *validator) headersEnv(p path, m MCPSpec) {
+	if len(m.HeadersEnv) > 0 && m.URL == "" {
+		v.fail(p.at("headers_env"), "headers_env applies to a url, not to a command (a stdio server takes env_allow)")
+	}
+	for name, env := range m.HeadersEnv {
+		if !headerName.MatchString(name) {
+			v.fail(p.at("headers_env", name), "expected an HTTP header name, found %q", name)
+		}
+		if !envName.MatchString(env) {
+			v.fail(p.at("headers_env", name), "expected the name of the environment variable holding the header's value, found %q", env)
+		}
 	}
 }
 

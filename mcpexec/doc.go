@@ -9,6 +9,11 @@
 // server whose tool list changes later is not followed; a tool that vanished
 // is reported by the server as invalid parameters, which is NotExecuted.
 //
+// Credentials for a streamable HTTP server go in Options.Headers (for
+// example Authorization), set on every request by the HTTP client's
+// transport; they never enter Describe. The URL's user information and query
+// are left out of Describe too, but headers are the place for a key.
+//
 // # Replay policy
 //
 // A tool annotated readOnlyHint or idempotentHint is polyloop.ReplaySafe;

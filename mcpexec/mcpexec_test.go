@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -318,6 +319,49 @@ func TestStreamableHTTP(t *testing.T) {
 	out := execute(t, e, call("echo", `{"text":"gone?"}`))
 	if out.Status != polyloop.EnvError {
 		t.Errorf("after the server closed: %+v, want env_error", out)
+	}
+}
+
+// TestHTTPHeaders checks that Options.Headers reach the server on every
+// request (initialize, tools/list, the call) and stay out of Describe.
+func TestHTTPHeaders(t *testing.T) {
+	t.Parallel()
+	const token = "Bearer t0k3n-9f8e7d6c5b4a3928"
+	var mu sync.Mutex
+	var seen []string
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newTestServer(&serverState{}) }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	e, err := mcpexec.New(context.Background(), mcpexec.Options{URL: hs.URL + "/mcp",
+		Headers: http.Header{"Authorization": {token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if out := execute(t, e, call("echo", `{"text":"with a header"}`)); out.Status != polyloop.Executed {
+		t.Errorf("echo: %+v", out)
+	}
+	mu.Lock()
+	if len(seen) < 3 {
+		t.Errorf("%d requests reached the server, want at least 3", len(seen))
+	}
+	for i, got := range seen {
+		if got != token {
+			t.Errorf("request %d has Authorization %q, want the configured header", i, got)
+		}
+	}
+	mu.Unlock()
+	if d := e.Describe(); strings.Contains(string(d.Config), "t0k3n") || strings.Contains(string(d.Config), "Authorization") {
+		t.Errorf("Describe holds the header: %s", d.Config)
+	}
+	if _, err := mcpexec.New(context.Background(), mcpexec.Options{Command: []string{"srv"},
+		Headers: http.Header{"Authorization": {token}}}); err == nil {
+		t.Error("headers accepted for a stdio server")
 	}
 }
 

@@ -35,6 +35,10 @@ type Options struct {
 	URL string
 	// HTTPClient is used for URL (nil: http.DefaultClient).
 	HTTPClient *http.Client
+	// Headers are set on every HTTP request to URL, through the HTTP
+	// client's transport: credentials such as Authorization. They are never
+	// in Describe or in error texts. The executor keeps its own copy.
+	Headers http.Header
 
 	// Transport is any other transport (an in-memory pair in tests, a custom
 	// connection). Identity names it in Describe.
@@ -71,11 +75,14 @@ func (o *Options) transport() (mcp.Transport, error) {
 	if set != 1 {
 		return nil, errors.New("mcpexec: set exactly one of Options.Command, Options.URL and Options.Transport")
 	}
+	if len(o.Headers) > 0 && o.URL == "" {
+		return nil, errors.New("mcpexec: Options.Headers apply to Options.URL only")
+	}
 	switch {
 	case o.Transport != nil:
 		return o.Transport, nil
 	case o.URL != "":
-		return &mcp.StreamableClientTransport{Endpoint: o.URL, HTTPClient: o.HTTPClient}, nil
+		return &mcp.StreamableClientTransport{Endpoint: o.URL, HTTPClient: withHeaders(o.HTTPClient, o.Headers)}, nil
 	}
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
 	cmd.Env, cmd.Dir = o.Env, o.Dir
