@@ -22,7 +22,7 @@ log format documented in docs/log-format.md, run after run.`,
 }
 
 func (a *app) export(ctx context.Context, ids []string) error {
-	st, err := openStore(ctx, a.store)
+	st, err := openStore(ctx, a.store, existingStore)
 	if err != nil {
 		return err
 	}

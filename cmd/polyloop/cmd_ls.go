@@ -29,7 +29,7 @@ far, computed from their logs.`,
 }
 
 func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
-	st, err := openStore(ctx, a.store)
+	st, err := openStore(ctx, a.store, existingStore)
 	if err != nil {
 		return err
 	}

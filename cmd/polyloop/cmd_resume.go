@@ -54,7 +54,7 @@ the override in the log.
 func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	ctx, interrupted, stop := interruptible(parent)
 	defer stop()
-	st, err := openStore(ctx, a.store)
+	st, err := openStore(ctx, a.store, existingStore)
 	if err != nil {
 		return err
 	}

@@ -63,6 +63,9 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 	if err != nil {
 		return fmt.Errorf("reading the task: %w", err)
 	}
+	if strings.TrimSpace(input) == "" {
+		return errors.New("the task is empty: give its text, @FILE or - for standard input")
+	}
 	ctx, interrupted, stop := interruptible(parent)
 	defer stop()
 	cfg, err := agentfile.Load(ctx, agentPath, nil)
@@ -70,7 +73,10 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 		return err
 	}
 	defer cfg.Close()
-	st, err := openStore(ctx, a.store)
+	if cfg.File.Limits.MaxSteps == 0 {
+		fmt.Fprintf(a.stderr, "warning: %s sets no limits.max_steps: only the model, or a token or cost limit, ends the run\n", agentPath)
+	}
+	st, err := openStore(ctx, a.store, createStore)
 	if err != nil {
 		return err
 	}
@@ -99,7 +105,10 @@ func (a *app) runFailed(id, agentPath string, err error, interrupted bool) error
 			id, id, agentPath, a.storeFlag())
 		return &exitErr{code: exitInterrupted}
 	}
-	if !errors.Is(err, polyloop.ErrRunExists) && !errors.Is(err, polyloop.ErrInvalidConfig) && !errors.Is(err, polyloop.ErrSnapshotMismatch) {
+	switch {
+	case errors.Is(err, polyloop.ErrRunExists):
+		fmt.Fprintf(a.stderr, "run %s already exists; to continue it:\n  polyloop resume %s --agent %s%s\n", id, id, agentPath, a.storeFlag())
+	case !errors.Is(err, polyloop.ErrInvalidConfig) && !errors.Is(err, polyloop.ErrSnapshotMismatch):
 		fmt.Fprintf(a.stderr, "run %s is unfinished: polyloop show %s%s shows where it stopped\n", id, id, a.storeFlag())
 	}
 	return fmt.Errorf("run %s: %w", id, err)

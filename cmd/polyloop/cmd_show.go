@@ -33,7 +33,7 @@ would do.`,
 }
 
 func (a *app) show(ctx context.Context, id string, asJSON, full bool) error {
-	st, err := openStore(ctx, a.store)
+	st, err := openStore(ctx, a.store, existingStore)
 	if err != nil {
 		return err
 	}

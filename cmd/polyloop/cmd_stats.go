@@ -51,7 +51,7 @@ func (a *app) stats(ctx context.Context, f *statsFlags) error {
 	if f.json && f.csv {
 		return fmt.Errorf("--json and --csv exclude each other")
 	}
-	st, err := openStore(ctx, a.store)
+	st, err := openStore(ctx, a.store, existingStore)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ run, store failure).`,
 }
 
 func (a *app) verify(ctx context.Context, ids []string, all bool) error {
-	st, err := openStore(ctx, a.store)
+	st, err := openStore(ctx, a.store, existingStore)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // Exit codes.
@@ -68,6 +69,7 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
-	fmt.Fprintln(stderr, "polyloop:", err)
+	// Library errors start with "polyloop:" too: print the prefix once.
+	fmt.Fprintln(stderr, "polyloop:", strings.TrimPrefix(err.Error(), "polyloop: "))
 	return code
 }

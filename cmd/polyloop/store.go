@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,14 +23,29 @@ type store interface {
 	Close() error
 }
 
-// openStore opens the store a --store value names: sqlite:PATH (the
-// directory is created) or a postgres:// (postgresql://) DSN.
-func openStore(ctx context.Context, spec string) (store, error) {
+// Whether openStore may create a SQLite store that does not exist yet: run
+// does; the other commands, which read runs or continue one, refuse a
+// missing store rather than leave an empty database behind (a mistyped
+// --store).
+const (
+	createStore   = true
+	existingStore = false
+)
+
+// openStore opens the store a --store value names: sqlite:PATH (with
+// create, the file and its directory are created when missing) or a
+// postgres:// (postgresql://) DSN.
+func openStore(ctx context.Context, spec string, create bool) (store, error) {
 	switch {
 	case strings.HasPrefix(spec, "sqlite:"):
 		path := strings.TrimPrefix(spec, "sqlite:")
 		if path == "" {
 			return nil, fmt.Errorf("--store sqlite: needs a path, e.g. sqlite:./.polyloop/polyloop.db")
+		}
+		if !create {
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("no store at %s (runs are written there by polyloop run)", path)
+			}
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, fmt.Errorf("store directory: %w", err)
