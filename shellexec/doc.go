@@ -34,8 +34,8 @@
 //
 //   - the command ran, whatever its exit status → Executed; a non-zero exit
 //     puts "[exit code N]" on the first line of the observation, a command
-//     killed by a signal "[killed by signal S]", and one killed by its own
-//     timeout "[timed out after D]";
+//     killed by a signal "[killed by SIGKILL]" (the signal's name), and one
+//     killed by its own timeout "[timed out after D]";
 //   - an unknown code language, an empty command, or tool arguments that fail
 //     the tool's schema → NotExecuted, with the reason as audit observation;
 //   - the working directory unusable, or the shell impossible to start

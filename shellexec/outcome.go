@@ -31,7 +31,7 @@ func statusLine(end ended, opts Options) (string, bool) {
 	ws, _ := end.state.Sys().(syscall.WaitStatus)
 	switch {
 	case ws.Signaled():
-		return fmt.Sprintf("[killed by signal %s]\n", ws.Signal()), false
+		return fmt.Sprintf("[killed by %s]\n", signalName(ws.Signal())), false
 	case end.state.ExitCode() != 0:
 		return fmt.Sprintf("[exit code %d]\n", end.state.ExitCode()), false
 	}

@@ -55,7 +55,8 @@ func TestExitStatus(t *testing.T) {
 		{"combined streams", "echo out; echo err >&2", "out\nerr\n"},
 		{"non-zero exit", "echo oops; exit 3", "[exit code 3]\noops\n"},
 		{"failing command", "ls /does/not/exist 2>/dev/null", "[exit code 2]\n"},
-		{"killed by a signal", "kill -TERM $$", "[killed by signal terminated]\n"},
+		{"killed by a signal", "kill -TERM $$", "[killed by SIGTERM]\n"},
+		{"killed by SIGKILL", "kill -KILL $$", "[killed by SIGKILL]\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
