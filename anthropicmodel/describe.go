@@ -33,7 +33,7 @@ func (c *Client) Describe() polyloop.Component {
 		UnansweredToolResult: c.p.UnansweredToolResult,
 		EmptyObservation:     c.emptyObservation,
 		UnsupportedParams:    c.unsupportedPolicy(),
-		PriceTable:           c.p.Prices.Version,
+		PriceTable:           c.p.PriceTable(),
 		AttemptTimeoutMS:     c.p.AttemptTimeoutMS(),
 		Retry:                c.p.RetryConfig(),
 	})

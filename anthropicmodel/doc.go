@@ -51,10 +51,13 @@
 // cache reads and writes (so that it means the same as for other clients),
 // CachedTokens the cache reads, ReasoningTokens the thinking tokens. Other
 // blocks (thinking, server tools) are not part of the reply. Cost comes from
-// the price table shipped with the package (prices.json, see
-// PriceTableVersion), by the model id of the reply, with cache reads and
-// writes at their own prices; a model it does not know gives a nil CostUSD:
-// unknown, never zero.
+// a price table by the model id of the reply, with cache reads and writes at
+// their own prices: Options.Prices when given, else — only when BaseURL is
+// Anthropic's API (the host of DefaultBaseURL) — the table shipped with the
+// package (prices.json, see PriceTableVersion). Through another server (a
+// gateway or proxy) calls have unknown cost unless Options.Prices is set. A
+// model the table does not know gives a nil CostUSD: unknown, never zero.
+// Describe names the table in force ("none (costs unknown)" without one).
 //
 // # Failures and retries
 //

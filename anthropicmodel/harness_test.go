@@ -15,7 +15,14 @@ var harness = providertest.Harness[pkg]{
 	RequestIDHeader:   "request-id",
 	ErrAttemptTimeout: ErrAttemptTimeout,
 	New: func(o providertest.Options) (providertest.Client, error) {
-		c, err := New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient})
+		// The fake server is not the provider's API: the shipped prices
+		// apply only because the tests ask for them.
+		prices, err := DefaultPrices()
+		if err != nil {
+			return nil, err
+		}
+		c, err := New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient,
+			Prices: prices})
 		if err != nil {
 			return nil, err
 		}

@@ -50,7 +50,8 @@ type Options struct {
 	// one ends the retries (zero: DefaultMaxRetryAfter).
 	MaxRetryAfter time.Duration
 	// Prices is the price table that costs replies. Nil: the table shipped
-	// with the package (DefaultPrices).
+	// with the package (DefaultPrices) when BaseURL is OpenAI's API, else
+	// none, and every cost is unknown (see the package doc).
 	Prices *PriceTable
 }
 

@@ -28,7 +28,7 @@ func (c *Client) Describe() polyloop.Component {
 		DefaultModel:         c.p.Model,
 		MaxTokensField:       c.maxTokensField,
 		UnansweredToolResult: c.p.UnansweredToolResult,
-		PriceTable:           c.p.Prices.Version,
+		PriceTable:           c.p.PriceTable(),
 		AttemptTimeoutMS:     c.p.AttemptTimeoutMS(),
 		Retry:                c.p.RetryConfig(),
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/provider"
 	"github.com/polyloop/polyloop/internal/providertest"
 )
 
@@ -28,7 +29,7 @@ func TestDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.BaseURL != "http://localhost:11434/v1/" || cfg.DefaultModel != "llama3.1:8b" ||
-		cfg.PriceTable != PriceTableVersion || cfg.MaxTokensField != MaxCompletionTokens ||
+		cfg.PriceTable != provider.NoPriceTable || cfg.MaxTokensField != MaxCompletionTokens ||
 		cfg.UnansweredToolResult != DefaultUnansweredToolResult || cfg.Retry.MaxBackoffMS != 5000 ||
 		cfg.Retry.MaxRetryAfterMS != DefaultMaxRetryAfter.Milliseconds() ||
 		cfg.AttemptTimeoutMS != DefaultTimeout.Milliseconds() {
@@ -93,5 +94,43 @@ func TestRequestErrorsAreNotSent(t *testing.T) {
 	}
 	if srv.Count() != 0 {
 		t.Errorf("%d requests were sent for requests that cannot be built", srv.Count())
+	}
+}
+
+// TestShippedPricesOnlyOpenAIAPI checks that the shipped price table
+// prices the calls made to OpenAI's API, and only those: a server elsewhere
+// under the same wire format charges its own prices, so its costs are
+// unknown, and Describe says that no table is in force.
+func TestShippedPricesOnlyOpenAIAPI(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, response{Status: 200, Fixture: "text.json"})
+	for _, tc := range []struct {
+		name      string
+		opts      Options
+		wantTable string
+		wantCost  bool
+	}{
+		{"provider's API", Options{HTTPClient: srv.Client()}, PriceTableVersion, true},
+		{"another server", Options{BaseURL: srv.URL()}, provider.NoPriceTable, false},
+	} {
+		tc.opts.APIKey = "test-key"
+		c, err := New(tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, err := c.Complete(context.Background(), polyloop.ModelRequest{Messages: userOnly, Params: polyloop.ModelParams{Model: "gpt-4o"}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if (reply.Usage.CostUSD != nil) != tc.wantCost {
+			t.Errorf("%s: cost %v, want known=%v", tc.name, reply.Usage.CostUSD, tc.wantCost)
+		}
+		var cfg config
+		if err := json.Unmarshal(c.Describe().Config, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.PriceTable != tc.wantTable {
+			t.Errorf("%s: Describe price_table %q, want %q", tc.name, cfg.PriceTable, tc.wantTable)
+		}
 	}
 }

@@ -39,10 +39,15 @@
 // "refusal": it is an answer, not a failure. Tool-call arguments that are
 // not valid JSON are kept as a JSON string, so that a parser can reject them
 // with feedback; a tool call without an id (some local servers) gets one
-// derived from the library's call id. Cost comes from the price table shipped
-// with the package (prices.json, see PriceTableVersion) by the model id of the
-// reply; a model it does not know, or a reply without usage, gives a nil
-// CostUSD: unknown, never zero.
+// derived from the library's call id. Cost comes from a price table by the
+// model id of the reply: Options.Prices when given, else — only when BaseURL
+// is OpenAI's API (the host of DefaultBaseURL) — the table shipped with the
+// package (prices.json, see PriceTableVersion). An OpenAI-compatible server
+// elsewhere (vLLM, Ollama, a gateway) charges its own prices or none, so its
+// calls have unknown cost unless Options.Prices is set (DefaultPrices() for a
+// gateway that passes OpenAI's prices through). A model the table does not
+// know, or a reply without usage, gives a nil CostUSD: unknown, never zero.
+// Describe names the table in force ("none (costs unknown)" without one).
 //
 // # Failures and retries
 //

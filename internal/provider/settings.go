@@ -36,7 +36,11 @@ type Defaults struct {
 	// gives a key; nil means the client works without one.
 	ErrNoKey error
 	BaseURL  string
-	// Prices gives the price table shipped with the client.
+	// Prices gives the price table shipped with the client. It prices the
+	// calls only when Settings.BaseURL is on BaseURL's host (the provider's
+	// own API): another server under the same wire format (a gateway, a
+	// local server) charges its own prices, or none, so its costs are
+	// unknown unless Settings.Prices gives a table.
 	Prices func() (*pricing.Table, error)
 }
 
@@ -64,6 +68,9 @@ func (s *Settings) Defaults(d Defaults) error {
 		s.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 	if s.Prices == nil {
+		if !sameHost(s.BaseURL, d.BaseURL) {
+			return nil // not the provider's API: every cost unknown
+		}
 		p, err := d.Prices()
 		if err != nil {
 			return err
@@ -71,6 +78,25 @@ func (s *Settings) Defaults(d Defaults) error {
 		s.Prices = p
 	}
 	return s.Prices.Validate()
+}
+
+// sameHost reports whether two URLs name the same host.
+func sameHost(a, b string) bool {
+	ua, errA := url.Parse(a)
+	ub, errB := url.Parse(b)
+	return errA == nil && errB == nil && ua.Hostname() != "" && strings.EqualFold(ua.Hostname(), ub.Hostname())
+}
+
+// NoPriceTable is what PriceTable says when no table prices the calls.
+const NoPriceTable = "none (costs unknown)"
+
+// PriceTable names the price table in force for Describe: its version, or
+// NoPriceTable.
+func (s *Settings) PriceTable() string {
+	if s.Prices == nil {
+		return NoPriceTable
+	}
+	return s.Prices.Version
 }
 
 // SafeBaseURL is the base URL as Describe and error texts may show it:

@@ -167,3 +167,19 @@ func ClosedURL(t testing.TB, ep Endpoint) string {
 	l.Close()
 	return "http://" + addr + ep.Base
 }
+
+// Client returns an HTTP client that sends every request to this server,
+// whatever host the request names: a client configured with its provider's
+// real base URL reaches the fake server, and no request leaves the machine.
+func (f *Server) Client() *http.Client {
+	return &http.Client{Transport: redirect{host: f.srv.Listener.Addr().String()}}
+}
+
+// redirect sends requests to host over plain HTTP.
+type redirect struct{ host string }
+
+func (r redirect) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL.Scheme, out.URL.Host, out.Host = "http", r.host, ""
+	return http.DefaultTransport.RoundTrip(out)
+}
