@@ -17,7 +17,9 @@ func newLsCmd(a *app) *cobra.Command {
 		Use:   "ls",
 		Short: "List runs: id, agent, start, steps, stop reason or unfinished, tokens, cost",
 		Long: `List runs, oldest first. Unfinished runs show "unfinished" and their totals so
-far, computed from their logs.`,
+far, computed from their logs. The text rounds costs to 4 decimals and marks a
+cost partly unknown; --json gives the totals as stored, at full float64
+precision (cost_unknown says whether part of the cost is unknown).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.ls(cmd.Context(), &f, asJSON)
