@@ -9,6 +9,7 @@ package sqlrows
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -21,10 +22,13 @@ import (
 func Record(seq int64, data []byte) (polyloop.Record, error) {
 	var r polyloop.Record
 	if err := r.UnmarshalJSON(data); err != nil {
-		return r, fmt.Errorf("decoding record %d: %w", seq, err)
+		if errors.Is(err, polyloop.ErrLogVersion) {
+			return r, fmt.Errorf("decoding record %d: %w", seq, err)
+		}
+		return r, &polyloop.CorruptLogError{Seq: seq, Kind: r.Kind(), Reason: "stored record does not decode: " + err.Error()}
 	}
 	if r.Seq != seq {
-		return r, fmt.Errorf("record stored at seq %d says seq %d", seq, r.Seq)
+		return r, &polyloop.CorruptLogError{Seq: seq, Kind: r.Kind(), Reason: fmt.Sprintf("record stored at seq %d says seq %d", seq, r.Seq)}
 	}
 	return r, nil
 }
