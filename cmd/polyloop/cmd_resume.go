@@ -82,12 +82,13 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 		return err
 	}
 	defer cfg.Close()
-	sinks, closeSinks, err := a.eventSinks(ctx, f.sinkFlags)
+	sinks, err := a.eventSinks(ctx, f.sinkFlags)
 	if err != nil {
 		return err
 	}
-	defer closeSinks()
-	res, err := cfg.Runner(st, sinks...).ResumeWith(ctx, id, cfg.Agent, polyloop.ResumeOptions{AllowConfigChange: f.allowChange})
+	defer sinks.close()
+	res, err := cfg.Runner(st, sinks.sinks...).ResumeWith(ctx, id, cfg.Agent, polyloop.ResumeOptions{AllowConfigChange: f.allowChange})
+	sinks.ended(id, err)
 	var mismatch *polyloop.SnapshotMismatchError
 	if errors.As(err, &mismatch) {
 		return fmt.Errorf("run %s: the agent differs from the run's snapshot in: %s\n(stored %s, current %s); resume with --allow-config-change to go on anyway (the override is recorded in the log)",

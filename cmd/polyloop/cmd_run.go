@@ -81,16 +81,17 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 		return err
 	}
 	defer st.Close()
-	sinks, closeSinks, err := a.eventSinks(ctx, f.sinkFlags)
+	sinks, err := a.eventSinks(ctx, f.sinkFlags)
 	if err != nil {
 		return err
 	}
-	defer closeSinks()
+	defer sinks.close()
 	id := f.id
 	if id == "" {
 		id = polyloop.NewRunID()
 	}
-	res, err := cfg.Runner(st, sinks...).Run(ctx, id, cfg.Agent, polyloop.Task{Input: input})
+	res, err := cfg.Runner(st, sinks.sinks...).Run(ctx, id, cfg.Agent, polyloop.Task{Input: input})
+	sinks.ended(id, err)
 	if err != nil {
 		return a.runFailed(id, agentPath, err, interrupted())
 	}
