@@ -3,6 +3,7 @@ package polylooptest
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -107,5 +108,24 @@ func brokenExecutorCases() []brokenCase {
 				return polyloop.ActionOutcome{}, errors.New("dial tcp: connection refused"), true
 			})
 		})),
+	}
+}
+
+// TestNoLeftoversMissingIsLogged: without NoLeftovers the child-process part
+// of the in-flight checks cannot run, and the kit says so.
+func TestNoLeftoversMissingIsLogged(t *testing.T) {
+	h := goodExecutorHarness()
+	h.NoLeftovers = nil
+	for _, name := range []string{"CancelInFlight", "DeadlineInFlight"} {
+		rec := &recordingTB{}
+		if o := runNamed(rec, executorChecks, name, h, h.settings()); o.err != nil || o.skip != "" {
+			t.Fatalf("%s: %+v", name, o)
+		}
+		rec.mu.Lock()
+		logs := strings.Join(rec.logs, "\n")
+		rec.mu.Unlock()
+		if !strings.Contains(logs, "NoLeftovers") {
+			t.Errorf("%s without NoLeftovers logged nothing about it; logs: %q", name, logs)
+		}
 	}
 }

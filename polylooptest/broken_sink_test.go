@@ -3,6 +3,7 @@ package polylooptest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -53,6 +54,15 @@ func brokenSinkCases() []brokenCase {
 		c("FailureReturned", sinkWith(func(h *SinkHarness) {
 			h.NewFailing = newSink(func(context.Context, polyloop.Event) error { return nil })
 		})),
+		c("FailureReturned", sinkWith(func(h *SinkHarness) {
+			h.MustFail = []polyloop.EventKind{polyloop.EventRunFinished}
+			h.NewFailing = newSink(onlyKindFails(polyloop.EventStepStarted))
+		})),
+		c("FailureReturned", sinkWith(func(h *SinkHarness) {
+			h.NewFailing = newSink(func(context.Context, polyloop.Event) error {
+				return fmt.Errorf("export: %w", context.DeadlineExceeded)
+			})
+		})),
 		c("CancelledContext", sinkWith(func(h *SinkHarness) {
 			h.New = newSink(func(ctx context.Context, _ polyloop.Event) error {
 				if ctx.Err() != nil {
@@ -71,5 +81,30 @@ func brokenSinkCases() []brokenCase {
 				return nil
 			})
 		})),
+	}
+}
+
+// onlyKindFails is a failing sink that writes (and so fails) only events of
+// one kind, like a logger at WARN level.
+func onlyKindFails(kind polyloop.EventKind) sinkFunc {
+	return func(_ context.Context, ev polyloop.Event) error {
+		if ev.Kind == kind {
+			return errors.New("disk full")
+		}
+		return nil
+	}
+}
+
+// TestFailureReturnedAcceptsSelectiveSinks: a sink that writes nothing for
+// most kinds passes when the kinds it writes return the failure.
+func TestFailureReturnedAcceptsSelectiveSinks(t *testing.T) {
+	for _, mustFail := range [][]polyloop.EventKind{nil, {polyloop.EventRunFinished}} {
+		h := sinkWith(func(h *SinkHarness) {
+			h.MustFail = mustFail
+			h.NewFailing = newSink(onlyKindFails(polyloop.EventRunFinished))
+		})
+		if o := runNamed(t, sinkChecks, "FailureReturned", h, h.settings()); o.err != nil || o.skip != "" {
+			t.Errorf("MustFail %v: FailureReturned did not pass a sink that fails only on run_finished: %+v", mustFail, o)
+		}
 	}
 }

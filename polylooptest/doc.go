@@ -24,8 +24,10 @@
 // when zero): a hung implementation fails with a goroutine dump instead of
 // hanging CI. A panic in an implementation is recovered and reported as a
 // failure with its stack. Run the suites with -race, from tests that are
-// not parallel with others: the leak checks count the goroutines of the
-// whole process.
+// not parallel with others: the leak checks record the ids of the live
+// goroutines before a call and report any goroutine started since that is
+// still alive a moment after the call returned (as go.uber.org/goleak
+// does), and a goroutine of a test running in parallel would look like one.
 //
 // # A worked example
 //

@@ -56,7 +56,7 @@ type ExecutorHarness struct {
 
 // TestActionExecutor checks that the executors made by h honour the
 // ActionExecutor contract. Run it with -race, from a test that is not
-// parallel with others (the leak checks count the process's goroutines).
+// parallel with others (the leak checks see the process's goroutines).
 //
 // The checks (subtest names, usable as keys of h.Skip):
 //   - Succeeds: h.Succeeds is Executed, with a nil error.
@@ -194,8 +194,12 @@ func execInFlight(e *env, h ExecutorHarness, deadline bool) error {
 		_, err := x.Execute(ctx, h.Blocks)
 		return err
 	}, deadline, also...)
-	if err != nil || h.NoLeftovers == nil {
+	if err != nil {
 		return err
+	}
+	if h.NoLeftovers == nil {
+		e.logf("not checked: processes, containers or sessions the Blocks action started may still be alive; the harness gives no NoLeftovers")
+		return nil
 	}
 	if err := settled(func() error { return h.NoLeftovers(e.t) }); err != nil {
 		return fmt.Errorf("after the cancelled Blocks action returned, NoLeftovers found: %w", err)

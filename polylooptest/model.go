@@ -64,7 +64,7 @@ func DefaultRequest() polyloop.ModelRequest {
 
 // TestModelClient checks that the clients made by h honour the ModelClient
 // contract. Run it with -race, from a test that is not parallel with others
-// (the leak checks count the process's goroutines).
+// (the leak checks see the process's goroutines).
 //
 // The checks (subtest names, usable as keys of h.Skip):
 //   - Completes: a call of New's client succeeds.

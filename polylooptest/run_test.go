@@ -19,6 +19,7 @@ type recordingTB struct {
 	mu       sync.Mutex
 	errors   []string
 	skips    []string
+	logs     []string
 	failed   bool
 	skipped  bool
 	cleanups []func()
@@ -38,7 +39,11 @@ func (r *recordingTB) Skip(args ...any) {
 	r.skips, r.skipped = append(r.skips, fmt.Sprint(args...)), true
 }
 
-func (r *recordingTB) Logf(string, ...any) {}
+func (r *recordingTB) Logf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
 
 func (r *recordingTB) Fatal(args ...any) {
 	r.Error(args...)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -20,9 +21,16 @@ type SinkHarness struct {
 	// subtest, from a goroutine other than the test's.
 	New func(t testing.TB) polyloop.EventSink
 	// NewFailing returns a sink whose delivery fails (a writer that returns
-	// errors, an exporter whose endpoint refuses): Emit must return an
-	// error. Nil: the FailureReturned check is skipped.
+	// errors, an exporter whose endpoint refuses). An event of every kind is
+	// emitted to it: a sink may write nothing for some kinds (a level filter,
+	// a progress display), but at least one Emit must return an error, and
+	// none may return an error that looks like a context error. Nil: the
+	// FailureReturned check is skipped.
 	NewFailing func(t testing.TB) polyloop.EventSink
+	// MustFail names event kinds that NewFailing's sink always writes: the
+	// Emit of every event of these kinds must return an error. Empty: at
+	// least one event must fail, whichever it is.
+	MustFail []polyloop.EventKind
 	// Verify, when set, is called after an event of every kind was emitted
 	// to sink (made by New) and checks that the sink's output reflects them.
 	Verify func(t testing.TB, sink polyloop.EventSink, emitted []polyloop.Event) error
@@ -48,7 +56,8 @@ type SinkHarness struct {
 //   - EventNotModified: Emit leaves the event and what it points to as
 //     they were.
 //   - FailureReturned: with NewFailing, Emit returns the failure as an
-//     error instead of swallowing it.
+//     error instead of swallowing it: for at least one event of the
+//     samples, and for every kind named in h.MustFail.
 //   - CancelledContext: Emit with a cancelled context returns promptly; if
 //     it fails, with an error that errors.Is context.Canceled.
 //   - Concurrent: concurrent Emit calls on one sink all succeed.
@@ -107,14 +116,21 @@ func checkSinkFailure(e *env, h SinkHarness) error {
 		return skipf("the harness gives no NewFailing sink, so no delivery failure can be provoked")
 	}
 	sink := h.NewFailing(e.t)
-	for _, ev := range sampleEvents("polylooptest-sink")[:3] {
+	failures := 0
+	for _, ev := range sampleEvents("polylooptest-sink") {
 		err := sink.Emit(e.ctx, ev)
-		if err == nil {
-			return fmt.Errorf("Emit of a %s event on NewFailing's sink returned nil: a delivery failure must be returned, not swallowed", ev.Kind)
+		switch {
+		case err == nil && slices.Contains(h.MustFail, ev.Kind):
+			return fmt.Errorf("Emit of a %s event on NewFailing's sink returned nil, but the harness's MustFail names that kind: a delivery failure must be returned, not swallowed", ev.Kind)
+		case err == nil:
+			continue
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			return fmt.Errorf("Emit of a %s event on NewFailing's sink returned %q, which matches a context error: a delivery failure must not look like a timeout", ev.Kind, err)
 		}
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("NewFailing's sink returned %q, which matches a context error: a delivery failure must not look like a timeout", err)
-		}
+		failures++
+	}
+	if failures == 0 {
+		return errors.New("Emit on NewFailing's sink returned nil for an event of every kind: a delivery failure must be returned, not swallowed")
 	}
 	return nil
 }
