@@ -18,21 +18,44 @@ type brokenWriter struct{}
 
 func (brokenWriter) Write([]byte) (int, error) { return 0, errWrite }
 
+// everyKind lists the event kinds; at the default level the sink writes a
+// line for each, so each Emit to a broken writer must fail.
+var everyKind = []polyloop.EventKind{
+	polyloop.EventRunStarted, polyloop.EventRunResumed, polyloop.EventStepStarted,
+	polyloop.EventModelCallStarted, polyloop.EventModelCallFinished, polyloop.EventActionStarted,
+	polyloop.EventActionFinished, polyloop.EventStepCompleted, polyloop.EventRunFinished,
+	polyloop.EventConfigOverridden, polyloop.EventChildReceived,
+}
+
 func TestEventSinkContract(t *testing.T) {
+	polylooptest.TestEventSink(t, harness(slog.LevelInfo, everyKind))
+}
+
+// TestEventSinkContractAtWarn: a logger at WARN writes nothing for most
+// events, so only the ones it writes (a failed model call) fail.
+func TestEventSinkContractAtWarn(t *testing.T) {
+	polylooptest.TestEventSink(t, harness(slog.LevelWarn, nil))
+}
+
+// harness makes sinks logging at level; the failing sink's writer fails
+// every write, and mustFail are the kinds it always writes.
+func harness(level slog.Level, mustFail []polyloop.EventKind) polylooptest.SinkHarness {
 	var mu sync.Mutex
 	outputs := map[polyloop.EventSink]*lockedWriter{}
-	polylooptest.TestEventSink(t, polylooptest.SinkHarness{
+	opts := &slog.HandlerOptions{Level: level}
+	return polylooptest.SinkHarness{
 		New: func(testing.TB) polyloop.EventSink {
 			w := &lockedWriter{w: new(bytes.Buffer), mu: new(sync.Mutex)}
-			sink := slogsink.New(slog.New(slog.NewJSONHandler(w, nil)), slogsink.Options{IncludeSnapshot: true})
+			sink := slogsink.New(slog.New(slog.NewJSONHandler(w, opts)), slogsink.Options{IncludeSnapshot: true})
 			mu.Lock()
 			defer mu.Unlock()
 			outputs[sink] = w
 			return sink
 		},
 		NewFailing: func(testing.TB) polyloop.EventSink {
-			return slogsink.New(slog.New(slog.NewJSONHandler(brokenWriter{}, nil)), slogsink.Options{})
+			return slogsink.New(slog.New(slog.NewJSONHandler(brokenWriter{}, opts)), slogsink.Options{})
 		},
+		MustFail: mustFail,
 		Verify: func(t testing.TB, sink polyloop.EventSink, emitted []polyloop.Event) error {
 			mu.Lock()
 			w := outputs[sink]
@@ -40,9 +63,20 @@ func TestEventSinkContract(t *testing.T) {
 			w.mu.Lock()
 			out := w.w.String()
 			w.mu.Unlock()
-			return verifyLines(t, out, emitted)
+			return verifyLines(t, out, logged(emitted, level))
 		},
-	})
+	}
+}
+
+// logged returns the events a logger at level writes.
+func logged(evs []polyloop.Event, level slog.Level) []polyloop.Event {
+	var out []polyloop.Event
+	for _, ev := range evs {
+		if slogsink.LevelOf(ev) >= level {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // verifyLines checks one JSON line per event, in order, with its kind, run
