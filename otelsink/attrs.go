@@ -43,30 +43,6 @@ const (
 	attrHandler        = attribute.Key("polyloop.child.handler")
 )
 
-// modelParams is the sink's own copy of the model parameters in force.
-type modelParams struct {
-	provider, model   string
-	temperature, topP *float64
-	seed              *int64
-	maxTokens         int
-	stop              []string
-}
-
-func copyParams(p polyloop.ModelParams) modelParams {
-	m := modelParams{provider: p.Provider, model: p.Model, maxTokens: p.MaxOutputTokens}
-	if p.Temperature != nil {
-		m.temperature = new(*p.Temperature)
-	}
-	if p.TopP != nil {
-		m.topP = new(*p.TopP)
-	}
-	if p.Seed != nil {
-		m.seed = new(*p.Seed)
-	}
-	m.stop = append([]string(nil), p.Stop...)
-	return m
-}
-
 func baseAttrs(ev polyloop.Event) []attribute.KeyValue {
 	kv := []attribute.KeyValue{
 		semconv.GenAIConversationID(ev.RunID),
@@ -127,9 +103,16 @@ func finishAttrs(ev polyloop.Event) []attribute.KeyValue {
 	return kv
 }
 
-func chatAttrs(ev polyloop.Event, m modelParams) []attribute.KeyValue {
+func chatAttrs(ev polyloop.Event, f runFacts) []attribute.KeyValue {
+	m := f.model
 	kv := append(baseAttrs(ev), semconv.GenAIOperationNameChat)
 	kv = append(kv, providerAttrs(m)...)
+	if f.server.address != "" {
+		kv = append(kv, semconv.ServerAddress(f.server.address))
+		if f.server.port > 0 {
+			kv = append(kv, semconv.ServerPort(f.server.port))
+		}
+	}
 	kv = append(kv, attrCallID.String(ev.CallID))
 	if ev.Attempt > 0 {
 		kv = append(kv, attrAttempt.Int(ev.Attempt))
@@ -152,10 +135,15 @@ func chatAttrs(ev polyloop.Event, m modelParams) []attribute.KeyValue {
 	return kv
 }
 
+// replyAttrs describes a reply. A reply whose usage has neither input nor
+// output tokens is one the provider reported no usage for: the token
+// attributes are left out rather than recorded as 0.
 func replyAttrs(r *polyloop.ModelReply) []attribute.KeyValue {
-	kv := []attribute.KeyValue{
-		semconv.GenAIUsageInputTokens(int(r.Usage.InputTokens)),
-		semconv.GenAIUsageOutputTokens(int(r.Usage.OutputTokens)),
+	var kv []attribute.KeyValue
+	if r.Usage.InputTokens != 0 || r.Usage.OutputTokens != 0 {
+		kv = append(kv,
+			semconv.GenAIUsageInputTokens(int(r.Usage.InputTokens)),
+			semconv.GenAIUsageOutputTokens(int(r.Usage.OutputTokens)))
 	}
 	if r.Model != "" {
 		kv = append(kv, semconv.GenAIResponseModel(r.Model))
@@ -181,7 +169,24 @@ func replyAttrs(r *polyloop.ModelReply) []attribute.KeyValue {
 	return kv
 }
 
-func toolAttrs(ev polyloop.Event, content bool) []attribute.KeyValue {
+// toolTypeFunction is the gen_ai.tool.type of a tool call: the model fills
+// in the arguments of a declared tool, and the application's executor runs
+// it.
+const toolTypeFunction = "function"
+
+// toolName is the gen_ai.tool.name of an action: the tool of a tool call,
+// the language of a code action (the interpreter runs it).
+func toolName(a *polyloop.Action) string {
+	switch {
+	case a == nil:
+		return ""
+	case a.IsCode():
+		return a.Lang
+	}
+	return a.Tool
+}
+
+func toolAttrs(ev polyloop.Event, content bool, tools map[string]string) []attribute.KeyValue {
 	kv := append(baseAttrs(ev), semconv.GenAIOperationNameExecuteTool, attrActionID.String(ev.ActionID))
 	if ev.Attempt > 0 {
 		kv = append(kv, attrAttempt.Int(ev.Attempt))
@@ -200,12 +205,18 @@ func toolAttrs(ev polyloop.Event, content bool) []attribute.KeyValue {
 	kv = append(kv, semconv.GenAIToolCallID(callID))
 	if a.IsCode() {
 		kv = append(kv, attrActionKind.String("code"), attrActionLang.String(a.Lang))
+		if a.Lang != "" {
+			kv = append(kv, semconv.GenAIToolName(a.Lang))
+		}
 		if content {
 			kv = append(kv, semconv.GenAIToolCallArgumentsKey.String(a.Code))
 		}
 		return kv
 	}
-	kv = append(kv, semconv.GenAIToolName(a.Tool), attrActionKind.String("tool"))
+	kv = append(kv, semconv.GenAIToolName(a.Tool), semconv.GenAIToolType(toolTypeFunction), attrActionKind.String("tool"))
+	if d := tools[a.Tool]; d != "" {
+		kv = append(kv, semconv.GenAIToolDescription(d))
+	}
 	if content && len(a.Args) > 0 {
 		kv = append(kv, semconv.GenAIToolCallArgumentsKey.String(string(a.Args)))
 	}

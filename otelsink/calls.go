@@ -19,10 +19,10 @@ func (s *Sink) startChat(ctx context.Context, ev polyloop.Event) {
 }
 
 func (s *Sink) newChat(inv *invocation, ev polyloop.Event) trace.Span {
-	_, span := s.tracer.Start(inv.ctx, spanName("chat", inv.model.model),
+	_, span := s.tracer.Start(inv.ctx, spanName("chat", inv.facts.model.model),
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(ev.At),
-		trace.WithAttributes(chatAttrs(ev, inv.model)...))
+		trace.WithAttributes(chatAttrs(ev, inv.facts)...))
 	return span
 }
 
@@ -59,14 +59,10 @@ func (s *Sink) startTool(ctx context.Context, ev polyloop.Event) {
 }
 
 func (s *Sink) newTool(inv *invocation, ev polyloop.Event) trace.Span {
-	var tool string
-	if ev.Action != nil {
-		tool = ev.Action.Tool
-	}
-	_, span := s.tracer.Start(inv.ctx, spanName("execute_tool", tool),
+	_, span := s.tracer.Start(inv.ctx, spanName("execute_tool", toolName(ev.Action)),
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(ev.At),
-		trace.WithAttributes(toolAttrs(ev, s.opts.IncludeContent)...))
+		trace.WithAttributes(toolAttrs(ev, s.opts.IncludeContent, inv.facts.tools)...))
 	return span
 }
 

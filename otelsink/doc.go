@@ -4,7 +4,8 @@
 // It uses only the OpenTelemetry trace API: the application chooses the
 // TracerProvider (Options.TracerProvider, or the global one). NewFromEnv
 // builds an OTLP/HTTP exporter from the standard OTEL_EXPORTER_OTLP_*
-// variables, for the CLI.
+// variables, for the CLI; it refuses another protocol (grpc, http/json)
+// with ErrUnsupportedProtocol.
 //
 // # Spans
 //
@@ -20,23 +21,30 @@
 // loop's own timeline rather than the sink's delivery delays. An invoke_agent
 // span takes as parent the span found in the context of the run_started or
 // run_resumed event (the context the caller gave Run or Resume); without one
-// it is a root span. A child run started by polyloop.InvokeChild from inside
-// an action is nested under that action's execute_tool span, when the same
-// sink records the parent run (the agent-as-a-tool shape of the
-// conventions).
+// its parent is the run's anchor (see Resumed runs), so that every
+// invocation of the run is in one trace. A child run started by
+// polyloop.InvokeChild from inside an action is nested under that action's
+// execute_tool span, when the same sink records the parent run (the
+// agent-as-a-tool shape of the conventions).
 //
-// Attributes follow the conventions where they have a name for the fact
-// (gen_ai.operation.name, gen_ai.agent.name, gen_ai.conversation.id — the run
-// id —, gen_ai.provider.name, gen_ai.request.model, gen_ai.request.temperature,
+// Attributes follow the conventions where they have a name for the fact:
+// gen_ai.operation.name, gen_ai.agent.name, gen_ai.conversation.id (the run
+// id), gen_ai.provider.name, gen_ai.request.model, gen_ai.request.temperature,
 // gen_ai.request.top_p, gen_ai.request.seed, gen_ai.request.max_tokens,
-// gen_ai.response.model, gen_ai.response.finish_reasons,
-// gen_ai.usage.input_tokens, gen_ai.usage.output_tokens, gen_ai.tool.name,
-// gen_ai.tool.call.id, error.type) and use the polyloop.* namespace for the
-// rest: polyloop.run_id, polyloop.step, polyloop.seq (the seq of the record
-// that opened the span), polyloop.end_seq (the record that closed it),
-// polyloop.stop_reason, polyloop.action.status, polyloop.observation.synthetic,
-// polyloop.snapshot_hash, polyloop.resume.plan, and the totals of a finished
-// run (polyloop.totals.*, which cover the whole log, not one invocation).
+// server.address and server.port (the host and port of the base_url in the
+// model client's Describe config, when it has one), gen_ai.response.model,
+// gen_ai.response.finish_reasons, gen_ai.usage.input_tokens and
+// gen_ai.usage.output_tokens (left out when the reply reports no usage at
+// all), gen_ai.tool.name (for a code action, its language), gen_ai.tool.type
+// ("function", for tool calls), gen_ai.tool.description (from the snapshot's
+// tool specs), gen_ai.tool.call.id and error.type. The polyloop.* namespace
+// holds the rest: polyloop.run_id, polyloop.step, polyloop.seq (the seq of
+// the record that opened the span), polyloop.end_seq (the record that closed
+// it), polyloop.stop_reason, polyloop.action.status,
+// polyloop.observation.synthetic, polyloop.snapshot_hash,
+// polyloop.resume.plan, and the totals of a finished run (polyloop.totals.*,
+// which cover the whole log, not one invocation). The snapshot of a
+// config_overridden event replaces the run's for the spans that follow.
 // Step completions, configuration overrides and child receptions are span
 // events on the invoke_agent span.
 //
@@ -65,14 +73,17 @@
 //
 // # Resumed runs
 //
-// Every invoke_agent span carries a link to the run's anchor: a span context
-// whose trace id is derived from the run id alone (RunAnchor), with link
-// attribute polyloop.link.type = "run". No span is ever exported with the
-// anchor's ids; it is a join key: every invocation of a run, in any process,
-// links to the same anchor, so a backend query on the linked trace id finds
-// them all. A resumed invocation also links to the previous invocation's
-// invoke_agent span (polyloop.link.type = "previous_invocation") when this
-// sink saw that invocation end without run_finished (in the same process).
+// Each run has an anchor: a remote span context whose trace and span ids are
+// derived from the run id alone (RunAnchor). An invoke_agent span whose
+// caller gave no span is a child of the anchor, so every invocation of a
+// run, in any process, is in the anchor's trace. No span is ever exported
+// with the anchor's ids: backends show the invocations as roots of that trace
+// whose parent is missing. Every invoke_agent span also links to the anchor
+// (link attribute polyloop.link.type = "run"), which joins the invocations
+// that ran under a caller's trace. A resumed invocation also links to the
+// previous invocation's invoke_agent span (polyloop.link.type =
+// "previous_invocation") when this sink saw that invocation end without
+// run_finished (in the same process).
 // The sink remembers one span context per run whose invocation ended that
 // way, until the run is resumed or finishes.
 //

@@ -124,8 +124,9 @@ func TestE2ELLMError(t *testing.T) {
 }
 
 // TestE2EResume crashes the store after an action's intent, ends the
-// invocation with EndRun, and resumes from the log: the resumed invocation
-// links to the run and to the aborted invocation.
+// invocation with EndRun, and resumes from the log: both invocations are in
+// the run's trace, and the resumed one links to the run's anchor and to the
+// aborted invocation.
 func TestE2EResume(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -166,6 +167,11 @@ func TestE2EResume(t *testing.T) {
 		otelsink.LinkRun:                otelsink.RunAnchor("run-resume"),
 		otelsink.LinkPreviousInvocation: first.SpanContext(),
 	})
+	for _, s := range sr.Ended() {
+		if s.SpanContext().TraceID() != otelsink.RunAnchor("run-resume").TraceID() {
+			t.Errorf("%s is in trace %v; want the run's anchor trace", s.Name(), s.SpanContext().TraceID())
+		}
+	}
 	replayed := byName(sr.Ended())["execute_tool lookup"][1]
 	wantAttrs(t, replayed, map[string]any{"polyloop.attempt": int64(2), "polyloop.action.status": "executed"})
 	if replayed.Parent().SpanID() != invs[1].SpanContext().SpanID() {

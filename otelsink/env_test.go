@@ -2,6 +2,7 @@ package otelsink_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -31,6 +32,39 @@ func TestNewFromEnvUnset(t *testing.T) {
 	}
 }
 
+func TestNewFromEnvRefusesOtherProtocols(t *testing.T) {
+	t.Setenv("OTEL_SDK_DISABLED", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	tests := []struct {
+		traces, general string
+		refused         bool
+	}{
+		{"", "grpc", true},
+		{"grpc", "", true},
+		{"http/json", "", true},
+		{"grpc", "http/protobuf", true}, // the traces variable wins
+		{"http/protobuf", "grpc", false},
+		{"", "HTTP/PROTOBUF", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", tt.traces)
+		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", tt.general)
+		sink, shutdown, err := otelsink.NewFromEnv(context.Background())
+		if got := errors.Is(err, otelsink.ErrUnsupportedProtocol); got != tt.refused {
+			t.Errorf("traces %q, general %q: NewFromEnv error %v; refused = %v, want %v", tt.traces, tt.general, err, got, tt.refused)
+		}
+		if tt.refused && (sink != nil || shutdown != nil) {
+			t.Errorf("traces %q, general %q: refused but returned a sink", tt.traces, tt.general)
+		}
+		if shutdown != nil {
+			if err := shutdown(context.Background()); err != nil {
+				t.Errorf("shutdown: %v", err)
+			}
+		}
+	}
+}
+
 func TestNewFromEnvExportsOverOTLP(t *testing.T) {
 	var mu sync.Mutex
 	var paths, spans []string
@@ -57,6 +91,7 @@ func TestNewFromEnvExportsOverOTLP(t *testing.T) {
 	t.Setenv("OTEL_SDK_DISABLED", "")
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
 
 	ctx := context.Background()
 	sink, shutdown, err := otelsink.NewFromEnv(ctx)

@@ -28,9 +28,9 @@ func Example() {
 	}
 	agent := polyloop.Agent{Name: "demo", Tools: []polyloop.ToolSpec{{Name: "lookup"}},
 		Model: polyloop.ModelParams{Model: "script-1"}}
-	runID := polyloop.NewRunID()
-	if _, err := r.Run(context.Background(), runID, agent, polyloop.Task{Input: "what is k?"}); err != nil {
-		sink.EndRun(runID, err) // no run_finished will come
+	res, err := r.Run(context.Background(), "", agent, polyloop.Task{Input: "what is k?"})
+	if err != nil {
+		sink.EndRun(res.RunID, err) // no run_finished will come
 	}
 	for _, s := range rec.Ended() {
 		fmt.Println(s.Name())

@@ -53,18 +53,29 @@ func failureOf(err error) failure {
 	return failure{d.Type, d.Message}
 }
 
-// RunAnchor is the span context every invoke_agent span of runID links to
-// (link attribute polyloop.link.type = "run"). Its trace and span ids are
-// derived from the run id alone (SHA-256 of "polyloop-run/" and the id), so
-// every invocation of a run, in any process, links to the same ids. No span
-// with these ids is ever exported: the anchor is a join key.
+// RunAnchor is the run's anchor: a remote span context whose trace and span
+// ids are derived from the run id alone (SHA-256 of "polyloop-run/" and the
+// id), so that every invocation of a run, in any process, finds the same
+// ids. An invoke_agent span whose caller passed no span in the context is a
+// child of the anchor, so all such invocations of a run share one trace id;
+// every invoke_agent span also links to the anchor (link attribute
+// polyloop.link.type = "run"), which joins invocations that run under a
+// caller's trace. No span with the anchor's ids is ever exported: backends
+// show the invocations as roots of the run's trace whose parent is missing.
+//
+// The anchor is marked sampled, so the default ParentBased sampler records
+// its children. A sampler that drops some runs should decide on the trace id
+// (TraceIDRatioBased as the remote-parent-sampled sampler of ParentBased):
+// every invocation of a run has the same one, so a run is kept or dropped
+// whole.
 func RunAnchor(runID string) trace.SpanContext {
 	sum := sha256.Sum256([]byte("polyloop-run/" + runID))
 	var tid trace.TraceID
 	var sid trace.SpanID
 	copy(tid[:], sum[:16])
 	copy(sid[:], sum[16:24])
-	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, Remote: true})
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid,
+		TraceFlags: trace.FlagsSampled, Remote: true})
 }
 
 func link(sc trace.SpanContext, runID, kind string) trace.Link {
@@ -85,13 +96,13 @@ func (s *Sink) startInvocation(ctx context.Context, ev polyloop.Event) {
 	delete(s.prev, ev.RunID)
 	inv := &invocation{outer: trace.SpanContextFromContext(ctx)}
 	if ev.Snapshot != nil {
-		inv.model = copyParams(ev.Snapshot.Model)
+		inv.facts = factsOf(ev.Snapshot)
 	}
-	inv.ctx, inv.span = s.tracer.Start(s.parentOf(ctx), spanName("invoke_agent", ev.Agent),
+	inv.ctx, inv.span = s.tracer.Start(s.parentOf(ctx, ev.RunID), spanName("invoke_agent", ev.Agent),
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(ev.At),
 		trace.WithLinks(links...),
-		trace.WithAttributes(invokeAttrs(ev, inv.model)...))
+		trace.WithAttributes(invokeAttrs(ev, inv.facts.model)...))
 	s.runs[ev.RunID] = inv
 	if ev.Plan != nil && ev.Plan.Action == polyloop.PlanFinished {
 		// A finished run: the resume runs nothing and no run_finished follows.
@@ -161,7 +172,7 @@ func (inv *invocation) endChildren(f failure, at time.Time) {
 func (s *Sink) addSpanEvent(ctx context.Context, ev polyloop.Event) {
 	inv := s.run(ctx, ev.RunID)
 	if ev.Kind == polyloop.EventConfigOverridden && ev.Override != nil {
-		inv.model = copyParams(ev.Override.Snapshot.Model)
+		inv.facts = factsOf(&ev.Override.Snapshot)
 	}
 	if inv.span == nil {
 		return

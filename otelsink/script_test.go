@@ -43,13 +43,22 @@ func one(k polyloop.EventKind) []polyloop.EventKind { return []polyloop.EventKin
 
 func testSnapshot() *polyloop.Snapshot {
 	return &polyloop.Snapshot{Agent: "researcher", Task: polyloop.Task{Input: "find it"},
+		Tools: []polyloop.ToolSpec{{Name: "search", Description: "Search the web."}, {Name: "bash", Description: "Run a command."}},
 		Model: polyloop.ModelParams{Provider: "openai", Model: "gpt-test", Temperature: new(0.25),
-			Seed: new(int64(7)), MaxOutputTokens: 256}}
+			Seed: new(int64(7)), MaxOutputTokens: 256},
+		ModelClient: polyloop.Component{Name: "openaimodel", Config: json.RawMessage(`{"base_url":"https://llm.example:8443/v1/","max_retries":2}`)}}
 }
 
 func (s *script) started() *script {
 	return s.add(one(polyloop.EventRunStarted), func(e *polyloop.Event) {
 		e.Snapshot, e.SnapshotHash = testSnapshot(), "sha256:abc"
+	})
+}
+
+func (s *script) overridden(snap polyloop.Snapshot) *script {
+	return s.add(one(polyloop.EventConfigOverridden), func(e *polyloop.Event) {
+		e.Override = &polyloop.ConfigOverride{PreviousHash: "sha256:abc", SnapshotHash: "sha256:def",
+			Fields: []string{"model", "tools"}, Snapshot: snap}
 	})
 }
 

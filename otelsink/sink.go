@@ -53,7 +53,7 @@ type invocation struct {
 	// outer is the span found in the context of the event that started
 	// the invocation (the caller's span), invalid when there was none.
 	outer trace.SpanContext
-	model modelParams
+	facts runFacts
 	chat  openSpan
 	tool  openSpan
 }
@@ -121,10 +121,14 @@ func (s *Sink) Emit(ctx context.Context, ev polyloop.Event) error {
 
 // EndRun ends the open spans of runID's current invocation with status
 // Error: call it when Run or Resume returns an error, since no run_finished
-// event will come. err may be nil. It does nothing when no invocation of the
-// run is open. Run returns no run id with an error, so a caller that wants
-// to call EndRun passes Run an id of its own (polyloop.NewRunID). Until
-// EndRun or Close, the sink keeps the open invocation's state.
+// event will come. err may be nil. Run and Resume return the run's id in
+// RunResult.RunID together with the error (also an id Run generated), so
+// the caller passes that: res, err := r.Run(...); if err != nil {
+// sink.EndRun(res.RunID, err) }. The id is empty only when the run never
+// began (an invalid configuration, a store failure before run_started), and
+// then no invocation is open. EndRun does nothing when no invocation of the
+// run is open. Until EndRun or Close, the sink keeps the open invocation's
+// state.
 func (s *Sink) EndRun(runID string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -149,18 +153,18 @@ func (s *Sink) Close() error {
 func (s *Sink) run(ctx context.Context, runID string) *invocation {
 	inv := s.runs[runID]
 	if inv == nil {
-		inv = &invocation{ctx: parentContext(ctx)}
+		inv = &invocation{ctx: parentContext(ctx, runID)}
 		s.runs[runID] = inv
 	}
 	return inv
 }
 
-// parentOf is the parent of an invoke_agent span. A child run (see
+// parentOf is the parent of an invoke_agent span of runID. A child run (see
 // polyloop.InvokeChild) is started from inside its parent's action: its
 // parent is that action's execute_tool span when this sink has it open and
 // ctx holds no span other than the one the parent invocation started under.
-// Otherwise it is the span in ctx, if any.
-func (s *Sink) parentOf(ctx context.Context) context.Context {
+// Otherwise it is the span in ctx, or the run's anchor when ctx has none.
+func (s *Sink) parentOf(ctx context.Context, runID string) context.Context {
 	if a, ok := polyloop.ActionFromContext(ctx); ok {
 		p := s.runs[a.RunID]
 		sc := trace.SpanContextFromContext(ctx)
@@ -168,11 +172,16 @@ func (s *Sink) parentOf(ctx context.Context) context.Context {
 			return trace.ContextWithSpan(context.Background(), p.tool.span)
 		}
 	}
-	return parentContext(ctx)
+	return parentContext(ctx, runID)
 }
 
-// parentContext keeps only the span of ctx: the sink outlives the event's
+// parentContext keeps only the span of ctx, or puts runID's anchor (see
+// RunAnchor) in its place when ctx has none: the sink outlives the event's
 // context, whose deadline is the runner's per-event timeout.
-func parentContext(ctx context.Context) context.Context {
-	return trace.ContextWithSpanContext(context.Background(), trace.SpanContextFromContext(ctx))
+func parentContext(ctx context.Context, runID string) context.Context {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		sc = RunAnchor(runID)
+	}
+	return trace.ContextWithSpanContext(context.Background(), sc)
 }

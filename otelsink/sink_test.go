@@ -2,6 +2,7 @@ package otelsink_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/polyloop/polyloop"
@@ -43,8 +45,8 @@ func TestRunSpans(t *testing.T) {
 		t.Fatalf("spans: %v", names(sr.Ended()))
 	}
 	inv := spans["invoke_agent researcher"][0]
-	if inv.Parent().IsValid() {
-		t.Errorf("invoke_agent has a parent %v; want a root span", inv.Parent())
+	if anchor := otelsink.RunAnchor("run-1"); !inv.Parent().Equal(anchor) || inv.SpanContext().TraceID() != anchor.TraceID() {
+		t.Errorf("invoke_agent parent %v; want the run's anchor %v, a remote parent", inv.Parent(), anchor)
 	}
 	if inv.SpanKind() != trace.SpanKindInternal || inv.Status().Code != codes.Unset {
 		t.Errorf("invoke_agent kind %v status %v", inv.SpanKind(), inv.Status())
@@ -82,6 +84,8 @@ func TestRunSpans(t *testing.T) {
 	}
 	wantAttrs(t, chat, map[string]any{
 		"gen_ai.operation.name":                "chat",
+		"server.address":                       "llm.example",
+		"server.port":                          int64(8443),
 		"gen_ai.provider.name":                 "openai",
 		"gen_ai.request.model":                 "gpt-test",
 		"gen_ai.request.temperature":           0.25,
@@ -107,6 +111,8 @@ func TestRunSpans(t *testing.T) {
 	wantAttrs(t, tool, map[string]any{
 		"gen_ai.operation.name":          "execute_tool",
 		"gen_ai.tool.name":               "search",
+		"gen_ai.tool.type":               "function",
+		"gen_ai.tool.description":        "Search the web.",
 		"gen_ai.tool.call.id":            "call_1",
 		"polyloop.action_id":             "a1",
 		"polyloop.action.kind":           "tool",
@@ -191,13 +197,17 @@ func TestNotExecutedAndCodeAction(t *testing.T) {
 		finished(polyloop.StopMaxSteps, "")
 	emitAll(t, context.Background(), sink, sc.evs)
 	spans := byName(sr.Ended())
-	tool := spans["execute_tool"]
+	tool := spans["execute_tool bash"]
 	if len(tool) != 1 {
-		t.Fatalf("spans %v; want an execute_tool span without a tool name", names(sr.Ended()))
+		t.Fatalf("spans %v; want an execute_tool span named for the code's language", names(sr.Ended()))
 	}
 	wantAttrs(t, tool[0], map[string]any{"polyloop.action.kind": "code", "polyloop.action.lang": "bash",
-		"error.type": "not_executed"})
-	noAttrs(t, tool[0], "gen_ai.tool.name")
+		"gen_ai.tool.name": "bash", "error.type": "not_executed"})
+	// A code action is no declared tool: no tool type, and the description
+	// of a declared tool that happens to be called bash is not its own.
+	noAttrs(t, tool[0], "gen_ai.tool.type", "gen_ai.tool.description")
+	chat := spans["chat gpt-test"][0]
+	noAttrs(t, chat, "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens") // the reply reported no usage
 	if tool[0].Status().Code != codes.Error {
 		t.Errorf("not_executed status %v; want Error", tool[0].Status())
 	}
@@ -243,16 +253,104 @@ func TestResumeLinks(t *testing.T) {
 		otelsink.LinkRun:                otelsink.RunAnchor("run-r"),
 		otelsink.LinkPreviousInvocation: inv1.SpanContext(),
 	})
+	anchor := otelsink.RunAnchor("run-r")
+	for _, inv := range all {
+		if inv.SpanContext().TraceID() != anchor.TraceID() || !inv.Parent().Equal(anchor) {
+			t.Errorf("invocation %v: parent %v; want the run's anchor, so both invocations share its trace", inv.SpanContext(), inv.Parent())
+		}
+	}
 	tool2 := byName(sr.Ended())["execute_tool fetch"][1]
 	if tool2.Parent().SpanID() != inv2.SpanContext().SpanID() {
 		t.Errorf("replayed tool span's parent is not the resumed invocation")
 	}
 	wantAttrs(t, tool2, map[string]any{"polyloop.attempt": int64(2)})
 
-	// Another process sees only the resume: the anchor still joins it to the run.
+	// Another process sees only the resume: the anchor still puts it in the
+	// run's trace.
 	other, sr2 := recorder(otelsink.Options{})
 	emitAll(t, context.Background(), other, sc.evs)
-	wantLinks(t, sr2.Ended()[len(sr2.Ended())-1], map[string]trace.SpanContext{otelsink.LinkRun: otelsink.RunAnchor("run-r")})
+	elsewhere := sr2.Ended()[len(sr2.Ended())-1]
+	wantLinks(t, elsewhere, map[string]trace.SpanContext{otelsink.LinkRun: anchor})
+	if elsewhere.SpanContext().TraceID() != inv1.SpanContext().TraceID() {
+		t.Errorf("the resume in another process is in trace %v; want the run's %v", elsewhere.SpanContext().TraceID(), inv1.SpanContext().TraceID())
+	}
+}
+
+// TestSamplingKeepsRunsWhole: a sampler that decides on the trace id keeps
+// or drops every invocation of a run together, since they share the
+// anchor's trace id.
+func TestSamplingKeepsRunsWhole(t *testing.T) {
+	t.Parallel()
+	sr := tracetest.NewSpanRecorder()
+	sampler := sdktrace.ParentBased(sdktrace.NeverSample(), sdktrace.WithRemoteParentSampled(sdktrace.TraceIDRatioBased(0.5)))
+	sink := otelsink.New(otelsink.Options{TracerProvider: sdktrace.NewTracerProvider(
+		sdktrace.WithSampler(sampler), sdktrace.WithSpanProcessor(sr))})
+	const runs = 16
+	for i := range runs {
+		id := fmt.Sprintf("run-s%02d", i)
+		sc := newScript(id).started().modelCall(1, 1)
+		emitAll(t, context.Background(), sink, sc.evs)
+		sink.EndRun(id, context.Canceled)
+		sc.evs = nil
+		sc.resumed(polyloop.ResumePlan{Action: polyloop.PlanRetryModelCall, Step: 1, Attempt: 2, LastSeq: 1}).
+			modelCall(1, 2).reply(1, 2, polyloop.ModelReply{Text: "ok"}).final(1, "ok").finished(polyloop.StopCompleted, "ok")
+		emitAll(t, context.Background(), sink, sc.evs)
+	}
+	perRun := map[string]int{}
+	for _, s := range sr.Ended() {
+		perRun[attrsOf(s)["polyloop.run_id"].AsString()]++
+	}
+	for run, n := range perRun {
+		if n != 4 { // two invocations, two chats
+			t.Errorf("%s: %d spans recorded; want all 4 or none", run, n)
+		}
+	}
+	if len(perRun) == 0 || len(perRun) == runs {
+		t.Errorf("%d of %d runs sampled; a ratio of 0.5 should keep some and drop some", len(perRun), runs)
+	}
+}
+
+// TestSinkAddedMidRun: events of a run whose start the sink never saw
+// become spans in the run's trace, under its anchor.
+func TestSinkAddedMidRun(t *testing.T) {
+	t.Parallel()
+	sink, sr := recorder(otelsink.Options{})
+	sc := completedRun("run-mid")
+	emitAll(t, context.Background(), sink, sc.evs[2:]) // from model_call_started of step 1
+	anchor := otelsink.RunAnchor("run-mid")
+	spans := byName(sr.Ended())
+	if len(spans["chat"]) != 2 || len(spans["execute_tool search"]) != 1 || len(sr.Ended()) != 3 {
+		t.Fatalf("spans %v; want two chat spans (no model known) and the tool span", names(sr.Ended()))
+	}
+	for _, s := range sr.Ended() {
+		if !s.Parent().Equal(anchor) {
+			t.Errorf("%s: parent %v; want the run's anchor", s.Name(), s.Parent())
+		}
+	}
+}
+
+// TestConfigOverrideUpdatesSpans: after config_overridden, chat and
+// execute_tool spans describe the new snapshot.
+func TestConfigOverrideUpdatesSpans(t *testing.T) {
+	t.Parallel()
+	sink, sr := recorder(otelsink.Options{})
+	snap := *testSnapshot()
+	snap.Model.Model = "gpt-other"
+	snap.Tools = []polyloop.ToolSpec{{Name: "search", Description: "Search the intranet."}}
+	snap.ModelClient.Config = json.RawMessage(`{"base_url":"http://10.0.0.7/v1"}`)
+	sc := newScript("run-o").started().overridden(snap).modelCall(1, 1).
+		reply(1, 1, polyloop.ModelReply{Usage: polyloop.Usage{InputTokens: 3}}).
+		action(1, 1, toolCall("search", "c1", `{}`)).
+		outcome(1, polyloop.ActionOutcome{Status: polyloop.Executed}, "")
+	emitAll(t, context.Background(), sink, sc.evs)
+	spans := byName(sr.Ended())
+	if len(spans["chat gpt-other"]) != 1 || len(spans["execute_tool search"]) != 1 {
+		t.Fatalf("spans %v", names(sr.Ended()))
+	}
+	wantAttrs(t, spans["chat gpt-other"][0], map[string]any{"gen_ai.request.model": "gpt-other",
+		"server.address": "10.0.0.7", "server.port": int64(80),
+		"gen_ai.usage.input_tokens": int64(3), "gen_ai.usage.output_tokens": int64(0)})
+	wantAttrs(t, spans["execute_tool search"][0], map[string]any{"gen_ai.tool.description": "Search the intranet."})
 }
 
 func TestResumeOfFinishedRunEndsAtOnce(t *testing.T) {
@@ -279,6 +377,9 @@ func TestParentFromContext(t *testing.T) {
 	if inv.Parent().SpanID() != parent.SpanContext().SpanID() || inv.SpanContext().TraceID() != parent.SpanContext().TraceID() {
 		t.Errorf("invoke_agent parent %v; want the caller's span %v", inv.Parent(), parent.SpanContext())
 	}
+	// In the caller's trace, the link to the anchor joins the run's
+	// invocations.
+	wantLinks(t, inv, map[string]trace.SpanContext{otelsink.LinkRun: otelsink.RunAnchor("run-p")})
 }
 
 func TestCloseEndsOpenSpans(t *testing.T) {
