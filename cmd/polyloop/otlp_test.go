@@ -47,7 +47,7 @@ func TestSilentCollectorDoesNotHoldExit(t *testing.T) {
 	cmd := exec.Command(bin, "run", agent, "task", "-q")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "POLYLOOP_STORE=sqlite:"+filepath.Join(dir, "store.db"),
-		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+ln.Addr().String())
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+ln.Addr().String(), "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=")
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
