@@ -467,7 +467,7 @@ func TestChildKeys(t *testing.T) {
 func TestConcurrentUnkeyedChildrenRefused(t *testing.T) {
 	store := memstore.New()
 	release := make(chan struct{})
-	slow := &polyloop.Runner{Model: &gateModel{gate: release}, Parser: testParser{}, Executor: newTestExec(), Store: store}
+	slow := &polyloop.Runner{Model: &gateModel{gate: release, started: make(chan struct{})}, Parser: testParser{}, Executor: newTestExec(), Store: store}
 	var second error
 	err := delegateWith(t, store, func(ctx context.Context) (string, error) {
 		done := make(chan error, 1)
@@ -496,19 +496,12 @@ type gateModel struct {
 }
 
 func (g *gateModel) Complete(ctx context.Context, _ polyloop.ModelRequest) (polyloop.ModelReply, error) {
-	g.once.Do(func() { close(g.startedCh()) })
+	g.once.Do(func() { close(g.started) })
 	<-g.gate
 	return polyloop.ModelReply{Text: "late"}, nil
 }
 
-func (g *gateModel) startedCh() chan struct{} {
-	if g.started == nil {
-		g.started = make(chan struct{})
-	}
-	return g.started
-}
-
-func slowStarted(r *polyloop.Runner) chan struct{} { return r.Model.(*gateModel).startedCh() }
+func slowStarted(r *polyloop.Runner) chan struct{} { return r.Model.(*gateModel).started }
 
 // Rule 3 and the equivalence property: a failed handler's error has the same
 // text the first time and when a resumed parent meets the recorded failure.
