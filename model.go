@@ -86,3 +86,24 @@ type ModelReply struct {
 	// RequestID is the provider's request id, when given.
 	RequestID string `json:"request_id,omitempty"`
 }
+
+// Clone returns a deep copy of the reply: its tool calls, their arguments
+// and its cost share no memory with r. A nil or empty ToolCalls stays as it
+// was.
+func (r ModelReply) Clone() ModelReply {
+	if r.ToolCalls != nil {
+		calls := make([]ToolCall, len(r.ToolCalls))
+		for i, tc := range r.ToolCalls {
+			if tc.Args != nil {
+				tc.Args = append(json.RawMessage{}, tc.Args...)
+			}
+			calls[i] = tc
+		}
+		r.ToolCalls = calls
+	}
+	if r.Usage.CostUSD != nil {
+		cost := *r.Usage.CostUSD
+		r.Usage.CostUSD = &cost
+	}
+	return r
+}

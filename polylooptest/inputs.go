@@ -165,7 +165,7 @@ func randomCall(rng *rand.Rand) polyloop.ToolCall {
 // mutate damages a copy of c: cuts its text, flips bytes, splices tokens in,
 // and mangles one tool call's arguments.
 func mutate(rng *rand.Rand, c ParserCase, name string) ParserCase {
-	r := cloneReply(c.Reply)
+	r := c.Reply.Clone()
 	r.Text = mutateString(rng, r.Text)
 	if len(r.ToolCalls) > 0 {
 		i := rng.IntN(len(r.ToolCalls))

@@ -223,7 +223,7 @@ func checkParserDeterministic(e *env, h ParserHarness) error {
 func checkParserReplyNotModified(e *env, h ParserHarness) error {
 	p := h.New(e.t)
 	for _, c := range allInputs(h) {
-		before := cloneReply(c.Reply)
+		before := c.Reply.Clone()
 		if _, err := parse(p, c); err != nil {
 			return err
 		}
@@ -269,23 +269,4 @@ func parseAllAgain(p polyloop.DecisionParser, inputs []ParserCase, want []polylo
 		}
 	}
 	return nil
-}
-
-// cloneReply copies the parts of a reply that Parse could modify in place.
-func cloneReply(r polyloop.ModelReply) polyloop.ModelReply {
-	if r.ToolCalls != nil {
-		calls := make([]polyloop.ToolCall, len(r.ToolCalls))
-		for i, tc := range r.ToolCalls {
-			if tc.Args != nil {
-				tc.Args = append(json.RawMessage{}, tc.Args...)
-			}
-			calls[i] = tc
-		}
-		r.ToolCalls = calls
-	}
-	if r.Usage.CostUSD != nil {
-		c := *r.Usage.CostUSD
-		r.Usage.CostUSD = &c
-	}
-	return r
 }

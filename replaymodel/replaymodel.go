@@ -107,7 +107,7 @@ func (c *Client) Complete(ctx context.Context, req polyloop.ModelRequest) (polyl
 	if res.Failure != nil {
 		return polyloop.ModelReply{}, &RecordedFailureError{RunID: c.log.RunID, Step: req.Step, Failure: *res.Failure}
 	}
-	return cloneReply(*res.Reply), nil
+	return res.Reply.Clone(), nil
 }
 
 // check compares req with the recorded run up to the result at index i.
@@ -126,23 +126,4 @@ func (c *Client) check(req polyloop.ModelRequest, i int) error {
 		return d
 	}
 	return nil
-}
-
-// cloneReply copies r so that the reply shares no memory with the log.
-func cloneReply(r polyloop.ModelReply) polyloop.ModelReply {
-	if r.ToolCalls != nil {
-		calls := make([]polyloop.ToolCall, len(r.ToolCalls))
-		for i, tc := range r.ToolCalls {
-			if tc.Args != nil {
-				tc.Args = append(json.RawMessage{}, tc.Args...)
-			}
-			calls[i] = tc
-		}
-		r.ToolCalls = calls
-	}
-	if r.Usage.CostUSD != nil {
-		cost := *r.Usage.CostUSD
-		r.Usage.CostUSD = &cost
-	}
-	return r
 }

@@ -25,7 +25,7 @@ type ActionCheck func(a polyloop.Action, reply polyloop.ModelReply) error
 // checkAction. It returns the decision.
 func Parse(t testing.TB, p polyloop.DecisionParser, reply polyloop.ModelReply, checkAction ActionCheck) polyloop.Decision {
 	t.Helper()
-	before := cloneReply(reply)
+	before := reply.Clone()
 	d := p.Parse(reply)
 	switch d := d.(type) {
 	case polyloop.Act:
@@ -64,23 +64,6 @@ func describe(reply polyloop.ModelReply) string {
 		return fmt.Sprintf("%q", reply.Text)
 	}
 	return fmt.Sprintf("%#v", reply)
-}
-
-// cloneReply copies the parts of a reply that Parse could modify in place.
-func cloneReply(r polyloop.ModelReply) polyloop.ModelReply {
-	c := r
-	c.ToolCalls = nil
-	for _, tc := range r.ToolCalls {
-		if tc.Args != nil {
-			tc.Args = append(json.RawMessage{}, tc.Args...)
-		}
-		c.ToolCalls = append(c.ToolCalls, tc)
-	}
-	if r.Usage.CostUSD != nil {
-		cost := *r.Usage.CostUSD
-		c.Usage.CostUSD = &cost
-	}
-	return c
 }
 
 // Expect checks a decision against a table test's expectation: with want
