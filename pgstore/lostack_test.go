@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/bench/workload"
 	"github.com/polyloop/polyloop/internal/storetest"
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/polylooptest"
@@ -145,7 +146,7 @@ func TestLostAcknowledgement(t *testing.T) {
 		}
 		return nil
 	}
-	w := storetest.Workload{Steps: 4}
+	w := workload.W{Steps: 4}
 	store := &lastAppend{Store: s}
 	_, err = w.Runner(store).Run(ctx, "lost-ack", w.Agent(), w.Task())
 	var pe *polyloop.PersistenceError
@@ -171,7 +172,7 @@ func TestLostAcknowledgement(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := memstore.New()
-	if err := w.Run(ctx, w.Runner(ref), "lost-ack"); err != nil {
+	if err := storetest.RunW(ctx, w, w.Runner(ref), "lost-ack"); err != nil {
 		t.Fatal(err)
 	}
 	l := polyloop.RunLog{Records: storetest.ReadAll(t, ctx, direct, "lost-ack")}

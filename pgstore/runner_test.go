@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/internal/storetest"
+	"github.com/polyloop/polyloop/bench/workload"
 )
 
 // TestRunnerConnectionLoss runs workload W through the runner and kills the
@@ -31,7 +31,7 @@ func TestRunnerConnectionLoss(t *testing.T) {
 		_, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", conn.PgConn().PID())
 		return err
 	}
-	w := storetest.Workload{Steps: 4}
+	w := workload.W{Steps: 4}
 	_, err = w.Runner(s).Run(ctx, "lost", w.Agent(), w.Task())
 	var pe *polyloop.PersistenceError
 	if !errors.As(err, &pe) || errors.Is(err, polyloop.ErrSeqConflict) {

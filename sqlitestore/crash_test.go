@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/bench/workload"
 	"github.com/polyloop/polyloop/internal/storetest"
 	"github.com/polyloop/polyloop/polylooptest"
 	"github.com/polyloop/polyloop/sqlitestore"
@@ -72,22 +73,22 @@ func (e *crashNoop) Execute(ctx context.Context, a polyloop.Action) (polyloop.Ac
 		return polyloop.ActionOutcome{}, ctx.Err()
 	case <-t.C:
 	}
-	return storetest.NoopExecutor{}.Execute(ctx, a)
+	return workload.NoopExecutor{}.Execute(ctx, a)
 }
 
 // crashWorkload is the crashed runs' workload, with exec executing noop
 // (nil: a crashNoop that neither dies nor sleeps). Every executor of these
 // runs must describe itself as crashNoop does, or Resume would refuse a
 // changed snapshot.
-func crashWorkload(exec polyloop.ActionExecutor) storetest.Workload {
+func crashWorkload(exec polyloop.ActionExecutor) workload.W {
 	if exec == nil {
 		exec = &crashNoop{}
 	}
-	return storetest.Workload{Steps: crashSteps, Exec: exec}
+	return workload.W{Steps: crashSteps, Executor: exec}
 }
 
 // runOrResume runs the workload, or resumes it when the log has records.
-func runOrResume(ctx context.Context, s polyloop.Store, w storetest.Workload) (polyloop.RunResult, error) {
+func runOrResume(ctx context.Context, s polyloop.Store, w workload.W) (polyloop.RunResult, error) {
 	l, err := s.ReadLog(ctx, crashRun)
 	if err != nil {
 		return polyloop.RunResult{}, err

@@ -98,7 +98,7 @@ func interrupt(t *testing.T, path string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := crashWorkload(nil)
-	w.Exec = &cancelAt{n: 3, cancel: cancel}
+	w.Executor = &cancelAt{n: 3, cancel: cancel}
 	_, err = w.Runner(s).Run(ctx, crashRun, w.Agent(), w.Task())
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: %v, want context.Canceled", err)

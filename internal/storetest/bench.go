@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/bench/workload"
 )
 
 // Commits reports a store's commit count (its Stats().Commits).
@@ -31,9 +32,11 @@ func BenchAppend(b *testing.B, open OpenBench) {
 	}
 }
 
-// BenchWorkloadW runs workload W with the runner: one run of 1000 steps
-// (ns/step, commits/step), and 1, 8 and 64 concurrent runs of 50 steps
-// (steps/s). Run with -benchtime=1x for one repetition of each.
+// BenchWorkloadW runs workload W (package bench/workload) with the runner:
+// one run of S=1000 (ns/step, commits/step), and 1, 8 and 64 concurrent
+// runs of S=50 (steps/s). A run of S has S+1 steps, and every per-step
+// figure divides by S+1, as package bench does. Run with -benchtime=1x for
+// one repetition of each.
 func BenchWorkloadW(b *testing.B, open OpenBench) {
 	b.Run("run=1/steps=1000", func(b *testing.B) {
 		s, commits := open(b, 0)
@@ -85,31 +88,33 @@ func benchAppend(b *testing.B, s polyloop.Store, commits Commits, runs int) {
 	b.ReportMetric(float64(commits()-c0)/float64(b.N), "commits/op")
 }
 
-// benchRunW: each op is one run of workload W of steps steps.
+// benchRunW: each op is one run of workload W of S=steps.
 func benchRunW(b *testing.B, s polyloop.Store, commits Commits, steps int) {
 	ctx := context.Background()
-	w := Workload{Steps: steps}
+	w := workload.W{Steps: steps}
+	r := w.Runner(s)
 	prefix := fmt.Sprintf("w1-%d", time.Now().UnixNano())
 	c0 := commits()
 	b.ResetTimer()
 	start := time.Now()
 	for i := range b.N {
-		if err := w.Run(ctx, w.Runner(s), fmt.Sprintf("%s-%d", prefix, i)); err != nil {
+		if err := RunW(ctx, w, r, fmt.Sprintf("%s-%d", prefix, i)); err != nil {
 			b.Fatal(err)
 		}
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()
-	n := float64(b.N * steps)
+	n := float64(b.N * (steps + 1))
 	b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/step")
 	b.ReportMetric(float64(commits()-c0)/n, "commits/step")
 }
 
-// benchConcurrentW: each op is runs concurrent runs of workload W of steps
-// steps.
+// benchConcurrentW: each op is runs concurrent runs of workload W of
+// S=steps. The runs share one Runner (and model), as package bench's do.
 func benchConcurrentW(b *testing.B, s polyloop.Store, commits Commits, runs, steps int) {
 	ctx := context.Background()
-	w := Workload{Steps: steps}
+	w := workload.W{Steps: steps}
+	r := w.Runner(s)
 	prefix := fmt.Sprintf("wc-%d", time.Now().UnixNano())
 	c0 := commits()
 	b.ResetTimer()
@@ -118,7 +123,7 @@ func benchConcurrentW(b *testing.B, s polyloop.Store, commits Commits, runs, ste
 		var wg sync.WaitGroup
 		for j := range runs {
 			wg.Go(func() {
-				if err := w.Run(ctx, w.Runner(s), fmt.Sprintf("%s-%d-%d", prefix, i, j)); err != nil {
+				if err := RunW(ctx, w, r, fmt.Sprintf("%s-%d-%d", prefix, i, j)); err != nil {
 					b.Error(err)
 				}
 			})
@@ -127,7 +132,7 @@ func benchConcurrentW(b *testing.B, s polyloop.Store, commits Commits, runs, ste
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()
-	n := float64(b.N * runs * steps)
+	n := float64(b.N * runs * (steps + 1))
 	b.ReportMetric(n/elapsed.Seconds(), "steps/s")
 	b.ReportMetric(float64(commits()-c0)/n, "commits/step")
 }

@@ -3,10 +3,10 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/bench/workload"
 )
 
 // base is the timestamp the builders start from; each record is one
@@ -65,31 +65,24 @@ func Intent(seq int64, step int) polyloop.Record {
 func Finished(seq int64, reason polyloop.StopReason, steps int) polyloop.Record {
 	return polyloop.Record{Seq: seq, At: At(seq), Body: &polyloop.RunFinished{
 		StopReason: reason,
-		Totals:     polyloop.Totals{Steps: steps, ModelCalls: steps, Actions: steps, InputTokens: int64(100 * steps), OutputTokens: int64(20 * steps)},
+		Totals:     polyloop.Totals{Steps: steps, ModelCalls: steps, Actions: steps, InputTokens: int64(100 * steps), OutputTokens: int64(60 * steps)},
 	}}
 }
 
 func callID(step int) string   { return fmt.Sprintf("m%d.1", step) }
 func actionID(step int) string { return fmt.Sprintf("a%d", step) }
 
-// Workload W sizes (issue 10): about 200 characters of reply text, a noop
-// call with a note of about 50 characters, a 100-character observation.
-var (
-	replyText   = strings.Repeat("The next step is to call noop once more. ", 5)[:200]
-	noteText    = strings.Repeat("a note about the step ", 3)[:50]
-	observation = strings.Repeat("noop done. ", 10)[:100]
-)
-
-// StepBatches returns the two Appends of one acting step of workload W, as
+// StepBatches returns the two Appends of one acting step of workload W
+// (package bench/workload: its texts and usage), as
 // the runner batches them (SPEC §12): ModelCallResult(step) +
 // ActionIntent(step) starting at seq, then StepCompleted(step) +
 // ModelCallIntent(step+1) starting at seq+2.
 func StepBatches(step int, seq int64) (before, after []polyloop.Record) {
-	args := json.RawMessage(fmt.Sprintf(`{"i":%d,"note":%q}`, step, noteText))
+	args := json.RawMessage(fmt.Sprintf(`{"i":%d,"note":%q}`, step, workload.Note))
 	call := polyloop.ToolCall{ID: fmt.Sprintf("call_%d", step), Name: "noop", Args: args}
 	reply := &polyloop.ModelReply{
-		Text: replyText, ToolCalls: []polyloop.ToolCall{call},
-		Usage: polyloop.Usage{InputTokens: 100, OutputTokens: 20}, Model: "script-1",
+		Text: workload.ReplyText, ToolCalls: []polyloop.ToolCall{call},
+		Usage: polyloop.Usage{InputTokens: 100, OutputTokens: 60}, Model: "script-1",
 		FinishReason: "tool_calls", Attempts: 1,
 	}
 	before = []polyloop.Record{
@@ -102,7 +95,7 @@ func StepBatches(step int, seq int64) (before, after []polyloop.Record) {
 	after = []polyloop.Record{
 		{Seq: seq + 2, At: At(seq + 2), Body: &polyloop.StepCompleted{
 			Step: step, ModelCallID: callID(step), Decision: polyloop.DecisionAct, ResultID: actionID(step),
-			Outcome: &polyloop.StepOutcome{Status: polyloop.Executed}, Observation: observation,
+			Outcome: &polyloop.StepOutcome{Status: polyloop.Executed}, Observation: workload.ToolResult,
 		}},
 		Intent(seq+3, step+1),
 	}
