@@ -78,6 +78,26 @@ func TestCancellationKeepsFacts(t *testing.T) {
 			}
 			callsBefore := model.Calls()
 			if err != nil {
+				// Nothing new started after the cancellation: every intent
+				// written so far belongs to a call or an action that ran.
+				log, _ := store.ReadLog(context.Background(), "ref")
+				intents, actions := 0, len(log.ActionIntents())
+				for _, rec := range log.Records {
+					if rec.Kind() == polyloop.KindModelCallIntent {
+						intents++
+					}
+				}
+				ran := 0
+				for _, key := range []string{"echo", "refuse"} {
+					for _, n := range exec.ledgerFor(key) {
+						ran += n
+					}
+				}
+				if intents != model.Calls() || actions != ran {
+					t.Fatalf("after the cancel: %d model intents for %d calls, %d action intents for %d executions", intents, model.Calls(), actions, ran)
+				}
+			}
+			if err != nil {
 				// The same runner: its cancel point has passed.
 				if _, err := r.Resume(context.Background(), "ref", equivalenceAgent()); err != nil {
 					t.Fatalf("Resume: %v", err)

@@ -75,7 +75,10 @@ var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action"
 // error does not re-enter Failed: it is recorded and returned as is.
 //
 // InvokeChild must return before the Execute call of its action returns:
-// the reception is written into the action's place in the parent's log.
+// the reception is written into the action's place in the parent's log. An
+// action that returns while a child it started is still being received
+// fails with ErrNotInAction (its step's state is then unknown), and a child
+// started after the action returned is refused.
 //
 // Errors — anything Run or Resume of the child returns as an error — are
 // returned as a *ChildError, and a failure to record the reception as a
@@ -95,11 +98,11 @@ func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receiv
 			return zero, fmt.Errorf("%w: without Succeeded, InvokeChild returns the RunResult, but T is %T", ErrInvalidConfig, zero)
 		}
 	}
-	ref, done, err := scope.startChild(child.Key)
+	ref, ran, received, err := scope.startChild(child.Key)
 	if err != nil {
 		return zero, err
 	}
-	defer done()
+	defer received()
 	childID := ChildRunID(ref)
 	if rec := scope.d.reception(childID); rec != nil {
 		return reuseReception[T](ctx, child, rec)
@@ -108,20 +111,21 @@ func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receiv
 	if errors.Is(err, ErrRunNotFound) {
 		res, err = child.Runner.run(ctx, childID, child.Agent, task, &ref)
 	}
+	ran() // a handler may start a fallback child
 	if err != nil {
 		return zero, &ChildError{ChildRunID: childID, Err: err} // an error, not a failure: never received
 	}
 	rec := &ChildReception{Step: ref.Step, Index: ref.Index, Key: ref.Key, ChildRunID: childID, StopReason: res.StopReason}
 	if res.StopReason == StopCompleted {
-		return receive(ctx, scope.d, rec, "succeeded", recv.Succeeded, res, func() (T, error) { return any(res).(T), nil })
+		return receive(ctx, scope, rec, "succeeded", recv.Succeeded, res, func() (T, error) { return any(res).(T), nil })
 	}
 	f := &ChildFailure{ChildRunID: childID, StopReason: res.StopReason, Result: res}
-	return receive(ctx, scope.d, rec, "failed", recv.Failed, f, func() (T, error) { return zero, f })
+	return receive(ctx, scope, rec, "failed", recv.Failed, f, func() (T, error) { return zero, f })
 }
 
 // receive runs the handler (or the default), records the reception, and
 // returns what the handler returned.
-func receive[T, A any](ctx context.Context, d *driver, rec *ChildReception, name string,
+func receive[T, A any](ctx context.Context, scope *actionScope, rec *ChildReception, name string,
 	handler func(A) (T, error), arg A, dflt func() (T, error)) (T, error) {
 	var v T
 	var herr error
@@ -130,6 +134,13 @@ func receive[T, A any](ctx context.Context, d *driver, rec *ChildReception, name
 		v, herr = handler(arg)
 	} else {
 		v, herr = dflt()
+	}
+	if herr != nil && (MustPropagate(herr) || ctx.Err() != nil) {
+		// Not a reception that failed: a mechanism failure or a cancellation
+		// inside the handler. Recorded as a reception, it would come back on
+		// resume without its mark; it propagates unrecorded instead, and a
+		// replay meets the handler again.
+		return v, herr
 	}
 	switch {
 	case handler != nil && herr != nil:
@@ -147,7 +158,7 @@ func receive[T, A any](ctx context.Context, d *driver, rec *ChildReception, name
 		}
 		rec.Value = raw
 	}
-	if err := d.writeReception(ctx, rec); err != nil {
+	if err := scope.writeReception(ctx, rec); err != nil {
 		return v, err
 	}
 	return v, herr

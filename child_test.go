@@ -127,6 +127,20 @@ func TestChildFailureWithoutHandler(t *testing.T) {
 	if !errors.As(got, &cf) || cf.StopReason != polyloop.StopEnvError || cf.ChildRunID != "p/1.1" {
 		t.Fatalf("got %v", got)
 	}
+	// Met again by a replay, the failure carries the child's result.
+	got = nil
+	plog0, _ := f.store.ReadLog(context.Background(), "p")
+	trimmed := plog0.Records[:len(plog0.Records)-5] // back to the reception: drop step 1's record, step 2 and the finish
+	if trimmed[len(trimmed)-1].Kind() != polyloop.KindChildReception {
+		t.Fatalf("kinds %v", kinds(plog0))
+	}
+	f.store.Put("p", trimmed)
+	if _, err := f.parent.Resume(context.Background(), "p", parentAgent()); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.As(got, &cf) || cf.Result.StopReason != polyloop.StopEnvError || cf.Result.Totals.Steps != 1 {
+		t.Fatalf("reused failure %+v", cf)
+	}
 	plog, _ := f.store.ReadLog(context.Background(), "p")
 	if r := plog.Receptions(); len(r) != 1 || r[0].Reception != polyloop.ReceptionAccepted {
 		t.Fatalf("receptions %+v", r)
@@ -467,6 +481,8 @@ func TestChildKeys(t *testing.T) {
 func TestConcurrentUnkeyedChildrenRefused(t *testing.T) {
 	store := memstore.New()
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	defer releaseOnce.Do(func() { close(release) }) // never leave the first child hanging
 	slow := &polyloop.Runner{Model: &gateModel{gate: release, started: make(chan struct{})}, Parser: testParser{}, Executor: newTestExec(), Store: store}
 	var second error
 	err := delegateWith(t, store, func(ctx context.Context) (string, error) {
@@ -477,7 +493,7 @@ func TestConcurrentUnkeyedChildrenRefused(t *testing.T) {
 		}()
 		<-slowStarted(slow)
 		_, second = polyloop.InvokeChild(ctx, polyloop.Child{Runner: slow, Agent: childAgent()}, polyloop.Task{Input: "q"}, polyloop.Receive[string]{Succeeded: answerText})
-		close(release)
+		releaseOnce.Do(func() { close(release) })
 		return "ok", <-done
 	})
 	if err != nil {
@@ -642,5 +658,123 @@ func TestParentOverrideReachesChild(t *testing.T) {
 	}
 	if !overridden || clog.Finished() == nil {
 		t.Fatalf("child log %v", kinds(clog))
+	}
+}
+
+// A cancellation that arrives as the handler returns does not lose the
+// reception: it is written, and a resumed parent reuses it.
+func TestReceptionKeptOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var handled int
+	f := newChildFixture([]scriptmodel.Turn{scriptmodel.Reply("42")}, func(*childFixture) polyloop.Receive[string] {
+		return polyloop.Receive[string]{Succeeded: func(r polyloop.RunResult) (string, error) {
+			handled++
+			cancel()
+			return "got " + r.FinalAnswer, nil
+		}}
+	})
+	_, err := f.parent.Run(ctx, "p", parentAgent(), polyloop.Task{Input: "q"})
+	var pe *polyloop.PersistenceError
+	if !errors.Is(err, context.Canceled) || errors.As(err, &pe) {
+		t.Fatalf("Run err = %v", err)
+	}
+	plog, _ := f.store.ReadLog(context.Background(), "p")
+	if len(plog.Receptions()) != 1 {
+		t.Fatalf("reception lost: %v", kinds(plog))
+	}
+	if _, err := f.parent.Resume(context.Background(), "p", parentAgent()); err != nil {
+		t.Fatal(err)
+	}
+	if handled != 1 {
+		t.Fatalf("handler ran %d times", handled)
+	}
+}
+
+// A handler that fails with an error that must propagate is not a failed
+// reception: nothing is recorded, the error keeps its mark, and a replay
+// meets the handler again.
+func TestHandlerMechanismErrorNotRecorded(t *testing.T) {
+	mech := &polyloop.PersistenceError{Op: "append", RunID: "elsewhere", Err: errors.New("disk full")}
+	calls := 0
+	f := newChildFixture([]scriptmodel.Turn{scriptmodel.Reply("42")}, func(*childFixture) polyloop.Receive[string] {
+		return polyloop.Receive[string]{Succeeded: func(polyloop.RunResult) (string, error) {
+			calls++
+			if calls == 1 {
+				return "", mech
+			}
+			return "fine", nil
+		}}
+	})
+	_, err := f.parent.Run(context.Background(), "p", parentAgent(), polyloop.Task{Input: "q"})
+	if !polyloop.MustPropagate(err) || !errors.Is(err, mech) {
+		t.Fatalf("Run err = %v", err)
+	}
+	plog, _ := f.store.ReadLog(context.Background(), "p")
+	if len(plog.Receptions()) != 0 {
+		t.Fatal("a mechanism failure was recorded as a reception")
+	}
+	res, err := f.parent.Resume(context.Background(), "p", parentAgent())
+	if err != nil || res.StopReason != polyloop.StopCompleted || calls != 2 {
+		t.Fatalf("resume %+v %v, handler calls %d", res, err, calls)
+	}
+}
+
+// A Failed handler may start an unkeyed fallback child.
+func TestFallbackChildFromHandler(t *testing.T) {
+	store := memstore.New()
+	mk := func(turn scriptmodel.Turn) polyloop.Child {
+		return polyloop.Child{Runner: &polyloop.Runner{Model: scriptmodel.New(turn), Parser: testParser{}, Executor: newTestExec(), Store: store}, Agent: childAgent()}
+	}
+	var got string
+	err := delegateWith(t, store, func(ctx context.Context) (string, error) {
+		v, err := polyloop.InvokeChild(ctx, mk(call(1, "broken", nil)), polyloop.Task{Input: "q"}, polyloop.Receive[string]{
+			Succeeded: answerText,
+			Failed: func(*polyloop.ChildFailure) (string, error) {
+				return polyloop.InvokeChild(ctx, mk(scriptmodel.Reply("backup")), polyloop.Task{Input: "q"}, polyloop.Receive[string]{Succeeded: answerText})
+			},
+		})
+		got = v
+		return v, err
+	})
+	if err != nil || got != "backup" {
+		t.Fatalf("got %q, err %v", got, err)
+	}
+}
+
+// An action that returns while a child it started is still being received
+// fails (its step is unknown) instead of letting the reception land after
+// the step record; a child started after the action returned is refused.
+func TestChildOutlivingItsAction(t *testing.T) {
+	store := memstore.New()
+	release := make(chan struct{})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	slow := &polyloop.Runner{Model: &gateModel{gate: release, started: make(chan struct{})}, Parser: testParser{}, Executor: newTestExec(), Store: store}
+	late := make(chan error, 1)
+	err := delegateWith(t, store, func(ctx context.Context) (string, error) {
+		go func() {
+			_, err := polyloop.InvokeChild(ctx, polyloop.Child{Runner: slow, Agent: childAgent()}, polyloop.Task{Input: "q"}, polyloop.Receive[string]{Succeeded: answerText})
+			late <- err
+		}()
+		<-slowStarted(slow)
+		return "returned early", nil
+	})
+	if !errors.Is(err, polyloop.ErrNotInAction) {
+		t.Fatalf("Run err = %v", err)
+	}
+	close(release)
+	<-late
+	plog, _ := store.ReadLog(context.Background(), "p")
+	if lastKind(plog) == polyloop.KindChildReception || plog.Finished() != nil {
+		t.Fatalf("kinds %v", kinds(plog))
+	}
+	if _, err := polyloop.PlanResume(plog); err != nil {
+		t.Fatalf("the parent's log is corrupt: %v", err)
 	}
 }

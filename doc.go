@@ -28,7 +28,8 @@
 // or panic and a parser panic propagate out of Run and Resume unchanged,
 // leaving the log at intent-without-result, which Resume reads as unknown.
 // Store failures surface as *PersistenceError. Cancellation passes through
-// untouched and invents no record.
+// untouched and invents no record: what already happened (a model result, a
+// step record, a determined finish) is still written, nothing new starts.
 //
 // # Resume
 //

@@ -34,6 +34,10 @@ var (
 	// three statuses. Like an executor error, it leaves the log at
 	// intent-without-step.
 	ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outcome")
+	// ErrInvalidReply describes (in the failure diagnostic of the model
+	// result) a reply that breaks the ModelClient contract, such as tool-call
+	// arguments that are not JSON. The run finishes with StopLLMError.
+	ErrInvalidReply = errors.New("polyloop: model client returned an invalid reply")
 	// ErrInvalidDecision is returned (and propagates out of Run/Resume) when a
 	// parser returns an Act whose Args are not valid JSON: a parser bug, not
 	// a storage failure. Nothing is written for the decision.

@@ -393,3 +393,19 @@ type badArgsParser struct{}
 func (badArgsParser) Parse(polyloop.ModelReply) polyloop.Decision {
 	return polyloop.Act{Action: polyloop.Action{Tool: "echo", Args: json.RawMessage(`{"text": oops`)}}
 }
+
+// A model client whose reply breaks the contract (tool-call arguments that
+// are not JSON) is a model failure: recorded with its diagnostic, llm_error.
+// Never a storage failure.
+func TestInvalidReplyIsLLMError(t *testing.T) {
+	store := memstore.New()
+	bad := &argsModel{args: `{"text": oops`}
+	res, err := newRunner(bad, store, newTestExec()).Run(context.Background(), "r", testAgent(), polyloop.Task{Input: "t"})
+	if err != nil || res.StopReason != polyloop.StopLLMError {
+		t.Fatalf("%+v %v", res, err)
+	}
+	log, _ := store.ReadLog(context.Background(), "r")
+	if f := log.ModelResults()[0].Failure; f == nil || !strings.Contains(f.Message, "not JSON") {
+		t.Fatalf("failure %+v", f)
+	}
+}

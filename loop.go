@@ -115,6 +115,11 @@ func (d *driver) flush(ctx context.Context) error {
 	recs := d.pending
 	if err := d.r.Store.Append(ctx, d.runID, recs...); err != nil {
 		d.broken = persistenceError("append", d.runID, err)
+		if cerr := ctx.Err(); cerr != nil {
+			// Cancelled while the append was under way: its outcome is
+			// unknown (§7.4), and the cancellation is not swallowed.
+			return errors.Join(cerr, d.broken)
+		}
 		return d.broken
 	}
 	d.nextSeq += int64(len(recs))
@@ -130,7 +135,10 @@ func (d *driver) flush(ctx context.Context) error {
 // FactWriteTimeout bounds the write of records that are already facts (a
 // model result, a step record, a determined finish) when the run's context
 // has been cancelled: they are written on a context detached from the
-// cancellation, so that a cancelled run loses nothing that happened.
+// cancellation, so that a cancelled run loses nothing that happened. It
+// bounds only what honours the context: a store that has begun a commit
+// finishes it, and each event delivered afterwards may take up to the
+// sinks' own timeout.
 const FactWriteTimeout = 10 * time.Second
 
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -149,7 +157,7 @@ func (d *driver) stopForCancel(ctx context.Context, cause error) error {
 	wctx, cancel := detached(ctx)
 	defer cancel()
 	if err := d.flush(wctx); err != nil {
-		return err
+		return errors.Join(cause, err)
 	}
 	return cause
 }
@@ -236,7 +244,12 @@ func (d *driver) callModel(ctx context.Context, step, attempt int) (entry, error
 		d.add(&ModelCallResult{Step: step, CallID: callID, Failure: diag.From(err)})
 		return entry{kind: entryFinish, reason: StopLLMError}, nil
 	}
-	compactArgs(reply.ToolCalls)
+	if err := compactArgs(reply.ToolCalls); err != nil {
+		// The client broke its contract: no usable reply (§3.1 accepts a
+		// client bug counted as llm_error).
+		d.add(&ModelCallResult{Step: step, CallID: callID, Failure: diag.From(err)})
+		return entry{kind: entryFinish, reason: StopLLMError}, nil
+	}
 	d.add(&ModelCallResult{Step: step, CallID: callID, Reply: &reply})
 	return entry{kind: entryDecide, step: step, callID: callID, reply: &reply}, nil
 }
@@ -244,18 +257,20 @@ func (d *driver) callModel(ctx context.Context, step, attempt int) (entry, error
 // compactArgs puts tool-call arguments in the form the log stores them in
 // (compact JSON), so that the live run and a resumed one parse and show the
 // model the same bytes. Arguments that are not JSON break the ModelClient
-// contract and are left for the store to refuse.
-func compactArgs(calls []ToolCall) {
+// contract: ErrInvalidReply.
+func compactArgs(calls []ToolCall) error {
 	for i := range calls {
 		a := calls[i].Args
-		if len(a) == 0 || isCompact(a) {
+		if len(a) == 0 || (isCompact(a) && json.Valid(a)) {
 			continue
 		}
 		var buf bytes.Buffer
-		if json.Compact(&buf, a) == nil {
-			calls[i].Args = buf.Bytes()
+		if err := json.Compact(&buf, a); err != nil {
+			return fmt.Errorf("%w: tool call %q has arguments that are not JSON: %v", ErrInvalidReply, calls[i].Name, err)
 		}
+		calls[i].Args = buf.Bytes()
 	}
+	return nil
 }
 
 // isCompact reports whether JSON text has no whitespace outside strings.
@@ -320,7 +335,13 @@ func (d *driver) act(ctx context.Context, e entry) (entry, error) {
 	if err := d.flush(ctx); err != nil {
 		return entry{}, err
 	}
-	out, err := d.r.Executor.Execute(withAction(ctx, d, intent), e.action)
+	actx, scope := withAction(ctx, d, intent)
+	out, err := d.r.Executor.Execute(actx, e.action)
+	if n := scope.close(); n > 0 && err == nil {
+		// A child is still being received: its reception would land after
+		// the step record. The step's state is unknown, as after an error.
+		return entry{}, fmt.Errorf("%w: action %s returned while %d child run(s) it started were still being received", ErrNotInAction, intent.ActionID, n)
+	}
 	if err != nil {
 		return entry{}, err
 	}
@@ -372,13 +393,14 @@ func truncateRunes(s string, limit int) (string, int) {
 func (d *driver) finish(ctx context.Context, reason StopReason, answer string) (RunResult, error) {
 	fin := &RunFinished{StopReason: reason, FinalAnswer: answer, Totals: d.totals.totals(), Sinks: d.sinks.counts()}
 	d.add(fin)
-	if ctx.Err() != nil {
+	if cause := ctx.Err(); cause != nil {
 		// The finish is already determined by what happened: record it.
 		wctx, cancel := detached(ctx)
 		defer cancel()
-		ctx = wctx
-	}
-	if err := d.flush(ctx); err != nil {
+		if err := d.flush(wctx); err != nil {
+			return RunResult{RunID: d.runID}, errors.Join(cause, err)
+		}
+	} else if err := d.flush(ctx); err != nil {
 		return RunResult{RunID: d.runID}, err
 	}
 	return RunResult{RunID: d.runID, StopReason: reason, FinalAnswer: answer, Totals: fin.Totals,
@@ -399,7 +421,15 @@ func (d *driver) writeReception(ctx context.Context, rec *ChildReception) error 
 	d.recMu.Lock()
 	defer d.recMu.Unlock()
 	d.add(rec)
-	if err := d.flush(ctx); err != nil {
+	if cause := ctx.Err(); cause != nil {
+		// The handler ran: its reception is a fact, recorded like the
+		// others when the run is being cancelled.
+		wctx, cancel := detached(ctx)
+		defer cancel()
+		if err := d.flush(wctx); err != nil {
+			return errors.Join(cause, err)
+		}
+	} else if err := d.flush(ctx); err != nil {
 		return err
 	}
 	if d.receptions == nil {

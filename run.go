@@ -13,10 +13,21 @@ import (
 // runID names the run; an empty runID gets a new ULID. A runID that already
 // has records gives ErrRunExists. When an error is returned, the result
 // carries only the RunID, so that the caller can resume the run. Errors: a
-// store failure is a
-// *PersistenceError; an executor error or panic, a parser panic and a
-// cancellation propagate unchanged, leaving a log that Resume can continue.
-// A model failure is not an error: the run finishes with StopLLMError.
+// store failure is a *PersistenceError; an executor error or panic, a parser
+// panic and a cancellation propagate unchanged, leaving a log that Resume
+// can continue. A model failure is not an error: the run finishes with
+// StopLLMError.
+//
+// Cancellation: the loop checks the context before each new side effect (a
+// model call, an action) and then returns the context's error. What already
+// happened is not lost: a model result or a step record still queued is
+// written first, on a context detached from the cancellation and bounded by
+// FactWriteTimeout, and no intent is written. When the finish was already
+// determined (a final answer, the environment's Done, env_error, a limit),
+// it is written the same way and Run returns the finished result. If such a
+// write fails, the error joins the cancellation and the PersistenceError. A
+// cancellation that lands while an Append is under way gives both as well:
+// that append's outcome is unknown, as after any store failure.
 func (r *Runner) Run(ctx context.Context, runID string, agent Agent, task Task) (RunResult, error) {
 	return r.run(ctx, runID, agent, task, nil)
 }

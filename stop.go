@@ -72,8 +72,9 @@ type SinkReport struct {
 	Panics   int    `json:"panics,omitempty"`
 	Timeouts int    `json:"timeouts,omitempty"`
 	Disabled bool   `json:"disabled,omitempty"`
-	// LastFailure is a short description of the last failure. It is in
-	// RunResult only, never in the RunFinished record: a sink's error text
-	// is not known to be free of secrets.
+	// LastFailure is a short description of the last failure. It is only in
+	// the RunResult of the invocation that saw the failure, never in the
+	// RunFinished record: a sink's error text is not known to be free of
+	// secrets.
 	LastFailure string `json:"last_failure,omitempty"`
 }
