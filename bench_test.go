@@ -18,23 +18,25 @@ func BenchmarkLoop(b *testing.B) {
 		b.Run(fmt.Sprintf("S=%d", steps), func(b *testing.B) {
 			w := bench.Workload{Steps: steps}
 			b.ReportAllocs()
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
+			var mallocs uint64
+			var m0, m1 runtime.MemStats
 			for b.Loop() {
 				b.StopTimer()
 				r := w.Runner(memstore.New())
+				runtime.ReadMemStats(&m0)
 				b.StartTimer()
 				res, err := r.Run(context.Background(), "w", w.Agent(), w.Task())
+				b.StopTimer()
+				runtime.ReadMemStats(&m1)
+				mallocs += m1.Mallocs - m0.Mallocs
 				if err != nil || res.Totals.Steps != steps+1 {
 					b.Fatal(res, err)
 				}
+				b.StartTimer()
 			}
-			runtime.ReadMemStats(&after)
 			perStep := float64(b.N * (steps + 1))
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perStep, "ns/step")
-			// Allocations of the whole loop (stores built outside the timer
-			// included), per step.
-			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/perStep, "allocs/step")
+			b.ReportMetric(float64(mallocs)/perStep, "allocs/step")
 		})
 	}
 }
