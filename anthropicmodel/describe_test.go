@@ -2,14 +2,11 @@ package anthropicmodel
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
-	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/internal/provider"
 	"github.com/polyloop/polyloop/internal/providertest"
 )
 
@@ -68,44 +65,6 @@ func TestNewRejects(t *testing.T) {
 	} {
 		if _, err := New(opts); err == nil {
 			t.Errorf("%s: New accepted %+v", name, opts)
-		}
-	}
-}
-
-// TestShippedPricesOnlyAnthropicAPI checks that the shipped price table
-// prices the calls made to Anthropic's API, and only those: a server elsewhere
-// under the same wire format charges its own prices, so its costs are
-// unknown, and Describe says that no table is in force.
-func TestShippedPricesOnlyAnthropicAPI(t *testing.T) {
-	t.Parallel()
-	srv := newFakeServer(t, response{Status: 200, Fixture: "text.json"})
-	for _, tc := range []struct {
-		name      string
-		opts      Options
-		wantTable string
-		wantCost  bool
-	}{
-		{"provider's API", Options{HTTPClient: srv.Client()}, PriceTableVersion, true},
-		{"another server", Options{BaseURL: srv.URL()}, provider.NoPriceTable, false},
-	} {
-		tc.opts.APIKey = "test-key"
-		c, err := New(tc.opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reply, err := c.Complete(context.Background(), polyloop.ModelRequest{Messages: userOnly, Params: polyloop.ModelParams{Model: "claude-sonnet-5-5"}})
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if (reply.Usage.CostUSD != nil) != tc.wantCost {
-			t.Errorf("%s: cost %v, want known=%v", tc.name, reply.Usage.CostUSD, tc.wantCost)
-		}
-		var cfg config
-		if err := json.Unmarshal(c.Describe().Config, &cfg); err != nil {
-			t.Fatal(err)
-		}
-		if cfg.PriceTable != tc.wantTable {
-			t.Errorf("%s: Describe price_table %q, want %q", tc.name, cfg.PriceTable, tc.wantTable)
 		}
 	}
 }

@@ -28,6 +28,10 @@ var harness = providertest.Harness[pkg]{
 		}
 		return c, nil
 	},
+	NewDefault: func(o providertest.Options) (providertest.Client, error) {
+		return New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient})
+	},
+	PriceTable:      PriceTableVersion,
 	OK:              response{Status: 200, Fixture: "text.json"},
 	ErrorStatus:     response{Status: 500, Fixture: "error_500.json"},
 	Overloaded:      response{Status: 503, Fixture: "error_500.json"},

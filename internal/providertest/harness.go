@@ -45,8 +45,14 @@ type Harness[P provider.Package] struct {
 	RequestIDHeader string
 	// ErrAttemptTimeout is the client's cause of an attempt that timed out.
 	ErrAttemptTimeout error
-	// New returns a client.
+	// New returns a client. The fake server is not the provider's API, so
+	// New passes the shipped prices explicitly, to price the tests' calls.
 	New func(Options) (Client, error)
+	// NewDefault returns a client with the package's default pricing (only
+	// the provider's own API is priced), and PriceTable is the version of
+	// the shipped table.
+	NewDefault func(Options) (Client, error)
+	PriceTable string
 	// OK is a success; ErrorStatus a retryable error status.
 	OK, ErrorStatus Response
 	// Overloaded is a retryable error status other than ErrorStatus.

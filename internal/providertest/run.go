@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // environment variable, and the contract kit's leak checks count the
 // process's goroutines; those run first, the others then in parallel.
 func Run[P provider.Package](t *testing.T, h Harness[P]) {
-	if h.New == nil || len(h.APIErrors) == 0 || len(h.Replies) == 0 || len(h.Unreadable) == 0 || len(h.Failing) == 0 ||
+	if h.New == nil || h.NewDefault == nil || h.PriceTable == "" || len(h.APIErrors) == 0 || len(h.Replies) == 0 || len(h.Unreadable) == 0 || len(h.Failing) == 0 ||
 		len(h.RejectedFields) == 0 || len(h.RateLimitedFields) == 0 || len(h.EndToEnd.Script) == 0 {
 		t.Fatal("providertest: the Harness lacks New, API errors, replies, unreadable responses, failure modes, expected fields or an end-to-end run")
 	}
@@ -29,6 +30,7 @@ func Run[P provider.Package](t *testing.T, h Harness[P]) {
 		"ZeroRetries":        func(t *testing.T) { CheckZeroRetriesMeansOneAttempt(t, h, h.Overloaded) },
 		"DiagFields":         func(t *testing.T) { CheckDiagFields(t, h, h.RateLimited, h.RateLimitedFields) },
 		"Unreadable":         func(t *testing.T) { checkUnreadable(t, h) },
+		"ShippedPrices":      func(t *testing.T) { checkShippedPricesOnlyProviderAPI(t, h) },
 	}
 	for name, test := range parallel {
 		t.Run(name, func(t *testing.T) {
@@ -47,5 +49,45 @@ func checkUnreadable[P provider.Package](t *testing.T, h Harness[P]) {
 				t.Errorf("err = %v; want one caused by %v", err, cause)
 			}
 		})
+	}
+}
+
+// checkShippedPricesOnlyProviderAPI checks that the shipped price table
+// prices the calls made to the provider's own API, and only those: a server
+// elsewhere under the same wire format charges its own prices, so its costs
+// are unknown, and Describe says that no table is in force.
+func checkShippedPricesOnlyProviderAPI[P provider.Package](t *testing.T, h Harness[P]) {
+	srv := h.Serve(t, h.OK)
+	for _, tc := range []struct {
+		name      string
+		opts      Options
+		wantTable string
+		wantCost  bool
+	}{
+		// The default base URL, routed to the fake server.
+		{"provider's API", Options{HTTPClient: srv.Client()}, h.PriceTable, true},
+		{"another server", Options{BaseURL: srv.URL()}, provider.NoPriceTable, false},
+	} {
+		tc.opts.APIKey = "test-key"
+		c, err := h.NewDefault(tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, err := h.Call(t, c, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if (reply.Usage.CostUSD != nil) != tc.wantCost {
+			t.Errorf("%s: cost %v, want known=%v", tc.name, reply.Usage.CostUSD, tc.wantCost)
+		}
+		var cfg struct {
+			PriceTable string `json:"price_table"`
+		}
+		if err := json.Unmarshal(c.Describe().Config, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.PriceTable != tc.wantTable {
+			t.Errorf("%s: Describe price_table %q, want %q", tc.name, cfg.PriceTable, tc.wantTable)
+		}
 	}
 }
