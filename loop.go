@@ -58,7 +58,6 @@ type entry struct {
 	callID  string
 	reply   *ModelReply
 	action  Action
-	replay  *ActionIntent
 	reason  StopReason
 	answer  string
 }
