@@ -72,8 +72,13 @@ const (
 	DecisionInvalid DecisionKind = "invalid"
 )
 
-// Act asks for one action.
-type Act struct{ Action Action }
+// Act asks for a batch of actions: one per tool call of the reply, in the
+// reply's order (usually one). Each is its own execution, with its own
+// intent, outcome and replay policy.
+type Act struct{ Actions []Action }
+
+// ActOne is an Act of one action.
+func ActOne(a Action) Act { return Act{Actions: []Action{a}} }
 
 // Final ends the run with an answer.
 type Final struct{ Answer string }

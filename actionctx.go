@@ -11,8 +11,10 @@ import (
 // context passed to ActionExecutor.Execute, so that code running inside an
 // action (for example InvokeChild) can derive stable identities from it.
 type ActionInfo struct {
-	RunID    string
-	Step     int
+	RunID string
+	Step  int
+	// Index is the action's position in its step's batch (0-based).
+	Index    int
 	ActionID string
 	Attempt  int
 }
@@ -41,7 +43,7 @@ type actionScope struct {
 func (s *actionScope) startChild(key string) (ref ParentRef, ran, received func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ref = ParentRef{RunID: s.info.RunID, Step: s.info.Step, Key: key}
+	ref = ParentRef{RunID: s.info.RunID, Step: s.info.Step, Action: s.info.Index, Key: key}
 	if s.closed {
 		return ref, nil, nil, fmt.Errorf("%w: action %s has already returned", ErrNotInAction, s.info.ActionID)
 	}
@@ -83,7 +85,7 @@ func (s *actionScope) close() int {
 
 func withAction(ctx context.Context, d *driver, in *ActionIntent) (context.Context, *actionScope) {
 	scope := &actionScope{
-		info: ActionInfo{RunID: d.runID, Step: in.Step, ActionID: in.ActionID, Attempt: in.Attempt},
+		info: ActionInfo{RunID: d.runID, Step: in.Step, Index: in.Index, ActionID: in.ActionID, Attempt: in.Attempt},
 		d:    d,
 	}
 	return context.WithValue(ctx, actionKey{}, scope), scope

@@ -12,6 +12,11 @@ type Agent struct {
 	Synthetic SyntheticObservations `json:"synthetic"`
 	Limits    Limits                `json:"limits"`
 	Model     ModelParams           `json:"model"`
+	// ParallelActions lets the actions of one step's batch (the tool calls
+	// of one reply) run concurrently; their intents are then written
+	// together before any starts. By default they run one after another,
+	// in the reply's order.
+	ParallelActions bool `json:"parallel_actions,omitempty"`
 }
 
 // ToolSpec describes one tool to the model and to the library.
@@ -76,6 +81,11 @@ type ModelParams struct {
 	Retries int `json:"retries,omitempty"`
 	// RetryBackoffMS is the client's base backoff between retries.
 	RetryBackoffMS int `json:"retry_backoff_ms,omitempty"`
+	// ParallelToolCalls says whether the model may answer with several tool
+	// calls in one reply (OpenAI's parallel_tool_calls, the inverse of
+	// Anthropic's disable_parallel_tool_use). Nil means allowed, the
+	// providers' default.
+	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
 	// Extra holds provider-specific parameters that change what the model
 	// does; they are hashed like everything else.
 	Extra map[string]any `json:"extra,omitempty"`

@@ -115,7 +115,7 @@ func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receiv
 	if err != nil {
 		return zero, &ChildError{ChildRunID: childID, Err: err} // an error, not a failure: never received
 	}
-	rec := &ChildReception{Step: ref.Step, Index: ref.Index, Key: ref.Key, ChildRunID: childID, StopReason: res.StopReason}
+	rec := &ChildReception{Step: ref.Step, Action: ref.Action, Index: ref.Index, Key: ref.Key, ChildRunID: childID, StopReason: res.StopReason}
 	if res.StopReason == StopCompleted {
 		return receive(ctx, scope, rec, "succeeded", recv.Succeeded, res, func() (T, error) { return any(res).(T), nil })
 	}
@@ -226,11 +226,17 @@ func AsChildFailure(err error) (*ChildFailure, bool) {
 
 // ChildRunID is the run id of the child a ParentRef names:
 // "<parent>/<step>.<index>" for an unkeyed child, "<parent>/<step>:<key>"
-// for a keyed one. The two forms cannot collide, and since keys hold no '/',
-// no child id collides with a grandchild's.
+// for a keyed one, with "-<action>" after the step for an action other than
+// the first of its batch ("<parent>/<step>-<action>.<index>"). After the
+// step's digits comes '.', ':' or '-', so no two forms collide, and since
+// keys hold no '/', no child id collides with a grandchild's.
 func ChildRunID(ref ParentRef) string {
-	if ref.Key != "" {
-		return ref.RunID + "/" + strconv.Itoa(ref.Step) + ":" + ref.Key
+	at := ref.RunID + "/" + strconv.Itoa(ref.Step)
+	if ref.Action > 0 {
+		at += "-" + strconv.Itoa(ref.Action)
 	}
-	return ref.RunID + "/" + strconv.Itoa(ref.Step) + "." + strconv.Itoa(ref.Index)
+	if ref.Key != "" {
+		return at + ":" + ref.Key
+	}
+	return at + "." + strconv.Itoa(ref.Index)
 }

@@ -15,8 +15,8 @@ import (
 )
 
 // referenceScript is a 12-step run with an invalid decision, a not_executed
-// action, a truncated observation, several actions and a final answer; every
-// tool it uses is replay-safe.
+// action, a truncated observation, a batch of two actions and a final
+// answer; every tool it uses is replay-safe.
 func referenceScript() *scriptmodel.Client {
 	two := scriptmodel.Turn{ToolCalls: []polyloop.ToolCall{
 		{ID: "c6a", Name: "echo", Args: json.RawMessage(`{"text":"x"}`)},
@@ -63,6 +63,9 @@ func referenceLog(t *testing.T) polyloop.RunLog {
 	}
 	log, _ := store.ReadLog(context.Background(), "ref")
 	var truncated, synthetic, invalid int
+	if n := len(log.ActionResults()); n != 1 {
+		t.Fatalf("reference run has %d action results, want 1 (the first action of step 6's batch)", n)
+	}
 	for _, s := range log.Steps() {
 		if s.TruncatedChars > 0 {
 			truncated++
@@ -74,7 +77,7 @@ func referenceLog(t *testing.T) polyloop.RunLog {
 			invalid++
 		}
 	}
-	if truncated != 1 || synthetic != 2 || invalid != 2 {
+	if truncated != 1 || synthetic != 2 || invalid != 1 {
 		t.Fatalf("reference run lacks its features: truncated %d, synthetic %d, invalid %d", truncated, synthetic, invalid)
 	}
 	return log

@@ -29,9 +29,10 @@ const (
 	EventModelCallFinished EventKind = "model_call_finished"
 	// EventActionStarted reflects ActionIntent (Action, Replay).
 	EventActionStarted EventKind = "action_started"
-	// EventActionFinished reflects StepCompleted of an action step and
-	// carries the executor's own outcome — including its observation text when
-	// the history got the synthetic one (the audit channel).
+	// EventActionFinished reflects the record that settles an action (an
+	// ActionResult, or the StepCompleted of the last action of a batch) and
+	// carries the executor's own outcome — including its observation text
+	// when the history got the synthetic one (the audit channel).
 	EventActionFinished EventKind = "action_finished"
 	// EventStepCompleted reflects StepCompleted.
 	EventStepCompleted EventKind = "step_completed"
@@ -67,14 +68,24 @@ type Event struct {
 	Reply   *ModelReply      `json:"reply,omitempty"`
 	Failure *diag.Diagnostic `json:"failure,omitempty"`
 
-	// Action and Replay on action_started and action_finished.
+	// Usage, on model_call_finished of a failed call, is what the call is
+	// known to have consumed.
+	Usage *Usage `json:"usage,omitempty"`
+
+	// Action and Replay on action_started and action_finished; Index is
+	// the action's position in its step's batch.
 	ActionID string       `json:"action_id,omitempty"`
 	Action   *Action      `json:"action,omitempty"`
 	Replay   ReplayPolicy `json:"replay,omitempty"`
+	Index    int          `json:"index,omitempty"`
 	// Outcome is the executor's own outcome, on action_finished.
 	Outcome *ActionOutcome `json:"outcome,omitempty"`
-	// Step is the step record, on step_completed and action_finished.
-	StepRecord *StepCompleted `json:"step_record,omitempty"`
+	// StepRecord is the step record, on step_completed and on the
+	// action_finished of the action it settles; ActionResult is the
+	// action_result record, on the action_finished of an action settled
+	// before the last of its batch.
+	StepRecord   *StepCompleted `json:"step_record,omitempty"`
+	ActionResult *ActionResult  `json:"action_result,omitempty"`
 
 	// StopReason, FinalAnswer and Totals on run_finished.
 	StopReason  StopReason `json:"stop_reason,omitempty"`

@@ -260,10 +260,22 @@ func TestSyntheticObservations(t *testing.T) {
 	if strings.Join(audit, "|") != "executor's own refusal text|executor's own env text" {
 		t.Fatalf("audit channel carried %q", audit)
 	}
+	// The executor's own text is kept in the record's audit field, for
+	// people, and nowhere else: never in the history.
+	for i, want := range []string{"executor's own refusal text", "executor's own env text"} {
+		if steps[i].Audit != want {
+			t.Errorf("step %d audit = %q, want %q", i+1, steps[i].Audit, want)
+		}
+	}
+	for _, m := range polyloop.History(log) {
+		if strings.Contains(m.Content, "executor's own") {
+			t.Fatalf("executor text entered the history: %+v", m)
+		}
+	}
 	for _, r := range log.Records {
 		b, _ := r.MarshalJSON()
-		if strings.Contains(string(b), "executor's own") {
-			t.Fatalf("executor text entered the log: %s", b)
+		if n := strings.Count(string(b), "executor's own"); n > 0 && (n != 1 || !strings.Contains(string(b), `"audit":"executor's own`)) {
+			t.Fatalf("executor text entered the log outside the audit field: %s", b)
 		}
 	}
 }
@@ -301,7 +313,7 @@ func TestRunIdentity(t *testing.T) {
 		t.Fatalf("Resume unknown err = %v, want ErrRunNotFound", err)
 	}
 	res2, err := r.Resume(ctx, "r1", testAgent())
-	if err != nil || res2.StopReason != polyloop.StopCompleted || res2.Plan.Action != polyloop.PlanFinished {
+	if err != nil || res2.StopReason != polyloop.StopCompleted || res2.Plan.Action != polyloop.PlanAlreadyFinished {
 		t.Fatalf("Resume finished = %+v, %v", res2, err)
 	}
 	if r.Model.(*scriptmodel.Client).Calls() != 1 {
@@ -391,7 +403,7 @@ func TestInvalidDecisionArgs(t *testing.T) {
 type badArgsParser struct{}
 
 func (badArgsParser) Parse(polyloop.ModelReply) polyloop.Decision {
-	return polyloop.Act{Action: polyloop.Action{Tool: "echo", Args: json.RawMessage(`{"text": oops`)}}
+	return polyloop.ActOne(polyloop.Action{Tool: "echo", Args: json.RawMessage(`{"text": oops`)})
 }
 
 // A model client whose reply breaks the contract (tool-call arguments that

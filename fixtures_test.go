@@ -12,8 +12,9 @@ import (
 	"github.com/polyloop/polyloop/scriptmodel"
 )
 
-// testParser reads native tool calls: one call is Act, none is Final with
-// the text, a text starting "INVALID" is Invalid, several calls Invalid.
+// testParser reads native tool calls: each call is an action of the batch,
+// in the reply's order; none is Final with the text; a text starting
+// "INVALID" is Invalid.
 type testParser struct{}
 
 func (testParser) Parse(r polyloop.ModelReply) polyloop.Decision {
@@ -22,11 +23,12 @@ func (testParser) Parse(r polyloop.ModelReply) polyloop.Decision {
 		return polyloop.Invalid{Feedback: "feedback: " + r.Text}
 	case strings.HasPrefix(r.Text, "PANIC"):
 		panic("testParser: asked to panic")
-	case len(r.ToolCalls) == 1:
-		tc := r.ToolCalls[0]
-		return polyloop.Act{Action: polyloop.Action{CallID: tc.ID, Tool: tc.Name, Args: tc.Args}}
-	case len(r.ToolCalls) > 1:
-		return polyloop.Invalid{Feedback: "one tool call per turn"}
+	case len(r.ToolCalls) > 0:
+		var act polyloop.Act
+		for _, tc := range r.ToolCalls {
+			act.Actions = append(act.Actions, polyloop.Action{CallID: tc.ID, Tool: tc.Name, Args: tc.Args})
+		}
+		return act
 	}
 	return polyloop.Final{Answer: r.Text}
 }

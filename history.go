@@ -3,22 +3,24 @@ package polyloop
 // History rebuilds, from a run log, the messages the model sees for its next
 // call: the system prompt; the task as the user's message; then, for each
 // completed step, the assistant reply (text and tool calls) followed by the
-// step's observation as the tool result for its call id — or, for an Invalid
-// decision, the feedback as a user message. Orphaned intents and unfinished
-// steps contribute nothing. The same log always yields the same history,
-// byte for byte, whether or not the run was resumed.
+// observation of each action of its batch, in the batch's order, as the tool
+// result for its call id — or, for an Invalid decision, the feedback as a
+// user message. Orphaned intents and unfinished steps contribute nothing.
+// The same log always yields the same history, byte for byte, whether or not
+// the run was resumed. A log that breaks the grammar yields the history of
+// the records before the break.
 func History(log RunLog) []Message {
-	var h historyBuilder
-	for _, r := range log.Records {
-		h.add(r.Body)
+	st := &logState{runID: log.RunID}
+	for i := range log.Records {
+		if st.apply(log.Records[i]) != nil {
+			break
+		}
 	}
-	return h.msgs
+	return st.hist.msgs
 }
 
 type historyBuilder struct {
-	msgs  []Message
-	reply *ModelReply // reply of the step in progress
-	call  string      // tool-call id of the step's action
+	msgs []Message
 }
 
 func (h *historyBuilder) start(s Snapshot) {
@@ -29,32 +31,21 @@ func (h *historyBuilder) start(s Snapshot) {
 	h.msgs = append(h.msgs, Message{Role: RoleUser, Content: s.Task.Input})
 }
 
-func (h *historyBuilder) add(b RecordBody) {
-	switch b := b.(type) {
-	case *RunStarted:
-		h.start(b.Snapshot)
-	case *ConfigOverride:
-		h.setSystem(b.Snapshot.System)
-	case *ModelCallResult:
-		h.reply, h.call = b.Reply, ""
-	case *ActionIntent:
-		h.call = b.Action.CallID
-	case *StepCompleted:
-		h.completeStep(b)
-	}
-}
-
-func (h *historyBuilder) completeStep(b *StepCompleted) {
-	if h.reply != nil {
-		h.msgs = append(h.msgs, Message{Role: RoleAssistant, Content: h.reply.Text, ToolCalls: h.reply.ToolCalls})
+// completeStep adds a completed step: the reply, then the feedback of an
+// Invalid decision or the observations of the batch.
+func (h *historyBuilder) completeStep(reply *ModelReply, b *StepCompleted, batch []batchAction) {
+	if reply != nil {
+		h.msgs = append(h.msgs, Message{Role: RoleAssistant, Content: reply.Text, ToolCalls: reply.ToolCalls})
 	}
 	switch b.Decision {
 	case DecisionInvalid:
 		h.msgs = append(h.msgs, Message{Role: RoleUser, Content: b.Feedback, Feedback: true})
 	case DecisionAct:
-		h.msgs = append(h.msgs, Message{Role: RoleTool, Content: b.Observation, ToolCallID: h.call, Synthetic: b.Synthetic})
+		for _, a := range batch {
+			h.msgs = append(h.msgs, Message{Role: RoleTool, Content: a.settled.Observation,
+				ToolCallID: a.intent.Action.CallID, Synthetic: a.settled.Synthetic})
+		}
 	}
-	h.reply, h.call = nil, ""
 }
 
 // setSystem puts the system prompt of an overriding snapshot in force: the

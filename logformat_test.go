@@ -75,19 +75,21 @@ func TestLogVersionRefused(t *testing.T) {
 
 // StepCompleted's invariant: result id empty iff outcome empty.
 func TestStepCompletedInvariant(t *testing.T) {
+	settled := func(id string, o *polyloop.StepOutcome) polyloop.SettledAction {
+		return polyloop.SettledAction{ResultID: id, Outcome: o}
+	}
 	bad := []*polyloop.StepCompleted{
-		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, ResultID: "a1"},
-		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, Outcome: &polyloop.StepOutcome{Status: polyloop.Executed}},
-		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionFinal, ResultID: "a1", Outcome: &polyloop.StepOutcome{Status: polyloop.Executed}},
-		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, ResultID: "a1", Outcome: &polyloop.StepOutcome{Status: polyloop.NotExecuted}},
+		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, SettledAction: settled("a1", nil)},
+		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, SettledAction: settled("", &polyloop.StepOutcome{Status: polyloop.Executed})},
+		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionFinal, SettledAction: settled("a1", &polyloop.StepOutcome{Status: polyloop.Executed})},
+		{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, SettledAction: settled("a1", &polyloop.StepOutcome{Status: polyloop.NotExecuted})},
 	}
 	for i, b := range bad {
 		if b.Validate() == nil {
 			t.Errorf("case %d: invalid step record accepted: %+v", i, b)
 		}
 	}
-	good := &polyloop.StepCompleted{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, ResultID: "a1",
-		Outcome: &polyloop.StepOutcome{Status: polyloop.NotExecuted}, Synthetic: true}
+	good := &polyloop.StepCompleted{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, SettledAction: polyloop.SettledAction{ResultID: "a1", Outcome: &polyloop.StepOutcome{Status: polyloop.NotExecuted}, Synthetic: true}}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,15 @@ type Usage struct {
 // Tokens is input plus output tokens: what token budgets count.
 func (u Usage) Tokens() int64 { return u.InputTokens + u.OutputTokens }
 
+// UsageCarrier is implemented by a ModelClient error that knows what the
+// failed call consumed: a reply received and then rejected, a stream broken
+// part-way. The library keeps that usage on the failed call's result and
+// counts it in the totals: a billed call is never read as free.
+type UsageCarrier interface {
+	error
+	CallUsage() Usage
+}
+
 // ModelRequest is what the library asks of a ModelClient.
 type ModelRequest struct {
 	RunID string `json:"run_id"`

@@ -1,6 +1,12 @@
 package polyloop
 
-// PlanAction is what Resume will do, as decided by PlanResume.
+import (
+	"fmt"
+	"strings"
+)
+
+// PlanAction is what Resume will do, as decided by PlanResume. Its values
+// are those of the "action" field of a plan in events and CLI output.
 type PlanAction string
 
 // The plan actions.
@@ -11,21 +17,143 @@ const (
 	// replayable, so a new intent (attempt Attempt) is written and the orphan
 	// stays in the log.
 	PlanRetryModelCall PlanAction = "retry_model_call"
-	// PlanReparse: a model result has no action intent; the stored reply is
-	// parsed again (no side effect happened since) and the run goes on.
-	PlanReparse PlanAction = "reparse_reply"
-	// PlanReplayAction: an action intent has no step record and its policy is
-	// replay_safe; the stored reply is parsed again and the action executed
-	// again under a new intent (attempt Attempt) with the same action id.
+	// PlanReparseReply: a model result has no action intent; the stored
+	// reply is parsed again (no side effect happened since) and the run goes
+	// on.
+	PlanReparseReply PlanAction = "reparse_reply"
+	// PlanReplayAction: actions of the open batch have an intent but no
+	// outcome, and every one of them is replay_safe; the stored reply is
+	// parsed again and each is executed again under a new intent (the next
+	// attempt) with the same action id; actions of the batch not yet
+	// started then run.
 	PlanReplayAction PlanAction = "replay_action"
-	// PlanStopUnknown: an action intent has no step record and its policy is
-	// never_replay: whether its side effect happened is unknown; the run
-	// finishes with StopResumeStateUnknown.
+	// PlanContinueBatch: the open batch has no action of unknown outcome
+	// but some actions not yet started (the run was cancelled between two
+	// actions); the stored reply is parsed again and they run.
+	PlanContinueBatch PlanAction = "continue_batch"
+	// PlanStopUnknown: an action of the open batch has an intent but no
+	// outcome and its policy is never_replay: whether its side effect
+	// happened is unknown; the run finishes with StopResumeStateUnknown.
 	PlanStopUnknown PlanAction = "stop_unknown"
-	// PlanFinish: the log already determines the finish (env_error, the
-	// environment's Done, a Final decision, a failed model call); only the
-	// RunFinished record is missing and is written.
-	PlanFinish PlanAction = "finish"
-	// PlanFinished: the run is finished; nothing runs.
-	PlanFinished PlanAction = "finished"
+	// PlanWriteFinish: the log already determines the finish (env_error,
+	// the environment's Done, a Final decision, a failed model call); only
+	// the RunFinished record is missing and is written.
+	PlanWriteFinish PlanAction = "finish"
+	// PlanAlreadyFinished: the run is finished; nothing runs.
+	PlanAlreadyFinished PlanAction = "finished"
 )
+
+// ResumePlan is what PlanResume decided for a log: a description, for
+// people and events, of what Resume does. It is a pure function of the log.
+type ResumePlan struct {
+	Action PlanAction `json:"action"`
+	// Step is the step the plan acts on.
+	Step int `json:"step,omitempty"`
+	// Attempt is the attempt number the resume will use for a retried model
+	// call or a replayed action.
+	Attempt int `json:"attempt,omitempty"`
+	// StopReason and FinalAnswer, for PlanWriteFinish, PlanStopUnknown and
+	// PlanAlreadyFinished.
+	StopReason  StopReason `json:"stop_reason,omitempty"`
+	FinalAnswer string     `json:"final_answer,omitempty"`
+	// ModelCallID is the model call the plan continues from (reparse,
+	// replay); ActionID and Tool name the first action of unknown outcome
+	// (the never_replay one, for PlanStopUnknown).
+	ModelCallID string `json:"model_call_id,omitempty"`
+	ActionID    string `json:"action_id,omitempty"`
+	Tool        string `json:"tool,omitempty"`
+	// Unknown lists every action of the open batch whose outcome is
+	// unknown, in batch order.
+	Unknown []string `json:"unknown,omitempty"`
+	// Reason explains the plan in words, for people.
+	Reason string `json:"reason"`
+	// LastSeq is the seq of the last record of the log planned from.
+	LastSeq int64 `json:"last_seq"`
+}
+
+// PlanResume checks a run log's structure and decides what Resume does with
+// it. It is a pure function of the log: no I/O, no clock.
+//
+// For each execution (a model call or an action) it asks two questions: is
+// its intent in the log, and is its result? Intent and result: done, skip.
+// Neither: not started, run it. Intent without result: unknown — a model call
+// is retried under a new intent (the orphan stays); an action is replayed if
+// its intent's policy is replay_safe, otherwise the run finishes with
+// resume_state_unknown. Result without intent: structurally impossible, the
+// log is corrupt. The actions of a batch are each planned this way; one
+// never_replay action of unknown outcome finishes the run.
+//
+// An empty log gives ErrRunNotFound. A log that breaks the structure (a gap
+// in seq, records after RunFinished, steps out of order, a result without
+// its intent, a record that fails its own invariants) gives a
+// *CorruptLogError that names the record.
+func PlanResume(log RunLog) (ResumePlan, error) {
+	if len(log.Records) == 0 {
+		return ResumePlan{}, fmt.Errorf("%w: %q", ErrRunNotFound, log.RunID)
+	}
+	st, err := foldLog(log)
+	if err != nil {
+		return ResumePlan{}, err
+	}
+	return st.plan(), nil
+}
+
+// plan describes what resuming from this state does.
+func (st *logState) plan() ResumePlan {
+	p := ResumePlan{LastSeq: st.next - 1, Step: st.step}
+	switch st.phase {
+	case phaseFinished:
+		p.Action, p.StopReason, p.FinalAnswer = PlanAlreadyFinished, st.fin.StopReason, st.fin.FinalAnswer
+		p.Reason = "the run is finished"
+	case phaseIdle:
+		p.Action, p.Step = PlanStartStep, st.step+1
+		p.Reason = fmt.Sprintf("the log ends between steps; step %d has not started", st.step+1)
+	case phaseModelIntent:
+		p.Action, p.Attempt, p.ModelCallID = PlanRetryModelCall, st.attempt+1, st.callID
+		p.Reason = fmt.Sprintf("model call %s has an intent but no result; model calls are replayable, so a new call is made", st.callID)
+	case phaseModelResult:
+		p.Action, p.ModelCallID = PlanReparseReply, st.callID
+		p.Reason = fmt.Sprintf("model call %s has a result but no action intent; the stored reply is parsed again", st.callID)
+	case phaseModelFailed:
+		p.Action, p.StopReason, p.ModelCallID = PlanWriteFinish, StopLLMError, st.callID
+		p.Reason = fmt.Sprintf("model call %s failed; only run_finished is missing", st.callID)
+	case phaseDecided:
+		p.Action, p.StopReason, p.FinalAnswer = PlanWriteFinish, st.decided, st.answer
+		p.Reason = fmt.Sprintf("step %d decided the run (%s); only run_finished is missing", st.step, st.decided)
+	case phaseActing:
+		st.planBatch(&p)
+	}
+	return p
+}
+
+// planBatch describes the resume of an open batch.
+func (st *logState) planBatch(p *ResumePlan) {
+	p.ModelCallID = st.callID
+	var first, never *ActionIntent
+	for _, a := range st.batch {
+		if !a.open() {
+			continue
+		}
+		p.Unknown = append(p.Unknown, a.intent.ActionID)
+		if first == nil {
+			first = a.intent
+		}
+		if never == nil && a.intent.policy() != ReplaySafe {
+			never = a.intent
+		}
+	}
+	switch {
+	case never != nil:
+		p.Action, p.StopReason, p.ActionID, p.Tool = PlanStopUnknown, StopResumeStateUnknown, never.ActionID, never.Action.Tool
+		p.Reason = fmt.Sprintf("action %s has an intent but no outcome; its policy is never_replay, so whether it happened is unknown", never.ActionID)
+	case len(p.Unknown) == 1:
+		p.Action, p.Attempt, p.ActionID, p.Tool = PlanReplayAction, first.Attempt+1, first.ActionID, first.Action.Tool
+		p.Reason = fmt.Sprintf("action %s has an intent but no outcome; its policy is replay_safe, so it runs again", first.ActionID)
+	case first != nil:
+		p.Action, p.Attempt, p.ActionID, p.Tool = PlanReplayAction, first.Attempt+1, first.ActionID, first.Action.Tool
+		p.Reason = fmt.Sprintf("actions %s have intents but no outcome; their policy is replay_safe, so they run again", strings.Join(p.Unknown, ", "))
+	default:
+		p.Action = PlanContinueBatch
+		p.Reason = fmt.Sprintf("step %d's batch has actions not yet started and none of unknown outcome; the stored reply is parsed again and they run", st.step)
+	}
+}

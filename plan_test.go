@@ -241,14 +241,14 @@ func TestPlanTable(t *testing.T) {
 		{"neither intent nor result: run the step", []string{"start", "intent 1.1", "result 1.1 tool=x", "action 1.1 replay=safe tool=x", "step 1 act"}, polyloop.PlanStartStep, nil},
 		{"intent and result: skip", []string{"start", "intent 1.1", "result 1.1 text=a", "step 1 invalid"}, polyloop.PlanStartStep, nil},
 		{"model intent without result: new call", []string{"start", "intent 1.1"}, polyloop.PlanRetryModelCall, nil},
-		{"model result without action intent: parse again", []string{"start", "intent 1.1", "result 1.1 tool=x"}, polyloop.PlanReparse, nil},
+		{"model result without action intent: parse again", []string{"start", "intent 1.1", "result 1.1 tool=x"}, polyloop.PlanReparseReply, nil},
 		{"replay-safe action without step: replay", []string{"start", "intent 1.1", "result 1.1 tool=x", "action 1.1 tool=x replay=safe"}, polyloop.PlanReplayAction, nil},
 		{"never-replay action without step: unknown", []string{"start", "intent 1.1", "result 1.1 tool=x", "action 1.1 tool=x replay=never"}, polyloop.PlanStopUnknown, nil},
 		{"code action is never replayed", []string{"start", "intent 1.1", "result 1.1 text=x", "action 1.1 tool=code replay=safe"}, polyloop.PlanStopUnknown, nil},
 		{"result without intent: corrupt", []string{"start", "result 1.1 text=a"}, "", polyloop.ErrCorruptLog},
 		{"step without action intent: corrupt", []string{"start", "intent 1.1", "result 1.1 tool=x", "step 1 act"}, "", polyloop.ErrCorruptLog},
-		{"env_error decided: finish", []string{"start", "intent 1.1", "result 1.1 tool=x", "action 1.1 tool=x", "step 1 act status=env_error"}, polyloop.PlanFinish, nil},
-		{"finished", []string{"start", "intent 1.1", "result 1.1 text=a", "step 1 final", "finish completed"}, polyloop.PlanFinished, nil},
+		{"env_error decided: finish", []string{"start", "intent 1.1", "result 1.1 tool=x", "action 1.1 tool=x", "step 1 act status=env_error"}, polyloop.PlanWriteFinish, nil},
+		{"finished", []string{"start", "intent 1.1", "result 1.1 text=a", "step 1 final", "finish completed"}, polyloop.PlanAlreadyFinished, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := polyloop.PlanResume(parseLogScript(t, tc.log))

@@ -15,6 +15,15 @@ import (
 // version with ErrLogVersion.
 const LogVersion = 1
 
+// LogMinorVersion is the minor version of the format this library writes.
+// Minor versions only add record kinds and fields: a reader of minor m
+// reads every log of minor m or lower. The version is written in
+// RunStarted.LogVersion ("1.1"); a log without it is "1.0".
+const LogMinorVersion = 1
+
+// logVersionString is "<LogVersion>.<LogMinorVersion>".
+const logVersionString = "1.1"
+
 // RecordKind names a record's kind; it is the "kind" field of its JSON.
 type RecordKind string
 
@@ -31,6 +40,9 @@ const (
 	KindConfigOverride RecordKind = "config_override"
 	// KindChildReception records how a parent received a child run's outcome.
 	KindChildReception RecordKind = "child_reception"
+	// KindActionResult settles one action of a batch that is not the last
+	// to be settled (the step record settles the last one). Since 1.1.
+	KindActionResult RecordKind = "action_result"
 )
 
 // Record is one entry of a run log. It marshals to one flat JSON object:
@@ -42,8 +54,8 @@ type Record struct {
 	// At is when the record was built; for people, never for logic.
 	At time.Time
 	// Body is one of *RunStarted, *ModelCallIntent, *ModelCallResult,
-	// *ActionIntent, *StepCompleted, *RunFinished, *ConfigOverride,
-	// *ChildReception.
+	// *ActionIntent, *ActionResult, *StepCompleted, *RunFinished,
+	// *ConfigOverride, *ChildReception.
 	Body RecordBody
 }
 
@@ -69,6 +81,9 @@ type RunStarted struct {
 	Snapshot       Snapshot `json:"snapshot"`
 	SnapshotHash   string   `json:"snapshot_hash"`
 	LibraryVersion string   `json:"library_version"`
+	// LogVersion is the version of the format the run was started with
+	// ("1.1"); empty in logs of version 1.0.
+	LogVersion string `json:"log_version,omitempty"`
 	// Parent identifies the parent run for a child run (InvokeChild).
 	Parent *ParentRef `json:"parent,omitempty"`
 }
@@ -77,6 +92,9 @@ type RunStarted struct {
 type ParentRef struct {
 	RunID string `json:"run_id"`
 	Step  int    `json:"step"`
+	// Action is the position of the action in its step's batch (0 for the
+	// first; omitted for it).
+	Action int `json:"action,omitempty"`
 	// Index counts the children of the action in call order; Key is the
 	// caller's name for the child, when given (see Child.Key).
 	Index int    `json:"index"`
@@ -93,10 +111,17 @@ type ModelCallIntent struct {
 // ModelCallResult is written right after a model call returns, before
 // anything else happens. Exactly one of Reply and Failure is set.
 type ModelCallResult struct {
-	Step    int              `json:"step"`
-	CallID  string           `json:"call_id"`
+	Step   int    `json:"step"`
+	CallID string `json:"call_id"`
+	// Attempt is the attempt of the intent this result answers (0 in logs
+	// of version 1.0).
+	Attempt int              `json:"attempt,omitempty"`
 	Reply   *ModelReply      `json:"reply,omitempty"`
 	Failure *diag.Diagnostic `json:"failure,omitempty"`
+	// Usage is what a failed call is known to have consumed (a reply the
+	// library or the client rejected, a stream broken part-way); nil when
+	// nothing is known. A successful call's usage is in Reply.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ActionIntent is written before an action executes. A replayed action gets
@@ -109,19 +134,25 @@ type ActionIntent struct {
 	ModelCallID string       `json:"model_call_id"`
 	Action      Action       `json:"action"`
 	Replay      ReplayPolicy `json:"replay"`
+	// Index is the action's position in its step's batch (0-based) and Of
+	// the batch's size; both are omitted for a batch of one (Of 0 means 1).
+	Index int `json:"index,omitempty"`
+	Of    int `json:"of,omitempty"`
 }
 
-// StepCompleted is written after a step ends. ResultID (the id of the action
-// whose outcome this is) is empty if and only if Outcome is nil: a step whose
-// decision was Invalid or Final has neither.
-type StepCompleted struct {
-	Step        int          `json:"step"`
-	ModelCallID string       `json:"model_call_id"`
-	Decision    DecisionKind `json:"decision"`
-	// Feedback is the Invalid decision's feedback; Answer the Final one's.
-	Feedback string `json:"feedback,omitempty"`
-	Answer   string `json:"answer,omitempty"`
+// BatchSize is the size of the intent's batch: Of, or 1 when omitted.
+func (b *ActionIntent) BatchSize() int { return max(b.Of, 1) }
+
+// SettledAction is the settled outcome of one action, as the log keeps it:
+// in an ActionResult record, or — for the last action of a batch to be
+// settled — in the step record. ResultID is empty if and only if Outcome is
+// nil.
+type SettledAction struct {
+	// ResultID is the id of the action whose outcome this is.
 	ResultID string `json:"result_id,omitempty"`
+	// Attempt is the attempt of the intent this outcome settles (0 in logs
+	// of version 1.0).
+	Attempt int `json:"attempt,omitempty"`
 	// Outcome is the action's status and completion signal.
 	Outcome *StepOutcome `json:"outcome,omitempty"`
 	// Observation is the text as entered in the history.
@@ -130,6 +161,35 @@ type StepCompleted struct {
 	// TruncatedChars counts the characters dropped from the observation,
 	// by the executor and by the observation limit; 0 when synthetic.
 	TruncatedChars int `json:"truncated_chars,omitempty"`
+	// Audit is the executor's own text when the history got the synthetic
+	// one (not_executed, env_error), bounded to MaxAuditBytes. It is kept
+	// for people (show, export, events) and never enters the history: it
+	// is not in the snapshot and could differ between runs.
+	Audit string `json:"audit,omitempty"`
+}
+
+// MaxAuditBytes bounds SettledAction.Audit.
+const MaxAuditBytes = 2048
+
+// ActionResult settles one action of a batch before the batch ends: every
+// action but the last one settled, whose outcome is in the step record.
+type ActionResult struct {
+	Step int `json:"step"`
+	SettledAction
+}
+
+// StepCompleted is written after a step ends. For an Act decision it
+// settles the last action of the batch to be settled (the others have
+// ActionResult records); a step whose decision was Invalid or Final settles
+// none, and its ResultID and Outcome are both empty.
+type StepCompleted struct {
+	Step        int          `json:"step"`
+	ModelCallID string       `json:"model_call_id"`
+	Decision    DecisionKind `json:"decision"`
+	// Feedback is the Invalid decision's feedback; Answer the Final one's.
+	Feedback string `json:"feedback,omitempty"`
+	Answer   string `json:"answer,omitempty"`
+	SettledAction
 }
 
 // StepOutcome is the part of an ActionOutcome that the log keeps.
@@ -176,7 +236,10 @@ const (
 
 // ChildReception is the parent's record of receiving a child run's outcome.
 type ChildReception struct {
-	Step       int              `json:"step"`
+	Step int `json:"step"`
+	// Action is the position in the step's batch of the action that
+	// received the child (omitted for the first).
+	Action     int              `json:"action,omitempty"`
 	Index      int              `json:"index"`
 	Key        string           `json:"key,omitempty"`
 	ChildRunID string           `json:"child_run_id"`
@@ -195,6 +258,7 @@ func (*StepCompleted) recordBody()   {}
 func (*RunFinished) recordBody()     {}
 func (*ConfigOverride) recordBody()  {}
 func (*ChildReception) recordBody()  {}
+func (*ActionResult) recordBody()    {}
 
 // Kind implements RecordBody.
 func (*RunStarted) Kind() RecordKind { return KindRunStarted }
@@ -219,6 +283,9 @@ func (*ConfigOverride) Kind() RecordKind { return KindConfigOverride }
 
 // Kind implements RecordBody.
 func (*ChildReception) Kind() RecordKind { return KindChildReception }
+
+// Kind implements RecordBody.
+func (*ActionResult) Kind() RecordKind { return KindActionResult }
 
 // Validate implements RecordBody.
 func (b *RunStarted) Validate() error {
@@ -258,7 +325,33 @@ func (b *ActionIntent) Validate() error {
 	if b.Replay != ReplaySafe && b.Replay != NeverReplay {
 		return fmt.Errorf("action_intent: replay policy %q", b.Replay)
 	}
+	if b.Of < 0 || b.Index < 0 || b.Index >= b.BatchSize() {
+		return fmt.Errorf("action_intent: index %d of a batch of %d", b.Index, b.BatchSize())
+	}
 	return nil
+}
+
+// validate checks a settlement: an outcome with a valid status, a result
+// id, and a synthetic flag that matches the status.
+func (s *SettledAction) validate(kind RecordKind) error {
+	if s.ResultID == "" || s.Outcome == nil {
+		return fmt.Errorf("%s: result_id %q and outcome must be both set", kind, s.ResultID)
+	}
+	if !s.Outcome.Status.Valid() {
+		return fmt.Errorf("%s: unknown status %q", kind, s.Outcome.Status)
+	}
+	if s.Synthetic != (s.Outcome.Status != Executed) {
+		return fmt.Errorf("%s: synthetic flag %v does not match status %q", kind, s.Synthetic, s.Outcome.Status)
+	}
+	return nil
+}
+
+// Validate implements RecordBody.
+func (b *ActionResult) Validate() error {
+	if b.Step < 1 {
+		return fmt.Errorf("action_result: step %d", b.Step)
+	}
+	return b.SettledAction.validate(KindActionResult)
 }
 
 // Validate implements RecordBody. It enforces the invariant that ResultID is
@@ -275,14 +368,9 @@ func (b *StepCompleted) Validate() error {
 		if b.Outcome == nil {
 			return fmt.Errorf("step_completed: act decision without outcome")
 		}
-		if !b.Outcome.Status.Valid() {
-			return fmt.Errorf("step_completed: unknown status %q", b.Outcome.Status)
-		}
-		if b.Synthetic != (b.Outcome.Status != Executed) {
-			return fmt.Errorf("step_completed: synthetic flag %v does not match status %q", b.Synthetic, b.Outcome.Status)
-		}
+		return b.SettledAction.validate(KindStepCompleted)
 	case DecisionFinal, DecisionInvalid:
-		if b.Outcome != nil {
+		if b.Outcome != nil || b.Audit != "" {
 			return fmt.Errorf("step_completed: %s decision with an outcome", b.Decision)
 		}
 	default:
@@ -314,8 +402,8 @@ func (b *ChildReception) Validate() error {
 	default:
 		return fmt.Errorf("child_reception: unknown reception %q", b.Reception)
 	}
-	if b.ChildRunID == "" || b.Step < 1 {
-		return fmt.Errorf("child_reception: step %d, child_run_id %q", b.Step, b.ChildRunID)
+	if b.ChildRunID == "" || b.Step < 1 || b.Action < 0 {
+		return fmt.Errorf("child_reception: step %d, action %d, child_run_id %q", b.Step, b.Action, b.ChildRunID)
 	}
 	return nil
 }
@@ -404,6 +492,8 @@ func newBody(k RecordKind) RecordBody {
 		return &ConfigOverride{}
 	case KindChildReception:
 		return &ChildReception{}
+	case KindActionResult:
+		return &ActionResult{}
 	}
 	return nil
 }

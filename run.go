@@ -54,9 +54,14 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	if err != nil {
 		return RunResult{}, fmt.Errorf("%w: snapshot: %v", ErrInvalidConfig, err)
 	}
-	d := newDriver(r, runID, snap, hash)
-	d.add(&RunStarted{RunID: runID, Snapshot: snap, SnapshotHash: hash, LibraryVersion: LibraryVersion, Parent: parent})
-	return d.loop(ctx, entry{kind: entryStep, step: 1})
+	m := newMachine(&logState{runID: runID})
+	m.add(&RunStarted{RunID: runID, Snapshot: snap, SnapshotHash: hash, LibraryVersion: LibraryVersion,
+		LogVersion: logVersionString, Parent: parent})
+	res, err := newDriver(r, runID, m, ResumeOptions{}).run(ctx)
+	if err != nil {
+		return RunResult{RunID: runID}, err
+	}
+	return res, nil
 }
 
 // Resume continues a run from its log, as PlanResume decides, and runs it
@@ -81,34 +86,35 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 		return RunResult{}, persistenceError("read", runID, err)
 	}
 	log.RunID = runID
-	plan, err := PlanResume(log)
+	if log.Empty() {
+		return RunResult{}, fmt.Errorf("%w: %q", ErrRunNotFound, runID)
+	}
+	st, err := foldLog(log)
 	if err != nil {
 		return RunResult{}, err
 	}
-	if plan.Action == PlanFinished {
-		fin := log.Finished()
-		return RunResult{RunID: runID, StopReason: fin.StopReason, FinalAnswer: fin.FinalAnswer,
-			Totals: fin.Totals, Sinks: fin.Sinks, Plan: &plan, Records: log.NextSeq()}, nil
+	plan := st.plan()
+	if plan.Action == PlanAlreadyFinished {
+		return RunResult{RunID: runID, StopReason: st.fin.StopReason, FinalAnswer: st.fin.FinalAnswer,
+			Totals: st.fin.Totals, Sinks: st.fin.Sinks, Plan: &plan, Records: st.next}, nil
 	}
-	stored, storedHash := log.Snapshot()
-	d := newDriver(r, runID, stored, storedHash)
-	d.opts = opts
-	for _, rec := range log.Records {
-		d.totals.add(rec.Body)
-		d.hist.add(rec.Body)
-	}
-	d.receptions = openReceptions(log)
-	d.nextSeq = log.NextSeq()
-	if err := d.checkConfig(agent, opts); err != nil {
+	m := newMachine(st)
+	stored, storedHash := st.snap, st.hash
+	override, err := r.checkConfig(st, agent, opts)
+	if err != nil {
 		return RunResult{RunID: runID}, err
 	}
+	d := newDriver(r, runID, m, opts)
 	if len(r.Sinks) > 0 {
 		// The configuration the log holds; an override is its own event,
 		// once its record is durable.
 		d.sinks.emit(ctx, Event{V: EventVersion, Kind: EventRunResumed, RunID: runID, Agent: stored.Agent,
 			Seq: plan.LastSeq, At: d.now(), Plan: &plan, Snapshot: &stored, SnapshotHash: storedHash})
 	}
-	res, err := d.resume(ctx, plan)
+	if override != nil {
+		m.add(override) // written with the resume's first write
+	}
+	res, err := d.run(ctx)
 	if err != nil {
 		return RunResult{RunID: runID}, err
 	}
@@ -117,59 +123,22 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 }
 
 // checkConfig compares the configuration's snapshot with the one in force.
-// A difference is refused unless overridden; the override is queued as a
-// ConfigOverride record, written with the resume's first write.
-func (d *driver) checkConfig(agent Agent, opts ResumeOptions) error {
-	cur := d.r.snapshot(agent, d.snap.Task)
+// A difference is refused unless overridden; the override is the
+// ConfigOverride record to write.
+func (r *Runner) checkConfig(st *logState, agent Agent, opts ResumeOptions) (*ConfigOverride, error) {
+	cur := r.snapshot(agent, st.snap.Task)
 	hash, err := cur.Hash()
 	if err != nil {
-		return fmt.Errorf("%w: snapshot: %v", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: snapshot: %v", ErrInvalidConfig, err)
 	}
-	if hash == d.hash {
-		return nil
+	if hash == st.hash {
+		return nil, nil
 	}
-	fields := DiffSnapshots(d.snap, cur)
+	fields := DiffSnapshots(st.snap, cur)
 	if !opts.AllowConfigChange {
-		return &SnapshotMismatchError{RunID: d.runID, StoredHash: d.hash, CurrentHash: hash, Fields: fields}
+		return nil, &SnapshotMismatchError{RunID: st.runID, StoredHash: st.hash, CurrentHash: hash, Fields: fields}
 	}
-	d.add(&ConfigOverride{PreviousHash: d.hash, SnapshotHash: hash, Fields: fields, Snapshot: cur})
-	d.setSnapshot(cur, hash)
-	return nil
-}
-
-// resume turns a plan into the loop's entry point.
-func (d *driver) resume(ctx context.Context, p ResumePlan) (RunResult, error) {
-	switch p.Action {
-	case PlanStartStep:
-		return d.loop(ctx, entry{kind: entryStep, step: p.Step})
-	case PlanRetryModelCall:
-		return d.loop(ctx, entry{kind: entryModelCall, step: p.Step, attempt: p.Attempt})
-	case PlanReparse:
-		return d.loop(ctx, entry{kind: entryDecide, step: p.Step, callID: p.ModelCallID, reply: p.reply})
-	case PlanReplayAction:
-		if err := d.checkReplay(p); err != nil {
-			return RunResult{}, err
-		}
-		return d.loop(ctx, entry{kind: entryAction, step: p.Step, callID: p.ModelCallID, action: p.intent.Action, attempt: p.Attempt})
-	case PlanStopUnknown, PlanFinish:
-		return d.loop(ctx, entry{kind: entryFinish, reason: p.StopReason, answer: p.FinalAnswer})
-	}
-	return RunResult{}, fmt.Errorf("polyloop: unknown plan action %q", p.Action)
-}
-
-// checkReplay parses the stored reply again, as the design requires before a
-// replay, and refuses to go on if the parser no longer yields the recorded
-// action: the parser broke its determinism contract.
-func (d *driver) checkReplay(p ResumePlan) error {
-	reply := p.reply
-	if reply == nil {
-		return &CorruptLogError{RunID: d.runID, Seq: -1, Reason: "no stored reply for " + p.ModelCallID}
-	}
-	act, ok := d.r.Parser.Parse(*reply).(Act)
-	if !ok || !act.Action.Equal(p.intent.Action) {
-		return fmt.Errorf("%w: reply of %s no longer parses to the action of %s", ErrNondeterministicParser, p.ModelCallID, p.ActionID)
-	}
-	return nil
+	return &ConfigOverride{PreviousHash: st.hash, SnapshotHash: hash, Fields: fields, Snapshot: cur}, nil
 }
 
 func (r *Runner) validate(agent Agent) error {
@@ -228,22 +197,4 @@ func NewRunID() string {
 		hi >>= 5
 	}
 	return string(out[:])
-}
-
-// openReceptions returns the receptions recorded during the action left
-// open at the end of the log: a replay of that action reuses them.
-func openReceptions(log RunLog) map[string]*ChildReception {
-	var out map[string]*ChildReception
-	for _, r := range log.Records {
-		switch b := r.Body.(type) {
-		case *ModelCallIntent, *StepCompleted:
-			out = nil
-		case *ChildReception:
-			if out == nil {
-				out = map[string]*ChildReception{}
-			}
-			out[b.ChildRunID] = b
-		}
-	}
-	return out
 }

@@ -39,6 +39,9 @@ func (l RunLog) ModelResults() []*ModelCallResult { return bodies[*ModelCallResu
 // ActionIntents returns the ActionIntent bodies in order.
 func (l RunLog) ActionIntents() []*ActionIntent { return bodies[*ActionIntent](l) }
 
+// ActionResults returns the ActionResult bodies in order.
+func (l RunLog) ActionResults() []*ActionResult { return bodies[*ActionResult](l) }
+
 // Steps returns the StepCompleted bodies in order.
 func (l RunLog) Steps() []*StepCompleted { return bodies[*StepCompleted](l) }
 

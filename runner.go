@@ -51,30 +51,3 @@ type ResumeOptions struct {
 	// ConfigOverride record naming the differing fields.
 	AllowConfigChange bool
 }
-
-// ResumePlan is what PlanResume decided for a log. It is a pure function of
-// the log.
-type ResumePlan struct {
-	Action PlanAction `json:"action"`
-	// Step is the step the plan acts on.
-	Step int `json:"step,omitempty"`
-	// Attempt is the attempt number the resume will use for a retried model
-	// call or a replayed action.
-	Attempt int `json:"attempt,omitempty"`
-	// StopReason and FinalAnswer, for PlanFinish, PlanStopUnknown and
-	// PlanFinished.
-	StopReason  StopReason `json:"stop_reason,omitempty"`
-	FinalAnswer string     `json:"final_answer,omitempty"`
-	// ModelCallID is the model call the plan continues from (reparse,
-	// replay); ActionID and Tool name the action of unknown outcome.
-	ModelCallID string `json:"model_call_id,omitempty"`
-	ActionID    string `json:"action_id,omitempty"`
-	Tool        string `json:"tool,omitempty"`
-	// Reason explains the plan in words, for people.
-	Reason string `json:"reason"`
-	// LastSeq is the seq of the last record of the log planned from.
-	LastSeq int64 `json:"last_seq"`
-
-	reply  *ModelReply
-	intent *ActionIntent
-}

@@ -26,6 +26,8 @@ type Snapshot struct {
 	Synthetic SyntheticObservations `json:"synthetic"`
 	Limits    Limits                `json:"limits"`
 	Model     ModelParams           `json:"model"`
+	// ParallelActions: the actions of a step's batch run concurrently.
+	ParallelActions bool `json:"parallel_actions,omitempty"`
 	// ModelClient, Parser and Executor identify the seams (Describer, or the
 	// Go type name).
 	ModelClient Component `json:"model_client"`
@@ -52,10 +54,11 @@ func (r *Runner) snapshot(agent Agent, task Task) Snapshot {
 		Tools:       tools,
 		Synthetic:   agent.Synthetic.withDefaults(),
 		Limits:      agent.Limits,
-		Model:       agent.Model,
-		ModelClient: describe(r.Model),
-		Parser:      describe(r.Parser),
-		Executor:    describe(r.Executor),
+		Model:           agent.Model,
+		ParallelActions: agent.ParallelActions,
+		ModelClient:     Describe(r.Model),
+		Parser:          Describe(r.Parser),
+		Executor:        Describe(r.Executor),
 	}
 }
 
@@ -67,7 +70,11 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-func describe(v any) Component {
+// Describe is the identity of a seam in the snapshot: what its Describe
+// method returns (Describer), or its Go type name. Everything that names a
+// component in a snapshot — the runner, agent files, the kit, the benchmark
+// — calls it, so that a snapshot computed anywhere hashes alike.
+func Describe(v any) Component {
 	if d, ok := v.(Describer); ok {
 		return d.Describe()
 	}

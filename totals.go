@@ -1,39 +1,29 @@
 package polyloop
 
-// totalsAcc folds records into Totals. The loop and ComputeTotals use the
-// same fold, so a resumed run's totals are those of its whole log.
+// totalsAcc folds records into Totals; it is part of the log's one fold
+// (logState), so a resumed run's totals are those of its whole log.
 type totalsAcc struct {
-	t                 Totals
-	openModel, openAc bool
+	t Totals
+	// modelIntents and actionIntents count intents; an intent without its
+	// result (an orphan, or one open at the end) is an execution of unknown
+	// outcome.
+	modelIntents, actionIntents int
 }
 
 func (a *totalsAcc) add(b RecordBody) {
 	switch b := b.(type) {
 	case *ModelCallIntent:
-		if a.openModel {
-			a.t.UnknownModelCalls++
-		}
-		a.openModel = true
+		a.modelIntents++
 	case *ModelCallResult:
-		a.openModel = false
 		a.t.ModelCalls++
 		if b.Reply != nil {
-			u := b.Reply.Usage
-			a.t.InputTokens += u.InputTokens
-			a.t.OutputTokens += u.OutputTokens
-			if u.CostUSD != nil {
-				a.t.CostUSD += *u.CostUSD
-			} else {
-				a.t.CostUnknown = true
-			}
+			a.addUsage(b.Reply.Usage)
 		}
 	case *ActionIntent:
-		if a.openAc {
-			a.t.UnknownActions++
-		}
-		a.openAc = true
+		a.actionIntents++
+	case *ActionResult:
+		a.t.Actions++
 	case *StepCompleted:
-		a.openAc = false
 		a.t.Steps++
 		if b.Outcome != nil {
 			a.t.Actions++
@@ -41,28 +31,34 @@ func (a *totalsAcc) add(b RecordBody) {
 	}
 }
 
-// totals returns the totals so far, counting intents still open as
-// executions of unknown outcome.
+func (a *totalsAcc) addUsage(u Usage) {
+	a.t.InputTokens += u.InputTokens
+	a.t.OutputTokens += u.OutputTokens
+	if u.CostUSD != nil {
+		a.t.CostUSD += *u.CostUSD
+	} else {
+		a.t.CostUnknown = true
+	}
+}
+
+// totals returns the totals so far.
 func (a *totalsAcc) totals() Totals {
 	t := a.t
-	if a.openModel {
-		t.UnknownModelCalls++
-	}
-	if a.openAc {
-		t.UnknownActions++
-	}
+	t.UnknownModelCalls = a.modelIntents - t.ModelCalls
+	t.UnknownActions = a.actionIntents - t.Actions
 	return t
 }
 
 // ComputeTotals computes a run's totals from its log: steps are StepCompleted
 // records; tokens and cost are sums over model results with usage; intents
-// without results count as executions of unknown outcome.
+// without results count as executions of unknown outcome. A log that breaks
+// the grammar gives the totals of the records before the break.
 func ComputeTotals(log RunLog) Totals {
-	var a totalsAcc
-	for _, r := range log.Records {
-		if r.Body != nil {
-			a.add(r.Body)
+	st := &logState{runID: log.RunID}
+	for i := range log.Records {
+		if st.apply(log.Records[i]) != nil {
+			break
 		}
 	}
-	return a.totals()
+	return st.totals.totals()
 }

@@ -127,7 +127,7 @@ func (p *Parser) Parse(reply polyloop.ModelReply) polyloop.Decision {
 	case strings.TrimSpace(matching[0].Code) == "":
 		return p.empty()
 	}
-	return polyloop.Act{Action: polyloop.Action{Lang: p.lang, Code: matching[0].Code}}
+	return polyloop.ActOne(polyloop.Action{Lang: p.lang, Code: matching[0].Code})
 }
 
 func (p *Parser) matches(lang string) bool {

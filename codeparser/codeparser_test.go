@@ -68,8 +68,8 @@ func TestParseTable(t *testing.T) {
 			switch d := d.(type) {
 			case polyloop.Act:
 				want := polyloop.Action{Lang: langOf(p), Code: tt.code}
-				if !d.Action.Equal(want) {
-					t.Errorf("action = %#v, want %#v", d.Action, want)
+				if !d.Actions[0].Equal(want) {
+					t.Errorf("action = %#v, want %#v", d.Actions, want)
 				}
 			case polyloop.Final:
 				if d.Answer != tt.answer {
@@ -103,7 +103,7 @@ func TestToolCallsIgnored(t *testing.T) {
 	reply := polyloop.ModelReply{Text: "```bash\nls\n```", ToolCalls: []polyloop.ToolCall{{ID: "c1", Name: "shell", Args: []byte(`{}`)}}}
 	d := parsertest.Parse(t, codeparser.New(codeparser.Options{}), reply, codeAction)
 	act, ok := d.(polyloop.Act)
-	if !ok || act.Action.CallID != "" || act.Action.Tool != "" || act.Action.Code != "ls" {
+	if !ok || act.Actions[0].CallID != "" || act.Actions[0].Tool != "" || act.Actions[0].Code != "ls" {
 		t.Fatalf("Parse = %#v, want the code action without call id or tool", d)
 	}
 }

@@ -16,7 +16,7 @@ func Example() {
 	} {
 		switch d := p.Parse(polyloop.ModelReply{Text: text}).(type) {
 		case polyloop.Act:
-			fmt.Printf("act %s: %s\n", d.Action.Lang, d.Action.Code)
+			fmt.Printf("act %s: %s\n", d.Actions[0].Lang, d.Actions[0].Code)
 		case polyloop.Final:
 			fmt.Println("final:", d.Answer)
 		case polyloop.Invalid:

@@ -20,7 +20,7 @@ func Example() {
 	} {
 		switch d := p.Parse(polyloop.ModelReply{Text: text}).(type) {
 		case polyloop.Act:
-			fmt.Printf("act %s %s\n", d.Action.Tool, d.Action.Args)
+			fmt.Printf("act %s %s\n", d.Actions[0].Tool, d.Actions[0].Args)
 		case polyloop.Final:
 			fmt.Println("final:", d.Answer)
 		case polyloop.Invalid:

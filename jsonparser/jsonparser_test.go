@@ -15,7 +15,7 @@ var readTool = polyloop.ToolSpec{
 }
 
 func act(tool, args string) polyloop.Decision {
-	return polyloop.Act{Action: polyloop.Action{Tool: tool, Args: []byte(args)}}
+	return polyloop.ActOne(polyloop.Action{Tool: tool, Args: []byte(args)})
 }
 
 func TestParseTable(t *testing.T) {

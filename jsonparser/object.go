@@ -103,7 +103,7 @@ func (p *Parser) decide(c candidate) polyloop.Decision {
 	if inv != nil {
 		return *inv
 	}
-	return polyloop.Act{Action: polyloop.Action{Tool: name, Args: args}}
+	return polyloop.ActOne(polyloop.Action{Tool: name, Args: args})
 }
 
 func finalDecision(o object) polyloop.Decision {

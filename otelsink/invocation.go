@@ -104,7 +104,7 @@ func (s *Sink) startInvocation(ctx context.Context, ev polyloop.Event) {
 		trace.WithLinks(links...),
 		trace.WithAttributes(invokeAttrs(ev, inv.facts.model)...))
 	s.runs[ev.RunID] = inv
-	if ev.Plan != nil && ev.Plan.Action == polyloop.PlanFinished {
+	if ev.Plan != nil && ev.Plan.Action == polyloop.PlanAlreadyFinished {
 		// A finished run: the resume runs nothing and no run_finished follows.
 		inv.span.End(trace.WithTimestamp(ev.At))
 		delete(s.runs, ev.RunID)

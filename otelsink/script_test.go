@@ -109,9 +109,7 @@ func (s *script) action(step, attempt int, a polyloop.Action) *script {
 // outcome reflects the StepCompleted of an action step: action_finished and
 // step_completed, as the Runner emits them.
 func (s *script) outcome(step int, o polyloop.ActionOutcome, synth string) *script {
-	rec := &polyloop.StepCompleted{Step: step, ModelCallID: callID(step, 1), Decision: polyloop.DecisionAct,
-		ResultID: actionID(step), Outcome: &polyloop.StepOutcome{Status: o.Status, Done: o.Done},
-		Observation: o.Observation}
+	rec := &polyloop.StepCompleted{Step: step, ModelCallID: callID(step, 1), Decision: polyloop.DecisionAct, SettledAction: polyloop.SettledAction{ResultID: actionID(step), Outcome: &polyloop.StepOutcome{Status: o.Status, Done: o.Done}, Observation: o.Observation}}
 	if o.Status != polyloop.Executed {
 		rec.Observation, rec.Synthetic = synth, true
 	}

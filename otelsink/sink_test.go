@@ -356,7 +356,7 @@ func TestConfigOverrideUpdatesSpans(t *testing.T) {
 func TestResumeOfFinishedRunEndsAtOnce(t *testing.T) {
 	t.Parallel()
 	sink, sr := recorder(otelsink.Options{})
-	sc := newScript("run-f").resumed(polyloop.ResumePlan{Action: polyloop.PlanFinished, LastSeq: 9})
+	sc := newScript("run-f").resumed(polyloop.ResumePlan{Action: polyloop.PlanAlreadyFinished, LastSeq: 9})
 	emitAll(t, context.Background(), sink, sc.evs)
 	if len(sr.Ended()) != 1 || sr.Ended()[0].Status().Code != codes.Unset {
 		t.Fatalf("ended %v", names(sr.Ended()))

@@ -70,7 +70,7 @@ func brokenParserCases() []brokenCase {
 		})),
 		c("InvalidUTF8", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
 			if !utf8.ValidString(r.Text) {
-				return polyloop.Act{Action: polyloop.Action{Tool: "echo", Args: []byte(r.Text)}}
+				return polyloop.ActOne(polyloop.Action{Tool: "echo", Args: []byte(r.Text)})
 			}
 			return nil
 		})),

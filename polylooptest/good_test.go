@@ -52,7 +52,7 @@ func (goodParser) Parse(r polyloop.ModelReply) polyloop.Decision {
 		if len(tc.Args) > 0 && !json.Valid(tc.Args) {
 			return polyloop.Invalid{Feedback: "tool call arguments are not valid JSON"}
 		}
-		return polyloop.Act{Action: polyloop.Action{CallID: tc.ID, Tool: tc.Name, Args: tc.Args}}
+		return polyloop.ActOne(polyloop.Action{CallID: tc.ID, Tool: tc.Name, Args: tc.Args})
 	case strings.TrimSpace(r.Text) == "":
 		return polyloop.Invalid{Feedback: "empty reply: no action and no answer"}
 	}

@@ -128,7 +128,15 @@ func wellFormed(d polyloop.Decision) error {
 	case nil:
 		return errors.New("Parse returned a nil Decision; every input must give Act, Final or Invalid")
 	case polyloop.Act:
-		return wellFormedAction(v.Action)
+		if len(v.Actions) == 0 {
+			return errors.New("Parse returned an Act without actions; an Act asks for at least one")
+		}
+		for i, a := range v.Actions {
+			if err := wellFormedAction(a); err != nil {
+				return fmt.Errorf("action %d of the Act: %w", i, err)
+			}
+		}
+		return nil
 	case polyloop.Final:
 		return nil
 	case polyloop.Invalid:

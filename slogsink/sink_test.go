@@ -34,8 +34,7 @@ func ev(kind polyloop.EventKind, seq int64, f func(*polyloop.Event)) polyloop.Ev
 // and that then hits its step limit.
 func notExecutedRun() []polyloop.Event {
 	outcome := &polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: "no such tool: serch"}
-	rec := &polyloop.StepCompleted{Step: 1, ModelCallID: "m1", Decision: polyloop.DecisionAct, ResultID: "a1",
-		Outcome: &polyloop.StepOutcome{Status: polyloop.NotExecuted}, Observation: polyloop.DefaultNotExecuted, Synthetic: true}
+	rec := &polyloop.StepCompleted{Step: 1, ModelCallID: "m1", Decision: polyloop.DecisionAct, SettledAction: polyloop.SettledAction{ResultID: "a1", Outcome: &polyloop.StepOutcome{Status: polyloop.NotExecuted}, Observation: polyloop.DefaultNotExecuted, Synthetic: true}}
 	step := func(e *polyloop.Event) { e.Step, e.CallID = 1, "m1" }
 	return []polyloop.Event{
 		ev(polyloop.EventRunStarted, 0, func(e *polyloop.Event) {
@@ -236,7 +235,7 @@ func TestTextBounds(t *testing.T) {
 	t.Parallel()
 	evs := []polyloop.Event{ev(polyloop.EventActionFinished, 4, func(e *polyloop.Event) {
 		e.Outcome = &polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "héllo wörld"}
-		e.StepRecord = &polyloop.StepCompleted{Step: 1, Decision: polyloop.DecisionAct, Observation: "héllo"}
+		e.StepRecord = &polyloop.StepCompleted{Step: 1, Decision: polyloop.DecisionAct, SettledAction: polyloop.SettledAction{Observation: "héllo"}}
 	})}
 	sink, lines := jsonSink(t, slogsink.Options{MaxText: 5})
 	emitAll(t, sink, evs)

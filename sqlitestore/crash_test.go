@@ -373,7 +373,7 @@ func checkPlannable(t *testing.T, path string, kp killPoint) (int, bool) {
 	if err != nil {
 		t.Fatalf("%v: log of %d records after the child: %v", kp, len(l.Records), err)
 	}
-	return len(l.Records), plan.Action == polyloop.PlanFinished
+	return len(l.Records), plan.Action == polyloop.PlanAlreadyFinished
 }
 
 // finishAndCompare resumes the run in process and compares its log with

@@ -142,7 +142,7 @@ func checkFinishedLike(t *testing.T, path string, ref []polyloop.Record) {
 		t.Fatal(err)
 	}
 	plan, err := polyloop.PlanResume(l)
-	if err != nil || plan.Action != polyloop.PlanFinished {
+	if err != nil || plan.Action != polyloop.PlanAlreadyFinished {
 		t.Fatalf("log after the race: plan %+v, %v; want a valid finished run", plan, err)
 	}
 	if err := polylooptest.CheckEquivalent(l, polyloop.RunLog{Records: ref}); err != nil {

@@ -17,7 +17,7 @@ func Example() {
 	for _, r := range replies {
 		switch d := p.Parse(r).(type) {
 		case polyloop.Act:
-			fmt.Printf("act %s %s %s\n", d.Action.CallID, d.Action.Tool, d.Action.Args)
+			fmt.Printf("act %s %s %s\n", d.Actions[0].CallID, d.Actions[0].Tool, d.Actions[0].Args)
 		case polyloop.Final:
 			fmt.Println("final:", d.Answer)
 		case polyloop.Invalid:

@@ -90,7 +90,7 @@ func (p *Parser) Parse(reply polyloop.ModelReply) polyloop.Decision {
 	if err != nil {
 		return badArgs(call.Name, err)
 	}
-	return polyloop.Act{Action: polyloop.Action{CallID: call.ID, Tool: call.Name, Args: args}}
+	return polyloop.ActOne(polyloop.Action{CallID: call.ID, Tool: call.Name, Args: args})
 }
 
 // errNotUTF8 is the cause for arguments that are not valid UTF-8.

@@ -68,7 +68,7 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	if err != nil {
 		return err
 	}
-	if plan.Action == polyloop.PlanFinished {
+	if plan.Action == polyloop.PlanAlreadyFinished {
 		printPlan(a.stderr, plan)
 		fin := log.Finished()
 		return a.report(polyloop.RunResult{RunID: id, StopReason: fin.StopReason, FinalAnswer: fin.FinalAnswer,

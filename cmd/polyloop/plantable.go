@@ -15,15 +15,15 @@ func planRow(p polyloop.ResumePlan) string {
 		return fmt.Sprintf("intent no, result no → not started: run step %d", p.Step)
 	case polyloop.PlanRetryModelCall:
 		return fmt.Sprintf("model call %s: intent yes, result no → unknown; model calls are replayable: call again (attempt %d), the orphan intent stays in the log", p.ModelCallID, p.Attempt)
-	case polyloop.PlanReparse:
+	case polyloop.PlanReparseReply:
 		return fmt.Sprintf("model call %s: intent yes, result yes → done, skip; its action has no intent → parse the stored reply again and go on", p.ModelCallID)
 	case polyloop.PlanReplayAction:
 		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is replay_safe → run it again (attempt %d)", p.ActionID, p.Tool, p.Attempt)
 	case polyloop.PlanStopUnknown:
 		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is never_replay → finish %s", p.ActionID, toolOrCode(p.Tool), polyloop.StopResumeStateUnknown)
-	case polyloop.PlanFinish:
+	case polyloop.PlanWriteFinish:
 		return fmt.Sprintf("every execution is done and step %d decided the run → write the missing run_finished (%s)", p.Step, p.StopReason)
-	case polyloop.PlanFinished:
+	case polyloop.PlanAlreadyFinished:
 		return fmt.Sprintf("the run is finished (%s) → nothing runs", p.StopReason)
 	}
 	return string(p.Action)

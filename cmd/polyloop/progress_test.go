@@ -15,7 +15,7 @@ func progressEvents() []polyloop.Event {
 	return []polyloop.Event{
 		{Kind: polyloop.EventModelCallFinished, Step: 1, Reply: &polyloop.ModelReply{Usage: polyloop.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: &cost}}},
 		{Kind: polyloop.EventActionStarted, Step: 1, Action: act, Replay: polyloop.NeverReplay},
-		{Kind: polyloop.EventActionFinished, Step: 1, StepRecord: &polyloop.StepCompleted{Observation: "ok", Outcome: &polyloop.StepOutcome{Status: polyloop.NotExecuted}, Synthetic: true}},
+		{Kind: polyloop.EventActionFinished, Step: 1, StepRecord: &polyloop.StepCompleted{SettledAction: polyloop.SettledAction{Observation: "ok", Outcome: &polyloop.StepOutcome{Status: polyloop.NotExecuted}, Synthetic: true}}},
 		{Kind: polyloop.EventRunFinished, StopReason: polyloop.StopMaxSteps, Totals: &polyloop.Totals{Steps: 1, InputTokens: 10, OutputTokens: 5, CostUSD: 0.25}},
 	}
 }

@@ -130,7 +130,7 @@ func (toolCalls) Parse(r polyloop.ModelReply) polyloop.Decision {
 		return polyloop.Final{Answer: r.Text}
 	case 1:
 		c := r.ToolCalls[0]
-		return polyloop.Act{Action: polyloop.Action{CallID: c.ID, Tool: c.Name, Args: c.Args}}
+		return polyloop.ActOne(polyloop.Action{CallID: c.ID, Tool: c.Name, Args: c.Args})
 	}
 	return polyloop.Invalid{Feedback: "Call exactly one tool per turn."}
 }

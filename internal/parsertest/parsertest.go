@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,8 +30,10 @@ func Parse(t testing.TB, p polyloop.DecisionParser, reply polyloop.ModelReply, c
 	d := p.Parse(reply)
 	switch d := d.(type) {
 	case polyloop.Act:
-		if err := checkAction(d.Action, reply); err != nil {
-			t.Fatalf("action %#v: %v", d.Action, err)
+		for _, a := range d.Actions {
+			if err := checkAction(a, reply); err != nil {
+				t.Fatalf("action %#v: %v", a, err)
+			}
 		}
 	case polyloop.Final:
 	case polyloop.Invalid:
@@ -89,16 +92,21 @@ func Expect(t testing.TB, d, want polyloop.Decision, contains []string) {
 }
 
 func argsOf(d polyloop.Decision) string {
-	if a, ok := d.(polyloop.Act); ok {
-		return string(a.Action.Args)
+	a, ok := d.(polyloop.Act)
+	if !ok {
+		return ""
 	}
-	return ""
+	args := make([]string, len(a.Actions))
+	for i, x := range a.Actions {
+		args[i] = string(x.Args)
+	}
+	return strings.Join(args, "\n")
 }
 
 func sameDecision(a, b polyloop.Decision) bool {
 	if aa, ok := a.(polyloop.Act); ok {
 		ba, ok := b.(polyloop.Act)
-		return ok && aa.Action.Equal(ba.Action)
+		return ok && slices.EqualFunc(aa.Actions, ba.Actions, polyloop.Action.Equal)
 	}
 	return a == b
 }

@@ -68,7 +68,7 @@ func TestParseCatchesBrokenParsers(t *testing.T) {
 			return polyloop.Final{}
 		}, anyAction, "modified the reply"},
 		{"action refused", func(polyloop.ModelReply) polyloop.Decision {
-			return polyloop.Act{Action: polyloop.Action{Tool: "t"}}
+			return polyloop.ActOne(polyloop.Action{Tool: "t"})
 		}, func(polyloop.Action, polyloop.ModelReply) error { return errors.New("no args") }, "no args"},
 	}
 	for _, tt := range tests {
@@ -110,7 +110,7 @@ func TestToolAction(t *testing.T) {
 
 func TestExpect(t *testing.T) {
 	t.Parallel()
-	act := polyloop.Act{Action: polyloop.Action{Tool: "t", Args: []byte(`{"a":1}`)}}
+	act := polyloop.ActOne(polyloop.Action{Tool: "t", Args: []byte(`{"a":1}`)})
 	inv := polyloop.Invalid{Feedback: "no tool call here"}
 	tests := []struct {
 		name      string
@@ -118,8 +118,8 @@ func TestExpect(t *testing.T) {
 		contains  []string
 		wantError string // "" for none
 	}{
-		{"equal act", act, polyloop.Act{Action: polyloop.Action{Tool: "t", Args: []byte(`{"a":1}`)}}, nil, ""},
-		{"other act", act, polyloop.Act{Action: polyloop.Action{Tool: "u", Args: []byte(`{"a":1}`)}}, nil, `{"a":1}`},
+		{"equal act", act, polyloop.ActOne(polyloop.Action{Tool: "t", Args: []byte(`{"a":1}`)}), nil, ""},
+		{"other act", act, polyloop.ActOne(polyloop.Action{Tool: "u", Args: []byte(`{"a":1}`)}), nil, `{"a":1}`},
 		{"act for final", act, polyloop.Final{}, nil, "want polyloop.Final"},
 		{"feedback holds", inv, nil, []string{"no tool", "here"}, ""},
 		{"feedback lacks", inv, nil, []string{"several"}, `does not contain "several"`},

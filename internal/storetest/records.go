@@ -93,10 +93,7 @@ func StepBatches(step int, seq int64) (before, after []polyloop.Record) {
 		}},
 	}
 	after = []polyloop.Record{
-		{Seq: seq + 2, At: At(seq + 2), Body: &polyloop.StepCompleted{
-			Step: step, ModelCallID: callID(step), Decision: polyloop.DecisionAct, ResultID: actionID(step),
-			Outcome: &polyloop.StepOutcome{Status: polyloop.Executed}, Observation: workload.ToolResult,
-		}},
+		{Seq: seq + 2, At: At(seq + 2), Body: &polyloop.StepCompleted{Step: step, ModelCallID: callID(step), Decision: polyloop.DecisionAct, SettledAction: polyloop.SettledAction{ResultID: actionID(step), Outcome: &polyloop.StepOutcome{Status: polyloop.Executed}, Observation: workload.ToolResult}}},
 		Intent(seq+3, step+1),
 	}
 	return before, after

@@ -1,0 +1,187 @@
+package polyloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// driver performs what the step machine asks for one invocation (Run or
+// Resume) of one run: it makes the ready's records durable in one Append,
+// emits their events, then performs the effect — a model call, a parse, the
+// actions — and feeds the facts back. It is the only part of the loop that
+// touches the seams, the context and the clock.
+type driver struct {
+	r     *Runner
+	runID string
+	opts  ResumeOptions // carried over to the children this invocation resumes
+	sinks *sinkSet
+
+	// mu guards the machine and the appends while actions run in parallel
+	// or children are received from the action's goroutines.
+	mu sync.Mutex
+	m  *machine
+	// audit holds the executors' own outcomes of settlements not yet
+	// emitted, by result id.
+	audit map[string]*ActionOutcome
+	// broken is the persistence error after which the run writes nothing
+	// more (SPEC §7.4), even if an executor swallowed it.
+	broken error
+}
+
+func newDriver(r *Runner, runID string, m *machine, opts ResumeOptions) *driver {
+	return &driver{r: r, runID: runID, m: m, opts: opts, sinks: newSinkSet(r.Sinks, r.SinkPolicy)}
+}
+
+func (d *driver) now() time.Time {
+	if d.r.Clock != nil {
+		return d.r.Clock()
+	}
+	return time.Now()
+}
+
+// run drives the machine until the run finishes or an error stops it.
+func (d *driver) run(ctx context.Context) (RunResult, error) {
+	rd := d.m.next()
+	for {
+		var err error
+		switch e := rd.effect; e.kind {
+		case effectFinish:
+			return d.finish(ctx, rd)
+		case effectParse:
+			// No side effect: the records pending wait for the next write.
+			if err = d.m.decided(d.r.Parser.Parse(*e.reply), fmt.Sprintf("%T", d.r.Parser)); err == nil {
+				rd = d.m.next()
+			}
+		case effectCallModel:
+			if err = d.begin(ctx, rd); err == nil {
+				if err = d.callModel(ctx, e.req); err == nil {
+					rd = d.m.next()
+				}
+			}
+		case effectExecute:
+			if err = d.begin(ctx, rd); err == nil {
+				rd, err = d.execute(ctx, e.intents)
+			}
+		default:
+			panic("polyloop: internal error: the machine waits with no action in flight")
+		}
+		if err != nil {
+			return RunResult{}, err
+		}
+	}
+}
+
+// begin makes a ready's records durable before its effect starts, unless the
+// context is done: then only its facts are written and the effect does not
+// start.
+func (d *driver) begin(ctx context.Context, rd ready) error {
+	if cause := ctx.Err(); cause != nil {
+		if err := d.settle(ctx, rd.facts()); err != nil {
+			return err
+		}
+		return cause
+	}
+	return d.write(ctx, rd.records)
+}
+
+// write makes records durable in one Append, then emits their events. After
+// a failed Append nothing more is written for the run.
+func (d *driver) write(ctx context.Context, recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if d.broken != nil {
+		return d.broken
+	}
+	at := d.now()
+	for i := range recs {
+		recs[i].At = at
+	}
+	if err := d.r.Store.Append(ctx, d.runID, recs...); err != nil {
+		d.broken = persistenceError("append", d.runID, err)
+		if cerr := ctx.Err(); cerr != nil {
+			// Cancelled while the append was under way: its outcome is
+			// unknown (§7.4), and the cancellation is not swallowed.
+			return errors.Join(cerr, d.broken)
+		}
+		return d.broken
+	}
+	d.emit(ctx, recs)
+	return nil
+}
+
+func (d *driver) emit(ctx context.Context, recs []Record) {
+	if len(d.r.Sinks) == 0 || !d.sinks.active() {
+		d.audit = nil
+		return
+	}
+	agent := d.m.st.snap.Agent
+	for _, r := range recs {
+		var audit *ActionOutcome
+		switch b := r.Body.(type) {
+		case *ActionResult:
+			audit = d.audit[b.ResultID]
+		case *StepCompleted:
+			audit = d.audit[b.ResultID]
+		}
+		for _, ev := range recordEvents(d.runID, agent, r, audit) {
+			d.sinks.emit(ctx, ev)
+		}
+	}
+	d.audit = nil
+}
+
+// FactWriteTimeout bounds the write of records that are already facts (a
+// model result, an action's outcome, a determined finish) when the run's
+// context has been cancelled: they are written on a context detached from
+// the cancellation, so that a cancelled run loses nothing that happened. It
+// bounds only what honours the context: a store that has begun a commit
+// finishes it, and each event delivered afterwards may take up to the
+// sinks' own timeout.
+const FactWriteTimeout = 10 * time.Second
+
+// settle writes facts: on ctx, or, when ctx is done, on a context detached
+// from the cancellation and bounded by FactWriteTimeout, joining a write
+// failure to the cancellation. It is the one place where a cancelled run
+// records what already happened.
+func (d *driver) settle(ctx context.Context, recs []Record) error {
+	cause := ctx.Err()
+	if cause == nil {
+		return d.write(ctx, recs)
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FactWriteTimeout)
+	defer cancel()
+	if err := d.write(wctx, recs); err != nil {
+		return errors.Join(cause, err)
+	}
+	return nil
+}
+
+func (d *driver) finish(ctx context.Context, rd ready) (RunResult, error) {
+	recs, res := d.m.finish(rd.effect, d.sinks.counts())
+	if err := d.settle(ctx, append(rd.records, recs...)); err != nil {
+		return RunResult{}, err
+	}
+	res.Sinks = d.sinks.snapshot()
+	return res, nil
+}
+
+func (d *driver) callModel(ctx context.Context, req ModelRequest) error {
+	reply, err := d.r.Model.Complete(ctx, req)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// Cancellation is not a model failure: nothing is recorded.
+			if errors.Is(err, cerr) {
+				return err
+			}
+			return fmt.Errorf("%w (model client returned: %w)", cerr, err)
+		}
+		d.m.modelFailed(err)
+		return nil
+	}
+	d.m.modelReplied(reply)
+	return nil
+}

@@ -1,0 +1,480 @@
+package polyloop
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/polyloop/polyloop/diag"
+)
+
+// machine is the loop of one run as a pure state machine, after etcd's raft
+// RawNode: no context, no I/O, no clock, no goroutines, and not safe for
+// concurrent use. It is fed facts — a model reply or failure, a decision, an
+// action's outcome, a child's reception — and answers, through next, with a
+// ready: the records to make durable and the effect to perform after them.
+//
+// The obligation of the driver: the records of a ready MUST be durable (one
+// Store.Append that returned nil) BEFORE its effect starts, and each fact
+// MUST be fed to the machine before the next call to next. A ready whose
+// effect is effectWait carries records that are facts already: they are
+// written at once, and the next fact comes from actions still in flight.
+//
+// Every record the machine produces goes through the log's one fold
+// (logState.apply) at once, so a record that breaks the grammar is caught
+// where it is made; that is a bug in the machine, and it panics.
+type machine struct {
+	st      *logState
+	pending []Record
+
+	// calling is set while a model call handed out has not been answered;
+	// in phaseModelIntent without it, the intent is an orphan read back
+	// from the log, and the call is retried under a new intent.
+	calling bool
+	// actions is the decided batch of the open step: nil until the parser
+	// decided in this invocation (on resume, until it parsed the stored
+	// reply again).
+	actions []Action
+	// verify asks that the awaited decision reproduce the actions already
+	// in the log (resume of an open batch).
+	verify bool
+	// running marks, by index, the actions handed out for execution whose
+	// outcome has not been fed back.
+	running []bool
+}
+
+// effectKind is what the driver does after making a ready's records
+// durable.
+type effectKind int
+
+const (
+	// effectWait: nothing to start; the next facts come from the actions
+	// in flight.
+	effectWait effectKind = iota
+	// effectCallModel: call the model with effect.req, then feed
+	// modelReplied or modelFailed.
+	effectCallModel
+	// effectParse: parse effect.reply, then feed decided. Parsing has no
+	// side effect, so a parse ready carries no records.
+	effectParse
+	// effectExecute: execute effect.intents (one at a time, in order, or
+	// all at once), feeding actionDone for each outcome.
+	effectExecute
+	// effectFinish: the run's finish is determined (effect.reason); call
+	// finish to get the RunFinished record.
+	effectFinish
+)
+
+type effect struct {
+	kind    effectKind
+	req     ModelRequest
+	reply   *ModelReply
+	intents []*ActionIntent
+	reason  StopReason
+	answer  string
+}
+
+// ready is what the machine asks of its driver: make records durable, then
+// perform effect.
+type ready struct {
+	records []Record
+	effect  effect
+}
+
+// facts are the records of a ready that are facts of what happened: its
+// records without the intents at their end, or nil when no fact remains (a
+// run_started or config_override alone: nothing happened yet). A driver
+// that stops before the effect — its context was cancelled — writes these
+// and no intent: nothing new starts.
+func (rd ready) facts() []Record {
+	recs := rd.records
+	for len(recs) > 0 {
+		switch recs[len(recs)-1].Body.(type) {
+		case *ModelCallIntent, *ActionIntent:
+			recs = recs[:len(recs)-1]
+			continue
+		}
+		break
+	}
+	for _, r := range recs {
+		switch r.Body.(type) {
+		case *RunStarted, *ConfigOverride:
+		default:
+			return recs
+		}
+	}
+	return nil
+}
+
+// newMachine returns a machine that continues from st: the fold of the log
+// so far (empty for a new run, whose RunStarted is then added first).
+func newMachine(st *logState) *machine { return &machine{st: st} }
+
+// add folds a record body into the state and queues it.
+func (m *machine) add(b RecordBody) {
+	r := Record{Seq: m.st.next, Body: b}
+	if err := m.st.apply(r); err != nil {
+		panic(fmt.Sprintf("polyloop: internal error: the loop built a record the log's grammar refuses: %v", err))
+	}
+	m.pending = append(m.pending, r)
+}
+
+func (m *machine) take() []Record {
+	recs := m.pending
+	m.pending = nil
+	return recs
+}
+
+// next queues the records that lead to the next effect and returns them
+// with it.
+func (m *machine) next() ready {
+	e := m.advance()
+	if e.kind == effectParse {
+		return ready{effect: e} // what is pending waits for the next write
+	}
+	return ready{records: m.take(), effect: e}
+}
+
+func (m *machine) advance() effect {
+	st := m.st
+	switch st.phase {
+	case phaseIdle:
+		if reason := m.stopCheck(); reason != "" {
+			return effect{kind: effectFinish, reason: reason}
+		}
+		n := st.step + 1
+		m.add(&ModelCallIntent{Step: n, CallID: modelCallID(n, 1), Attempt: 1})
+		return m.callModel()
+	case phaseModelIntent:
+		if m.calling {
+			panic("polyloop: internal error: next called while the model call is under way")
+		}
+		a := st.attempt + 1 // an orphaned intent: the call is made again
+		m.add(&ModelCallIntent{Step: st.step, CallID: modelCallID(st.step, a), Attempt: a})
+		return m.callModel()
+	case phaseModelResult:
+		if m.actions == nil {
+			return effect{kind: effectParse, reply: st.reply}
+		}
+		return m.act()
+	case phaseActing:
+		if m.actions == nil {
+			return m.resumeBatch()
+		}
+		return m.act()
+	case phaseModelFailed:
+		return effect{kind: effectFinish, reason: StopLLMError}
+	case phaseDecided:
+		return effect{kind: effectFinish, reason: st.decided, answer: st.answer}
+	}
+	panic(fmt.Sprintf("polyloop: internal error: no next effect in phase %d", st.phase))
+}
+
+// stopCheck applies the limits before the next step.
+func (m *machine) stopCheck() StopReason {
+	l, t := m.st.snap.Limits, m.st.totals.t
+	switch {
+	case l.MaxSteps > 0 && m.st.step+1 > l.MaxSteps:
+		return StopMaxSteps
+	case l.MaxTokens > 0 && t.Tokens() >= l.MaxTokens:
+		return StopTokenBudget
+	case l.MaxCostUSD > 0 && t.CostUSD >= l.MaxCostUSD:
+		return StopCostBudget
+	}
+	return ""
+}
+
+func modelCallID(step, attempt int) string {
+	return "m" + strconv.Itoa(step) + "." + strconv.Itoa(attempt)
+}
+
+// actionID is the id of action index of a batch of n: "a<step>" for a batch
+// of one (as in logs of version 1.0), "a<step>.<index+1>" otherwise.
+func actionID(step, index, n int) string {
+	if n == 1 {
+		return "a" + strconv.Itoa(step)
+	}
+	return "a" + strconv.Itoa(step) + "." + strconv.Itoa(index+1)
+}
+
+func (m *machine) callModel() effect {
+	st := m.st
+	m.calling = true
+	return effect{kind: effectCallModel, req: ModelRequest{RunID: st.runID, Step: st.step, CallID: st.callID,
+		Messages: st.hist.msgs, Tools: st.snap.Tools, Params: st.snap.Model}}
+}
+
+// modelReplied feeds the reply of the call under way. A reply whose tool-call
+// arguments are not JSON breaks the ModelClient contract: the call failed
+// (§3.1 accepts a client bug counted as llm_error), and what it consumed is
+// kept.
+func (m *machine) modelReplied(reply ModelReply) {
+	m.calling = false
+	st := m.st
+	if err := compactArgs(reply.ToolCalls); err != nil {
+		u := reply.Usage
+		m.add(&ModelCallResult{Step: st.step, CallID: st.callID, Attempt: st.attempt, Failure: diag.From(err), Usage: &u})
+		return
+	}
+	m.add(&ModelCallResult{Step: st.step, CallID: st.callID, Attempt: st.attempt, Reply: &reply})
+}
+
+// modelFailed feeds the failure of the call under way (not a cancellation:
+// the driver writes nothing for that). What the failed call is known to have
+// consumed (a UsageCarrier in the error's chain) is kept.
+func (m *machine) modelFailed(err error) {
+	m.calling = false
+	st := m.st
+	res := &ModelCallResult{Step: st.step, CallID: st.callID, Attempt: st.attempt, Failure: diag.From(err)}
+	var uc UsageCarrier
+	if errors.As(err, &uc) {
+		u := uc.CallUsage()
+		res.Usage = &u
+	}
+	m.add(res)
+}
+
+// compactArgs puts tool-call arguments in the form the log stores them in
+// (compact JSON), so that the live run and a resumed one parse and show the
+// model the same bytes. Arguments that are not JSON break the ModelClient
+// contract: ErrInvalidReply.
+func compactArgs(calls []ToolCall) error {
+	for i := range calls {
+		a := calls[i].Args
+		if len(a) == 0 || (isCompact(a) && json.Valid(a)) {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, a); err != nil {
+			return fmt.Errorf("%w: tool call %q has arguments that are not JSON: %v", ErrInvalidReply, calls[i].Name, err)
+		}
+		calls[i].Args = buf.Bytes()
+	}
+	return nil
+}
+
+// isCompact reports whether JSON text has no whitespace outside strings.
+func isCompact(b []byte) bool {
+	in, esc := false, false
+	for _, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// decided feeds the parser's decision on the reply of the open step. An Act
+// with no action or with arguments that are not JSON is a parser bug
+// (ErrInvalidDecision); on resume of an open batch, a decision that does not
+// reproduce the actions in the log breaks the parser's determinism
+// (ErrNondeterministicParser). Nothing is recorded for a decision refused.
+func (m *machine) decided(dec Decision, parser string) error {
+	st := m.st
+	if m.verify {
+		return m.verifyBatch(dec, parser)
+	}
+	switch dec := dec.(type) {
+	case Act:
+		if err := checkActions(dec.Actions, parser); err != nil {
+			return err
+		}
+		m.actions = dec.Actions
+		m.running = make([]bool, len(dec.Actions))
+	case Final:
+		m.add(&StepCompleted{Step: st.step, ModelCallID: st.callID, Decision: DecisionFinal, Answer: dec.Answer})
+	case Invalid:
+		m.add(&StepCompleted{Step: st.step, ModelCallID: st.callID, Decision: DecisionInvalid, Feedback: dec.Feedback})
+	default:
+		return fmt.Errorf("polyloop: parser %s returned %T, not one of Act, Final, Invalid", parser, dec)
+	}
+	return nil
+}
+
+func checkActions(actions []Action, parser string) error {
+	if len(actions) == 0 {
+		return fmt.Errorf("%w: parser %s returned an Act without actions", ErrInvalidDecision, parser)
+	}
+	for _, a := range actions {
+		if len(a.Args) > 0 && !json.Valid(a.Args) {
+			return fmt.Errorf("%w: parser %s returned arguments that are not JSON for tool %q", ErrInvalidDecision, parser, a.Tool)
+		}
+	}
+	return nil
+}
+
+// resumeBatch continues an open batch read back from the log: one
+// never_replay action of unknown outcome finishes the run; otherwise the
+// stored reply is parsed again, and must reproduce the batch, before any
+// action runs again.
+func (m *machine) resumeBatch() effect {
+	for _, a := range m.st.batch {
+		if a.open() && a.intent.policy() != ReplaySafe {
+			return effect{kind: effectFinish, reason: StopResumeStateUnknown}
+		}
+	}
+	m.verify = true
+	return effect{kind: effectParse, reply: m.st.reply}
+}
+
+func (m *machine) verifyBatch(dec Decision, parser string) error {
+	m.verify = false
+	st := m.st
+	act, ok := dec.(Act)
+	if ok && len(act.Actions) == len(st.batch) && checkActions(act.Actions, parser) == nil {
+		for i, a := range st.batch {
+			if a.intent != nil && !a.intent.Action.Equal(act.Actions[i]) {
+				ok = false
+			}
+		}
+	} else {
+		ok = false
+	}
+	if !ok {
+		return fmt.Errorf("%w: reply of %s no longer parses to the actions of its batch", ErrNondeterministicParser, st.callID)
+	}
+	m.actions = act.Actions
+	m.running = make([]bool, len(act.Actions))
+	return nil
+}
+
+// act starts what can start of the decided batch: every action without an
+// outcome that is not running — not yet started, or of unknown outcome and
+// replay_safe (a replay) — all at once when the snapshot allows parallel
+// actions, else the first of them once nothing runs. With nothing to start,
+// the driver waits for the actions in flight.
+func (m *machine) act() effect {
+	parallel := m.st.snap.ParallelActions
+	var intents []*ActionIntent
+	for i := range m.actions {
+		if m.running[i] {
+			if !parallel {
+				break
+			}
+			continue
+		}
+		if i < len(m.st.batch) && m.st.batch[i].settled != nil {
+			continue
+		}
+		in := m.intent(i)
+		m.add(in)
+		m.running[i] = true
+		intents = append(intents, in)
+		if !parallel {
+			break
+		}
+	}
+	if len(intents) == 0 {
+		return effect{kind: effectWait}
+	}
+	return effect{kind: effectExecute, intents: intents}
+}
+
+// intent is the intent of action i of the batch: its first, or the next
+// attempt of an intent of unknown outcome, under the same action id.
+func (m *machine) intent(i int) *ActionIntent {
+	st, a, n := m.st, m.actions[i], len(m.actions)
+	in := &ActionIntent{Step: st.step, ActionID: actionID(st.step, i, n), Attempt: 1,
+		ModelCallID: st.callID, Action: a, Replay: st.policy(a), Index: i}
+	if n > 1 {
+		in.Of = n
+	}
+	if i < len(st.batch) {
+		if prev := st.batch[i].intent; prev != nil {
+			in.ActionID, in.Attempt = prev.ActionID, prev.Attempt+1
+		}
+	}
+	return in
+}
+
+// actionDone feeds the outcome of action i. The outcome is settled as the
+// log keeps it — the observation truncated to the snapshot's limit, or the
+// synthetic text for not_executed and env_error with the executor's own text
+// kept as audit — in an ActionResult, or in the step record when it is the
+// last of the batch to be settled. A status outside the three is an
+// executor bug (ErrInvalidOutcome) and nothing is recorded.
+func (m *machine) actionDone(i int, out ActionOutcome) error {
+	st := m.st
+	in := st.batch[i].intent
+	if !out.Status.Valid() {
+		return fmt.Errorf("%w: status %q for action %s", ErrInvalidOutcome, out.Status, in.ActionID)
+	}
+	m.running[i] = false
+	s := SettledAction{ResultID: in.ActionID, Attempt: in.Attempt,
+		Outcome: &StepOutcome{Status: out.Status, Done: out.Done, ExecutorTruncated: out.TruncatedChars}}
+	switch out.Status {
+	case Executed:
+		obs, dropped := truncateRunes(out.Observation, st.snap.Limits.ObservationLimit)
+		s.Observation, s.TruncatedChars = obs, dropped+out.TruncatedChars
+	case NotExecuted:
+		s.Observation, s.Synthetic, s.Audit = st.synth.NotExecuted, true, truncateBytes(out.Observation, MaxAuditBytes)
+	case EnvError:
+		s.Observation, s.Synthetic, s.Audit = st.synth.EnvError, true, truncateBytes(out.Observation, MaxAuditBytes)
+	}
+	if st.unsettled() == 1 {
+		m.add(&StepCompleted{Step: st.step, ModelCallID: st.callID, Decision: DecisionAct, SettledAction: s})
+		m.actions, m.running = nil, nil
+		return nil
+	}
+	m.add(&ActionResult{Step: st.step, SettledAction: s})
+	return nil
+}
+
+// receive records a child's reception by the open action i; the records are
+// written at once (they are facts, and the child's caller waits for them).
+func (m *machine) receive(rec *ChildReception) []Record {
+	m.add(rec)
+	return m.take()
+}
+
+// finish is the RunFinished record of the finish the last ready announced,
+// with the invocation's sink failure counts, and the run's result.
+func (m *machine) finish(e effect, sinks []SinkReport) ([]Record, RunResult) {
+	fin := &RunFinished{StopReason: e.reason, FinalAnswer: e.answer, Totals: m.st.totals.totals(), Sinks: sinks}
+	m.add(fin)
+	return m.take(), RunResult{RunID: m.st.runID, StopReason: e.reason, FinalAnswer: e.answer,
+		Totals: fin.Totals, Records: m.st.next}
+}
+
+// truncateRunes keeps the first limit runes of s (limit 0: no limit) and
+// reports how many runes were dropped. A note saying so is appended for the
+// model.
+func truncateRunes(s string, limit int) (string, int) {
+	if limit <= 0 || len(s) <= limit {
+		return s, 0
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= limit {
+		return s, 0
+	}
+	cut := 0
+	for i := 0; i < limit; i++ {
+		_, size := utf8.DecodeRuneInString(s[cut:])
+		cut += size
+	}
+	dropped := n - limit
+	return s[:cut] + "\n[… " + strconv.Itoa(dropped) + " characters truncated]", dropped
+}
+
+// truncateBytes keeps at most n bytes of s, cut at a rune boundary, marking
+// a cut with "…".
+func truncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	n -= len("…")
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
