@@ -584,7 +584,7 @@ func TestChildMechanismFailuresPropagate(t *testing.T) {
 	})
 	t.Run("corrupt child log", func(t *testing.T) {
 		store := memstore.New()
-		store.Put("p/1.1", parseLogScript(t, []string{"start", "result 1.1 text=a"}).Records)
+		store.Put("p/1.1", polyloop.ParseLogScript(t, "r", []string{"start", "result 1.1 text=a"}).Records)
 		child := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("x")), Parser: testParser{}, Executor: newTestExec(), Store: store}
 		var called bool
 		err := delegateWith(t, store, func(ctx context.Context) (string, error) {

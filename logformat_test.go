@@ -35,7 +35,7 @@ func TestLogFormatGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	const file = "testdata/reference.jsonl"
-	if *rewrite {
+	if rewriting() {
 		if err := os.WriteFile(file, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -48,12 +48,12 @@ func (r *Runner) snapshot(agent Agent, task Task) Snapshot {
 		tools[i] = t
 	}
 	return Snapshot{
-		Agent:       agent.Name,
-		System:      agent.System,
-		Task:        task,
-		Tools:       tools,
-		Synthetic:   agent.Synthetic.withDefaults(),
-		Limits:      agent.Limits,
+		Agent:           agent.Name,
+		System:          agent.System,
+		Task:            task,
+		Tools:           tools,
+		Synthetic:       agent.Synthetic.withDefaults(),
+		Limits:          agent.Limits,
 		Model:           agent.Model,
 		ParallelActions: agent.ParallelActions,
 		ModelClient:     Describe(r.Model),
