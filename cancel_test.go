@@ -55,7 +55,8 @@ func (e cancelExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.Ac
 // action. Every seam call of the reference run is tried as the cancel point.
 func TestCancellationKeepsFacts(t *testing.T) {
 	ref := referenceLog(t)
-	const seamCalls = 12 + 9 // 12 model calls and 9 actions (two of them refused)
+	tot := polyloop.ComputeTotals(ref)
+	seamCalls := int32(tot.ModelCalls + tot.Actions) // every model call and every action of the reference run
 	for k := int32(1); k <= seamCalls; k++ {
 		t.Run(fmt.Sprint(k), func(t *testing.T) {
 			store := memstore.New()

@@ -52,8 +52,10 @@ func (d *driver) run(ctx context.Context) (RunResult, error) {
 			return d.finish(ctx, rd)
 		case effectParse:
 			// No side effect: the records pending wait for the next write.
-			if err = d.m.decided(d.r.Parser.Parse(*e.reply), fmt.Sprintf("%T", d.r.Parser)); err == nil {
+			if err = d.m.decided(d.r.Parser.Parse(*e.reply)); err == nil {
 				rd = d.m.next()
+			} else {
+				err = fmt.Errorf("parser %T: %w", d.r.Parser, err)
 			}
 		case effectCallModel:
 			if err = d.begin(ctx, rd); err == nil {

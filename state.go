@@ -1,6 +1,9 @@
 package polyloop
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // phase is where a run stands after the last record of its log. It is the
 // one description of "where the run stands": the resume plan, the step
@@ -288,7 +291,7 @@ func (st *logState) fold(body RecordBody) {
 		st.hist.setSystem(b.Snapshot.System)
 	case *ModelCallIntent:
 		st.phase, st.step, st.attempt, st.callID = phaseModelIntent, b.Step, b.Attempt, b.CallID
-		st.reply, st.batch, st.receptions = nil, nil, nil
+		st.reply, st.batch, st.receptions = nil, st.batch[:0], nil
 	case *ModelCallResult:
 		if b.Failure != nil {
 			st.phase = phaseModelFailed
@@ -297,7 +300,9 @@ func (st *logState) fold(body RecordBody) {
 		}
 	case *ActionIntent:
 		if st.phase == phaseModelResult {
-			st.phase, st.batch = phaseActing, make([]batchAction, b.BatchSize())
+			n := b.BatchSize()
+			st.phase, st.batch = phaseActing, slices.Grow(st.batch[:0], n)[:n]
+			clear(st.batch)
 		}
 		st.batch[b.Index].intent = b
 	case *ActionResult:
@@ -330,7 +335,7 @@ func (st *logState) completeStep(b *StepCompleted) {
 			st.phase, st.decided = phaseDecided, reason
 		}
 	}
-	st.reply, st.batch, st.receptions = nil, nil, nil
+	st.reply, st.batch, st.receptions = nil, st.batch[:0], nil
 }
 
 // batchDecides is what a complete batch decides: env_error if any action

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -44,6 +45,9 @@ type machine struct {
 	// running marks, by index, the actions handed out for execution whose
 	// outcome has not been fed back.
 	running []bool
+	// intents is the buffer of the last execute effect (reused: the loop's
+	// per-step cost matters).
+	intents []*ActionIntent
 }
 
 // effectKind is what the driver does after making a ready's records
@@ -118,6 +122,9 @@ func (m *machine) add(b RecordBody) {
 	r := Record{Seq: m.st.next, Body: b}
 	if err := m.st.apply(r); err != nil {
 		panic(fmt.Sprintf("polyloop: internal error: the loop built a record the log's grammar refuses: %v", err))
+	}
+	if m.pending == nil {
+		m.pending = make([]Record, 0, 4) // a write holds two to four records
 	}
 	m.pending = append(m.pending, r)
 }
@@ -279,35 +286,34 @@ func isCompact(b []byte) bool {
 // (ErrInvalidDecision); on resume of an open batch, a decision that does not
 // reproduce the actions in the log breaks the parser's determinism
 // (ErrNondeterministicParser). Nothing is recorded for a decision refused.
-func (m *machine) decided(dec Decision, parser string) error {
+func (m *machine) decided(dec Decision) error {
 	st := m.st
 	if m.verify {
-		return m.verifyBatch(dec, parser)
+		return m.verifyBatch(dec)
 	}
 	switch dec := dec.(type) {
 	case Act:
-		if err := checkActions(dec.Actions, parser); err != nil {
+		if err := checkActions(dec.Actions); err != nil {
 			return err
 		}
-		m.actions = dec.Actions
-		m.running = make([]bool, len(dec.Actions))
+		m.startBatch(dec.Actions)
 	case Final:
 		m.add(&StepCompleted{Step: st.step, ModelCallID: st.callID, Decision: DecisionFinal, Answer: dec.Answer})
 	case Invalid:
 		m.add(&StepCompleted{Step: st.step, ModelCallID: st.callID, Decision: DecisionInvalid, Feedback: dec.Feedback})
 	default:
-		return fmt.Errorf("polyloop: parser %s returned %T, not one of Act, Final, Invalid", parser, dec)
+		return fmt.Errorf("polyloop: the parser returned %T, not one of Act, Final, Invalid", dec)
 	}
 	return nil
 }
 
-func checkActions(actions []Action, parser string) error {
+func checkActions(actions []Action) error {
 	if len(actions) == 0 {
-		return fmt.Errorf("%w: parser %s returned an Act without actions", ErrInvalidDecision, parser)
+		return fmt.Errorf("%w: an Act without actions", ErrInvalidDecision)
 	}
 	for _, a := range actions {
 		if len(a.Args) > 0 && !json.Valid(a.Args) {
-			return fmt.Errorf("%w: parser %s returned arguments that are not JSON for tool %q", ErrInvalidDecision, parser, a.Tool)
+			return fmt.Errorf("%w: arguments that are not JSON for tool %q", ErrInvalidDecision, a.Tool)
 		}
 	}
 	return nil
@@ -327,11 +333,11 @@ func (m *machine) resumeBatch() effect {
 	return effect{kind: effectParse, reply: m.st.reply}
 }
 
-func (m *machine) verifyBatch(dec Decision, parser string) error {
+func (m *machine) verifyBatch(dec Decision) error {
 	m.verify = false
 	st := m.st
 	act, ok := dec.(Act)
-	if ok && len(act.Actions) == len(st.batch) && checkActions(act.Actions, parser) == nil {
+	if ok && len(act.Actions) == len(st.batch) && checkActions(act.Actions) == nil {
 		for i, a := range st.batch {
 			if a.intent != nil && !a.intent.Action.Equal(act.Actions[i]) {
 				ok = false
@@ -343,9 +349,15 @@ func (m *machine) verifyBatch(dec Decision, parser string) error {
 	if !ok {
 		return fmt.Errorf("%w: reply of %s no longer parses to the actions of its batch", ErrNondeterministicParser, st.callID)
 	}
-	m.actions = act.Actions
-	m.running = make([]bool, len(act.Actions))
+	m.startBatch(act.Actions)
 	return nil
+}
+
+// startBatch takes the decided actions of the open step.
+func (m *machine) startBatch(actions []Action) {
+	m.actions = actions
+	m.running = slices.Grow(m.running[:0], len(actions))[:len(actions)]
+	clear(m.running)
 }
 
 // act starts what can start of the decided batch: every action without an
@@ -355,7 +367,7 @@ func (m *machine) verifyBatch(dec Decision, parser string) error {
 // the driver waits for the actions in flight.
 func (m *machine) act() effect {
 	parallel := m.st.snap.ParallelActions
-	var intents []*ActionIntent
+	intents := m.intents[:0]
 	for i := range m.actions {
 		if m.running[i] {
 			if !parallel {
@@ -374,6 +386,7 @@ func (m *machine) act() effect {
 			break
 		}
 	}
+	m.intents = intents
 	if len(intents) == 0 {
 		return effect{kind: effectWait}
 	}
@@ -423,7 +436,7 @@ func (m *machine) actionDone(i int, out ActionOutcome) error {
 	}
 	if st.unsettled() == 1 {
 		m.add(&StepCompleted{Step: st.step, ModelCallID: st.callID, Decision: DecisionAct, SettledAction: s})
-		m.actions, m.running = nil, nil
+		m.actions = nil
 		return nil
 	}
 	m.add(&ActionResult{Step: st.step, SettledAction: s})

@@ -152,7 +152,7 @@ func feedTrace(t *testing.T, d *datadriven.TestData, m *machine) error {
 	case "fail":
 		m.modelFailed(errors.New("model down"))
 	case "decide":
-		return m.decided(traceDecision(t, d), "traceParser")
+		return m.decided(traceDecision(t, d))
 	case "done":
 		var i int
 		var status string

@@ -3,6 +3,7 @@ package polylooptest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/polyloop/polyloop"
 )
@@ -14,34 +15,90 @@ import (
 // call or action intent superseded by a later attempt of the same execution)
 // and the fields that legitimately differ after a resume: seq, at, call ids
 // and attempts, and the totals' counts of executions of unknown outcome.
+//
+// In a run whose snapshot lets a batch's actions run in parallel, the order
+// in which their intents and outcomes were recorded depends on the order in
+// which they happened to finish (and, after a crash, which of them were
+// replayed); the form then lists each step's action intents sorted, then its
+// settled outcomes sorted, then the step record without the outcome it
+// carried.
 func EquivalenceForm(log polyloop.RunLog) ([]string, error) {
-	var out []string
+	parallel := false
+	if rs := log.Started(); rs != nil {
+		parallel = rs.Snapshot.ParallelActions
+	}
+	var out, intents, settled []string
 	for i, r := range log.Records {
 		if superseded(log.Records, i) {
 			continue
 		}
-		b, err := r.MarshalJSON()
+		m, err := formOf(r)
 		if err != nil {
-			return nil, fmt.Errorf("record %d: %w", r.Seq, err)
+			return nil, err
 		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("record %d: %w", r.Seq, err)
-		}
-		for _, k := range []string{"seq", "at", "call_id", "attempt", "model_call_id"} {
-			delete(m, k)
-		}
-		if tot, ok := m["totals"].(map[string]any); ok {
-			delete(tot, "unknown_model_calls")
-			delete(tot, "unknown_actions")
+		if parallel {
+			if s, ok := settlementOf(m); ok {
+				settled = append(settled, s)
+			}
 		}
 		nb, err := json.Marshal(m)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, string(nb))
+		switch {
+		case !parallel:
+			out = append(out, string(nb))
+		case r.Kind() == polyloop.KindActionIntent:
+			intents = append(intents, string(nb))
+		case r.Kind() == polyloop.KindActionResult:
+		case r.Kind() == polyloop.KindStepCompleted:
+			slices.Sort(intents)
+			slices.Sort(settled)
+			out = append(append(append(out, intents...), settled...), string(nb))
+			intents, settled = nil, nil
+		default:
+			out = append(out, string(nb))
+		}
 	}
-	return out, nil
+	return append(append(out, intents...), settled...), nil
+}
+
+// formOf is a record as a JSON object without the fields that differ after a
+// resume.
+func formOf(r polyloop.Record) (map[string]any, error) {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("record %d: %w", r.Seq, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("record %d: %w", r.Seq, err)
+	}
+	for _, k := range []string{"seq", "at", "call_id", "attempt", "model_call_id"} {
+		delete(m, k)
+	}
+	if tot, ok := m["totals"].(map[string]any); ok {
+		delete(tot, "unknown_model_calls")
+		delete(tot, "unknown_actions")
+	}
+	return m, nil
+}
+
+// settlementOf takes the settled outcome out of an action_result or a step
+// record that carries one, and renders it.
+func settlementOf(m map[string]any) (string, bool) {
+	if _, ok := m["result_id"]; !ok {
+		return "", false
+	}
+	s := map[string]any{"kind": "settled"}
+	for _, k := range []string{"result_id", "outcome", "observation", "synthetic", "truncated_chars", "audit"} {
+		if v, ok := m[k]; ok {
+			s[k] = v
+			delete(m, k)
+		}
+	}
+	b, _ := json.Marshal(s) // values decoded from JSON always encode
+	return string(b), true
 }
 
 // CheckEquivalent returns nil when got and want are the same run under the
@@ -79,7 +136,9 @@ func superseded(recs []polyloop.Record, i int) bool {
 		for _, r := range recs[i+1:] {
 			switch n := r.Body.(type) {
 			case *polyloop.ActionIntent:
-				return n.ActionID == b.ActionID
+				if n.ActionID == b.ActionID {
+					return true
+				}
 			case *polyloop.StepCompleted, *polyloop.ModelCallIntent, *polyloop.RunFinished:
 				return false
 			}

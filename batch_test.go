@@ -1,0 +1,400 @@
+package polyloop_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/scriptmodel"
+)
+
+// batchTurn is a reply with one tool call per tool, each with its own
+// arguments, so that every action of the batch is told apart in the ledger.
+func batchTurn(step int, tools ...string) scriptmodel.Turn {
+	var calls []polyloop.ToolCall
+	for i, tool := range tools {
+		key := "to"
+		if tool == "echo" {
+			key = "text"
+		}
+		calls = append(calls, polyloop.ToolCall{ID: fmt.Sprintf("c%d_%d", step, i), Name: tool,
+			Args: []byte(fmt.Sprintf(`{%q:"s%d-%d"}`, key, step, i))})
+	}
+	return scriptmodel.Turn{ToolCalls: calls}
+}
+
+// batchScript: one action, a batch of the given tools, one more action, a
+// final answer.
+func batchScript(tools ...string) func() *scriptmodel.Client {
+	return func() *scriptmodel.Client {
+		return scriptmodel.New(
+			call(1, "echo", map[string]string{"text": "first"}),
+			batchTurn(2, tools...),
+			call(3, "echo", map[string]string{"text": "third"}),
+			scriptmodel.Reply("the answer"),
+		)
+	}
+}
+
+func batchAgent(parallel bool) polyloop.Agent {
+	a := testAgent()
+	a.ParallelActions = parallel
+	return a
+}
+
+func repeat(tool string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = tool
+	}
+	return out
+}
+
+type batchCase struct {
+	name     string
+	tools    []string
+	parallel bool
+}
+
+func batchCases(tools func(n int) []string) []batchCase {
+	var cases []batchCase
+	for _, n := range []int{1, 2, 5} {
+		for _, parallel := range []bool{false, true} {
+			mode := "sequential"
+			if parallel {
+				mode = "parallel"
+			}
+			cases = append(cases, batchCase{fmt.Sprintf("%d-%s", n, mode), tools(n), parallel})
+		}
+	}
+	return cases
+}
+
+// The equivalence property (SPEC §7.2) with batches of 1, 2 and 5 replay-safe
+// actions, run one after another or in parallel: a crash after any number of
+// records — between two actions of a batch, inside one, and again during
+// the resume — then resumes end with the records of the uninterrupted run.
+func TestBatchEquivalenceAfterCrash(t *testing.T) {
+	ctx := context.Background()
+	for _, bc := range batchCases(func(n int) []string { return repeat("echo", n) }) {
+		t.Run(bc.name, func(t *testing.T) {
+			script, agent := batchScript(bc.tools...), batchAgent(bc.parallel)
+			ref := memstore.New()
+			if _, err := newRunner(script(), ref, newTestExec()).Run(ctx, "b", agent, polyloop.Task{Input: "t"}); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := ref.ReadLog(ctx, "b")
+			for k := 1; k < len(want.Records); k++ {
+				for _, again := range []int{0, 1, 2} {
+					store := memstore.NewWithOptions(memstore.Options{CrashAfter: k})
+					exec := newTestExec()
+					if _, err := newRunner(script(), store, exec).Run(ctx, "b", agent, polyloop.Task{Input: "t"}); !errors.Is(err, memstore.ErrCrashed) {
+						t.Fatalf("k=%d: Run err = %v, want the simulated crash", k, err)
+					}
+					settledBefore := settledKeys(t, store, "b")
+					before := exec.snapshot()
+					for resumes := 0; ; resumes++ {
+						faults := memstore.Options{}
+						if again > 0 && resumes == 0 {
+							faults.CrashAfter = store.Len() + again
+						}
+						store.SetFaults(faults)
+						_, err := continueRun(newRunner(script(), store, exec), store, "b", agent, "t")
+						if errors.Is(err, memstore.ErrCrashed) && resumes < 5 {
+							continue
+						}
+						if err != nil {
+							t.Fatalf("k=%d again=%d: %v", k, again, err)
+						}
+						break
+					}
+					got, _ := store.ReadLog(ctx, "b")
+					sameLog(t, fmt.Sprintf("crash after %d records, again after %d", k, again), got, want)
+					// An action whose outcome was in the log is never run again.
+					for key := range settledBefore {
+						if exec.count(key) != before[key] {
+							t.Fatalf("k=%d: %s ran again after its outcome was recorded (%d → %d)", k, key, before[key], exec.count(key))
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// settledKeys returns the ledger keys ("tool:args") of the actions whose
+// outcome is in the run's log.
+func settledKeys(t *testing.T, store polyloop.Store, runID string) map[string]bool {
+	t.Helper()
+	log, err := store.ReadLog(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions := map[string]string{} // action id of the open step → key
+	out := map[string]bool{}
+	settle := func(id string) {
+		if key, ok := actions[id]; ok {
+			out[key] = true
+		}
+	}
+	for _, r := range log.Records {
+		switch b := r.Body.(type) {
+		case *polyloop.ActionIntent:
+			actions[b.ActionID] = b.Action.Tool + ":" + string(b.Action.Args)
+		case *polyloop.ActionResult:
+			settle(b.ResultID)
+		case *polyloop.StepCompleted:
+			settle(b.ResultID)
+			actions = map[string]string{}
+		}
+	}
+	return out
+}
+
+func (e *testExec) snapshot() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]int, len(e.ledger))
+	for k, n := range e.ledger {
+		out[k] = n
+	}
+	return out
+}
+
+// With never_replay and replay_safe tools mixed in one batch, no
+// never_replay action is ever executed twice, whatever the crash point; an
+// action of unknown outcome among them finishes the run with
+// resume_state_unknown, and every action left unknown is counted.
+func TestBatchNeverReplayLedger(t *testing.T) {
+	ctx := context.Background()
+	mixed := func(n int) []string {
+		tools := []string{"echo", "send", "echo", "send", "echo"}
+		return tools[:n]
+	}
+	for _, bc := range batchCases(mixed) {
+		t.Run(bc.name, func(t *testing.T) {
+			script, agent := batchScript(bc.tools...), batchAgent(bc.parallel)
+			full := memstore.New()
+			if _, err := newRunner(script(), full, newTestExec()).Run(ctx, "b", agent, polyloop.Task{Input: "t"}); err != nil {
+				t.Fatal(err)
+			}
+			unknown := 0
+			for k := 1; k < full.Len(); k++ {
+				store := memstore.NewWithOptions(memstore.Options{CrashAfter: k})
+				exec := newTestExec()
+				if _, err := newRunner(script(), store, exec).Run(ctx, "b", agent, polyloop.Task{Input: "t"}); !errors.Is(err, memstore.ErrCrashed) {
+					t.Fatalf("k=%d: %v", k, err)
+				}
+				store.SetFaults(memstore.Options{})
+				res, err := continueRun(newRunner(script(), store, exec), store, "b", agent, "t")
+				if err != nil {
+					t.Fatalf("k=%d: %v", k, err)
+				}
+				for key, n := range exec.ledgerFor("send") {
+					if n > 1 {
+						t.Fatalf("k=%d: never-replay %s executed %d times", k, key, n)
+					}
+				}
+				log, _ := store.ReadLog(ctx, "b")
+				switch res.StopReason {
+				case polyloop.StopResumeStateUnknown:
+					unknown++
+					if open := openActions(log); res.Totals.UnknownActions != open || open == 0 {
+						t.Fatalf("k=%d: %d unknown actions counted, %d open in the log", k, res.Totals.UnknownActions, open)
+					}
+				case polyloop.StopCompleted:
+				default:
+					t.Fatalf("k=%d: stop %s", k, res.StopReason)
+				}
+			}
+			if unknown == 0 && strings.Contains(strings.Join(bc.tools, ","), "send") {
+				t.Fatal("no crash point fell inside a never_replay action; the test proves nothing")
+			}
+		})
+	}
+}
+
+// openActions counts the action intents of a log with no outcome and no
+// later attempt: the actions left of unknown outcome.
+func openActions(log polyloop.RunLog) int {
+	open := map[string]bool{}
+	for _, r := range log.Records {
+		switch b := r.Body.(type) {
+		case *polyloop.ActionIntent:
+			open[fmt.Sprintf("%d/%s", b.Step, b.ActionID)] = true
+		case *polyloop.ActionResult:
+			delete(open, fmt.Sprintf("%d/%s", b.Step, b.ResultID))
+		case *polyloop.StepCompleted:
+			delete(open, fmt.Sprintf("%d/%s", b.Step, b.ResultID))
+		}
+	}
+	return len(open)
+}
+
+// A cancellation that arrives just after any seam call of a run with batches
+// loses nothing that happened: resumed, the run ends with the records of the
+// uninterrupted run, and every action ran exactly once.
+func TestBatchCancellationKeepsFacts(t *testing.T) {
+	ctx := context.Background()
+	for _, bc := range batchCases(func(n int) []string { return repeat("echo", n) }) {
+		t.Run(bc.name, func(t *testing.T) {
+			script, agent := batchScript(bc.tools...), batchAgent(bc.parallel)
+			ref := memstore.New()
+			if _, err := newRunner(script(), ref, newTestExec()).Run(ctx, "b", agent, polyloop.Task{Input: "t"}); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := ref.ReadLog(ctx, "b")
+			tot := polyloop.ComputeTotals(want)
+			for k := int32(1); k <= int32(tot.ModelCalls+tot.Actions); k++ {
+				store, exec := memstore.New(), newTestExec()
+				cctx, cancel := context.WithCancel(ctx)
+				c := &cancelAt{k: k, cancel: cancel}
+				_, err := newRunner(cancelModel{c, script()}, store, cancelExec{c, exec}).Run(cctx, "b", agent, polyloop.Task{Input: "t"})
+				cancel()
+				var pe *polyloop.PersistenceError
+				if err != nil && (!errors.Is(err, context.Canceled) || errors.As(err, &pe)) {
+					t.Fatalf("k=%d: Run: %v", k, err)
+				}
+				if err != nil {
+					if _, err := continueRun(newRunner(script(), store, exec), store, "b", agent, "t"); err != nil {
+						t.Fatalf("k=%d: resume: %v", k, err)
+					}
+				}
+				got, _ := store.ReadLog(ctx, "b")
+				sameLog(t, fmt.Sprintf("cancel after seam call %d", k), got, want)
+				for key, n := range exec.ledgerFor("echo") {
+					if n != 1 {
+						t.Fatalf("k=%d: %s executed %d times, want once", k, key, n)
+					}
+				}
+			}
+		})
+	}
+}
+
+// barrierExec runs each action only once all n actions of the batch have
+// started, and checks that every intent of the batch was durable before the
+// first of them started.
+type barrierExec struct {
+	n       int
+	store   polyloop.Store
+	mu      sync.Mutex
+	started int
+	all     chan struct{}
+	intents []int // action intents in the log when each action started
+}
+
+func (e *barrierExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	log, err := e.store.ReadLog(ctx, "p")
+	if err != nil {
+		return polyloop.ActionOutcome{}, err
+	}
+	e.mu.Lock()
+	e.intents = append(e.intents, len(log.ActionIntents()))
+	e.started++
+	if e.started == e.n {
+		close(e.all)
+	}
+	e.mu.Unlock()
+	select {
+	case <-e.all:
+	case <-ctx.Done():
+		return polyloop.ActionOutcome{}, ctx.Err()
+	}
+	return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "ran " + string(a.Args)}, nil
+}
+
+// With ParallelActions, the actions of a batch run at once (each waits for
+// all the others to have started) and every intent is durable before any
+// starts; the history keeps the batch's order.
+func TestParallelActionsRunConcurrently(t *testing.T) {
+	const n = 4
+	store := memstore.New()
+	exec := &barrierExec{n: n, store: store, all: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a sequential run would wait here forever
+	defer cancel()
+	model := scriptmodel.New(batchTurn(1, repeat("echo", n)...), scriptmodel.Reply("done"))
+	res, err := newRunner(model, store, exec).Run(ctx, "p", batchAgent(true), polyloop.Task{Input: "t"})
+	if err != nil {
+		t.Fatalf("Run: %v (the actions did not all run at once)", err)
+	}
+	if res.StopReason != polyloop.StopCompleted || res.Totals.Actions != n {
+		t.Fatalf("result %+v", res)
+	}
+	for i, k := range exec.intents {
+		if k != n {
+			t.Fatalf("action %d started with %d of the %d intents durable", i, k, n)
+		}
+	}
+	log, _ := store.ReadLog(ctx, "p")
+	var tools []string
+	for _, m := range polyloop.History(log) {
+		if m.Role == polyloop.RoleTool {
+			tools = append(tools, m.ToolCallID+"="+m.Content)
+		}
+	}
+	want := `c1_0=ran {"text":"s1-0"} c1_1=ran {"text":"s1-1"} c1_2=ran {"text":"s1-2"} c1_3=ran {"text":"s1-3"}`
+	if got := strings.Join(tools, " "); got != want {
+		t.Fatalf("tool results in the history:\n got  %s\n want %s", got, want)
+	}
+}
+
+// In a parallel batch, an executor error of one action propagates only
+// after the other actions returned and their outcomes were recorded; the
+// failed action is left of unknown outcome, planned by its own policy.
+func TestParallelActionErrorKeepsSiblings(t *testing.T) {
+	store, exec := memstore.New(), newTestExec()
+	model := scriptmodel.New(scriptmodel.Turn{ToolCalls: []polyloop.ToolCall{
+		{ID: "a", Name: "echo", Args: []byte(`{"text":"x"}`)},
+		{ID: "b", Name: "fail", Args: []byte(`{}`)},
+		{ID: "c", Name: "echo", Args: []byte(`{"text":"y"}`)},
+	}}, scriptmodel.Reply("done"))
+	_, err := newRunner(model, store, exec).Run(context.Background(), "r", batchAgent(true), polyloop.Task{Input: "t"})
+	if !errors.Is(err, errFail) {
+		t.Fatalf("err = %v, want the executor's error", err)
+	}
+	log, _ := store.ReadLog(context.Background(), "r")
+	if n := len(log.ActionResults()); n != 2 {
+		t.Fatalf("%d outcomes recorded, want the two siblings'", n)
+	}
+	plan, err := polyloop.PlanResume(log)
+	if err != nil || plan.Action != polyloop.PlanReplayAction || plan.ActionID != "a1.2" {
+		t.Fatalf("plan %+v, %v; want a replay of a1.2 (fail is replay_safe)", plan, err)
+	}
+}
+
+// A panic in one action of a parallel batch reaches the caller's goroutine
+// once the siblings' outcomes are recorded.
+func TestParallelActionPanicReachesCaller(t *testing.T) {
+	store, exec := memstore.New(), newTestExec()
+	model := scriptmodel.New(scriptmodel.Turn{ToolCalls: []polyloop.ToolCall{
+		{ID: "a", Name: "echo", Args: []byte(`{"text":"x"}`)},
+		{ID: "b", Name: "panic", Args: []byte(`{}`)},
+	}}, scriptmodel.Reply("done"))
+	defer func() {
+		if p := recover(); p == nil {
+			t.Fatal("the panic did not reach the caller")
+		}
+		log, _ := store.ReadLog(context.Background(), "r")
+		if n := len(log.ActionResults()); n != 1 {
+			t.Fatalf("%d outcomes recorded, want the sibling's", n)
+		}
+	}()
+	_, _ = newRunner(model, store, exec).Run(context.Background(), "r", batchAgent(true), polyloop.Task{Input: "t"})
+}
+
+// Children started by two actions of one batch get distinct run ids.
+func TestBatchChildrenDistinct(t *testing.T) {
+	ref := polyloop.ParentRef{RunID: "p", Step: 3, Index: 1}
+	second := ref
+	second.Action = 1
+	if a, b := polyloop.ChildRunID(ref), polyloop.ChildRunID(second); a == b || a != "p/3.1" || b != "p/3-1.1" {
+		t.Fatalf("child ids %q and %q", a, b)
+	}
+}

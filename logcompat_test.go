@@ -1,0 +1,94 @@
+package polyloop_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memstore"
+)
+
+// readJSONL decodes a stored log, one record per line.
+func readJSONL(t *testing.T, path string) polyloop.RunLog {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := polyloop.RunLog{RunID: "ref"}
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r polyloop.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%s line %d: %v", path, i+1, err)
+		}
+		log.Records = append(log.Records, r)
+	}
+	return log
+}
+
+// A log written in format 1.0 (before batches: no action_result, no
+// attempts on results, no log_version) still reads, plans, totals, and
+// resumes from every one of its prefixes under today's library. The resumed
+// run ends with the history of a run started today — or, for a prefix past
+// step 6, whose two tool calls the 1.0 parser refused ("one tool call per
+// turn") where today's runs both, with the 1.0 run's own history.
+func TestLogFormat10StillResumes(t *testing.T) {
+	old := readJSONL(t, "testdata/logs/v1.0-reference.jsonl")
+	if v := old.Started().LogVersion; v != "" {
+		t.Fatalf("the stored 1.0 log has log_version %q", v)
+	}
+	plan, err := polyloop.PlanResume(old)
+	if err != nil || plan.Action != polyloop.PlanAlreadyFinished {
+		t.Fatalf("plan of the finished 1.0 log: %+v, %v", plan, err)
+	}
+	if got, want := polyloop.ComputeTotals(old), old.Finished().Totals; got != want {
+		t.Fatalf("totals of the 1.0 log %+v, its run_finished says %+v", got, want)
+	}
+	today, then := polyloop.History(referenceLog(t)), polyloop.History(old)
+	step6 := -1
+	for i, r := range old.Records {
+		if sc, ok := r.Body.(*polyloop.StepCompleted); ok && sc.Step == 6 {
+			step6 = i
+		}
+	}
+	if step6 < 0 || reflect.DeepEqual(today, then) {
+		t.Fatal("the stored 1.0 log is not the one this test expects")
+	}
+	ctx := context.Background()
+	for k := 1; k < len(old.Records); k++ {
+		store := memstore.New()
+		store.Put("ref", old.Records[:k])
+		res, err := newRunner(referenceScript(), store, newTestExec()).Resume(ctx, "ref", equivalenceAgent())
+		if err != nil {
+			t.Fatalf("resume of the 1.0 prefix of %d records: %v", k, err)
+		}
+		if res.StopReason != polyloop.StopCompleted {
+			t.Fatalf("prefix %d: %+v", k, res)
+		}
+		got, _ := store.ReadLog(ctx, "ref")
+		if !reflect.DeepEqual(got.Records[:k], old.Records[:k]) {
+			t.Fatalf("prefix %d: the stored records changed", k)
+		}
+		h, want := polyloop.History(got), today
+		if k > step6 {
+			want = then
+		}
+		if !reflect.DeepEqual(h, want) {
+			t.Fatalf("prefix %d: history after resuming differs from a run started today:\n%s", k, historyDiff(h, want))
+		}
+	}
+}
+
+func historyDiff(got, want []polyloop.Message) string {
+	for i := 0; i < len(got) && i < len(want); i++ {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			return fmt.Sprintf("message %d:\n got  %+v\n want %+v", i, got[i], want[i])
+		}
+	}
+	return fmt.Sprintf("%d messages, want %d", len(got), len(want))
+}
