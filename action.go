@@ -31,9 +31,13 @@ type ActionStatus string
 
 // The three action statuses.
 const (
-	Executed    ActionStatus = "executed"
+	// Executed: the action ran, whatever its result.
+	Executed ActionStatus = "executed"
+	// NotExecuted: the action did not start. It MUST NOT be used if the
+	// action may have started (see ActionExecutor).
 	NotExecuted ActionStatus = "not_executed"
-	EnvError    ActionStatus = "env_error"
+	// EnvError: the environment is broken; the run finishes env_error.
+	EnvError ActionStatus = "env_error"
 )
 
 // Valid reports whether s is one of the three statuses.
@@ -105,7 +109,14 @@ type ReplayPolicy string
 
 // The replay policies. The zero value is treated as NeverReplay.
 const (
-	ReplaySafe  ReplayPolicy = "replay_safe"
+	// ReplaySafe: the action may run again when its outcome is unknown.
+	// A tool MUST NOT be declared ReplaySafe if running it twice could
+	// differ from running it once (in its effect on the world, not merely
+	// in its observation): a read, or a write keyed so that a second one
+	// finds the first, may be; a payment, a message sent, an append may not.
+	ReplaySafe ReplayPolicy = "replay_safe"
+	// NeverReplay: an action of unknown outcome is never run again; the run
+	// finishes with StopResumeStateUnknown.
 	NeverReplay ReplayPolicy = "never_replay"
 )
 

@@ -19,32 +19,9 @@ var (
 	// snapshot hash differs from the stored one and no override was given.
 	// Returned errors are *SnapshotMismatchError values.
 	ErrSnapshotMismatch = errors.New("polyloop: configuration differs from the run's snapshot")
-	// ErrSeqConflict is what a Store returns when an Append's first record is
-	// not the next sequence number of the run: another writer owns the run.
-	ErrSeqConflict = errors.New("polyloop: sequence conflict (another writer owns the run)")
-	// ErrNotConsecutive is returned by a Store when the records of one Append
-	// do not have consecutive seqs (a caller bug, not a conflict). Nothing is
-	// written.
-	ErrNotConsecutive = errors.New("polyloop: records of one Append must have consecutive seqs")
 	// ErrLogVersion is returned when a log was written with a major version
 	// of the format this library does not read.
 	ErrLogVersion = errors.New("polyloop: unsupported log format version")
-	// ErrInvalidOutcome is returned (and propagates out of Run/Resume) when
-	// an executor returns an ActionOutcome whose status is not one of the
-	// three statuses. Like an executor error, it leaves the log at
-	// intent-without-step.
-	ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outcome")
-	// ErrInvalidReply describes (in the failure diagnostic of the model
-	// result) a reply that breaks the ModelClient contract, such as tool-call
-	// arguments that are not JSON. The run finishes with StopLLMError.
-	ErrInvalidReply = errors.New("polyloop: model client returned an invalid reply")
-	// ErrInvalidDecision is returned (and propagates out of Run/Resume) when a
-	// parser returns an Act whose Args are not valid JSON: a parser bug, not
-	// a storage failure. Nothing is written for the decision.
-	ErrInvalidDecision = errors.New("polyloop: parser returned an invalid decision")
-	// ErrNondeterministicParser is returned when, on resume, the parser turns
-	// a stored reply into a different action than the one recorded.
-	ErrNondeterministicParser = errors.New("polyloop: parser gave a different decision for a stored reply")
 	// ErrInvalidConfig is returned for an agent or runner that cannot run.
 	ErrInvalidConfig = errors.New("polyloop: invalid configuration")
 )

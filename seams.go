@@ -1,6 +1,9 @@
 package polyloop
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // ModelClient is the seam through which the library calls a language model.
 //
@@ -37,14 +40,21 @@ type ModelClient interface {
 	Complete(ctx context.Context, req ModelRequest) (ModelReply, error)
 }
 
+// ErrInvalidReply describes (in the failure diagnostic of the model
+// result) a reply that breaks the ModelClient contract, such as tool-call
+// arguments that are not JSON. The run finishes with StopLLMError.
+var ErrInvalidReply = errors.New("polyloop: model client returned an invalid reply")
+
 // DecisionParser turns a model reply into exactly one Decision.
 //
 // Contract:
 //   - Parse MUST return a Decision (Act, Final or Invalid) for every input,
 //     including empty, huge and malformed replies. There is no error: a reply
 //     that cannot be understood is Invalid, with Feedback that names what was
-//     wrong (no action found, several actions, malformed JSON, unknown
+//     wrong (no action found, too many actions, malformed JSON, unknown
 //     fields, ...). The feedback is sent back to the model.
+//   - An Act is a batch: one or more actions, in the order the reply asked
+//     for them (one per tool call). Each becomes its own execution.
 //   - Parse MUST be deterministic: the same reply gives the same decision,
 //     always. Resume depends on it: after a crash the library parses the
 //     stored reply again, since no side effect has happened between parse and
@@ -54,13 +64,24 @@ type ModelClient interface {
 //     stop reason for it would disguise a parser bug as an outcome of the run.
 //   - An Act's Args MUST be valid JSON (an object, for tool calls); a reply
 //     whose arguments are broken is Invalid, with feedback saying so. An Act
-//     with arguments that are not JSON is a parser bug: Run/Resume return
-//     ErrInvalidDecision.
+//     without actions, or with arguments that are not JSON, is a parser bug:
+//     Run/Resume return ErrInvalidDecision.
 //   - Parse MUST NOT modify the reply. It may be called concurrently for
 //     different runs.
 type DecisionParser interface {
 	Parse(reply ModelReply) Decision
 }
+
+// Errors of the DecisionParser contract, returned (and propagated out of
+// Run/Resume) when a parser breaks it. Nothing is written for the decision.
+var (
+	// ErrInvalidDecision: an Act without actions, or whose Args are not
+	// valid JSON.
+	ErrInvalidDecision = errors.New("polyloop: parser returned an invalid decision")
+	// ErrNondeterministicParser: on resume, the parser turned a stored reply
+	// into other actions than the ones recorded.
+	ErrNondeterministicParser = errors.New("polyloop: parser gave a different decision for a stored reply")
+)
 
 // ActionExecutor runs one action in the environment.
 //
@@ -71,7 +92,12 @@ type DecisionParser interface {
 //     so that it can correct itself. The line is "can the environment keep
 //     serving?" — yes means Executed.
 //   - NotExecuted: the action did not start: unknown tool, invalid arguments,
-//     refused by the executor. The run continues.
+//     refused by the executor. The run continues. Like database/sql's
+//     driver.ErrBadConn, NotExecuted MUST NOT be returned if the action may
+//     have started: an executor that cannot tell returns Executed (with what
+//     it knows as the observation) or an error (the outcome is then unknown,
+//     and resume decides by the replay policy). A resume or a retry takes
+//     NotExecuted at its word.
 //   - EnvError: the environment itself is broken (cannot connect, protocol
 //     violation, the completion query itself failed). It always ends the run
 //     with StopEnvError. Environment failures MUST be expressed by returning
@@ -98,12 +124,19 @@ type DecisionParser interface {
 // holds.
 //
 // Ownership: the Action (its Args) belongs to the library and MUST NOT be
-// modified or retained. Concurrency: the library calls Execute from one
-// goroutine per run; an executor shared by runners MUST be safe for
-// concurrent use.
+// modified or retained. Concurrency: the library calls Execute for one action
+// of a run at a time — unless the agent allows parallel actions
+// (Agent.ParallelActions): then the actions of one batch run concurrently, each
+// in its own goroutine. An executor shared by runners, or used with parallel
+// actions, MUST be safe for concurrent use.
 type ActionExecutor interface {
 	Execute(ctx context.Context, action Action) (ActionOutcome, error)
 }
+
+// ErrInvalidOutcome is returned (and propagates out of Run/Resume) when an
+// executor returns an ActionOutcome whose status is not one of the three
+// statuses. Like an executor error, it leaves the action of unknown outcome.
+var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outcome")
 
 // Store is the run log: an append-only sequence of records per run.
 //
@@ -135,6 +168,17 @@ type Store interface {
 	Append(ctx context.Context, runID string, records ...Record) error
 	ReadLog(ctx context.Context, runID string) (RunLog, error)
 }
+
+// Errors of the Store contract. Test for them with errors.Is.
+var (
+	// ErrSeqConflict is what a Store returns when an Append's first record is
+	// not the next sequence number of the run: another writer owns the run.
+	ErrSeqConflict = errors.New("polyloop: sequence conflict (another writer owns the run)")
+	// ErrNotConsecutive is returned by a Store when the records of one Append
+	// do not have consecutive seqs (a caller bug, not a conflict). Nothing is
+	// written.
+	ErrNotConsecutive = errors.New("polyloop: records of one Append must have consecutive seqs")
+)
 
 // RunLister is the optional listing interface of a Store, used by the CLI and
 // statistics. ListRuns returns summaries of the runs that match the filter,
