@@ -29,6 +29,8 @@ type driver struct {
 	// broken is the persistence error after which the run writes nothing
 	// more (SPEC §7.4), even if an executor swallowed it.
 	broken error
+	// appends counts the Appends attempted.
+	appends int
 }
 
 func newDriver(r *Runner, runID string, m *machine, opts ResumeOptions) *driver {
@@ -102,6 +104,7 @@ func (d *driver) write(ctx context.Context, recs []Record) error {
 	for i := range recs {
 		recs[i].At = at
 	}
+	d.appends++
 	if err := d.r.Store.Append(ctx, d.runID, recs...); err != nil {
 		d.broken = persistenceError("append", d.runID, err)
 		if cerr := ctx.Err(); cerr != nil {

@@ -24,6 +24,15 @@ var (
 	ErrLogVersion = errors.New("polyloop: unsupported log format version")
 	// ErrInvalidConfig is returned for an agent or runner that cannot run.
 	ErrInvalidConfig = errors.New("polyloop: invalid configuration")
+	// ErrUncheckableBudget is returned (with ErrInvalidConfig) for an agent
+	// with a cost budget whose model client cannot know the cost of its
+	// calls (see CostReporter): the budget could never stop the run.
+	ErrUncheckableBudget = errors.New("polyloop: the cost budget cannot be checked")
+	// ErrRunNotStarted is joined to the error Run returns when the run's
+	// first record was never written (a cancellation before the first
+	// Append): nothing exists for the run id, Resume would say
+	// ErrRunNotFound, and Run with the same id starts it.
+	ErrRunNotStarted = errors.New("polyloop: the run was not started (nothing was written)")
 )
 
 // PersistenceError is how every store failure reaches the caller. It wraps the

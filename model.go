@@ -66,6 +66,17 @@ type UsageCarrier interface {
 	CallUsage() Usage
 }
 
+// CostReporter is an optional interface of a ModelClient: KnowsCost reports
+// whether the client will know the cost of the calls it makes with params
+// (a price for the model, or a provider that reports cost). The runner
+// refuses an agent with a cost budget (Limits.MaxCostUSD) when its client
+// does not implement CostReporter or says it will not know the cost: such a
+// budget could never stop the run (ErrUncheckableBudget). KnowsCost MUST be
+// deterministic and cheap; it is called once per Run or Resume.
+type CostReporter interface {
+	KnowsCost(params ModelParams) bool
+}
+
 // ModelRequest is what the library asks of a ModelClient.
 type ModelRequest struct {
 	RunID string `json:"run_id"`

@@ -12,7 +12,11 @@ import (
 //
 // runID names the run; an empty runID gets a new ULID. A runID that already
 // has records gives ErrRunExists. When an error is returned, the result
-// carries only the RunID, so that the caller can resume the run. Errors: a
+// carries only the RunID, so that the caller can resume the run — unless
+// errors.Is(err, ErrRunNotStarted): the run's first record was never written
+// (the context was done before the first Append), nothing exists under the
+// id, and Run with the same id starts it. An agent with a cost budget whose
+// model client cannot know costs is refused (ErrUncheckableBudget). Errors: a
 // store failure is a *PersistenceError; an executor error or panic, a parser
 // panic and a cancellation propagate unchanged, leaving a log that Resume
 // can continue. A model failure is not an error: the run finishes with
@@ -37,7 +41,7 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 		return RunResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return RunResult{RunID: runID}, err
+		return RunResult{RunID: runID}, errors.Join(err, ErrRunNotStarted)
 	}
 	if runID == "" {
 		runID = NewRunID()
@@ -57,8 +61,12 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	m := newMachine(&logState{runID: runID})
 	m.add(&RunStarted{RunID: runID, Snapshot: snap, SnapshotHash: hash, LibraryVersion: LibraryVersion,
 		LogVersion: logVersionString, Parent: parent})
-	res, err := newDriver(r, runID, m, ResumeOptions{}).run(ctx)
+	d := newDriver(r, runID, m, ResumeOptions{})
+	res, err := d.run(ctx)
 	if err != nil {
+		if d.appends == 0 {
+			err = errors.Join(err, ErrRunNotStarted)
+		}
 		return RunResult{RunID: runID}, err
 	}
 	return res, nil
@@ -169,6 +177,12 @@ func (r *Runner) validate(agent Agent) error {
 	l := agent.Limits
 	if l.MaxSteps < 0 || l.MaxTokens < 0 || l.MaxCostUSD < 0 || l.ObservationLimit < 0 {
 		errs = append(errs, fmt.Errorf("limits must not be negative: %+v", l))
+	}
+	if l.MaxCostUSD > 0 {
+		if cr, ok := r.Model.(CostReporter); !ok || !cr.KnowsCost(agent.Model) {
+			errs = append(errs, fmt.Errorf("%w: max cost %g USD, but the model client %s knows no price for model %q (give the client prices, or drop the budget)",
+				ErrUncheckableBudget, l.MaxCostUSD, Describe(r.Model).Name, agent.Model.Model))
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(errs...))

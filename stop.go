@@ -25,23 +25,40 @@ func (r StopReason) Valid() bool {
 
 // Totals are computed from the log (see ComputeTotals): a resumed run's
 // totals cover the whole log.
+//
+// Tokens and cost are sums over what is known. They are a lower bound, never
+// the total, whenever the log holds a model call whose usage is not known:
+//   - TokensUnknown is true when the log has a model call of unknown outcome
+//     (an intent without its result: the provider may have answered and
+//     billed), or a reply that reports no usage at all (no input, output or
+//     cached tokens).
+//   - CostUnknown is true when TokensUnknown is, or when a call's usage is
+//     known but its cost is not (no price for the model, a provider that
+//     reports none) — a reply, or a failed call that recorded what it
+//     consumed.
+//
+// A failed call that recorded no usage is taken as not billed: a provider
+// does not bill an error response, and a client that received part of a
+// reply before failing reports what it consumed (UsageCarrier).
 type Totals struct {
 	// Steps counts StepCompleted records.
 	Steps int `json:"steps"`
-	// ModelCalls counts ModelCallResult records; Actions counts
-	// StepCompleted records with an action outcome.
+	// ModelCalls counts ModelCallResult records; Actions counts the
+	// actions whose outcome is recorded.
 	ModelCalls int `json:"model_calls"`
 	Actions    int `json:"actions"`
-	// InputTokens and OutputTokens sum the usage of the model results.
+	// InputTokens and OutputTokens sum the known usage of the model calls,
+	// failed calls' included.
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
-	// CostUSD sums the known costs; CostUnknown is true when at least one
-	// reply had usage without a known cost.
+	// TokensUnknown: the token sums are a lower bound (see above).
+	TokensUnknown bool `json:"tokens_unknown,omitempty"`
+	// CostUSD sums the known costs; CostUnknown: it is a lower bound.
 	CostUSD     float64 `json:"cost_usd"`
 	CostUnknown bool    `json:"cost_unknown,omitempty"`
 	// UnknownModelCalls counts model-call intents without a result (calls
-	// of unknown outcome); UnknownActions counts action intents without a
-	// step record (actions of unknown outcome).
+	// of unknown outcome); UnknownActions counts action intents without an
+	// outcome (actions of unknown outcome).
 	UnknownModelCalls int `json:"unknown_model_calls,omitempty"`
 	UnknownActions    int `json:"unknown_actions,omitempty"`
 }

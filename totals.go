@@ -16,8 +16,11 @@ func (a *totalsAcc) add(b RecordBody) {
 		a.modelIntents++
 	case *ModelCallResult:
 		a.t.ModelCalls++
-		if b.Reply != nil {
+		switch {
+		case b.Reply != nil:
 			a.addUsage(b.Reply.Usage)
+		case b.Usage != nil:
+			a.addUsage(*b.Usage)
 		}
 	case *ActionIntent:
 		a.actionIntents++
@@ -32,6 +35,9 @@ func (a *totalsAcc) add(b RecordBody) {
 }
 
 func (a *totalsAcc) addUsage(u Usage) {
+	if u.InputTokens == 0 && u.OutputTokens == 0 && u.CachedTokens == 0 {
+		a.t.TokensUnknown = true // a call reported no usage at all
+	}
 	a.t.InputTokens += u.InputTokens
 	a.t.OutputTokens += u.OutputTokens
 	if u.CostUSD != nil {
@@ -46,6 +52,12 @@ func (a *totalsAcc) totals() Totals {
 	t := a.t
 	t.UnknownModelCalls = a.modelIntents - t.ModelCalls
 	t.UnknownActions = a.actionIntents - t.Actions
+	if t.UnknownModelCalls > 0 {
+		t.TokensUnknown = true // the provider may have answered and billed
+	}
+	if t.TokensUnknown {
+		t.CostUnknown = true
+	}
 	return t
 }
 

@@ -82,6 +82,21 @@ func NewWithOptions(opts Options, turns ...Turn) *Client {
 // Calls returns the number of Complete calls made.
 func (c *Client) Calls() int { return int(c.calls.Load()) }
 
+// KnowsCost implements polyloop.CostReporter: the client knows the cost of
+// its calls when Options.CostPerToken prices them or every turn gives its
+// usage with a cost.
+func (c *Client) KnowsCost(polyloop.ModelParams) bool {
+	if c.opts.CostPerToken > 0 {
+		return true
+	}
+	for _, t := range c.turns {
+		if t.Usage == nil || t.Usage.CostUSD == nil {
+			return false
+		}
+	}
+	return len(c.turns) > 0
+}
+
 // Describe implements polyloop.Describer.
 func (c *Client) Describe() polyloop.Component {
 	cfg, _ := json.Marshal(map[string]any{"turns": len(c.turns), "model": c.opts.Model})
