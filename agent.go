@@ -1,6 +1,9 @@
 package polyloop
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Agent is the definition of an agent: everything the model can see and
 // everything that changes the loop's behaviour, apart from the task. It is
@@ -17,6 +20,9 @@ type Agent struct {
 	// together before any starts. By default they run one after another,
 	// in the reply's order.
 	ParallelActions bool `json:"parallel_actions,omitempty"`
+	// ApprovalPolicy decides for the tools with ApprovalByPolicy; its Name
+	// is in the snapshot.
+	ApprovalPolicy *ApprovalPolicy `json:"-"`
 }
 
 // ToolSpec describes one tool to the model and to the library.
@@ -28,6 +34,37 @@ type ToolSpec struct {
 	// Replay says whether the tool may run again when its outcome is unknown
 	// after a crash. The zero value means NeverReplay.
 	Replay ReplayPolicy `json:"replay,omitempty"`
+	// Approval gates the tool's actions behind a person's decision
+	// (Runner.Approve): ApprovalRequired for every action, ApprovalByPolicy
+	// for those Agent.ApprovalPolicy says need one. Empty: none.
+	Approval ApprovalMode `json:"approval,omitempty"`
+	// Deferred marks a tool whose results come from outside (a person, a
+	// webhook, another system) through Runner.Deliver: the executor never
+	// runs it.
+	Deferred bool `json:"deferred,omitempty"`
+	// Deadline bounds the wait for an approval or a delivery, from the
+	// request (0: no deadline). A resume after it applies the timeout
+	// decision: an approval is denied, a delivery is an env_error.
+	Deadline time.Duration `json:"deadline,omitempty"`
+}
+
+// ApprovalMode says which actions of a tool need a person's decision.
+type ApprovalMode string
+
+// The approval modes.
+const (
+	ApprovalRequired ApprovalMode = "required"
+	ApprovalByPolicy ApprovalMode = "policy"
+)
+
+// ApprovalPolicy decides which actions of the tools with ApprovalByPolicy
+// need a person's decision, from the action itself (for example "shell
+// commands outside an allow-list"). Needs MUST be deterministic: a resume
+// asks it again about the same actions. Name identifies the policy in the
+// snapshot; change it when Needs changes.
+type ApprovalPolicy struct {
+	Name  string
+	Needs func(Action) bool
 }
 
 // SyntheticObservations are the texts the library puts into the history when
@@ -37,12 +74,17 @@ type ToolSpec struct {
 type SyntheticObservations struct {
 	NotExecuted string `json:"not_executed,omitempty"`
 	EnvError    string `json:"env_error,omitempty"`
+	// Denied is the text for an action a person denied (or whose approval
+	// timed out). It takes its default in the snapshot of an agent with a
+	// gated tool only, so that the snapshots of other agents do not change.
+	Denied string `json:"denied,omitempty"`
 }
 
 // Default synthetic observations.
 const (
 	DefaultNotExecuted = "The action was not executed: the tool does not exist, its arguments were invalid, or it was refused."
 	DefaultEnvError    = "The environment failed and cannot continue."
+	DefaultDenied      = "The action was not executed: a person denied it."
 )
 
 func (s SyntheticObservations) withDefaults() SyntheticObservations {

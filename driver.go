@@ -46,23 +46,25 @@ func (d *driver) now() time.Time {
 
 // run drives the machine until the run finishes or an error stops it.
 func (d *driver) run(ctx context.Context) (RunResult, error) {
-	rd := d.m.next()
+	rd := d.next()
 	for {
 		var err error
 		switch e := rd.effect; e.kind {
 		case effectFinish:
 			return d.finish(ctx, rd)
+		case effectSuspend:
+			return d.suspend(ctx, rd)
 		case effectParse:
 			// No side effect: the records pending wait for the next write.
 			if err = d.m.decided(d.r.Parser.Parse(*e.reply)); err == nil {
-				rd = d.m.next()
+				rd = d.next()
 			} else {
 				err = fmt.Errorf("parser %T: %w", d.r.Parser, err)
 			}
 		case effectCallModel:
 			if err = d.begin(ctx, rd); err == nil {
 				if err = d.callModel(ctx, e.req); err == nil {
-					rd = d.m.next()
+					rd = d.next()
 				}
 			}
 		case effectExecute:
@@ -76,6 +78,24 @@ func (d *driver) run(ctx context.Context) (RunResult, error) {
 			return RunResult{}, err
 		}
 	}
+}
+
+// next asks the machine for its next ready, telling it the time first (gate
+// deadlines are computed from it and compared with it).
+func (d *driver) next() ready {
+	d.m.now = d.now()
+	return d.m.next()
+}
+
+// suspend writes what the machine queued before it suspended (gate
+// requests, timeout answers, settled outcomes) and returns the run
+// suspended: it waits for the gates the result lists.
+func (d *driver) suspend(ctx context.Context, rd ready) (RunResult, error) {
+	if err := d.settle(ctx, rd.records); err != nil {
+		return RunResult{}, err
+	}
+	return RunResult{RunID: d.runID, Suspended: rd.effect.suspended, Totals: d.m.st.totals.totals(),
+		Sinks: d.sinks.snapshot(), Records: d.m.st.next}, nil
 }
 
 // begin makes a ready's records durable before its effect starts, unless the

@@ -24,7 +24,7 @@ func (d *driver) execute(ctx context.Context, intents []*ActionIntent) (ready, e
 			return ready{}, err
 		}
 		d.noteAudit(intents[0], out)
-		return d.m.next(), nil
+		return d.next(), nil
 	}
 	return d.executeParallel(ctx, intents)
 }
@@ -114,7 +114,7 @@ func (d *driver) settleOutcome(ctx context.Context, ret actionReturn) (ready, er
 		return ready{}, err
 	}
 	d.noteAudit(ret.in, ret.out)
-	rd := d.m.next()
+	rd := d.next()
 	if rd.effect.kind != effectWait {
 		return rd, nil
 	}

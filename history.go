@@ -43,7 +43,7 @@ func (h *historyBuilder) completeStep(reply *ModelReply, b *StepCompleted, batch
 	case DecisionAct:
 		for _, a := range batch {
 			h.msgs = append(h.msgs, Message{Role: RoleTool, Content: a.settled.Observation,
-				ToolCallID: a.intent.Action.CallID, Synthetic: a.settled.Synthetic})
+				ToolCallID: a.action().CallID, Synthetic: a.settled.Synthetic})
 		}
 	}
 }

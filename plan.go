@@ -31,6 +31,11 @@ const (
 	// but some actions not yet started (the run was cancelled between two
 	// actions); the stored reply is parsed again and they run.
 	PlanContinueBatch PlanAction = "continue_batch"
+	// PlanAwaitGates: actions of the open batch wait at gates (an approval,
+	// a delivery) with no answer yet; resume applies any deadline that has
+	// passed, runs what it can, and suspends again while a gate stays
+	// unanswered.
+	PlanAwaitGates PlanAction = "await_gates"
 	// PlanStopUnknown: an action of the open batch has an intent but no
 	// outcome and its policy is never_replay: whether its side effect
 	// happened is unknown; the run finishes with StopResumeStateUnknown.
@@ -63,8 +68,10 @@ type ResumePlan struct {
 	ActionID    string `json:"action_id,omitempty"`
 	Tool        string `json:"tool,omitempty"`
 	// Unknown lists every action of the open batch whose outcome is
-	// unknown, in batch order.
+	// unknown, in batch order; Pending every action waiting at a gate with
+	// no answer.
 	Unknown []string `json:"unknown,omitempty"`
+	Pending []string `json:"pending,omitempty"`
 	// Reason explains the plan in words, for people.
 	Reason string `json:"reason"`
 	// LastSeq is the seq of the last record of the log planned from.
@@ -130,7 +137,15 @@ func (st *logState) plan() ResumePlan {
 func (st *logState) planBatch(p *ResumePlan) {
 	p.ModelCallID = st.callID
 	var first, never *ActionIntent
+	runnable := false
 	for _, a := range st.batch {
+		switch {
+		case a.gate != nil && !a.gate.answered():
+			p.Pending = append(p.Pending, a.gate.request.ActionID)
+			continue
+		case a.settled == nil && !a.open():
+			runnable = true // not started, or answered at its gate
+		}
 		if !a.open() {
 			continue
 		}
@@ -152,8 +167,11 @@ func (st *logState) planBatch(p *ResumePlan) {
 	case first != nil:
 		p.Action, p.Attempt, p.ActionID, p.Tool = PlanReplayAction, first.Attempt+1, first.ActionID, first.Action.Tool
 		p.Reason = fmt.Sprintf("actions %s have intents but no outcome; their policy is replay_safe, so they run again", strings.Join(p.Unknown, ", "))
+	case len(p.Pending) > 0 && !runnable:
+		p.Action = PlanAwaitGates
+		p.Reason = fmt.Sprintf("%s wait for an answer (approval or delivery); a deadline that has passed is applied, otherwise the run stays suspended", strings.Join(p.Pending, ", "))
 	default:
 		p.Action = PlanContinueBatch
-		p.Reason = fmt.Sprintf("step %d's batch has actions not yet started and none of unknown outcome; the stored reply is parsed again and they run", st.step)
+		p.Reason = fmt.Sprintf("step %d's batch has actions not yet settled and none of unknown outcome; the stored reply is parsed again and they go on", st.step)
 	}
 }

@@ -494,6 +494,14 @@ func newBody(k RecordKind) RecordBody {
 		return &ChildReception{}
 	case KindActionResult:
 		return &ActionResult{}
+	case KindApprovalRequested:
+		return &ApprovalRequested{}
+	case KindApprovalDecided:
+		return &ApprovalDecided{}
+	case KindDeliveryRequested:
+		return &DeliveryRequested{}
+	case KindDeliveryReceived:
+		return &DeliveryReceived{}
 	}
 	return nil
 }

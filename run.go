@@ -59,6 +59,7 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 		return RunResult{}, fmt.Errorf("%w: snapshot: %v", ErrInvalidConfig, err)
 	}
 	m := newMachine(&logState{runID: runID})
+	m.needsApproval = agent.approvalNeeds()
 	m.add(&RunStarted{RunID: runID, Snapshot: snap, SnapshotHash: hash, LibraryVersion: LibraryVersion,
 		LogVersion: logVersionString, Parent: parent})
 	d := newDriver(r, runID, m, ResumeOptions{})
@@ -107,6 +108,7 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 			Totals: st.fin.Totals, Sinks: st.fin.Sinks, Plan: &plan, Records: st.next}, nil
 	}
 	m := newMachine(st)
+	m.needsApproval = agent.approvalNeeds()
 	stored, storedHash := st.snap, st.hash
 	override, err := r.checkConfig(st, agent, opts)
 	if err != nil {
@@ -172,6 +174,9 @@ func (r *Runner) validate(agent Agent) error {
 		seen[t.Name] = true
 		if err := t.Replay.validate(); err != nil {
 			errs = append(errs, fmt.Errorf("tools[%d]: %v", i, err))
+		}
+		if err := t.validateGate(agent.ApprovalPolicy); err != nil {
+			errs = append(errs, fmt.Errorf("tools[%d] %q: %v", i, t.Name, err))
 		}
 	}
 	l := agent.Limits

@@ -28,6 +28,8 @@ type Snapshot struct {
 	Model     ModelParams           `json:"model"`
 	// ParallelActions: the actions of a step's batch run concurrently.
 	ParallelActions bool `json:"parallel_actions,omitempty"`
+	// ApprovalPolicy names the agent's approval policy.
+	ApprovalPolicy string `json:"approval_policy,omitempty"`
 	// ModelClient, Parser and Executor identify the seams (Describer, or the
 	// Go type name).
 	ModelClient Component `json:"model_client"`
@@ -40,19 +42,30 @@ type Snapshot struct {
 // normalized, so that equivalent configurations hash alike.
 func (r *Runner) snapshot(agent Agent, task Task) Snapshot {
 	tools := make([]ToolSpec, len(agent.Tools))
+	gated := false
 	for i, t := range agent.Tools {
 		t.Replay = t.Replay.normalize()
 		if len(t.Parameters) > 0 {
 			t.Parameters = compactJSON(t.Parameters)
 		}
 		tools[i] = t
+		gated = gated || t.Approval != "" || t.Deferred
+	}
+	synth := agent.Synthetic.withDefaults()
+	if gated && synth.Denied == "" {
+		synth.Denied = DefaultDenied
+	}
+	policy := ""
+	if agent.ApprovalPolicy != nil {
+		policy = agent.ApprovalPolicy.Name
 	}
 	return Snapshot{
 		Agent:           agent.Name,
 		System:          agent.System,
 		Task:            task,
 		Tools:           tools,
-		Synthetic:       agent.Synthetic.withDefaults(),
+		Synthetic:       synth,
+		ApprovalPolicy:  policy,
 		Limits:          agent.Limits,
 		Model:           agent.Model,
 		ParallelActions: agent.ParallelActions,

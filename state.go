@@ -62,10 +62,54 @@ type logState struct {
 type batchAction struct {
 	intent  *ActionIntent  // the latest intent, nil until the action starts
 	settled *SettledAction // nil until its outcome is recorded
+	gate    *gateState     // nil unless the action waits at a gate
 }
+
+// gateState is an action's gate: its request and its answer.
+type gateState struct {
+	kind      RecordKind // KindApprovalRequested or KindDeliveryRequested
+	request   *GateRequest
+	decided   *ApprovalDecided
+	delivered *DeliveryReceived
+}
+
+func (g *gateState) answered() bool { return g.decided != nil || g.delivered != nil }
 
 // open reports whether the action has started and has no outcome yet.
 func (a batchAction) open() bool { return a.intent != nil && a.settled == nil }
+
+// settleable reports whether an outcome may be recorded for the action: it
+// started, or its gate answered it without running it (a denial, a
+// delivery).
+func (a batchAction) settleable() bool {
+	if a.settled != nil {
+		return false
+	}
+	if a.intent != nil {
+		return true
+	}
+	g := a.gate
+	return g != nil && (g.delivered != nil || (g.decided != nil && !g.decided.Allow))
+}
+
+// id is the action's id, from its intent or its gate request.
+func (a batchAction) id() string {
+	switch {
+	case a.intent != nil:
+		return a.intent.ActionID
+	case a.gate != nil:
+		return a.gate.request.ActionID
+	}
+	return ""
+}
+
+// action is the action, from its intent or its gate request.
+func (a batchAction) action() Action {
+	if a.intent != nil {
+		return a.intent.Action
+	}
+	return a.gate.request.Action
+}
 
 // foldLog folds a whole log. A record that breaks the grammar gives a
 // *CorruptLogError naming it.
@@ -139,6 +183,14 @@ func (st *logState) check(r Record) error {
 			return st.corrupt(r, "child_reception outside the open action %d of step %d", b.Action, b.Step)
 		}
 		return nil
+	case *ApprovalRequested:
+		return st.checkGateRequest(r, &b.GateRequest)
+	case *DeliveryRequested:
+		return st.checkGateRequest(r, &b.GateRequest)
+	case *ApprovalDecided:
+		return st.checkGateAnswer(r, b.Step, b.ActionID, KindApprovalRequested)
+	case *DeliveryReceived:
+		return st.checkGateAnswer(r, b.Step, b.ActionID, KindDeliveryRequested)
 	case *StepCompleted:
 		return st.checkStepCompleted(r, b)
 	case *RunFinished:
@@ -178,6 +230,9 @@ func (st *logState) checkActionIntent(r Record, b *ActionIntent) error {
 		return st.corrupt(r, "action_intent %q: batch of %d in a batch of %d", b.ActionID, b.BatchSize(), len(st.batch))
 	}
 	a := st.batch[b.Index]
+	if g := a.gate; g != nil && (g.kind != KindApprovalRequested || g.decided == nil || !g.decided.Allow) {
+		return st.corrupt(r, "action_intent %q of an action its gate does not let run", b.ActionID)
+	}
 	switch {
 	case a.intent == nil:
 		if b.Attempt != 1 {
@@ -190,18 +245,67 @@ func (st *logState) checkActionIntent(r Record, b *ActionIntent) error {
 	case a.intent.policy() != ReplaySafe:
 		return st.corrupt(r, "replay of never_replay action %q", b.ActionID)
 	}
+	return st.checkIDFree(r, b.Index, b.ActionID)
+}
+
+// checkIDFree refuses an action id another action of the batch has.
+func (st *logState) checkIDFree(r Record, index int, id string) error {
 	for i, o := range st.batch {
-		if i != b.Index && o.intent != nil && o.intent.ActionID == b.ActionID {
-			return st.corrupt(r, "action_intent %q: the id is taken by action %d of the batch", b.ActionID, i)
+		if i != index && o.id() == id {
+			return st.corrupt(r, "action %q: the id is taken by action %d of the batch", id, i)
 		}
 	}
 	return nil
 }
 
-// settles finds the open action a settlement names.
+func (st *logState) checkGateRequest(r Record, g *GateRequest) error {
+	if g.Step != st.step || (st.phase != phaseModelResult && st.phase != phaseActing) {
+		return st.corrupt(r, "%s %q of step %d without a model result it can come from", r.Kind(), g.ActionID, g.Step)
+	}
+	if st.phase == phaseModelResult {
+		return nil
+	}
+	if max(g.Of, 1) != len(st.batch) {
+		return st.corrupt(r, "%s %q: batch of %d in a batch of %d", r.Kind(), g.ActionID, max(g.Of, 1), len(st.batch))
+	}
+	if a := st.batch[g.Index]; a.intent != nil || a.gate != nil || a.settled != nil {
+		return st.corrupt(r, "%s %q for an action already requested or started", r.Kind(), g.ActionID)
+	}
+	return st.checkIDFree(r, g.Index, g.ActionID)
+}
+
+func (st *logState) checkGateAnswer(r Record, step int, id string, kind RecordKind) error {
+	if st.phase == phaseActing && step == st.step {
+		for _, a := range st.batch {
+			if a.gate != nil && a.gate.kind == kind && a.gate.request.ActionID == id && !a.gate.answered() {
+				return nil
+			}
+		}
+	}
+	return st.corrupt(r, "%s for %q, which waits for no such answer", r.Kind(), id)
+}
+
+// gateFor finds the action waiting at a gate of the given kind, by action id
+// or tool-call id.
+func (st *logState) gateFor(action string, kind RecordKind) (*gateState, error) {
+	for _, a := range st.batch {
+		g := a.gate
+		if g == nil || g.kind != kind || (g.request.ActionID != action && (action == "" || g.request.Action.CallID != action)) {
+			continue
+		}
+		if g.answered() {
+			return nil, fmt.Errorf("%w: %s", ErrAlreadyAnswered, g.request.ActionID)
+		}
+		return g, nil
+	}
+	return nil, fmt.Errorf("%w: %q (%s)", ErrNoPendingGate, action, kind)
+}
+
+// settles finds the action a settlement names, among those that may be
+// settled.
 func (st *logState) settles(s *SettledAction) (int, bool) {
 	for i, a := range st.batch {
-		if a.open() && a.intent.ActionID == s.ResultID {
+		if a.settleable() && a.id() == s.ResultID {
 			return i, true
 		}
 	}
@@ -299,15 +403,20 @@ func (st *logState) fold(body RecordBody) {
 			st.phase, st.reply = phaseModelResult, b.Reply
 		}
 	case *ActionIntent:
-		if st.phase == phaseModelResult {
-			n := b.BatchSize()
-			st.phase, st.batch = phaseActing, slices.Grow(st.batch[:0], n)[:n]
-			clear(st.batch)
-		}
+		st.openBatch(b.BatchSize())
 		st.batch[b.Index].intent = b
+	case *ApprovalRequested:
+		st.openBatch(max(b.Of, 1))
+		st.batch[b.Index].gate = &gateState{kind: KindApprovalRequested, request: &b.GateRequest}
+	case *DeliveryRequested:
+		st.openBatch(max(b.Of, 1))
+		st.batch[b.Index].gate = &gateState{kind: KindDeliveryRequested, request: &b.GateRequest}
+	case *ApprovalDecided:
+		st.gateOf(b.ActionID).decided = b
+	case *DeliveryReceived:
+		st.gateOf(b.ActionID).delivered = b
 	case *ActionResult:
-		i, _ := st.settles(&b.SettledAction)
-		st.batch[i].settled = &b.SettledAction
+		st.settle(&b.SettledAction)
 	case *ChildReception:
 		if st.receptions == nil {
 			st.receptions = map[string]*ChildReception{}
@@ -320,10 +429,37 @@ func (st *logState) fold(body RecordBody) {
 	}
 }
 
+// openBatch opens the batch of the step, of n actions, at its first intent
+// or gate request.
+func (st *logState) openBatch(n int) {
+	if st.phase == phaseModelResult {
+		st.phase, st.batch = phaseActing, slices.Grow(st.batch[:0], n)[:n]
+		clear(st.batch)
+	}
+}
+
+func (st *logState) gateOf(id string) *gateState {
+	for _, a := range st.batch {
+		if a.gate != nil && a.gate.request.ActionID == id {
+			return a.gate
+		}
+	}
+	return nil // the grammar checked that it exists
+}
+
+// settle records an action's outcome; one settled without an intent (a
+// denial, a delivery) is not an execution of unknown outcome.
+func (st *logState) settle(s *SettledAction) {
+	i, _ := st.settles(s)
+	if st.batch[i].intent == nil {
+		st.totals.settledWithoutIntent++
+	}
+	st.batch[i].settled = s
+}
+
 func (st *logState) completeStep(b *StepCompleted) {
 	if b.Outcome != nil {
-		i, _ := st.settles(&b.SettledAction)
-		st.batch[i].settled = &b.SettledAction
+		st.settle(&b.SettledAction)
 	}
 	st.hist.completeStep(st.reply, b, st.batch)
 	st.phase, st.decided, st.answer = phaseIdle, "", ""
@@ -385,4 +521,22 @@ func (a *ActionIntent) policy() ReplayPolicy {
 		return NeverReplay
 	}
 	return a.Replay.normalize()
+}
+
+// suspension lists the gates of the open batch that have no answer yet.
+func (st *logState) suspension() *Suspension {
+	s := &Suspension{}
+	for _, a := range st.batch {
+		g := a.gate
+		if g == nil || g.answered() {
+			continue
+		}
+		p := PendingGate{Step: g.request.Step, ActionID: g.request.ActionID, Action: g.request.Action, Deadline: g.request.Deadline}
+		if g.kind == KindApprovalRequested {
+			s.Approvals = append(s.Approvals, p)
+		} else {
+			s.Deliveries = append(s.Deliveries, p)
+		}
+	}
+	return s
 }

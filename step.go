@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/polyloop/polyloop/diag"
@@ -48,6 +49,14 @@ type machine struct {
 	// intents is the buffer of the last execute effect (reused: the loop's
 	// per-step cost matters).
 	intents []*ActionIntent
+
+	// now is the time the driver read before asking for the next effect:
+	// a gate's deadline is computed from it and compared with it. It is a
+	// fact fed in, like the others; nothing else reads it.
+	now time.Time
+	// needsApproval is the agent's approval policy (ApprovalPolicy.Needs),
+	// for tools with ApprovalByPolicy.
+	needsApproval func(Action) bool
 }
 
 // effectKind is what the driver does after making a ready's records
@@ -70,15 +79,19 @@ const (
 	// effectFinish: the run's finish is determined (effect.reason); call
 	// finish to get the RunFinished record.
 	effectFinish
+	// effectSuspend: nothing can go on until a gate is answered; the
+	// invocation returns with the run suspended (effect.suspended).
+	effectSuspend
 )
 
 type effect struct {
-	kind    effectKind
-	req     ModelRequest
-	reply   *ModelReply
-	intents []*ActionIntent
-	reason  StopReason
-	answer  string
+	kind      effectKind
+	req       ModelRequest
+	reply     *ModelReply
+	intents   []*ActionIntent
+	reason    StopReason
+	answer    string
+	suspended *Suspension
 }
 
 // ready is what the machine asks of its driver: make records durable, then
@@ -339,7 +352,7 @@ func (m *machine) verifyBatch(dec Decision) error {
 	act, ok := dec.(Act)
 	if ok && len(act.Actions) == len(st.batch) && checkActions(act.Actions) == nil {
 		for i, a := range st.batch {
-			if a.intent != nil && !a.intent.Action.Equal(act.Actions[i]) {
+			if (a.intent != nil || a.gate != nil) && !a.action().Equal(act.Actions[i]) {
 				ok = false
 			}
 		}
@@ -353,11 +366,53 @@ func (m *machine) verifyBatch(dec Decision) error {
 	return nil
 }
 
-// startBatch takes the decided actions of the open step.
+// startBatch takes the decided actions of the open step and requests the
+// gates of those that need one and have none yet.
 func (m *machine) startBatch(actions []Action) {
 	m.actions = actions
 	m.running = slices.Grow(m.running[:0], len(actions))[:len(actions)]
 	clear(m.running)
+	for i, a := range actions {
+		if i < len(m.st.batch) && m.st.batch[i].gate != nil {
+			continue
+		}
+		if kind := m.gateKind(a); kind != "" {
+			m.requestGate(i, kind)
+		}
+	}
+}
+
+// gateKind is the gate an action waits at: an approval (the tool's
+// Approval, or the approval policy's say), a delivery (a deferred tool), or
+// none.
+func (m *machine) gateKind(a Action) RecordKind {
+	t, ok := m.st.tools[a.Tool]
+	switch {
+	case a.IsCode() || !ok:
+		return ""
+	case t.Deferred:
+		return KindDeliveryRequested
+	case t.Approval == ApprovalRequired, t.Approval == ApprovalByPolicy && m.needsApproval != nil && m.needsApproval(a):
+		return KindApprovalRequested
+	}
+	return ""
+}
+
+func (m *machine) requestGate(i int, kind RecordKind) {
+	st, a, n := m.st, m.actions[i], len(m.actions)
+	g := GateRequest{Step: st.step, ActionID: actionID(st.step, i, n), Index: i, Action: a}
+	if n > 1 {
+		g.Of = n
+	}
+	if d := st.tools[a.Tool].Deadline; d > 0 {
+		at := m.now.Add(d).UTC()
+		g.Deadline = &at
+	}
+	if kind == KindDeliveryRequested {
+		m.add(&DeliveryRequested{g})
+	} else {
+		m.add(&ApprovalRequested{g})
+	}
 }
 
 // act starts what can start of the decided batch: every action without an
@@ -368,6 +423,7 @@ func (m *machine) startBatch(actions []Action) {
 func (m *machine) act() effect {
 	parallel := m.st.snap.ParallelActions
 	intents := m.intents[:0]
+	blocked := false
 	for i := range m.actions {
 		if m.running[i] {
 			if !parallel {
@@ -375,8 +431,28 @@ func (m *machine) act() effect {
 			}
 			continue
 		}
-		if i < len(m.st.batch) && m.st.batch[i].settled != nil {
+		var a batchAction
+		if i < len(m.st.batch) {
+			a = m.st.batch[i]
+		}
+		if a.settled != nil {
 			continue
+		}
+		if a.gate != nil {
+			if !m.passGate(i, a.gate) {
+				blocked = true
+				if !parallel {
+					break
+				}
+				continue
+			}
+			if m.st.batch[i].settleable() { // denied or delivered: settled without running
+				if m.settleGate(i) {
+					m.intents = intents
+					return m.advance()
+				}
+				continue
+			}
 		}
 		in := m.intent(i)
 		m.add(in)
@@ -387,10 +463,49 @@ func (m *machine) act() effect {
 		}
 	}
 	m.intents = intents
-	if len(intents) == 0 {
-		return effect{kind: effectWait}
+	switch {
+	case len(intents) > 0:
+		return effect{kind: effectExecute, intents: intents}
+	case blocked && !slices.Contains(m.running, true):
+		return effect{kind: effectSuspend, suspended: m.st.suspension()}
 	}
-	return effect{kind: effectExecute, intents: intents}
+	return effect{kind: effectWait}
+}
+
+// passGate reports whether an action may go past its gate: it was answered,
+// or its deadline has passed and the timeout answer is recorded now (an
+// approval denied, a delivery an env_error), with the clock it saw.
+func (m *machine) passGate(i int, g *gateState) bool {
+	if g.answered() {
+		return true
+	}
+	d := g.request.Deadline
+	if d == nil || m.now.Before(*d) {
+		return false
+	}
+	clock := m.now.UTC()
+	if g.kind == KindApprovalRequested {
+		m.add(&ApprovalDecided{Step: g.request.Step, ActionID: g.request.ActionID, Timeout: true, Clock: &clock,
+			Note: "no decision before the deadline " + d.Format(time.RFC3339)})
+	} else {
+		m.add(&DeliveryReceived{Step: g.request.Step, ActionID: g.request.ActionID, Timeout: true, Clock: &clock,
+			Outcome: ActionOutcome{Status: EnvError, Observation: "no delivery before the deadline " + d.Format(time.RFC3339)}})
+	}
+	return true
+}
+
+// settleGate settles an action its gate answered without running it: a
+// denial is not_executed with the synthetic denied text (the note as
+// audit), a delivery is settled as if the executor had returned it. It
+// reports whether that completed the batch.
+func (m *machine) settleGate(i int) bool {
+	g := m.st.batch[i].gate
+	if g.delivered != nil {
+		return m.settleOutcome(i, g.delivered.Outcome, g.request.ActionID, 0)
+	}
+	s := SettledAction{ResultID: g.request.ActionID, Outcome: &StepOutcome{Status: NotExecuted},
+		Observation: m.st.synth.Denied, Synthetic: true, Audit: truncateBytes(g.decided.Note, MaxAuditBytes)}
+	return m.record(s)
 }
 
 // intent is the intent of action i of the batch: its first, or the next
@@ -423,7 +538,15 @@ func (m *machine) actionDone(i int, out ActionOutcome) error {
 		return fmt.Errorf("%w: status %q for action %s", ErrInvalidOutcome, out.Status, in.ActionID)
 	}
 	m.running[i] = false
-	s := SettledAction{ResultID: in.ActionID, Attempt: in.Attempt,
+	m.settleOutcome(i, out, in.ActionID, in.Attempt)
+	return nil
+}
+
+// settleOutcome settles action i with an outcome, as the log keeps it, and
+// reports whether that completed the batch.
+func (m *machine) settleOutcome(i int, out ActionOutcome, id string, attempt int) bool {
+	st := m.st
+	s := SettledAction{ResultID: id, Attempt: attempt,
 		Outcome: &StepOutcome{Status: out.Status, Done: out.Done, ExecutorTruncated: out.TruncatedChars}}
 	switch out.Status {
 	case Executed:
@@ -434,13 +557,20 @@ func (m *machine) actionDone(i int, out ActionOutcome) error {
 	case EnvError:
 		s.Observation, s.Synthetic, s.Audit = st.synth.EnvError, true, truncateBytes(out.Observation, MaxAuditBytes)
 	}
+	return m.record(s)
+}
+
+// record writes a settlement: in an ActionResult, or in the step record when
+// it is the last of the batch. It reports whether the batch is complete.
+func (m *machine) record(s SettledAction) bool {
+	st := m.st
 	if st.unsettled() == 1 {
 		m.add(&StepCompleted{Step: st.step, ModelCallID: st.callID, Decision: DecisionAct, SettledAction: s})
 		m.actions = nil
-		return nil
+		return true
 	}
 	m.add(&ActionResult{Step: st.step, SettledAction: s})
-	return nil
+	return false
 }
 
 // receive records a child's reception by the open action i; the records are

@@ -66,10 +66,15 @@ type Totals struct {
 // Tokens is input plus output tokens.
 func (t Totals) Tokens() int64 { return t.InputTokens + t.OutputTokens }
 
-// RunResult is what Run and Resume return when the run finished.
+// RunResult is what Run and Resume return when the run finished — or, when
+// Suspended is set, when it waits at a gate: StopReason is then empty (a
+// suspended run is not finished) and Resume goes on once Approve or Deliver
+// answered.
 type RunResult struct {
 	RunID       string     `json:"run_id"`
-	StopReason  StopReason `json:"stop_reason"`
+	StopReason  StopReason `json:"stop_reason,omitempty"`
+	// Suspended lists what a suspended run waits for.
+	Suspended *Suspension `json:"suspended,omitempty"`
 	FinalAnswer string     `json:"final_answer,omitempty"`
 	Totals      Totals     `json:"totals"`
 	// Sinks reports event delivery failures of this invocation.

@@ -6,8 +6,9 @@ type totalsAcc struct {
 	t Totals
 	// modelIntents and actionIntents count intents; an intent without its
 	// result (an orphan, or one open at the end) is an execution of unknown
-	// outcome.
-	modelIntents, actionIntents int
+	// outcome. settledWithoutIntent counts the actions a gate settled
+	// without running them (denied, delivered).
+	modelIntents, actionIntents, settledWithoutIntent int
 }
 
 func (a *totalsAcc) add(b RecordBody) {
@@ -51,7 +52,7 @@ func (a *totalsAcc) addUsage(u Usage) {
 func (a *totalsAcc) totals() Totals {
 	t := a.t
 	t.UnknownModelCalls = a.modelIntents - t.ModelCalls
-	t.UnknownActions = a.actionIntents - t.Actions
+	t.UnknownActions = a.actionIntents - (t.Actions - a.settledWithoutIntent)
 	if t.UnknownModelCalls > 0 {
 		t.TokensUnknown = true // the provider may have answered and billed
 	}

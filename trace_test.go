@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 )
@@ -67,55 +68,138 @@ func renderPlan(p ResumePlan, err error) string {
 //	decide act=(T,...) | final=S | invalid=S
 //	done I status=S [obs=S] [done]   the outcome of action I of the batch
 //	receive I                        a child's reception by action I
+//	approve ID [deny] [note=S]       Runner.Approve's record, then a resume
+//	deliver ID status=S [obs=S]      Runner.Deliver's record, then a resume
+//	again                            a resume of the log so far
+//	advance D                        the clock moves on by D (a duration)
 //
-// Tools: echo (replay_safe), send (never_replay); code actions are written
-// as the tool "code". The output of each command is the machine's next
-// ready — its records, then its effect; a finish effect is followed by the
-// RunFinished it writes — or the error the machine returned.
+// Tools: echo (replay_safe), send (never_replay), ask (needs approval,
+// never_replay), askd (needs approval within 1h), hook (deferred, within
+// 1h); code actions are written as the tool "code". The output of each
+// command is the machine's next ready — its records, then its effect; a
+// finish effect is followed by the RunFinished it writes — or the error the
+// machine returned. A resume prints the plan first.
 func TestStepTraces(t *testing.T) {
 	datadriven.Walk(t, "testdata/step", func(t *testing.T, path string) {
-		var m *machine
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			switch d.Cmd {
-			case "new":
-				m = traceMachine(t, d)
-				return renderReady(m, m.next())
-			case "resume":
-				m = traceMachine(t, d)
-				return "plan " + string(m.st.plan().Action) + "\n" + renderReady(m, m.next())
-			}
-			if m == nil {
-				d.Fatalf(t, "%s before new or resume", d.Cmd)
-			}
-			if err := feedTrace(t, d, m); err != nil {
-				return "error: " + err.Error() + "\n"
-			}
-			if d.Cmd == "receive" {
-				return renderRecords(m.take())
-			}
-			return renderReady(m, m.next())
-		})
+		tr := &trace{}
+		datadriven.RunTest(t, path, tr.run)
 	})
+}
+
+// trace is the state of a trace file: the machine, the log it has written
+// and the clock.
+type trace struct {
+	m       *machine
+	log     []Record
+	clock   time.Time
+	started Snapshot
+}
+
+func (tr *trace) run(t *testing.T, d *datadriven.TestData) string {
+	switch d.Cmd {
+	case "new", "resume":
+		tr.clock = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		tr.m, tr.log = traceMachine(t, d)
+		if d.Cmd == "new" {
+			return tr.ready()
+		}
+		return tr.resumed()
+	case "advance":
+		var dur time.Duration
+		var err error
+		if dur, err = time.ParseDuration(d.CmdArgs[0].Key); err != nil {
+			d.Fatalf(t, "advance: %v", err)
+		}
+		tr.clock = tr.clock.Add(dur)
+		return fmt.Sprintf("clock %s\n", tr.clock.Format(time.RFC3339))
+	case "approve", "deliver":
+		tr.answer(t, d)
+		return renderRecords(tr.log[len(tr.log)-1:]) + tr.resumed()
+	case "again":
+		return tr.resumed()
+	}
+	if tr.m == nil {
+		d.Fatalf(t, "%s before new or resume", d.Cmd)
+	}
+	if err := feedTrace(t, d, tr.m); err != nil {
+		return "error: " + err.Error() + "\n"
+	}
+	if d.Cmd == "receive" {
+		recs := tr.m.take()
+		tr.log = append(tr.log, recs...)
+		return renderRecords(recs)
+	}
+	return tr.ready()
+}
+
+func (tr *trace) ready() string {
+	tr.m.now = tr.clock
+	out, recs := renderReady(tr.m, tr.m.next())
+	tr.log = append(tr.log, recs...)
+	return out
+}
+
+// resumed folds the log written so far into a new machine, as Resume does.
+func (tr *trace) resumed() string {
+	st, err := foldLog(RunLog{RunID: "r", Records: tr.log})
+	if err != nil {
+		return "error: " + err.Error() + "\n"
+	}
+	tr.m = newMachine(st)
+	return "plan " + string(st.plan().Action) + "\n" + tr.ready()
+}
+
+// answer appends what Runner.Approve or Runner.Deliver appends.
+func (tr *trace) answer(t *testing.T, d *datadriven.TestData) {
+	st, err := foldLog(RunLog{RunID: "r", Records: tr.log})
+	if err != nil {
+		d.Fatalf(t, "%s: %v", d.Cmd, err)
+	}
+	id := d.CmdArgs[0].Key
+	var body RecordBody
+	if d.Cmd == "approve" {
+		var note string
+		d.MaybeScanArgs(t, "note", &note)
+		body = &ApprovalDecided{Step: st.step, ActionID: id, Allow: !d.HasArg("deny"), By: "tester", Note: note}
+	} else {
+		var status string
+		d.ScanArgs(t, "status", &status)
+		out := ActionOutcome{Status: ActionStatus(status)}
+		d.MaybeScanArgs(t, "obs", &out.Observation)
+		body = &DeliveryReceived{Step: st.step, ActionID: id, Outcome: out, By: "webhook"}
+	}
+	rec := Record{Seq: st.next, Body: body}
+	if err := st.apply(rec); err != nil {
+		d.Fatalf(t, "%s: %v", d.Cmd, err)
+	}
+	tr.log = append(tr.log, rec)
 }
 
 func traceSnapshot(t *testing.T, d *datadriven.TestData) Snapshot {
 	snap := Snapshot{Agent: "trace", System: "sys", Task: Task{Input: "task"},
-		Tools:           []ToolSpec{{Name: "echo", Replay: ReplaySafe}, {Name: "send", Replay: NeverReplay}},
+		Tools: []ToolSpec{{Name: "echo", Replay: ReplaySafe}, {Name: "send", Replay: NeverReplay},
+			{Name: "ask", Replay: NeverReplay, Approval: ApprovalRequired},
+			{Name: "askd", Replay: ReplaySafe, Approval: ApprovalRequired, Deadline: time.Hour},
+			{Name: "hook", Deferred: true, Deadline: time.Hour}},
 		ParallelActions: d.HasArg("parallel")}
 	d.MaybeScanArgs(t, "max-steps", &snap.Limits.MaxSteps)
 	d.MaybeScanArgs(t, "max-tokens", &snap.Limits.MaxTokens)
 	d.MaybeScanArgs(t, "max-cost", &snap.Limits.MaxCostUSD)
 	d.MaybeScanArgs(t, "limit", &snap.Limits.ObservationLimit)
 	snap.Synthetic = snap.Synthetic.withDefaults()
+	snap.Synthetic.Denied = DefaultDenied
 	return snap
 }
 
-func traceMachine(t *testing.T, d *datadriven.TestData) *machine {
+// traceMachine is the machine of a new run, or of a run resumed from the
+// log script of the command's input, and the log it stands on (records not
+// yet handed out excepted).
+func traceMachine(t *testing.T, d *datadriven.TestData) (*machine, []Record) {
 	snap := traceSnapshot(t, d)
 	if d.Cmd == "new" {
 		m := newMachine(&logState{runID: "r"})
 		m.add(&RunStarted{RunID: "r", Snapshot: snap, SnapshotHash: "sha256:trace", LibraryVersion: LibraryVersion})
-		return m
+		return m, nil
 	}
 	log := parseLogScript(t, "r", strings.Split(d.Input, "\n"))
 	rs := log.Records[0].Body.(*RunStarted)
@@ -124,7 +208,7 @@ func traceMachine(t *testing.T, d *datadriven.TestData) *machine {
 	if err != nil {
 		d.Fatalf(t, "resume: %v", err)
 	}
-	return newMachine(st)
+	return newMachine(st), log.Records
 }
 
 // feedTrace feeds the fact a command describes.
@@ -199,8 +283,11 @@ func traceDecision(t *testing.T, d *datadriven.TestData) Decision {
 	return act
 }
 
-func renderReady(m *machine, rd ready) string {
+// renderReady renders a ready and returns the records it wrote (a finish's
+// RunFinished included).
+func renderReady(m *machine, rd ready) (string, []Record) {
 	var b strings.Builder
+	recs := rd.records
 	b.WriteString(renderRecords(rd.records))
 	e := rd.effect
 	switch e.kind {
@@ -218,12 +305,29 @@ func renderReady(m *machine, rd ready) string {
 		b.WriteString("effect wait\n")
 	case effectFinish:
 		fmt.Fprintf(&b, "effect finish %s\n", e.reason)
-		recs, res := m.finish(e, nil)
-		b.WriteString(renderRecords(recs))
+		fin, res := m.finish(e, nil)
+		recs = append(recs, fin...)
+		b.WriteString(renderRecords(fin))
 		fmt.Fprintf(&b, "result %s steps=%d actions=%d unknown-actions=%d unknown-calls=%d\n", res.StopReason,
 			res.Totals.Steps, res.Totals.Actions, res.Totals.UnknownActions, res.Totals.UnknownModelCalls)
+	case effectSuspend:
+		fmt.Fprintf(&b, "effect suspend approvals=%s deliveries=%s\n", gateIDs(e.suspended.Approvals), gateIDs(e.suspended.Deliveries))
 	}
-	return b.String()
+	if e.kind == effectParse {
+		recs = nil // what is pending waits for the next write
+	}
+	return b.String(), recs
+}
+
+func gateIDs(gs []PendingGate) string {
+	ids := make([]string, len(gs))
+	for i, g := range gs {
+		ids[i] = g.ActionID
+		if g.Deadline != nil {
+			ids[i] += "@" + g.Deadline.Format("15:04")
+		}
+	}
+	return "(" + strings.Join(ids, ",") + ")"
 }
 
 // renderMessages shows a history as its roles, with the call id a tool
@@ -275,6 +379,22 @@ func renderBody(body RecordBody) string {
 		return fmt.Sprintf("child_reception %s", b.ChildRunID)
 	case *ConfigOverride:
 		return "config_override"
+	case *ApprovalRequested:
+		return "approval_requested " + b.ActionID
+	case *DeliveryRequested:
+		return "delivery_requested " + b.ActionID
+	case *ApprovalDecided:
+		s := fmt.Sprintf("approval_decided %s allow=%v", b.ActionID, b.Allow)
+		if b.Timeout {
+			s += " timeout clock=" + b.Clock.Format("15:04")
+		}
+		return s
+	case *DeliveryReceived:
+		s := fmt.Sprintf("delivery_received %s %s", b.ActionID, b.Outcome.Status)
+		if b.Timeout {
+			s += " timeout clock=" + b.Clock.Format("15:04")
+		}
+		return s
 	case *RunFinished:
 		return fmt.Sprintf("run_finished %s", b.StopReason)
 	}
