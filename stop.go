@@ -71,12 +71,12 @@ func (t Totals) Tokens() int64 { return t.InputTokens + t.OutputTokens }
 // suspended run is not finished) and Resume goes on once Approve or Deliver
 // answered.
 type RunResult struct {
-	RunID       string     `json:"run_id"`
-	StopReason  StopReason `json:"stop_reason,omitempty"`
+	RunID      string     `json:"run_id"`
+	StopReason StopReason `json:"stop_reason,omitempty"`
 	// Suspended lists what a suspended run waits for.
-	Suspended *Suspension `json:"suspended,omitempty"`
-	FinalAnswer string     `json:"final_answer,omitempty"`
-	Totals      Totals     `json:"totals"`
+	Suspended   *Suspension `json:"suspended,omitempty"`
+	FinalAnswer string      `json:"final_answer,omitempty"`
+	Totals      Totals      `json:"totals"`
 	// Sinks reports event delivery failures of this invocation.
 	Sinks []SinkReport `json:"sinks,omitempty"`
 	// Plan is the resume plan followed (nil for Run).
