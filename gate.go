@@ -167,6 +167,17 @@ type PendingGate struct {
 	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
+// PendingGates returns what a run waits for: the gates of its open step
+// with no answer yet (empty when it waits for nothing). A log that breaks
+// the grammar gives a *CorruptLogError.
+func PendingGates(log RunLog) (*Suspension, error) {
+	st, err := foldLog(log)
+	if err != nil {
+		return nil, err
+	}
+	return st.suspension(), nil
+}
+
 // Gate errors.
 var (
 	// ErrNoPendingGate: Approve or Deliver named an action that waits at no

@@ -131,6 +131,8 @@ func (a *app) report(res polyloop.RunResult, asJSON bool) error {
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
+	} else if res.Suspended != nil {
+		return a.reportSuspended(res)
 	} else {
 		fmt.Fprintf(a.stdout, "run %s: %s after %d steps\n", res.RunID, res.StopReason, res.Totals.Steps)
 		if res.FinalAnswer != "" {
@@ -141,7 +143,10 @@ func (a *app) report(res polyloop.RunResult, asJSON bool) error {
 		fmt.Fprintf(a.stderr, "warning: event sink %d (%s): %d errors, %d panics, %d timeouts, disabled=%v\n",
 			s.Index, s.Sink, s.Errors, s.Panics, s.Timeouts, s.Disabled)
 	}
-	if res.StopReason != polyloop.StopCompleted {
+	switch {
+	case res.Suspended != nil:
+		return &exitErr{code: exitSuspended}
+	case res.StopReason != polyloop.StopCompleted:
 		return &exitErr{code: exitStopped}
 	}
 	return nil

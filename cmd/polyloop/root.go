@@ -23,6 +23,8 @@ const exitCodesHelp = `Exit codes:
   1    the run stopped for another reason (max_steps, token_budget, cost_budget,
        llm_error, env_error, resume_state_unknown); verify: a corrupt log
   2    an error: bad agent file, unknown run, store failure, changed agent, ...
+  3    the run is suspended: it waits for an approval or a delivery (polyloop
+       approve, polyloop deliver), then polyloop resume goes on
   130  interrupted (Ctrl-C): nothing was invented, the run is resumable`
 
 func newRoot(a *app) *cobra.Command {
@@ -49,7 +51,7 @@ Start with "polyloop demo": offline, nothing to configure.
 	root.PersistentFlags().StringVar(&a.store, "store", def,
 		"where runs are stored: sqlite:PATH or a postgres:// DSN (default from $POLYLOOP_STORE)")
 	root.AddCommand(newDemoCmd(a), newRunCmd(a), newResumeCmd(a), newShowCmd(a), newLsCmd(a),
-		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a))
+		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newApproveCmd(a), newDeliverCmd(a))
 	if c := newBenchCmd(a); c != nil {
 		root.AddCommand(c)
 	}
