@@ -42,6 +42,12 @@ const (
 	EventConfigOverridden EventKind = "config_overridden"
 	// EventChildReceived reflects ChildReception.
 	EventChildReceived EventKind = "child_received"
+	// EventGateRequested reflects ApprovalRequested or DeliveryRequested
+	// (Gate is set): an action waits for an answer.
+	EventGateRequested EventKind = "gate_requested"
+	// EventGateAnswered reflects ApprovalDecided or DeliveryReceived
+	// (Answer is set).
+	EventGateAnswered EventKind = "gate_answered"
 )
 
 // Event is an observation of a fact already durable in the log. Fields that
@@ -95,4 +101,11 @@ type Event struct {
 	// Override, on config_overridden; Reception on child_received.
 	Override  *ConfigOverride `json:"override,omitempty"`
 	Reception *ChildReception `json:"reception,omitempty"`
+	// Gate, on gate_requested: the kind of the request record
+	// (approval_requested or delivery_requested) and the request; Answer,
+	// on gate_answered: the answer record's body (*ApprovalDecided or
+	// *DeliveryReceived).
+	Gate        RecordKind   `json:"gate,omitempty"`
+	GateRequest *GateRequest `json:"gate_request,omitempty"`
+	Answer      RecordBody   `json:"answer,omitempty"`
 }

@@ -41,6 +41,14 @@ func recordEvents(runID, agent string, r Record, audit *ActionOutcome) []Event {
 		ev.Kind, ev.Override, ev.SnapshotHash = EventConfigOverridden, b, b.SnapshotHash
 	case *ChildReception:
 		ev.Kind, ev.Step, ev.Reception = EventChildReceived, b.Step, b
+	case *ApprovalRequested:
+		ev.Kind, ev.Step, ev.ActionID, ev.Gate, ev.GateRequest = EventGateRequested, b.Step, b.ActionID, KindApprovalRequested, &b.GateRequest
+	case *DeliveryRequested:
+		ev.Kind, ev.Step, ev.ActionID, ev.Gate, ev.GateRequest = EventGateRequested, b.Step, b.ActionID, KindDeliveryRequested, &b.GateRequest
+	case *ApprovalDecided:
+		ev.Kind, ev.Step, ev.ActionID, ev.Gate, ev.Answer = EventGateAnswered, b.Step, b.ActionID, KindApprovalRequested, b
+	case *DeliveryReceived:
+		ev.Kind, ev.Step, ev.ActionID, ev.Gate, ev.Answer = EventGateAnswered, b.Step, b.ActionID, KindDeliveryRequested, b
 	default:
 		return nil
 	}
