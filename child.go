@@ -109,7 +109,7 @@ func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receiv
 	}
 	res, err := child.Runner.ResumeWith(ctx, childID, child.Agent, scope.d.opts)
 	if errors.Is(err, ErrRunNotFound) {
-		res, err = child.Runner.run(ctx, childID, child.Agent, task, &ref)
+		res, err = child.Runner.run(ctx, childID, child.Agent, task, &RunStarted{Parent: &ref})
 	}
 	ran() // a handler may start a fallback child
 	if err != nil {

@@ -122,7 +122,9 @@ func (d *driver) write(ctx context.Context, recs []Record) error {
 	}
 	at := d.now()
 	for i := range recs {
-		recs[i].At = at
+		if recs[i].At.IsZero() { // a fork's copies keep their time
+			recs[i].At = at
+		}
 	}
 	d.appends++
 	if err := d.r.Store.Append(ctx, d.runID, recs...); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -283,6 +284,15 @@ func TestSyntheticObservations(t *testing.T) {
 type requestRecorder struct {
 	inner polyloop.ModelClient
 	reqs  []polyloop.ModelRequest
+	// describe makes the recorder describe itself as the client it wraps.
+	describe bool
+}
+
+func (r *requestRecorder) Describe() polyloop.Component {
+	if r.describe {
+		return polyloop.Describe(r.inner)
+	}
+	return polyloop.Component{Name: fmt.Sprintf("%T", r)}
 }
 
 func (r *requestRecorder) Complete(ctx context.Context, req polyloop.ModelRequest) (polyloop.ModelReply, error) {

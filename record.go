@@ -86,6 +86,25 @@ type RunStarted struct {
 	LogVersion string `json:"log_version,omitempty"`
 	// Parent identifies the parent run for a child run (InvokeChild).
 	Parent *ParentRef `json:"parent,omitempty"`
+	// ForkedFrom is set for a run forked from another (Runner.Fork): the
+	// records 1 … ForkedFrom.Copied that follow are copies of the source's,
+	// with the same seq and time; ReplayOf for a replay of another run's
+	// recorded replies (polyloop replay).
+	ForkedFrom *RunSource `json:"forked_from,omitempty"`
+	ReplayOf   *RunSource `json:"replay_of,omitempty"`
+}
+
+// RunSource names the run a fork or a replay comes from.
+type RunSource struct {
+	RunID string `json:"run_id"`
+	// SnapshotHash is the source's snapshot hash (at the fork's step);
+	// Fields name how the new run's snapshot differs from it.
+	SnapshotHash string   `json:"snapshot_hash"`
+	Fields       []string `json:"fields,omitempty"`
+	// AtStep and Copied, for a fork: the source's steps 1 … AtStep are the
+	// fork's own first steps, as the Copied records after run_started.
+	AtStep int `json:"at_step,omitempty"`
+	Copied int `json:"copied,omitempty"`
 }
 
 // ParentRef names the action of a parent run that started a child.

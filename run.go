@@ -33,10 +33,24 @@ import (
 // cancellation that lands while an Append is under way gives both as well:
 // that append's outcome is unknown, as after any store failure.
 func (r *Runner) Run(ctx context.Context, runID string, agent Agent, task Task) (RunResult, error) {
-	return r.run(ctx, runID, agent, task, nil)
+	return r.RunWith(ctx, runID, agent, task, RunOptions{})
 }
 
-func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, parent *ParentRef) (RunResult, error) {
+// RunOptions are the options of RunWith.
+type RunOptions struct {
+	// ReplayOf links the new run to the run whose recorded replies it
+	// replays (RunStarted.ReplayOf); see replaymodel.Replay.
+	ReplayOf *RunSource
+}
+
+// RunWith is Run with options.
+func (r *Runner) RunWith(ctx context.Context, runID string, agent Agent, task Task, opts RunOptions) (RunResult, error) {
+	return r.run(ctx, runID, agent, task, &RunStarted{ReplayOf: opts.ReplayOf})
+}
+
+// run starts a run; start holds the fields of its RunStarted that name
+// where it comes from (a parent, a replayed run).
+func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, start *RunStarted) (RunResult, error) {
 	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
 	}
@@ -60,8 +74,9 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	}
 	m := newMachine(&logState{runID: runID})
 	m.needsApproval = agent.approvalNeeds()
-	m.add(&RunStarted{RunID: runID, Snapshot: snap, SnapshotHash: hash, LibraryVersion: LibraryVersion,
-		LogVersion: logVersionString, Parent: parent})
+	start.RunID, start.Snapshot, start.SnapshotHash = runID, snap, hash
+	start.LibraryVersion, start.LogVersion = LibraryVersion, logVersionString
+	m.add(start)
 	d := newDriver(r, runID, m, ResumeOptions{})
 	res, err := d.run(ctx)
 	if err != nil {

@@ -54,8 +54,18 @@ type logState struct {
 	// id: a replayed action meets its children's receptions again.
 	receptions map[string]*ChildReception
 
+	// copiedUntil is, in a fork, the seq of the last record copied from
+	// the source: the copies count in the source's totals, not the fork's;
+	// copying is set while one of them is folded.
+	copiedUntil int64
+	copying     bool
+
 	totals totalsAcc
 	hist   historyBuilder
+
+	// onStep, when set, is told of each completed step before the state
+	// moves past it (Steps).
+	onStep func(sc *StepCompleted, reply *ModelReply, batch []batchAction)
 }
 
 // batchAction is one action of the open batch, by its index.
@@ -142,8 +152,23 @@ func (st *logState) apply(r Record) error {
 	if err := st.check(r); err != nil {
 		return err
 	}
+	st.copying = r.Seq > 0 && r.Seq <= st.copiedUntil
 	st.fold(r.Body)
 	st.next++
+	if r.Seq == st.copiedUntil && r.Seq > 0 {
+		return st.endCopies(r)
+	}
+	return nil
+}
+
+// endCopies puts the fork's own snapshot in force after the records copied
+// from its source, which must end at a step boundary.
+func (st *logState) endCopies(r Record) error {
+	if st.phase != phaseIdle && st.phase != phaseDecided {
+		return st.corrupt(r, "the records copied from the fork's source end in the middle of step %d", st.step)
+	}
+	st.setSnapshot(st.started.Snapshot, st.started.SnapshotHash)
+	st.hist.setSystem(st.started.Snapshot.System)
 	return nil
 }
 
@@ -159,6 +184,9 @@ func (st *logState) check(r Record) error {
 		}
 		if st.runID != "" && rs.RunID != st.runID {
 			return st.corrupt(r, "run_started names run %q", rs.RunID)
+		}
+		if f := rs.ForkedFrom; f != nil && (f.Copied < 0 || f.AtStep < 0 || (f.Copied == 0) != (f.AtStep == 0)) {
+			return st.corrupt(r, "forked_from: %d records copied for step %d", f.Copied, f.AtStep)
 		}
 		return nil
 	}
@@ -382,14 +410,22 @@ func (st *logState) checkRunFinished(r Record, b *RunFinished) error {
 	return nil
 }
 
-// fold updates the state with a record the grammar accepted.
+// fold updates the state with a record the grammar accepted; a record
+// copied from a fork's source counts in the source's totals only.
 func (st *logState) fold(body RecordBody) {
-	st.totals.add(body)
+	if !st.copying {
+		st.totals.add(body)
+	} else if _, ok := body.(*StepCompleted); ok {
+		st.totals.t.CopiedSteps++
+	}
 	switch b := body.(type) {
 	case *RunStarted:
 		st.started, st.phase = b, phaseIdle
 		st.setSnapshot(b.Snapshot, b.SnapshotHash)
 		st.hist.start(b.Snapshot)
+		if b.ForkedFrom != nil {
+			st.copiedUntil = int64(b.ForkedFrom.Copied)
+		}
 	case *ConfigOverride:
 		st.setSnapshot(b.Snapshot, b.SnapshotHash)
 		st.hist.setSystem(b.Snapshot.System)
@@ -451,7 +487,7 @@ func (st *logState) gateOf(id string) *gateState {
 // denial, a delivery) is not an execution of unknown outcome.
 func (st *logState) settle(s *SettledAction) {
 	i, _ := st.settles(s)
-	if st.batch[i].intent == nil {
+	if st.batch[i].intent == nil && !st.copying {
 		st.totals.settledWithoutIntent++
 	}
 	st.batch[i].settled = s
@@ -462,6 +498,9 @@ func (st *logState) completeStep(b *StepCompleted) {
 		st.settle(&b.SettledAction)
 	}
 	st.hist.completeStep(st.reply, b, st.batch)
+	if st.onStep != nil {
+		st.onStep(b, st.reply, st.batch)
+	}
 	st.phase, st.decided, st.answer = phaseIdle, "", ""
 	switch {
 	case b.Decision == DecisionFinal:

@@ -131,8 +131,11 @@ func (rd ready) facts() []Record {
 func newMachine(st *logState) *machine { return &machine{st: st} }
 
 // add folds a record body into the state and queues it.
-func (m *machine) add(b RecordBody) {
-	r := Record{Seq: m.st.next, Body: b}
+func (m *machine) add(b RecordBody) { m.addRecord(Record{Seq: m.st.next, Body: b}) }
+
+// addRecord folds a record and queues it; its time, when set (a fork's
+// copies), is kept.
+func (m *machine) addRecord(r Record) {
 	if err := m.st.apply(r); err != nil {
 		panic(fmt.Sprintf("polyloop: internal error: the loop built a record the log's grammar refuses: %v", err))
 	}

@@ -61,6 +61,10 @@ type Totals struct {
 	// outcome (actions of unknown outcome).
 	UnknownModelCalls int `json:"unknown_model_calls,omitempty"`
 	UnknownActions    int `json:"unknown_actions,omitempty"`
+	// CopiedSteps counts, in a fork, the steps copied from its source. A
+	// fork's other totals count only its own records: what the copies used
+	// is counted once, in the source's totals.
+	CopiedSteps int `json:"copied_steps,omitempty"`
 }
 
 // Tokens is input plus output tokens.

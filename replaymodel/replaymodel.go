@@ -88,6 +88,18 @@ func (c *Client) Describe() polyloop.Component {
 	return polyloop.Component{Name: "replaymodel", Config: raw}
 }
 
+// KnowsCost implements polyloop.CostReporter: the replayed costs are known
+// when every recorded reply has one.
+func (c *Client) KnowsCost(polyloop.ModelParams) bool {
+	for _, i := range c.results {
+		res := c.log.Records[i].Body.(*polyloop.ModelCallResult)
+		if res.Reply != nil && res.Reply.Usage.CostUSD == nil {
+			return false
+		}
+	}
+	return len(c.results) > 0
+}
+
 // Complete implements polyloop.ModelClient: it returns a copy of the
 // recorded reply of req.Step, or the recorded failure as an error, after
 // checking req against the recorded run. It does not modify or keep req.

@@ -51,7 +51,8 @@ Start with "polyloop demo": offline, nothing to configure.
 	root.PersistentFlags().StringVar(&a.store, "store", def,
 		"where runs are stored: sqlite:PATH or a postgres:// DSN (default from $POLYLOOP_STORE)")
 	root.AddCommand(newDemoCmd(a), newRunCmd(a), newResumeCmd(a), newShowCmd(a), newLsCmd(a),
-		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newApproveCmd(a), newDeliverCmd(a))
+		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newApproveCmd(a), newDeliverCmd(a),
+		newForkCmd(a), newReplayCmd(a), newDiffCmd(a))
 	if c := newBenchCmd(a); c != nil {
 		root.AddCommand(c)
 	}

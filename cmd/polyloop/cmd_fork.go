@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/agentfile"
+	"github.com/polyloop/polyloop/replaymodel"
+	"github.com/spf13/cobra"
+)
+
+type forkFlags struct {
+	sinkFlags
+	atStep int
+	agent  string
+	id     string
+	json   bool
+}
+
+func newForkCmd(a *app) *cobra.Command {
+	var f forkFlags
+	c := &cobra.Command{
+		Use:   "fork RUN_ID --at-step N --agent AGENT.yaml [--id NEW]",
+		Short: "Start a counterfactual run from step N of a run, without paying for the prefix",
+		Long: `fork starts a new run that begins where RUN_ID stood at the end of step N: its
+log names the source and copies the source's records of steps 1..N (nothing of
+them runs again: no model call is paid for, no action repeats), then it goes on
+under AGENT.yaml. With a changed agent (another system prompt, parser, tool
+set), the fork records how its configuration differs from the source's and the
+model sees the new configuration from step N+1 on. N may be 0: the same task,
+from the start. A step whose actions are of unknown outcome cannot be forked at.
+
+The copied steps count in the source's totals only, so statistics over a run
+and its forks count each billed call once.
+
+` + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.fork(cmd.Context(), args[0], f)
+		},
+	}
+	c.Flags().IntVar(&f.atStep, "at-step", -1, "the last step of the source to keep (required; 0: none)")
+	c.Flags().StringVar(&f.agent, "agent", "", "the agent file to go on with (required: the source's, or a changed one)")
+	c.Flags().StringVar(&f.id, "id", "", "the new run's id (default: a new ULID)")
+	c.Flags().BoolVar(&f.json, "json", false, "print the result as JSON on standard output")
+	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines")
+	c.Flags().StringVar(&f.events, "events", "", "append the run's events to this file as JSON lines")
+	_ = c.MarkFlagRequired("agent")
+	return c
+}
+
+func (a *app) fork(parent context.Context, src string, f forkFlags) error {
+	if f.atStep < 0 {
+		return errors.New("--at-step N is required (0 forks before the first step)")
+	}
+	ctx, interrupted, stop := interruptible(parent)
+	defer stop()
+	cfg, err := agentfile.Load(ctx, f.agent, nil)
+	if err != nil {
+		return err
+	}
+	defer cfg.Close()
+	st, err := openStore(ctx, a.store, existingStore)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sinks, err := a.eventSinks(ctx, f.sinkFlags)
+	if err != nil {
+		return err
+	}
+	defer sinks.close()
+	id := f.id
+	if id == "" {
+		id = polyloop.NewRunID()
+	}
+	res, err := cfg.Runner(st, sinks.sinks...).Fork(ctx, src, f.atStep, id, cfg.Agent)
+	sinks.ended(id, err)
+	if err != nil {
+		if errors.Is(err, polyloop.ErrForkPoint) || errors.Is(err, polyloop.ErrRunNotFound) {
+			return err
+		}
+		return a.runFailed(id, f.agent, err, interrupted())
+	}
+	fmt.Fprintf(a.stderr, "run %s: forked from %s at step %d\n", id, src, f.atStep)
+	return a.report(res, f.json)
+}
+
+type replayFlags struct {
+	agent string
+	id    string
+	match string
+	json  bool
+}
+
+func newReplayCmd(a *app) *cobra.Command {
+	var f replayFlags
+	c := &cobra.Command{
+		Use:   "replay RUN_ID --agent AGENT.yaml [--id NEW] [--match structure|exact|steps]",
+		Short: "Re-run a recorded trajectory with the model answered from its log",
+		Long: `replay runs RUN_ID's task again as a new run, with the model's replies taken
+from RUN_ID's log instead of a model: the parser and executor of AGENT.yaml run
+for real, and nothing is spent on a model. Use it to test a new parser or
+executor on recorded trajectories. It reports the first step at which the
+replay's decision or outcome differs from the recorded run, and stores the
+replay as its own run, linked to the recorded one.
+
+--match says what of each request must agree with what the recorded model was
+shown (see package replaymodel): structure (default), exact, or steps.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.replay(cmd.Context(), args[0], f)
+		},
+	}
+	c.Flags().StringVar(&f.agent, "agent", "", "the agent file whose parser and executor run (required)")
+	c.Flags().StringVar(&f.id, "id", "", "the replay's run id (default: a new ULID)")
+	c.Flags().StringVar(&f.match, "match", "structure", "what must agree: structure, exact or steps")
+	c.Flags().BoolVar(&f.json, "json", false, "print the result and the divergence as JSON")
+	_ = c.MarkFlagRequired("agent")
+	return c
+}
+
+func (a *app) replay(ctx context.Context, src string, f replayFlags) error {
+	cfg, err := agentfile.Load(ctx, f.agent, nil)
+	if err != nil {
+		return err
+	}
+	defer cfg.Close()
+	st, err := openStore(ctx, a.store, existingStore)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log, err := st.ReadLog(ctx, src)
+	if err != nil {
+		return err
+	}
+	if log.Empty() {
+		return fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, src)
+	}
+	log.RunID = src
+	id := f.id
+	if id == "" {
+		id = polyloop.NewRunID()
+	}
+	res, diff, err := replaymodel.Replay(ctx, *cfg.Runner(st), log, id, cfg.Agent, replaymodel.Options{Match: replaymodel.Match(f.match)})
+	if err != nil {
+		return fmt.Errorf("replay of %s: %w", src, err)
+	}
+	if f.json {
+		return writeJSON(a.stdout, struct {
+			Result polyloop.RunResult `json:"result"`
+			Diff   polyloop.RunDiff   `json:"diff"`
+		}{res, diff})
+	}
+	fmt.Fprintf(a.stdout, "replay %s of %s: %s after %d steps\n", id, src, orUnfinished(res), res.Totals.Steps)
+	printDivergence(a.stdout, diff, src, id)
+	return nil
+}
+
+func orUnfinished(res polyloop.RunResult) string {
+	if res.StopReason == "" {
+		return "unfinished"
+	}
+	return string(res.StopReason)
+}
+
+type diffFlags struct{ json bool }
+
+func newDiffCmd(a *app) *cobra.Command {
+	var f diffFlags
+	c := &cobra.Command{
+		Use:   "diff RUN_A RUN_B [--json]",
+		Short: "Where two runs part: aligned by step, the first divergence and the snapshot diff",
+		Long: `diff compares two runs step by step, aligned by step number: the reply, the
+decision, the actions, their outcomes and observations, then the number of
+steps and how each finished. It prints how their configurations differ and the
+first step where they part; exit 0 when they agree, 1 when they differ.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.diff(cmd.Context(), args[0], args[1], f)
+		},
+	}
+	c.Flags().BoolVar(&f.json, "json", false, "print the comparison as JSON")
+	return c
+}
+
+func (a *app) diff(ctx context.Context, ida, idb string, f diffFlags) error {
+	st, err := openStore(ctx, a.store, existingStore)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var logs [2]polyloop.RunLog
+	for i, id := range []string{ida, idb} {
+		if logs[i], err = st.ReadLog(ctx, id); err != nil {
+			return err
+		}
+		if logs[i].Empty() {
+			return fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
+		}
+		logs[i].RunID = id
+	}
+	d := polyloop.DiffRuns(logs[0], logs[1])
+	if f.json {
+		if err := writeJSON(a.stdout, d); err != nil {
+			return err
+		}
+	} else {
+		printDivergence(a.stdout, d, ida, idb)
+	}
+	if d.First != nil || len(d.Snapshot) > 0 {
+		return &exitErr{code: exitStopped}
+	}
+	return nil
+}
+
+func printDivergence(w io.Writer, d polyloop.RunDiff, a, b string) {
+	if len(d.Snapshot) > 0 {
+		fmt.Fprintf(w, "configuration differs in: %s\n", strings.Join(d.Snapshot, ", "))
+	}
+	if d.First == nil {
+		fmt.Fprintf(w, "no divergence: %s and %s agree on all %d steps and how they finished\n", a, b, d.StepsA)
+		return
+	}
+	v := d.First
+	where := fmt.Sprintf("step %d", v.Step)
+	if v.What == "outcome" || v.What == "observation" {
+		where += fmt.Sprintf(", action %d", v.Index+1)
+	}
+	fmt.Fprintf(w, "first divergence at %s (%s):\n  %s: %s\n  %s: %s\n", where, v.What, a, oneLine(v.A, 300), b, oneLine(v.B, 300))
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,101 @@
+package polyloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrForkPoint is returned by Fork for a step it cannot fork at: a step the
+// source has not completed (its actions of unknown outcome, or not run).
+var ErrForkPoint = errors.New("polyloop: cannot fork at that step")
+
+// Fork starts a new run, newID (empty: a new ULID), from run src as it stood
+// at the end of step atStep (0: before its first step), and runs it under
+// agent until it finishes. The new run's log starts with run_started naming
+// its source (RunStarted.ForkedFrom: the source run, the step, the source's
+// snapshot hash and, when agent differs from the source's configuration,
+// the fields that differ), then holds copies of the source's records of
+// steps 1 … atStep — the same bytes, seqs and times — and goes on from step
+// atStep+1 with agent's snapshot in force: the model sees a changed system
+// prompt from the fork on. Nothing of the prefix runs again: no model call
+// is paid for, no action repeats. The copies count in the source's totals
+// only (Totals.CopiedSteps says how many steps were copied).
+//
+// The task is the source's. atStep must be a step whose record is in the
+// source's log (ErrForkPoint otherwise: an open step, whose actions may be of
+// unknown outcome, cannot be forked at). Errors as for Run; a source that
+// does not exist is ErrRunNotFound.
+func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string, agent Agent) (RunResult, error) {
+	if err := r.validate(agent); err != nil {
+		return RunResult{}, err
+	}
+	log, err := r.Store.ReadLog(ctx, src)
+	if err != nil {
+		return RunResult{}, persistenceError("read", src, err)
+	}
+	if log.Empty() {
+		return RunResult{}, fmt.Errorf("%w: %q", ErrRunNotFound, src)
+	}
+	log.RunID = src
+	prefix, at, err := forkPrefix(log, atStep)
+	if err != nil {
+		return RunResult{}, err
+	}
+	if newID == "" {
+		newID = NewRunID()
+	}
+	existing, err := r.Store.ReadLog(ctx, newID)
+	if err != nil {
+		return RunResult{}, persistenceError("read", newID, err)
+	}
+	if !existing.Empty() {
+		return RunResult{}, fmt.Errorf("%w: %q has %d records", ErrRunExists, newID, len(existing.Records))
+	}
+	snap := r.snapshot(agent, at.snap.Task)
+	hash, err := snap.Hash()
+	if err != nil {
+		return RunResult{}, fmt.Errorf("%w: snapshot: %v", ErrInvalidConfig, err)
+	}
+	source := &RunSource{RunID: src, SnapshotHash: at.hash, AtStep: atStep, Copied: len(prefix)}
+	if hash != at.hash {
+		source.Fields = DiffSnapshots(at.snap, snap)
+	}
+	m := newMachine(&logState{runID: newID})
+	m.needsApproval = agent.approvalNeeds()
+	m.add(&RunStarted{RunID: newID, Snapshot: snap, SnapshotHash: hash, LibraryVersion: LibraryVersion,
+		LogVersion: logVersionString, ForkedFrom: source})
+	for _, rec := range prefix {
+		m.addRecord(rec)
+	}
+	d := newDriver(r, newID, m, ResumeOptions{})
+	res, err := d.run(ctx)
+	if err != nil {
+		if d.appends == 0 {
+			err = errors.Join(err, ErrRunNotStarted)
+		}
+		return RunResult{RunID: newID}, err
+	}
+	return res, nil
+}
+
+// forkPrefix returns the source's records after run_started up to the end of
+// step atStep, and the fold of the source up to there.
+func forkPrefix(log RunLog, atStep int) ([]Record, *logState, error) {
+	st := &logState{runID: log.RunID}
+	if err := st.apply(log.Records[0]); err != nil {
+		return nil, nil, err
+	}
+	if atStep == 0 {
+		return nil, st, nil
+	}
+	for i, rec := range log.Records[1:] {
+		if err := st.apply(rec); err != nil {
+			return nil, nil, err
+		}
+		if sc, ok := rec.Body.(*StepCompleted); ok && sc.Step == atStep {
+			return log.Records[1 : i+2], st, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%w: run %q has no record of step %d (it ends in step %d, %s)", ErrForkPoint, log.RunID, atStep, st.step, st.plan().Action)
+}

@@ -1,0 +1,139 @@
+package polyloop_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/polylooptest"
+)
+
+// Fork at every step of the reference run with the agent unchanged, then run
+// to the end: the fork's records after run_started are the reference's (the
+// copies byte for byte, the rest equivalent); nothing of the prefix runs
+// again; the fork's totals count only its own calls and actions, so that the
+// source's and the fork's together count each billed call once.
+func TestForkAtEveryStep(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := store.ReadLog(ctx, "ref")
+	refTotals := ref.Finished().Totals
+	for n := 0; n <= refTotals.Steps; n++ {
+		id := fmt.Sprintf("fork-%d", n)
+		model, exec := referenceScript(), newTestExec()
+		res, err := newRunner(model, store, exec).Fork(ctx, "ref", n, id, equivalenceAgent())
+		if err != nil {
+			t.Fatalf("fork at %d: %v", n, err)
+		}
+		fork, _ := store.ReadLog(ctx, id)
+		src := fork.Started().ForkedFrom
+		if src == nil || src.RunID != "ref" || src.AtStep != n || len(src.Fields) != 0 || src.SnapshotHash != ref.Started().SnapshotHash {
+			t.Fatalf("fork at %d: forked_from %+v", n, src)
+		}
+		for i := 1; i <= src.Copied; i++ {
+			a, _ := fork.Records[i].MarshalJSON()
+			b, _ := ref.Records[i].MarshalJSON()
+			if string(a) != string(b) {
+				t.Fatalf("fork at %d: copy %d differs:\n%s\n%s", n, i, a, b)
+			}
+		}
+		// The rest is the reference's, as the equivalence property says.
+		if err := polylooptest.CheckEquivalent(polyloop.RunLog{Records: fork.Records[1 : len(fork.Records)-1]},
+			polyloop.RunLog{Records: ref.Records[1 : len(ref.Records)-1]}); err != nil {
+			t.Fatalf("fork at %d: %v", n, err)
+		}
+		if h := polyloop.History(fork); !reflect.DeepEqual(h, polyloop.History(ref)) {
+			t.Fatalf("fork at %d: the history differs from the reference's:\n%s", n, historyDiff(h, polyloop.History(ref)))
+		}
+		tot := res.Totals
+		copied := polyloop.ComputeTotals(polyloop.RunLog{Records: ref.Records[:src.Copied+1]})
+		if tot.CopiedSteps != n || tot.Steps+tot.CopiedSteps != refTotals.Steps ||
+			tot.ModelCalls+copied.ModelCalls != refTotals.ModelCalls || tot.Actions+copied.Actions != refTotals.Actions ||
+			tot.Tokens()+copied.Tokens() != refTotals.Tokens() {
+			t.Fatalf("fork at %d: totals %+v + copied %+v ≠ the reference's %+v", n, tot, copied, refTotals)
+		}
+		if model.Calls() != refTotals.ModelCalls-copied.ModelCalls {
+			t.Fatalf("fork at %d: %d model calls, want only the %d after the fork", n, model.Calls(), refTotals.ModelCalls-copied.ModelCalls)
+		}
+		for key, k := range exec.snapshot() {
+			if k > 2 { // refuse:null is asked twice in the reference
+				t.Fatalf("fork at %d: %s ran %d times", n, key, k)
+			}
+		}
+	}
+}
+
+// A fork with a changed system prompt records the difference, and the model
+// sees the new prompt from the fork on (the copied steps are not re-run).
+func TestForkWithChangedPrompt(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	changed := equivalenceAgent()
+	changed.System = "You are a careful agent."
+	rec := &requestRecorder{inner: referenceScript()}
+	rec.describe = true
+	if _, err := newRunner(rec, store, newTestExec()).Fork(ctx, "ref", 7, "f", changed); err != nil {
+		t.Fatal(err)
+	}
+	fork, _ := store.ReadLog(ctx, "f")
+	if f := fork.Started().ForkedFrom; !slices.Equal(f.Fields, []string{"system"}) {
+		t.Fatalf("forked_from fields %v, want [system]", f.Fields)
+	}
+	if len(rec.reqs) == 0 || rec.reqs[0].Step != 8 {
+		t.Fatalf("the first call after the fork is %+v, want step 8", rec.reqs)
+	}
+	for _, req := range rec.reqs {
+		if req.Messages[0].Content != changed.System {
+			t.Fatalf("step %d was shown system prompt %q", req.Step, req.Messages[0].Content)
+		}
+	}
+}
+
+// Forking at a step the source has not completed is refused: its actions
+// may be of unknown outcome.
+func TestForkRefusesAnOpenStep(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	store.Put("src", polyloop.ParseLogScript(t, "src", []string{"start", "intent 1.1", "result 1.1 tool=send", "action 1.1 tool=send replay=never"}).Records)
+	_, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, "src", 1, "f", testAgent())
+	if !errors.Is(err, polyloop.ErrForkPoint) || !strings.Contains(err.Error(), "step 1") {
+		t.Fatalf("err = %v, want ErrForkPoint naming the step", err)
+	}
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, "nope", 1, "g", testAgent()); !errors.Is(err, polyloop.ErrRunNotFound) {
+		t.Fatalf("err = %v, want ErrRunNotFound", err)
+	}
+}
+
+// A fork resumes like any run: crashed mid-way, it goes on from its own log
+// (the copies are not copied again).
+func TestForkResumes(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := store.ReadLog(ctx, "ref")
+	crashing := memstore.New()
+	crashing.Put("ref", ref.Records)
+	crashing.SetFaults(memstore.Options{CrashAfter: crashing.Len() + 25}) // past the fork's first write, before its end
+	if _, err := newRunner(referenceScript(), crashing, newTestExec()).Fork(ctx, "ref", 4, "f", equivalenceAgent()); !errors.Is(err, memstore.ErrCrashed) {
+		t.Fatalf("err = %v, want the crash", err)
+	}
+	crashing.SetFaults(memstore.Options{})
+	res, err := newRunner(referenceScript(), crashing, newTestExec()).Resume(ctx, "f", equivalenceAgent())
+	if err != nil || res.StopReason != polyloop.StopCompleted || res.Totals.CopiedSteps != 4 {
+		t.Fatalf("resume of the fork: %+v, %v", res, err)
+	}
+}
