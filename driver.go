@@ -161,6 +161,33 @@ func (d *driver) emit(ctx context.Context, recs []Record) {
 	d.audit = nil
 }
 
+// stream calls a streaming client, turning its deltas into events. When the
+// call ends in an error after an attempt previewed something, that attempt
+// is announced superseded.
+func (d *driver) stream(ctx context.Context, sm StreamingModelClient, req ModelRequest) (ModelReply, error) {
+	base := Event{V: EventVersion, RunID: d.runID, Agent: d.m.st.snap.Agent, Step: req.Step,
+		Seq: d.m.st.next - 1, CallID: req.CallID, Attempt: d.m.st.attempt}
+	previewing := 0 // the client attempt whose deltas are shown
+	emit := func(kind EventKind, dl Delta) {
+		ev := base
+		ev.Kind, ev.At, ev.Delta = kind, d.now(), &dl
+		d.sinks.emit(ctx, ev)
+	}
+	reply, err := sm.Stream(ctx, req, func(dl Delta) {
+		if dl.Superseded {
+			emit(EventCandidateSuperseded, dl)
+			previewing = 0
+			return
+		}
+		previewing = dl.Attempt
+		emit(EventModelDelta, dl)
+	})
+	if err != nil && previewing > 0 {
+		emit(EventCandidateSuperseded, Delta{Attempt: previewing, Superseded: true})
+	}
+	return reply, err
+}
+
 // FactWriteTimeout bounds the write of records that are already facts (a
 // model result, an action's outcome, a determined finish) when the run's
 // context has been cancelled: they are written on a context detached from
@@ -197,7 +224,13 @@ func (d *driver) finish(ctx context.Context, rd ready) (RunResult, error) {
 }
 
 func (d *driver) callModel(ctx context.Context, req ModelRequest) error {
-	reply, err := d.r.Model.Complete(ctx, req)
+	var reply ModelReply
+	var err error
+	if sm, ok := d.r.Model.(StreamingModelClient); ok && len(d.r.Sinks) > 0 && d.sinks.active() {
+		reply, err = d.stream(ctx, sm, req)
+	} else {
+		reply, err = d.r.Model.Complete(ctx, req)
+	}
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			// Cancellation is not a model failure: nothing is recorded.

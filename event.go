@@ -42,6 +42,18 @@ const (
 	EventConfigOverridden EventKind = "config_overridden"
 	// EventChildReceived reflects ChildReception.
 	EventChildReceived EventKind = "child_received"
+	// EventModelDelta is a fragment of the reply of the model call under
+	// way (Delta), from a StreamingModelClient: a preview, not a fact — it
+	// reflects no record (Seq is the call's intent). Attempt is the
+	// library's attempt of the call, Delta.Attempt the client's.
+	EventModelDelta EventKind = "model_delta"
+	// EventCandidateSuperseded says that a preview must be dropped: the
+	// client's attempt Delta.Attempt of call CallID (attempt Attempt) ended
+	// without becoming the reply, or, with Delta nil, every attempt of that
+	// call did (it failed, was cancelled, or was left of unknown outcome and
+	// is made again after a resume). Deltas of several candidates are never
+	// one answer.
+	EventCandidateSuperseded EventKind = "candidate_superseded"
 	// EventGateRequested reflects ApprovalRequested or DeliveryRequested
 	// (Gate is set): an action waits for an answer.
 	EventGateRequested EventKind = "gate_requested"
@@ -69,6 +81,10 @@ type Event struct {
 	SnapshotHash string    `json:"snapshot_hash,omitempty"`
 	// Plan, on run_resumed.
 	Plan *ResumePlan `json:"plan,omitempty"`
+
+	// Delta, on model_delta and on the candidate_superseded of one client
+	// attempt.
+	Delta *Delta `json:"delta,omitempty"`
 
 	// Reply or Failure, on model_call_finished.
 	Reply   *ModelReply      `json:"reply,omitempty"`

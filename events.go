@@ -13,11 +13,15 @@ func recordEvents(runID, agent string, r Record, audit *ActionOutcome) []Event {
 	case *ModelCallIntent:
 		ev.Step, ev.CallID, ev.Attempt = b.Step, b.CallID, b.Attempt
 		ev.Kind = EventModelCallStarted
+		first := ev
 		if b.Attempt == 1 {
-			started := ev
-			started.Kind = EventStepStarted
-			return []Event{started, ev}
+			first.Kind = EventStepStarted
+		} else {
+			// The call is made again: the earlier attempt was left of
+			// unknown outcome, and whatever it previewed is dropped.
+			first.Kind, first.Attempt, first.CallID = EventCandidateSuperseded, b.Attempt-1, modelCallID(b.Step, b.Attempt-1)
 		}
+		return []Event{first, ev}
 	case *ModelCallResult:
 		ev.Kind, ev.Step, ev.CallID, ev.Attempt, ev.Reply, ev.Failure = EventModelCallFinished, b.Step, b.CallID, b.Attempt, b.Reply, b.Failure
 		ev.Usage = b.Usage
