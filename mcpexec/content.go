@@ -15,10 +15,64 @@ func render(res *mcp.CallToolResult) string {
 	for _, c := range res.Content {
 		parts = append(parts, block(c))
 	}
-	if res.StructuredContent != nil && !sameJSON(res.Content, res.StructuredContent) {
+	if res.StructuredContent != nil && !carried(res.Content, res.StructuredContent) {
 		parts = append(parts, structured(res.StructuredContent))
 	}
 	return strings.Join(parts, "\n")
+}
+
+// carried reports whether the text blocks already carry everything the
+// structured content holds, so that rendering it would repeat them: a text
+// block holds the same JSON value (as servers are asked to send it), or
+// every value in the structured content is a string found in the text
+// blocks (server-filesystem sends {"content": <the text>}). A number, a
+// boolean or a string the text lacks is information of its own, and the
+// structured content is rendered.
+func carried(content []mcp.Content, v any) bool {
+	if sameJSON(content, v) {
+		return true
+	}
+	var texts []string
+	for _, c := range content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, t.Text)
+		}
+	}
+	if len(texts) == 0 {
+		return false
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	var value any
+	if json.Unmarshal(raw, &value) != nil {
+		return false
+	}
+	return stringsIn(value, strings.Join(texts, "\n"))
+}
+
+// stringsIn reports whether every leaf of v is a string contained in text.
+func stringsIn(v any, text string) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.Contains(text, v)
+	case map[string]any:
+		for _, x := range v {
+			if !stringsIn(x, text) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, x := range v {
+			if !stringsIn(x, text) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // block renders one content block: text as it is, binary data described.
