@@ -286,6 +286,9 @@ func (b *builder) mcp(ctx context.Context, p path, m MCPSpec) (*mcpexec.Executor
 		return nil, err
 	}
 	opts.Headers = headers
+	if opts.OAuthHandler, err = b.oauth(p, m); err != nil {
+		return nil, err
+	}
 	ex, err := mcpexec.New(ctx, opts)
 	if err != nil {
 		if ctx.Err() != nil { // an interruption, not a fault of the file

@@ -133,6 +133,8 @@ type MCPSpec struct {
 	// the named environment variable when the file is loaded:
 	// {Authorization: MY_MCP_AUTH}. The values never enter the snapshot.
 	HeadersEnv map[string]string `yaml:"headers_env"`
+	// OAuth authorizes the requests to URL with OAuth 2.1; see OAuthSpec.
+	OAuth *OAuthSpec `yaml:"oauth"`
 	// Prefix is put before each of the server's tool names, as the model
 	// sees them and as the snapshot records them: with prefix fs_, the
 	// server's read_file is fs_read_file. It lets two servers offering the

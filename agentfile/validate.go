@@ -269,6 +269,7 @@ func (v *validator) mcp(p path, m MCPSpec) {
 		v.fail(p.at("prefix"), "expected letters, digits, _ and - only (the prefix becomes part of tool names), found %q", m.Prefix)
 	}
 	v.headersEnv(p, m)
+	v.oauth(p, m)
 }
 
 // toolPrefix is what a tool-name prefix may hold: what model providers
