@@ -269,7 +269,7 @@ func (b *builder) shell(s ShellSpec) (*shellexec.Executor, error) {
 }
 
 func (b *builder) mcp(ctx context.Context, p path, m MCPSpec) (*mcpexec.Executor, error) {
-	opts := mcpexec.Options{URL: m.URL, Tools: m.Tools}
+	opts := mcpexec.Options{URL: m.URL, Tools: m.Tools, Prefix: m.Prefix}
 	if len(m.Replay) > 0 {
 		opts.Replay = make(map[string]polyloop.ReplayPolicy, len(m.Replay))
 		for tool, policy := range m.Replay {
@@ -286,8 +286,14 @@ func (b *builder) mcp(ctx context.Context, p path, m MCPSpec) (*mcpexec.Executor
 		return nil, err
 	}
 	opts.Headers = headers
+	if opts.OAuthHandler, err = b.oauth(p, m); err != nil {
+		return nil, err
+	}
 	ex, err := mcpexec.New(ctx, opts)
 	if err != nil {
+		if ctx.Err() != nil { // an interruption, not a fault of the file
+			return nil, fmt.Errorf("agentfile: starting MCP server %q: %w", m.Name, errors.Join(ctx.Err(), err))
+		}
 		return nil, b.loc.errorAt(p, fmt.Sprintf("cannot start MCP server %q: %v", m.Name, err))
 	}
 	return ex, nil

@@ -26,6 +26,9 @@
 //	    - {name: files, command: mcp-files, args: [--root, .], env_allow: [HOME], tools: [read_file],
 //	       replay: {read_file: replay_safe}}
 //	    - {name: search, url: https://mcp.example.com/mcp, headers_env: {Authorization: SEARCH_MCP_AUTH}}
+//	    - {name: docs, url: https://docs.example.com/mcp, prefix: docs_,
+//	       oauth: {client_id_env: DOCS_CLIENT_ID, client_secret_env: DOCS_CLIENT_SECRET,
+//	               token_cache: .polyloop/oauth/docs.json}}
 //	limits: {max_steps: 30, max_tokens: 200000, max_cost_usd: 0.5, observation_limit: 8000}
 //	synthetic: {not_executed: "...", env_error: "..."}   # defaults: polyloop.DefaultNotExecuted, DefaultEnvError
 //
@@ -65,7 +68,12 @@
 // An MCP server over HTTP gets its credentials from headers_env: each header
 // is set on every request, with the value of the named environment variable
 // read when the file is loaded (an unset variable is an error). Neither the
-// values nor the headers enter the snapshot.
+// values nor the headers enter the snapshot. Or it is authorized with OAuth
+// (oauth, see OAuthSpec): the client's id and secret come from environment
+// variables, the token is kept in token_cache (mode 0600), never in a
+// record, an event or the snapshot. prefix puts a prefix before each of a
+// server's tool names, so that two servers offering the same name can serve
+// one agent.
 //
 // # Load
 //

@@ -133,10 +133,18 @@ type MCPSpec struct {
 	// the named environment variable when the file is loaded:
 	// {Authorization: MY_MCP_AUTH}. The values never enter the snapshot.
 	HeadersEnv map[string]string `yaml:"headers_env"`
-	// Tools, when set, exposes only these tools of the server.
+	// OAuth authorizes the requests to URL with OAuth 2.1; see OAuthSpec.
+	OAuth *OAuthSpec `yaml:"oauth"`
+	// Prefix is put before each of the server's tool names, as the model
+	// sees them and as the snapshot records them: with prefix fs_, the
+	// server's read_file is fs_read_file. It lets two servers offering the
+	// same tool name serve one agent. Letters, digits, _ and - only.
+	Prefix string `yaml:"prefix"`
+	// Tools, when set, exposes only these tools of the server (its own
+	// names, without the prefix).
 	Tools []string `yaml:"tools"`
-	// Replay overrides the server's annotations, per tool: replay_safe or
-	// never_replay.
+	// Replay overrides the server's annotations, per tool (its own names,
+	// without the prefix): replay_safe or never_replay.
 	Replay map[string]string `yaml:"replay"`
 }
 

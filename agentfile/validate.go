@@ -265,8 +265,16 @@ func (v *validator) mcp(p path, m MCPSpec) {
 	for tool, policy := range m.Replay {
 		v.replay(p.at("replay", tool), policy)
 	}
+	if !toolPrefix.MatchString(m.Prefix) {
+		v.fail(p.at("prefix"), "expected letters, digits, _ and - only (the prefix becomes part of tool names), found %q", m.Prefix)
+	}
 	v.headersEnv(p, m)
+	v.oauth(p, m)
 }
+
+// toolPrefix is what a tool-name prefix may hold: what model providers
+// accept in tool names.
+var toolPrefix = regexp.MustCompile(`^[A-Za-z0-9_-]*$`)
 
 // headerName is an HTTP header name (a token, RFC 9110).
 var headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")

@@ -15,10 +15,78 @@ func render(res *mcp.CallToolResult) string {
 	for _, c := range res.Content {
 		parts = append(parts, block(c))
 	}
-	if res.StructuredContent != nil && !sameJSON(res.Content, res.StructuredContent) {
+	if res.StructuredContent != nil && !carried(res.Content, res.StructuredContent) {
 		parts = append(parts, structured(res.StructuredContent))
 	}
 	return strings.Join(parts, "\n")
+}
+
+// carried reports whether the content blocks already carry everything the
+// structured content holds, so that rendering it would repeat them: a text
+// block holds the same JSON value (as servers are asked to send it), or
+// every value in the structured content is a string found in the text
+// blocks or a copy of a content block (server-filesystem sends
+// {"content": <the text>}, or {"content": [<the image block>]}). A number, a
+// boolean or a string the blocks lack is information of its own, and the
+// structured content is rendered.
+func carried(content []mcp.Content, v any) bool {
+	if sameJSON(content, v) {
+		return true
+	}
+	var texts []string
+	var blocks []any
+	for _, c := range content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, t.Text)
+		}
+		if b, ok := asJSON(c); ok {
+			blocks = append(blocks, b)
+		}
+	}
+	value, ok := asJSON(v)
+	return ok && in(value, strings.Join(texts, "\n"), blocks)
+}
+
+// in reports whether every leaf of v is a string contained in text, or a
+// value equal to one of blocks.
+func in(v any, text string, blocks []any) bool {
+	for _, b := range blocks {
+		if reflect.DeepEqual(v, b) {
+			return true
+		}
+	}
+	switch v := v.(type) {
+	case string:
+		return text != "" && strings.Contains(text, v)
+	case map[string]any:
+		for _, x := range v {
+			if !in(x, text, blocks) {
+				return false
+			}
+		}
+		return len(v) > 0
+	case []any:
+		for _, x := range v {
+			if !in(x, text, blocks) {
+				return false
+			}
+		}
+		return len(v) > 0
+	}
+	return false
+}
+
+// asJSON re-decodes v's JSON encoding into maps, slices and scalars.
+func asJSON(v any) (any, bool) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	var out any
+	if json.Unmarshal(raw, &out) != nil {
+		return nil, false
+	}
+	return out, true
 }
 
 // block renders one content block: text as it is, binary data described.

@@ -11,8 +11,18 @@
 //
 // Credentials for a streamable HTTP server go in Options.Headers (for
 // example Authorization), set on every request by the HTTP client's
-// transport; they never enter Describe. The URL's user information and query
-// are left out of Describe too, but headers are the place for a key.
+// transport, or come from OAuth: Options.OAuthHandler, built by
+// NewOAuthHandler (the authorization code grant with a token cache, or the
+// client credentials grant), is passed to the SDK's transport. Neither
+// enters Describe, a record or an event. The URL's user information and
+// query are left out of Describe too, but headers are the place for a key.
+//
+// Options.Prefix puts a prefix before every tool name the executor exposes,
+// so that two servers offering the same name can serve one agent.
+//
+// A stdio server's standard error is dropped (or copied to Options.Stderr),
+// but its last StderrTail bytes are kept: a server that dies at start is
+// reported by a *StartError that shows them.
 //
 // # Replay policy
 //
@@ -34,9 +44,19 @@
 //   - a result → Executed, with the content rendered as text; a result with
 //     isError is Executed as well (the tool ran and failed).
 //   - a result that asks for more input (a multi-round-trip input request the
-//     executor cannot answer) → NotExecuted.
+//     executor cannot answer) → Executed: the tool ran up to its question,
+//     and the observation says it did not finish.
 //   - a JSON-RPC error answering the call: method not found or invalid params
-//     → NotExecuted; parse error or invalid request (the two sides do not
+//     → NotExecuted, unless the client refused a request of the server's
+//     (elicitation, sampling, roots, any method but ping) while the call was
+//     in flight: then the tool had started, the error may be that refusal
+//     relayed by the server, and the call is Executed with the error as its
+//     observation. The rule, in database/sql's words for driver.ErrBadConn:
+//     NotExecuted is never returned when the action may have started.
+//     Refusals are counted per session, not per call (over stdio the
+//     protocol does not tie a server's request to the call it serves), so a
+//     refusal during concurrent calls marks them all as started — the safe
+//     direction; parse error or invalid request (the two sides do not
 //     speak the same protocol) and the SDK's own transport codes (a request
 //     that could not be delivered or was turned away by the HTTP server) →
 //     EnvError; any other code (an internal error,
@@ -56,14 +76,22 @@
 // Text blocks are joined with newlines. Images, audio and binary resources
 // are described by type, MIME type and size, never inlined. Embedded text
 // resources are included as text; resource links are described. Structured
-// content is rendered as JSON, unless a text block already holds the same
-// JSON value (servers are asked to send both).
+// content is rendered as JSON, unless the content blocks already carry it:
+// a text block holds the same JSON value (servers are asked to send both),
+// or each of its values is a string the text blocks contain or a copy of a
+// content block (server-filesystem sends {"content": <its text>}). Content
+// is never repeated in an observation.
 //
-// # Roots
+// # Roots, elicitation and sampling
 //
 // The client advertises no roots capability unless Options.Roots is set: a
 // server may otherwise widen its own sandbox to the client's roots. Only
 // with roots configured does the client answer a server's multi-round-trip
-// input requests (with the roots; a request for elicitation or sampling is
-// refused by the SDK client with an invalid-params error: NotExecuted).
+// input requests, with the roots.
+//
+// Elicitation (asking the user) and sampling (asking the client's model)
+// are out of scope for an unattended loop: the executor advertises neither
+// capability, and the SDK client refuses such a request with an
+// invalid-params error. A call during which that happened is Executed (see
+// above), never NotExecuted.
 package mcpexec

@@ -3,6 +3,7 @@ package mcpexec
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,11 +15,14 @@ import (
 // Executor runs actions as calls to the tools of one MCP server session. It
 // is safe for concurrent use (the SDK session is). Close it when done.
 type Executor struct {
-	session  *mcp.ClientSession
-	tools    []*tool
-	byName   map[string]*tool
-	identity string
-	server   mcp.Implementation
+	session   *mcp.ClientSession
+	tools     []*tool
+	byName    map[string]*tool // by exposed name
+	identity  string
+	transport string
+	prefix    string
+	server    mcp.Implementation
+	refused   *refusals
 }
 
 var _ polyloop.ActionExecutor = (*Executor)(nil)
@@ -26,18 +30,26 @@ var _ polyloop.Describer = (*Executor)(nil)
 
 // New connects to the server, initializes the session and lists its tools.
 // ctx bounds the connection and the listing, not the executor's life. On
-// error nothing is left open.
+// error nothing is left open. A server that cannot be connected or listed
+// gives a *StartError (with the end of a stdio server's standard error);
+// invalid Options give a plain error.
 func New(ctx context.Context, opts Options) (*Executor, error) {
-	session, err := opts.connect(ctx)
+	watch := &refusals{}
+	session, stderr, err := opts.connect(ctx, watch)
 	if err != nil {
 		return nil, err
 	}
 	tools, err := listTools(ctx, session, &opts)
 	if err != nil {
 		_ = session.Close()
+		var start *StartError
+		if stderr != nil && errors.As(err, &start) {
+			start.Stderr = stderr.String()
+		}
 		return nil, err
 	}
-	e := &Executor{session: session, tools: tools, byName: map[string]*tool{}, identity: opts.identity()}
+	e := &Executor{session: session, tools: tools, byName: map[string]*tool{}, identity: opts.identity(),
+		transport: opts.transportName(), prefix: opts.Prefix, refused: watch}
 	for _, t := range tools {
 		e.byName[t.spec.Name] = t
 	}
@@ -67,21 +79,20 @@ func (e *Executor) ToolSpecs() []polyloop.ToolSpec {
 	return specs
 }
 
-// Describe implements polyloop.Describer: the server's identity (command and
+// Describe implements polyloop.Describer: the transport ("stdio",
+// "streamable_http" or "custom"), the server's identity (command and
 // arguments, URL without credentials or query, or Options.Identity), the
-// name and version the server reports, and the exposed tool names. No
-// environment value enters it.
+// tool prefix, the name and version the server reports, and the exposed
+// tool names (prefixed). No environment value, header or token enters it.
 func (e *Executor) Describe() polyloop.Component {
-	names := make([]string, len(e.tools))
-	for i, t := range e.tools {
-		names[i] = t.spec.Name
-	}
 	cfg, _ := json.Marshal(struct { // strings only: always encodes
+		Transport     string   `json:"transport"`
 		Server        string   `json:"server"`
+		Prefix        string   `json:"prefix,omitempty"`
 		ServerName    string   `json:"server_name,omitempty"`
 		ServerVersion string   `json:"server_version,omitempty"`
 		Tools         []string `json:"tools"`
-	}{e.identity, e.server.Name, e.server.Version, names})
+	}{e.transport, e.identity, e.prefix, e.server.Name, e.server.Version, e.names()})
 	return polyloop.Component{Name: "mcpexec", Config: cfg}
 }
 
@@ -102,12 +113,14 @@ func (e *Executor) Execute(ctx context.Context, action polyloop.Action) (polyloo
 	if why != "" {
 		return outcome(polyloop.NotExecuted, "tool %q: %s", action.Tool, why), nil
 	}
-	res, err := e.session.CallTool(ctx, &mcp.CallToolParams{Name: action.Tool, Arguments: args})
+	refusedBefore := e.refused.count()
+	res, err := e.session.CallTool(ctx, &mcp.CallToolParams{Name: t.server, Arguments: args})
 	if err != nil {
-		return classify(ctx, action.Tool, err)
+		return classify(ctx, action.Tool, err, e.refused.count() != refusedBefore)
 	}
 	if res.NeedsInput() {
-		return outcome(polyloop.NotExecuted, "tool %q: the server asked for input (elicitation, sampling or roots) that this executor does not provide", action.Tool), nil
+		return outcome(polyloop.Executed, "tool %q started, then asked for input (elicitation, sampling or roots) "+
+			"that this executor does not provide; it did not finish", action.Tool), nil
 	}
 	return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: render(res)}, nil
 }

@@ -6,18 +6,36 @@ import (
 	"strings"
 )
 
+// Transport names as Describe reports them.
+const (
+	transportStdio  = "stdio"
+	transportHTTP   = "streamable_http"
+	transportCustom = "custom"
+)
+
+// transportName names the kind of transport the options ask for.
+func (o *Options) transportName() string {
+	switch {
+	case len(o.Command) > 0:
+		return transportStdio
+	case o.URL != "":
+		return transportHTTP
+	}
+	return transportCustom
+}
+
 // identity names the server for Describe and for error messages, without
-// credentials.
+// credentials: Options.Identity, else the command line, else the URL.
 func (o *Options) identity() string {
 	switch {
 	case o.Identity != "":
 		return o.Identity
 	case len(o.Command) > 0:
-		return "stdio:" + strings.Join(o.Command, " ")
+		return strings.Join(o.Command, " ")
 	case o.URL != "":
-		return "http:" + redactURL(o.URL)
+		return redactURL(o.URL)
 	}
-	return fmt.Sprintf("transport:%T", o.Transport)
+	return fmt.Sprintf("%T", o.Transport)
 }
 
 // redactURL drops user information, query and fragment, which may carry

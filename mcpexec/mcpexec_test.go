@@ -160,6 +160,8 @@ func TestResults(t *testing.T) {
 		{"text", call("echo", `{"text":"ab","times":2}`), "abab"},
 		{"isError", call("write", `{"Fail":true}`), "disk full"},
 		{"structured once", call("sum", `{"A":2,"B":3}`), `{"sum":5}`},
+		{"structured content the text carries", call("readfile", `{}`), "line one\nline two"},
+		{"structured content with more", call("stat", `{}`), "a.txt\n" + `{"name":"a.txt","size":42}`},
 		{"binary described", call("picture", `{}`), "a red dot:\n[image: image/png, 1234 bytes]\n[audio: audio/wav, 10 bytes]\n" +
 			"[resource file:///blob: application/zip, 7 bytes]\n[resource link: doc <file:///doc.txt>, 99 bytes]"},
 	}
@@ -314,6 +316,9 @@ func TestStreamableHTTP(t *testing.T) {
 		!strings.Contains(string(d.Config), "/mcp") || !strings.Contains(string(d.Config), "polyloop-test-server") {
 		t.Errorf("Describe = %s", d.Config)
 	}
+	if want := `"transport":"streamable_http","server":"` + hs.URL + `/mcp"`; !strings.Contains(string(d.Config), want) {
+		t.Errorf("Describe = %s, want it to hold %s", d.Config, want)
+	}
 	hs.CloseClientConnections()
 	hs.Close()
 	out := execute(t, e, call("echo", `{"text":"gone?"}`))
@@ -418,5 +423,79 @@ func TestDescribeIsStable(t *testing.T) {
 	}
 	if !strings.Contains(string(da.Config), `"server":"files-server"`) || !strings.Contains(string(da.Config), `"server_version":"v0.0.1"`) {
 		t.Errorf("Describe = %s", da.Config)
+	}
+}
+
+func TestPrefix(t *testing.T) {
+	t.Parallel()
+	st := &serverState{}
+	e := newInMemory(t, st, mcpexec.Options{Prefix: "srv_", Tools: []string{"echo", "sum"},
+		Replay: map[string]polyloop.ReplayPolicy{"sum": polyloop.NeverReplay}})
+	var names []string
+	for _, s := range e.ToolSpecs() {
+		names = append(names, s.Name+"="+string(s.Replay))
+	}
+	if got := strings.Join(names, " "); got != "srv_echo=replay_safe srv_sum=never_replay" {
+		t.Errorf("ToolSpecs = %s", got)
+	}
+	if out := execute(t, e, call("srv_echo", `{"text":"hi"}`)); out.Status != polyloop.Executed || out.Observation != "hi" {
+		t.Errorf("srv_echo: %+v", out)
+	}
+	if out := execute(t, e, call("echo", `{"text":"hi"}`)); out.Status != polyloop.NotExecuted || !strings.Contains(out.Observation, "srv_echo") {
+		t.Errorf("the unprefixed name: %+v, want not_executed naming srv_echo", out)
+	}
+	if d := string(e.Describe().Config); !strings.Contains(d, `"prefix":"srv_"`) || !strings.Contains(d, `"tools":["srv_echo","srv_sum"]`) {
+		t.Errorf("Describe = %s", d)
+	}
+	if _, err := mcpexec.New(context.Background(), mcpexec.Options{Command: []string{"true"}, Prefix: "a b"}); err == nil {
+		t.Error("a prefix with a space was accepted")
+	}
+}
+
+// TestStartFailureShowsStderr: a server that dies at start is reported with
+// the end of what it wrote to stderr, not only the SDK's EOF.
+func TestStartFailureShowsStderr(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = mcpexec.New(context.Background(), mcpexec.Options{Command: []string{exe}, Env: []string{serverModeEnv + "=dies"}})
+	var start *mcpexec.StartError
+	if !errors.As(err, &start) {
+		t.Fatalf("err = %v, want a *StartError", err)
+	}
+	if !strings.HasSuffix(start.Stderr, "fatal: cannot open the database /nonexistent/db.sqlite") {
+		t.Errorf("Stderr = %q, want it to end with the server's last line", start.Stderr)
+	}
+	if len(start.Stderr) > mcpexec.StderrTail {
+		t.Errorf("Stderr holds %d bytes, more than StderrTail", len(start.Stderr))
+	}
+	if !strings.Contains(err.Error(), "cannot open the database") {
+		t.Errorf("the message does not show the server's stderr: %v", err)
+	}
+}
+
+func TestStartIsCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := mcpexec.New(ctx, mcpexec.Options{Command: []string{"sleep", "60"}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestDescribeNamesTheTransport(t *testing.T) {
+	t.Parallel()
+	e := newSubprocess(t, "serve", mcpexec.Options{})
+	defer e.Close()
+	exe, _ := os.Executable()
+	var d struct{ Transport, Server string }
+	if err := json.Unmarshal(e.Describe().Config, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Transport != "stdio" || d.Server != exe {
+		t.Errorf("Describe = %+v, want transport stdio and server %s", d, exe)
 	}
 }

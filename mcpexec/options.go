@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/polyloop/polyloop"
 )
@@ -29,6 +32,10 @@ type Options struct {
 	Env []string
 	// Dir is the server process's working directory (empty: this process's).
 	Dir string
+	// Stderr, when set, receives the server process's standard error as it
+	// is written (nil: it is dropped). Either way the executor keeps its
+	// last StderrTail bytes for StartError.
+	Stderr io.Writer
 
 	// URL is the endpoint of a streamable HTTP server. Its user information
 	// and query are left out of Describe.
@@ -39,6 +46,11 @@ type Options struct {
 	// client's transport: credentials such as Authorization. They are never
 	// in Describe or in error texts. The executor keeps its own copy.
 	Headers http.Header
+	// OAuthHandler authorizes the requests to URL (OAuth 2.1, as the MCP
+	// authorization spec has it): the SDK's transport asks it for a token
+	// source and calls its Authorize on a 401 or 403. NewOAuthHandler builds
+	// one; any auth.OAuthHandler will do. Tokens never enter Describe.
+	OAuthHandler auth.OAuthHandler
 
 	// Transport is any other transport (an in-memory pair in tests, a custom
 	// connection). Identity names it in Describe.
@@ -47,10 +59,17 @@ type Options struct {
 	// Identity, when set, replaces the command or URL in Describe.
 	Identity string
 
+	// Prefix is put before every tool name the executor exposes (ToolSpecs,
+	// Describe, the names Execute accepts), so that two servers offering the
+	// same name can serve one agent: with Prefix "fs_", the server's
+	// read_file is the model's fs_read_file. Letters, digits, '_' and '-'
+	// only, as model providers accept in tool names.
+	Prefix string
 	// Replay overrides the replay policy of the named tools; every name must
-	// be a tool of the server.
+	// be a tool of the server (its own name, without Prefix).
 	Replay map[string]polyloop.ReplayPolicy
-	// Tools, when not nil, exposes only the named tools (each must exist).
+	// Tools, when not nil, exposes only the named tools (each must exist;
+	// the server's own names, without Prefix).
 	Tools []string
 	// Roots are file:// URIs advertised to the server as roots. Empty: the
 	// roots capability is not advertised at all.
@@ -64,8 +83,9 @@ type Options struct {
 	ClientName, ClientVersion string
 }
 
-// transport builds the transport the options ask for.
-func (o *Options) transport() (mcp.Transport, error) {
+// transport builds the transport the options ask for, and for a stdio
+// server the tail of its standard error (nil otherwise).
+func (o *Options) transport() (mcp.Transport, *tail, error) {
 	set := 0
 	for _, b := range []bool{len(o.Command) > 0, o.URL != "", o.Transport != nil} {
 		if b {
@@ -73,24 +93,33 @@ func (o *Options) transport() (mcp.Transport, error) {
 		}
 	}
 	if set != 1 {
-		return nil, errors.New("mcpexec: set exactly one of Options.Command, Options.URL and Options.Transport")
+		return nil, nil, errors.New("mcpexec: set exactly one of Options.Command, Options.URL and Options.Transport")
 	}
-	if len(o.Headers) > 0 && o.URL == "" {
-		return nil, errors.New("mcpexec: Options.Headers apply to Options.URL only")
+	if (len(o.Headers) > 0 || o.OAuthHandler != nil) && o.URL == "" {
+		return nil, nil, errors.New("mcpexec: Options.Headers and Options.OAuthHandler apply to Options.URL only")
 	}
 	switch {
 	case o.Transport != nil:
-		return o.Transport, nil
+		return o.Transport, nil, nil
 	case o.URL != "":
-		return &mcp.StreamableClientTransport{Endpoint: o.URL, HTTPClient: withHeaders(o.HTTPClient, o.Headers)}, nil
+		return &mcp.StreamableClientTransport{
+			Endpoint:     o.URL,
+			HTTPClient:   withHeaders(o.HTTPClient, o.Headers),
+			OAuthHandler: o.OAuthHandler,
+		}, nil, nil
 	}
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
 	cmd.Env, cmd.Dir = o.Env, o.Dir
+	stderr := newTail(StderrTail)
+	cmd.Stderr = stderr
+	if o.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(stderr, o.Stderr)
+	}
 	terminate := o.TerminateTimeout
 	if terminate <= 0 {
 		terminate = DefaultTerminateTimeout
 	}
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}, nil
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}, stderr, nil
 }
 
 // client builds the SDK client: no roots capability unless roots are
@@ -98,7 +127,7 @@ func (o *Options) transport() (mcp.Transport, error) {
 // in the middle of a call, protocol 2026-07-28) is on only when roots are
 // configured, since roots are the only input the executor can give;
 // otherwise a result asking for input is reported as NotExecuted.
-func (o *Options) client() *mcp.Client {
+func (o *Options) client(watch *refusals) *mcp.Client {
 	name, version := o.ClientName, o.ClientVersion
 	if name == "" {
 		name = "polyloop-mcpexec"
@@ -117,10 +146,18 @@ func (o *Options) client() *mcp.Client {
 	for _, uri := range o.Roots {
 		c.AddRoots(&mcp.Root{URI: uri}) //nolint:staticcheck // roots are deprecated but still served
 	}
+	c.AddReceivingMiddleware(watch.middleware)
 	return c
 }
 
+// prefixChars is what model providers accept in a tool name; a prefix must
+// keep names within it.
+var prefixChars = regexp.MustCompile(`^[A-Za-z0-9_-]*$`)
+
 func (o *Options) check() error {
+	if !prefixChars.MatchString(o.Prefix) {
+		return fmt.Errorf("mcpexec: Options.Prefix %q: use letters, digits, '_' and '-' only", o.Prefix)
+	}
 	for name, p := range o.Replay {
 		switch p {
 		case polyloop.ReplaySafe, polyloop.NeverReplay:
@@ -131,18 +168,30 @@ func (o *Options) check() error {
 	return nil
 }
 
-// connect opens the session.
-func (o *Options) connect(ctx context.Context) (*mcp.ClientSession, error) {
+// connect opens the session. The tail, for a stdio server, keeps the end
+// of its standard error.
+func (o *Options) connect(ctx context.Context, watch *refusals) (*mcp.ClientSession, *tail, error) {
 	if err := o.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	t, err := o.transport()
+	t, stderr, err := o.transport()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s, err := o.client().Connect(ctx, t, nil)
+	s, err := o.client(watch).Connect(ctx, t, nil)
 	if err != nil {
-		return nil, fmt.Errorf("mcpexec: connecting to %s: %w", o.identity(), err)
+		return nil, nil, o.startError("connecting to", stderr, err)
 	}
-	return s, nil
+	return s, stderr, nil
+}
+
+// startError is New's error for a server that could not be started or
+// listed. The session is closed by then, so a stdio server's stderr is
+// complete.
+func (o *Options) startError(stage string, stderr *tail, err error) *StartError {
+	e := &StartError{Server: o.identity(), Stage: stage, Err: err}
+	if stderr != nil {
+		e.Stderr = stderr.String()
+	}
+	return e
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -22,6 +23,10 @@ func TestMain(m *testing.M) {
 	switch os.Getenv(serverModeEnv) {
 	case "":
 		os.Exit(m.Run())
+	case "dies": // writes a reason to stderr and exits before speaking MCP
+		fmt.Fprintln(os.Stderr, strings.Repeat("noise ", 2000))
+		fmt.Fprintln(os.Stderr, "fatal: cannot open the database /nonexistent/db.sqlite")
+		os.Exit(3)
 	case "stubborn": // ignores SIGTERM and outlives its stdin
 		signal.Ignore(syscall.SIGTERM)
 		_ = newTestServer(&serverState{}).Run(context.Background(), &mcp.StdioTransport{})
@@ -76,6 +81,20 @@ func newTestServer(st *serverState) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "sum", Description: "Adds.", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in struct{ A, B int }) (*mcp.CallToolResult, sumOut, error) {
 			return nil, sumOut{in.A + in.B}, nil
+		})
+	// readfile answers as server-filesystem does: the text, and the same
+	// text again as structured content.
+	mcp.AddTool(s, &mcp.Tool{Name: "readfile", Description: "Reads a file."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			const text = "line one\nline two"
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}},
+				map[string]any{"content": text}, nil
+		})
+	// stat's structured content has a number the text lacks.
+	mcp.AddTool(s, &mcp.Tool{Name: "stat", Description: "Sizes a file."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a.txt"}}},
+				map[string]any{"name": "a.txt", "size": 42}, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "write", Description: "Writes; fails on demand.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}},

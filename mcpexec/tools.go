@@ -14,7 +14,8 @@ import (
 
 // tool is one server tool as the executor exposes it. Immutable.
 type tool struct {
-	spec   polyloop.ToolSpec
+	spec   polyloop.ToolSpec // spec.Name is the exposed name: Options.Prefix + server
+	server string            // the name the server knows it by
 	schema *jsonschema.Resolved
 }
 
@@ -25,7 +26,7 @@ func listTools(ctx context.Context, s *mcp.ClientSession, o *Options) ([]*tool, 
 	seen := map[string]bool{}
 	for t, err := range s.Tools(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("mcpexec: listing the tools of %s: %w", o.identity(), err)
+			return nil, o.startError("listing the tools of", nil, err)
 		}
 		if seen[t.Name] {
 			return nil, fmt.Errorf("mcpexec: %s lists the tool %q twice", o.identity(), t.Name)
@@ -34,7 +35,7 @@ func listTools(ctx context.Context, s *mcp.ClientSession, o *Options) ([]*tool, 
 		if o.Tools != nil && !slices.Contains(o.Tools, t.Name) {
 			continue
 		}
-		tl, err := newTool(t, o.Replay)
+		tl, err := newTool(t, o.Prefix, o.Replay)
 		if err != nil {
 			return nil, fmt.Errorf("mcpexec: %s: %w", o.identity(), err)
 		}
@@ -53,7 +54,7 @@ func listTools(ctx context.Context, s *mcp.ClientSession, o *Options) ([]*tool, 
 	return tools, nil
 }
 
-func newTool(t *mcp.Tool, overrides map[string]polyloop.ReplayPolicy) (*tool, error) {
+func newTool(t *mcp.Tool, prefix string, overrides map[string]polyloop.ReplayPolicy) (*tool, error) {
 	raw, err := json.Marshal(t.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: encoding its input schema: %w", t.Name, err)
@@ -77,11 +78,12 @@ func newTool(t *mcp.Tool, overrides map[string]polyloop.ReplayPolicy) (*tool, er
 	}
 	return &tool{
 		spec: polyloop.ToolSpec{
-			Name:        t.Name,
+			Name:        prefix + t.Name,
 			Description: t.Description,
 			Parameters:  params.Bytes(),
 			Replay:      replay,
 		},
+		server: t.Name,
 		schema: resolved,
 	}, nil
 }

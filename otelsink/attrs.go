@@ -41,6 +41,7 @@ const (
 	attrChildRunID     = attribute.Key("polyloop.child.run_id")
 	attrReception      = attribute.Key("polyloop.child.reception")
 	attrHandler        = attribute.Key("polyloop.child.handler")
+	attrSpanRole       = attribute.Key("polyloop.span")
 )
 
 func baseAttrs(ev polyloop.Event) []attribute.KeyValue {
@@ -84,6 +85,39 @@ func invokeAttrs(ev polyloop.Event, m modelParams) []attribute.KeyValue {
 			attrResumeReason.String(p.Reason), attrResumeLastSeq.Int64(p.LastSeq))
 	}
 	return kv
+}
+
+// rootAttrs describe the run's root span.
+func rootAttrs(ev polyloop.Event, m modelParams) []attribute.KeyValue {
+	kv := append(baseAttrs(ev), providerAttrs(m)...)
+	kv = append(kv, attrSpanRole.String("run"))
+	if ev.SnapshotHash != "" {
+		kv = append(kv, attrSnapshotHash.String(ev.SnapshotHash))
+	}
+	return kv
+}
+
+// add counts a reply's usage; a reply with neither input nor output tokens
+// reported none.
+func (u *usage) add(r polyloop.Usage) {
+	if r.InputTokens == 0 && r.OutputTokens == 0 {
+		return
+	}
+	u.input += r.InputTokens
+	u.output += r.OutputTokens
+	u.reported = true
+}
+
+// attrs are the invocation's gen_ai.usage.*: the sum over its own model
+// calls, left out when none reported usage.
+func (u usage) attrs() []attribute.KeyValue {
+	if !u.reported {
+		return nil
+	}
+	return []attribute.KeyValue{
+		semconv.GenAIUsageInputTokens(int(u.input)),
+		semconv.GenAIUsageOutputTokens(int(u.output)),
+	}
 }
 
 func finishAttrs(ev polyloop.Event) []attribute.KeyValue {

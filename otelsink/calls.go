@@ -40,13 +40,14 @@ func (s *Sink) endChat(ctx context.Context, ev polyloop.Event) {
 	span.SetAttributes(attrEndSeq.Int64(ev.Seq))
 	switch {
 	case ev.Failure != nil:
-		span.SetAttributes(semconv.ErrorTypeKey.String(ev.Failure.Type))
+		span.SetAttributes(semconv.ErrorTypeKey.String(modelErrorType(ev.Failure)))
 		span.AddEvent("exception", trace.WithTimestamp(ev.At), trace.WithAttributes(
 			attribute.String("exception.type", ev.Failure.Type),
 			attribute.String("exception.message", ev.Failure.Message)))
 		span.SetStatus(codes.Error, ev.Failure.Message)
 	case ev.Reply != nil:
 		span.SetAttributes(replyAttrs(ev.Reply)...)
+		inv.usage.add(ev.Reply.Usage)
 	}
 	span.End(trace.WithTimestamp(ev.At))
 }

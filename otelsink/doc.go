@@ -9,12 +9,15 @@
 //
 // # Spans
 //
-// One invocation of Runner.Run or Runner.Resume is one span, kind INTERNAL:
+// One invocation of Runner.Run or Runner.Resume is one span, kind INTERNAL;
+// with Options.RunRoot, the run has a root span above its invocations:
 //
-//	invoke_agent {agent}      run_started or run_resumed → run_finished
-//	├── chat {model}          model_call_started → model_call_finished (kind CLIENT)
-//	├── execute_tool {tool}   action_started → action_finished (kind INTERNAL)
-//	└── ...
+//	run {agent}                 the run's root (RunRoot): the first invocation's run_started → its end
+//	├── invoke_agent {agent}    run_started or run_resumed → run_finished
+//	│   ├── chat {model}        model_call_started → model_call_finished (kind CLIENT)
+//	│   ├── execute_tool {tool} action_started → action_finished (kind INTERNAL)
+//	│   └── ...
+//	└── invoke_agent {agent}    a resume, in this process or another
 //
 // Every span starts and ends at the At of the event that opens or closes it,
 // which is the time the reflected record was built, so a trace shows the
@@ -43,7 +46,10 @@
 // it), polyloop.stop_reason, polyloop.action.status,
 // polyloop.observation.synthetic, polyloop.snapshot_hash,
 // polyloop.resume.plan, and the totals of a finished run (polyloop.totals.*,
-// which cover the whole log, not one invocation). The snapshot of a
+// which cover the whole log, not one invocation). An invoke_agent span's
+// gen_ai.usage.input_tokens and gen_ai.usage.output_tokens are the sums over
+// its own chat spans (left out when none reported usage), so that summing
+// the invocations of a resumed run counts each token once. The snapshot of a
 // config_overridden event replaces the run's for the spans that follow.
 // Step completions, configuration overrides and child receptions are span
 // events on the invoke_agent span.
@@ -54,8 +60,14 @@
 //
 // # Errors
 //
-// A failed model call sets error.type to the Go type of the failure (from its
-// diagnostic), an "exception" span event, and status Error. An action with
+// error.type takes values from a small set, so that failures group. A
+// failed model call sets it from the failure's diagnostic (see
+// ErrorTypeTimeout and the constants after it): timeout (a deadline in the
+// cause chain), the provider's own error code (provider_code:
+// rate_limit_exceeded, overloaded_error, ...), http_4xx or http_5xx (an
+// HTTP status without a code), connection_error, bad_response, or _OTHER;
+// the failure's Go type and message go in an "exception" span event
+// (exception.type, exception.message), and the status is Error. An action with
 // status env_error or not_executed sets error.type to the status and status
 // Error; an executed action leaves the status unset whatever its result. A run
 // finishing with llm_error, env_error or resume_state_unknown sets error.type
@@ -70,17 +82,30 @@
 // returns an error), Close ends every open span (call it before shutting the
 // TracerProvider down). A run_started or run_resumed for a run whose previous
 // invocation is still open also ends that invocation, with status Error.
+// The chat or execute_tool span in flight ends with its invocation's cause:
+// error.type canceled or deadline_exceeded for a cancelled context,
+// persistence_error for a store failure, _OTHER (the error's type and
+// message in the status) for any other error, polyloop.unfinished when no
+// cause is known (Close, a superseded invocation, EndRun with a nil error).
 //
 // # Resumed runs
 //
 // Each run has an anchor: a remote span context whose trace and span ids are
 // derived from the run id alone (RunAnchor). An invoke_agent span whose
 // caller gave no span is a child of the anchor, so every invocation of a
-// run, in any process, is in the anchor's trace. No span is ever exported
-// with the anchor's ids: backends show the invocations as roots of that trace
-// whose parent is missing. Every invoke_agent span also links to the anchor
-// (link attribute polyloop.link.type = "run"), which joins the invocations
-// that ran under a caller's trace. A resumed invocation also links to the
+// run, in any process, is in the anchor's trace. With Options.RunRoot and a
+// TracerProvider whose ids come from IDGenerator (NewFromEnv sets up both),
+// the run's first invocation also exports the run's root span, "run
+// {agent}", with the anchor's own ids: every invocation's parent is then a
+// span the backend has, and the trace is well-formed (one root, CHILD_OF
+// references only). Without RunRoot no span has the anchor's ids, and
+// backends show the invocations as roots whose parent is missing. An
+// invoke_agent span that runs under a caller's span (not the anchor) links
+// to the anchor (link attribute polyloop.link.type = "run"), which joins
+// the run's invocations across the callers' traces; one whose parent is
+// the anchor has no such link, which would only repeat the parent (and
+// which backends such as Jaeger read as a FOLLOWS_FROM parent). A resumed
+// invocation also links to the
 // previous invocation's invoke_agent span (polyloop.link.type =
 // "previous_invocation") when this sink saw that invocation end without
 // run_finished (in the same process).

@@ -36,6 +36,11 @@ var ErrUnsupportedProtocol = errors.New("otelsink: unsupported OTLP protocol")
 // needs gRPC builds its own TracerProvider with otlptracegrpc and passes it
 // in Options.
 //
+// The provider's ids come from IDGenerator and the sink has RunRoot, so
+// each run's trace has a real root span; the resource has host.name (with
+// service.name and the OTEL_RESOURCE_ATTRIBUTES), which tells backends that
+// the spans of one machine share its clock.
+//
 // It returns the sink and a shutdown function that ends the sink's open
 // spans (Close), then flushes and stops the exporter; call it before the
 // process exits. When no endpoint is set it returns nil, nil, nil.
@@ -53,12 +58,14 @@ func NewFromEnv(ctx context.Context) (*Sink, func(context.Context) error, error)
 	res, err := resource.New(ctx,
 		resource.WithAttributes(semconv.ServiceName(DefaultServiceName)),
 		resource.WithFromEnv(),
+		resource.WithHost(),
 		resource.WithTelemetrySDK())
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return nil, nil, errors.Join(fmt.Errorf("otelsink: resource: %w", err), exp.Shutdown(ctx))
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	sink := New(Options{TracerProvider: tp})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res),
+		sdktrace.WithIDGenerator(IDGenerator(nil)))
+	sink := New(Options{TracerProvider: tp, RunRoot: true})
 	shutdown := func(ctx context.Context) error {
 		sink.Close()
 		return tp.Shutdown(ctx)

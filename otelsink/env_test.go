@@ -111,7 +111,7 @@ func TestNewFromEnvExportsOverOTLP(t *testing.T) {
 	}
 	slices.Sort(spans)
 	want := []string{"chat gpt-test", "chat gpt-test", "chat gpt-test", "execute_tool search",
-		"invoke_agent researcher", "invoke_agent researcher"}
+		"invoke_agent researcher", "invoke_agent researcher", "run researcher", "run researcher"}
 	if !slices.Equal(spans, want) {
 		t.Errorf("collector got spans %v; want %v", spans, want)
 	}

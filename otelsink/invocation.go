@@ -25,6 +25,10 @@ const (
 // event (by EndRun, Close, or a new invocation of the same run).
 const ErrorTypeUnfinished = "polyloop.unfinished"
 
+// ErrorTypeNoAnchorIDs is the error.type of a run's root span that could not
+// take the anchor's ids (Options.RunRoot without IDGenerator).
+const ErrorTypeNoAnchorIDs = "polyloop.no_anchor_ids"
+
 // failure is how a span ends in error: its error.type and status text.
 type failure struct{ errType, desc string }
 
@@ -50,7 +54,11 @@ func failureOf(err error) failure {
 		return failure{"deadline_exceeded", "invocation deadline exceeded"}
 	}
 	d := diag.FromWith(err, diag.Options{Budget: 512})
-	return failure{d.Type, d.Message}
+	var perr *polyloop.PersistenceError
+	if errors.As(err, &perr) {
+		return failure{ErrorTypePersistence, d.Message}
+	}
+	return failure{ErrorTypeOther, d.Type + ": " + d.Message}
 }
 
 // RunAnchor is the run's anchor: a remote span context whose trace and span
@@ -89,16 +97,23 @@ func (s *Sink) startInvocation(ctx context.Context, ev polyloop.Event) {
 	if s.runs[ev.RunID] != nil {
 		s.abort(ev.RunID, failSuperseded, ev.At)
 	}
-	links := []trace.Link{link(RunAnchor(ev.RunID), ev.RunID, LinkRun)}
-	if prev, ok := s.prev[ev.RunID]; ok && ev.Kind == polyloop.EventRunResumed {
-		links = append(links, link(prev, ev.RunID, LinkPreviousInvocation))
-	}
-	delete(s.prev, ev.RunID)
 	inv := &invocation{outer: trace.SpanContextFromContext(ctx)}
 	if ev.Snapshot != nil {
 		inv.facts = factsOf(ev.Snapshot)
 	}
-	inv.ctx, inv.span = s.tracer.Start(s.parentOf(ctx, ev.RunID), spanName("invoke_agent", ev.Agent),
+	parent := s.parentOf(ctx, ev.RunID)
+	anchor := RunAnchor(ev.RunID)
+	var links []trace.Link
+	if !trace.SpanContextFromContext(parent).Equal(anchor) {
+		links = append(links, link(anchor, ev.RunID, LinkRun)) // the run, seen from a caller's trace
+	} else if ev.Kind == polyloop.EventRunStarted && s.opts.RunRoot {
+		inv.root = s.startRoot(ev, inv.facts.model)
+	}
+	if prev, ok := s.prev[ev.RunID]; ok && ev.Kind == polyloop.EventRunResumed {
+		links = append(links, link(prev, ev.RunID, LinkPreviousInvocation))
+	}
+	delete(s.prev, ev.RunID)
+	inv.ctx, inv.span = s.tracer.Start(parent, spanName("invoke_agent", ev.Agent),
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(ev.At),
 		trace.WithLinks(links...),
@@ -111,6 +126,27 @@ func (s *Sink) startInvocation(ctx context.Context, ev polyloop.Event) {
 	}
 }
 
+// startRoot starts the run's root span, with the anchor's ids, so that the
+// anchor every invocation of the run is a child of is a span backends have.
+// It needs the provider's span ids from IDGenerator; with another
+// generator the span gets other ids: it ends at once, in error, and the
+// invocations keep the anchor as their missing parent.
+func (s *Sink) startRoot(ev polyloop.Event, m modelParams) trace.Span {
+	anchor := RunAnchor(ev.RunID)
+	_, root := s.tracer.Start(withAnchorIDs(context.Background(), anchor), spanName("run", ev.Agent),
+		trace.WithNewRoot(),
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithTimestamp(ev.At),
+		trace.WithAttributes(rootAttrs(ev, m)...))
+	sc := root.SpanContext()
+	if sc.TraceID() != anchor.TraceID() || sc.SpanID() != anchor.SpanID() {
+		failure{ErrorTypeNoAnchorIDs, "Options.RunRoot is set but the TracerProvider's ids do not come from otelsink.IDGenerator"}.apply(root)
+		root.End(trace.WithTimestamp(ev.At))
+		return nil
+	}
+	return root
+}
+
 // finishInvocation closes the invoke_agent span at run_finished.
 func (s *Sink) finishInvocation(ev polyloop.Event) {
 	inv := s.runs[ev.RunID]
@@ -120,14 +156,24 @@ func (s *Sink) finishInvocation(ev polyloop.Event) {
 	delete(s.runs, ev.RunID)
 	delete(s.prev, ev.RunID)
 	inv.endChildren(failOpenChild, ev.At)
+	defer inv.endRoot(ev.At)
 	if inv.span == nil {
 		return
 	}
 	inv.span.SetAttributes(finishAttrs(ev)...)
+	inv.span.SetAttributes(inv.usage.attrs()...)
 	if failedStop(ev.StopReason) {
 		failure{string(ev.StopReason), "run finished with stop reason " + string(ev.StopReason)}.apply(inv.span)
 	}
 	inv.span.End(trace.WithTimestamp(ev.At))
+}
+
+// endRoot ends the run's root span, if this invocation started one.
+func (inv *invocation) endRoot(at time.Time) {
+	if inv.root != nil {
+		inv.root.End(trace.WithTimestamp(at))
+		inv.root = nil
+	}
 }
 
 // failedStop reports whether a stop reason is a failure of the run.
@@ -139,18 +185,21 @@ func failedStop(r polyloop.StopReason) bool {
 	return false
 }
 
-// abort ends the open spans of runID's invocation with f, remembering the
-// invoke_agent span for the link of the next run_resumed.
+// abort ends the open spans of runID's invocation with f (its children
+// too: they end for the same cause), remembering the invoke_agent span for
+// the link of the next run_resumed.
 func (s *Sink) abort(runID string, f failure, at time.Time) {
 	inv := s.runs[runID]
 	if inv == nil {
 		return
 	}
 	delete(s.runs, runID)
-	inv.endChildren(failOpenChild, at)
+	inv.endChildren(f, at)
+	defer inv.endRoot(at)
 	if inv.span == nil {
 		return
 	}
+	inv.span.SetAttributes(inv.usage.attrs()...)
 	f.apply(inv.span)
 	inv.span.End(trace.WithTimestamp(at))
 	s.prev[runID] = inv.span.SpanContext()

@@ -29,6 +29,13 @@ type Options struct {
 	IncludeContent bool
 	// Now stamps the end of spans ended by EndRun and Close; nil: time.Now.
 	Now func() time.Time
+	// RunRoot exports a root span for each run, with the ids of the run's
+	// anchor, so that the trace is well-formed: the invocations' parent is
+	// a span the backend has (see Resumed runs). It needs a TracerProvider
+	// whose ids come from IDGenerator (NewFromEnv's does, and sets RunRoot);
+	// with another generator the root span gets other ids, and it ends at
+	// once with status Error saying so.
+	RunRoot bool
 }
 
 // Sink is a polyloop.EventSink that records traces. Create it with New.
@@ -53,9 +60,20 @@ type invocation struct {
 	// outer is the span found in the context of the event that started
 	// the invocation (the caller's span), invalid when there was none.
 	outer trace.SpanContext
+	// root is the run's root span, with the anchor's ids, when this
+	// invocation started the run and the TracerProvider has IDGenerator;
+	// it ends with the invocation.
+	root  trace.Span
 	facts runFacts
 	chat  openSpan
 	tool  openSpan
+	usage usage
+}
+
+// usage sums the token usage the invocation's model calls reported.
+type usage struct {
+	input, output int64
+	reported      bool
 }
 
 // openSpan is a chat or execute_tool span waiting for its closing event.

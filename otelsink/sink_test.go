@@ -69,7 +69,9 @@ func TestRunSpans(t *testing.T) {
 		"polyloop.totals.steps":        int64(2),
 		"polyloop.totals.input_tokens": int64(30),
 	})
-	wantLinks(t, inv, map[string]trace.SpanContext{otelsink.LinkRun: otelsink.RunAnchor("run-1")})
+	// The parent is the anchor: a link to it too would make backends read
+	// the parent reference as FOLLOWS_FROM.
+	wantLinks(t, inv, map[string]trace.SpanContext{})
 	for _, s := range sr.Ended()[:3] {
 		if s.Parent().SpanID() != inv.SpanContext().SpanID() || s.SpanContext().TraceID() != inv.SpanContext().TraceID() {
 			t.Errorf("%s: parent %v, want the invoke_agent span", s.Name(), s.Parent().SpanID())
@@ -140,7 +142,7 @@ func TestModelFailure(t *testing.T) {
 	if chat.Status().Code != codes.Error || chat.Status().Description != d.Message {
 		t.Errorf("chat status %v; want Error %q", chat.Status(), d.Message)
 	}
-	wantAttrs(t, chat, map[string]any{"error.type": d.Type})
+	wantAttrs(t, chat, map[string]any{"error.type": otelsink.ErrorTypeOther})
 	noAttrs(t, chat, "gen_ai.usage.input_tokens", "gen_ai.response.model")
 	if ev := chat.Events(); len(ev) != 1 || ev[0].Name != "exception" {
 		t.Errorf("chat events %v; want one exception", ev)
@@ -233,7 +235,10 @@ func TestResumeLinks(t *testing.T) {
 	}
 	wantAttrs(t, inv1, map[string]any{"error.type": "canceled"})
 	tool1 := first["execute_tool fetch"][0]
-	wantAttrs(t, tool1, map[string]any{"error.type": otelsink.ErrorTypeUnfinished})
+	wantAttrs(t, tool1, map[string]any{"error.type": "canceled"}) // the cause, as its parent says
+	if tool1.Status().Code != codes.Error || tool1.Status().Description != inv1.Status().Description {
+		t.Errorf("in-flight tool status %v; want its parent's %v", tool1.Status(), inv1.Status())
+	}
 
 	plan := polyloop.ResumePlan{Action: polyloop.PlanReplayAction, Step: 1, Attempt: 2, Reason: "replay", LastSeq: 3}
 	sc.evs = nil
@@ -250,7 +255,6 @@ func TestResumeLinks(t *testing.T) {
 	wantAttrs(t, inv2, map[string]any{"polyloop.invocation": "resume", "polyloop.resume.plan": "replay_action",
 		"polyloop.resume.last_seq": int64(3), "polyloop.seq": int64(3)})
 	wantLinks(t, inv2, map[string]trace.SpanContext{
-		otelsink.LinkRun:                otelsink.RunAnchor("run-r"),
 		otelsink.LinkPreviousInvocation: inv1.SpanContext(),
 	})
 	anchor := otelsink.RunAnchor("run-r")
@@ -270,7 +274,10 @@ func TestResumeLinks(t *testing.T) {
 	other, sr2 := recorder(otelsink.Options{})
 	emitAll(t, context.Background(), other, sc.evs)
 	elsewhere := sr2.Ended()[len(sr2.Ended())-1]
-	wantLinks(t, elsewhere, map[string]trace.SpanContext{otelsink.LinkRun: anchor})
+	wantLinks(t, elsewhere, map[string]trace.SpanContext{})
+	if !elsewhere.Parent().Equal(anchor) {
+		t.Errorf("the resume in another process has parent %v; want the anchor", elsewhere.Parent())
+	}
 	if elsewhere.SpanContext().TraceID() != inv1.SpanContext().TraceID() {
 		t.Errorf("the resume in another process is in trace %v; want the run's %v", elsewhere.SpanContext().TraceID(), inv1.SpanContext().TraceID())
 	}

@@ -37,6 +37,9 @@ The agent must be the one the run started with: a changed configuration is
 refused with the differing fields, unless --allow-config-change, which records
 the override in the log.
 
+Tracing: with OTEL_EXPORTER_OTLP_ENDPOINT set (e.g. http://localhost:4318), the
+resumed invocation's spans join the run's trace (see polyloop run --help).
+
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -79,7 +82,7 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	}
 	cfg, err := agentfile.Load(ctx, f.agent, nil)
 	if err != nil {
-		return err
+		return a.loadFailed(f.agent, err, interrupted())
 	}
 	defer cfg.Close()
 	sinks, err := a.eventSinks(ctx, f.sinkFlags)

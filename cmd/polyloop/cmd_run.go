@@ -32,6 +32,13 @@ Progress (step, action, status, tokens, cost) goes to standard error; with
 --json the result goes to standard output as JSON. Ctrl-C cancels the run
 cleanly: nothing is invented in the log, and the command prints how to resume.
 
+Tracing: with OTEL_EXPORTER_OTLP_ENDPOINT set (e.g. http://localhost:4318, a
+Jaeger or OpenTelemetry Collector speaking OTLP/HTTP), the run's spans are
+exported as OpenTelemetry traces, one trace per run across its resumes
+(OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and OTEL_EXPORTER_OTLP_HEADERS
+apply). Traces are flushed before the command exits, even when standard
+output is closed (| head).
+
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,7 +77,7 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 	defer stop()
 	cfg, err := agentfile.Load(ctx, agentPath, nil)
 	if err != nil {
-		return err
+		return a.loadFailed(agentPath, err, interrupted())
 	}
 	defer cfg.Close()
 	if cfg.File.Limits.MaxSteps == 0 {

@@ -34,7 +34,8 @@ const (
 
 func main() {
 	maybeRunBenchChild()
-	os.Exit(execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	ignoreSIGPIPE()
+	os.Exit(execute(os.Args[1:], os.Stdin, &pipeWriter{w: os.Stdout}, &pipeWriter{w: os.Stderr}))
 }
 
 // exitErr ends a command with a given exit code; Err, when set, is printed.
