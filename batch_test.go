@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -396,5 +397,74 @@ func TestBatchChildrenDistinct(t *testing.T) {
 	second.Action = 1
 	if a, b := polyloop.ChildRunID(ref), polyloop.ChildRunID(second); a == b || a != "p/3.1" || b != "p/3-1.1" {
 		t.Fatalf("child ids %q and %q", a, b)
+	}
+}
+
+// Two actions of one batch each invoke a child: the children get distinct
+// run ids, and after a crash at any record — the parent's or a child's —
+// the resumed parent meets each child again: a handler whose reception is
+// recorded never runs again (one that returned just before its reception
+// could be written runs again: design 0004), in order or in parallel.
+func TestBatchChildrenSurviveCrashes(t *testing.T) {
+	ctx := context.Background()
+	for _, parallel := range []bool{false, true} {
+		t.Run(fmt.Sprintf("parallel=%v", parallel), func(t *testing.T) {
+			var handled sync.Map // child run id → handler runs
+			run := func(store *memstore.Store, childModel func() *scriptmodel.Client) (polyloop.RunResult, error) {
+				child := &polyloop.Runner{Model: childModel(), Parser: testParser{}, Executor: newTestExec(), Store: store}
+				exec := &delegateExec{env: newTestExec()}
+				exec.invoke = func(ctx context.Context) (string, error) {
+					return polyloop.InvokeChild(ctx, polyloop.Child{Runner: child, Agent: childAgent()}, polyloop.Task{Input: "q"},
+						polyloop.Receive[string]{Succeeded: func(r polyloop.RunResult) (string, error) {
+							n, _ := handled.LoadOrStore(r.RunID, new(atomic.Int32))
+							n.(*atomic.Int32).Add(1)
+							return "child " + r.RunID + " says " + r.FinalAnswer, nil
+						}})
+				}
+				parent := &polyloop.Runner{Model: scriptmodel.New(batchTurn(1, "delegate", "delegate"), scriptmodel.Reply("done")),
+					Parser: testParser{}, Executor: exec, Store: store}
+				agent := parentAgent()
+				agent.ParallelActions = parallel
+				return continueRun(parent, store, "p", agent, "t")
+			}
+			childModel := func() *scriptmodel.Client { return scriptmodel.New(scriptmodel.Reply("42")) }
+			full := memstore.New()
+			if res, err := run(full, childModel); err != nil || res.StopReason != polyloop.StopCompleted {
+				t.Fatalf("uninterrupted: %+v, %v", res, err)
+			}
+			ids := map[string]bool{}
+			sums, _ := full.ListRuns(ctx, polyloop.RunFilter{})
+			for _, s := range sums {
+				ids[s.RunID] = true
+			}
+			if !ids["p/1.1"] || !ids["p/1-1.1"] || len(ids) != 3 {
+				t.Fatalf("runs %v, want the parent and children p/1.1 and p/1-1.1", ids)
+			}
+			total := full.Len()
+			for k := 1; k < total; k++ {
+				handled = sync.Map{}
+				store := memstore.NewWithOptions(memstore.Options{CrashAfter: k})
+				_, err := run(store, childModel)
+				if err == nil {
+					t.Fatalf("k=%d: no crash", k)
+				}
+				store.SetFaults(memstore.Options{})
+				before, _ := store.ReadLog(ctx, "p")
+				handled = sync.Map{}
+				res, err := run(store, childModel)
+				if err != nil || res.StopReason != polyloop.StopCompleted {
+					t.Fatalf("k=%d: resumed %+v, %v", k, res, err)
+				}
+				for _, rec := range before.Receptions() {
+					if n, ok := handled.Load(rec.ChildRunID); ok && n.(*atomic.Int32).Load() > 0 {
+						t.Fatalf("k=%d: the handler for %s ran again after its reception was recorded", k, rec.ChildRunID)
+					}
+				}
+				log, _ := store.ReadLog(ctx, "p")
+				if n := len(log.Receptions()); n != 2 {
+					t.Fatalf("k=%d: %d receptions in the parent's log, want 2", k, n)
+				}
+			}
+		})
 	}
 }
