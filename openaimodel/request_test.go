@@ -3,15 +3,13 @@ package openaimodel
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"path/filepath"
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/golden"
 	"github.com/polyloop/polyloop/internal/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden request bodies in testdata/golden")
 
 func ptr[T any](v T) *T { return &v }
 
@@ -158,7 +156,7 @@ func TestRequestGolden(t *testing.T) {
 			}
 			body := srv.Request(0).Body
 			checkToolPairing(t, body)
-			providertest.CheckGolden(t, filepath.Join("testdata", "golden", tc.name+".json"), providertest.PrettyJSON(t, body), *update)
+			golden.File(t, filepath.Join("testdata", "golden", tc.name+".json"), providertest.PrettyJSON(t, body))
 		})
 	}
 }

@@ -2,6 +2,7 @@ package parsertest
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"runtime"
 	"strings"
@@ -133,5 +134,15 @@ func TestExpect(t *testing.T) {
 		case tt.wantError != "" && (len(errs) != 1 || !strings.Contains(errs[0], tt.wantError)):
 			t.Errorf("%s: reported %q, want one error containing %q", tt.name, errs, tt.wantError)
 		}
+	}
+}
+
+// TestRewriteFlag checks that a test binary of the parsers, which does not
+// import datadriven, has the -rewrite flag of package golden.
+func TestRewriteFlag(t *testing.T) {
+	t.Parallel()
+	f := flag.Lookup("rewrite")
+	if f == nil || !strings.Contains(f.Usage, "golden files") {
+		t.Fatalf("no -rewrite flag of package golden: %+v", f)
 	}
 }
