@@ -25,13 +25,14 @@ var endToEnd = providertest.EndToEnd{
 
 func checkTotals(t *testing.T, got polyloop.Totals) {
 	t.Helper()
-	// empty_content_tool_use.json (claude-opus-5-5), tool_use.json
+	// empty_content_tool_use.json (claude-opus-5-5: two tool calls, a batch
+	// of two actions the weather tool does not know), tool_use.json
 	// (claude-haiku-4-5), text.json (claude-sonnet-5-5, with cache reads and
 	// writes).
 	cost := (1200*4.00+140*20.00)/1e6 + (472*1.00+89*5.00)/1e6 + (2095*2.00+8000*0.10+1000*2.50+503*10.00)/1e6
 	in, out := int64(1200+472+2095+8000+1000), int64(140+89+503)
-	if got.Steps != 3 || got.ModelCalls != 3 || got.Actions != 1 || got.InputTokens != in ||
+	if got.Steps != 3 || got.ModelCalls != 3 || got.Actions != 3 || got.InputTokens != in ||
 		got.OutputTokens != out || got.CostUnknown || math.Abs(got.CostUSD-cost) > 1e-12 {
-		t.Errorf("totals %+v; want 3 steps, 3 calls, 1 action, %d in, %d out, cost %v known", got, in, out, cost)
+		t.Errorf("totals %+v; want 3 steps, 3 calls, 3 actions, %d in, %d out, cost %v known", got, in, out, cost)
 	}
 }
