@@ -10,7 +10,7 @@ import (
 
 // Version is the version of the parser's behaviour: its decisions and its
 // feedback texts. It enters the snapshot through Describe.
-const Version = 1
+const Version = 2
 
 // The field names of the accepted shapes.
 const (
@@ -21,7 +21,8 @@ const (
 )
 
 // Options configure a Parser. The zero value accepts flattened arguments of
-// any name, ignores no field and makes a reply without JSON Invalid.
+// any name, ignores no field, accepts any number of actions in an array and
+// makes a reply without JSON Invalid.
 type Options struct {
 	// Tools are the agent's tool specs. A tool listed here whose parameter
 	// schema declares "properties" accepts flattened arguments only among
@@ -35,21 +36,26 @@ type Options struct {
 	// fence) a Final decision whose answer is the whole text, instead of
 	// Invalid.
 	TextIsFinal bool
+	// MaxActionsPerStep bounds the actions of one JSON array; an array with
+	// more is Invalid. Zero or less: no bound.
+	MaxActionsPerStep int
 }
 
-// Parser reads one JSON action from a reply's text. It is safe for
-// concurrent use.
+// Parser reads one JSON action, or a JSON array of them, from a reply's
+// text. It is safe for concurrent use.
 type Parser struct {
 	params      map[string][]string // tool → sorted properties, for tools whose schema declares them
 	ignore      map[string]bool
 	textIsFinal bool
+	maxActions  int // 0: no bound
 }
 
 // New returns a Parser with opts. Tool schemas that are not JSON objects,
 // or declare no properties, leave flattened arguments of that tool
 // unchecked.
 func New(opts Options) *Parser {
-	p := &Parser{params: map[string][]string{}, ignore: map[string]bool{}, textIsFinal: opts.TextIsFinal}
+	p := &Parser{params: map[string][]string{}, ignore: map[string]bool{}, textIsFinal: opts.TextIsFinal,
+		maxActions: max(opts.MaxActionsPerStep, 0)}
 	for _, t := range opts.Tools {
 		if props, ok := schemaProperties(t.Parameters); ok {
 			p.params[t.Name] = props
@@ -82,7 +88,8 @@ func schemaProperties(schema json.RawMessage) ([]string, bool) {
 
 // Describe implements polyloop.Describer: the parser's name, behaviour
 // version and the options that change its decisions (the parameters of each
-// checked tool, the ignored fields, TextIsFinal) enter the run's snapshot.
+// checked tool, the ignored fields, TextIsFinal, MaxActionsPerStep) enter
+// the run's snapshot.
 func (p *Parser) Describe() polyloop.Component {
 	ignore := make([]string, 0, len(p.ignore))
 	for f := range p.ignore {
@@ -94,7 +101,8 @@ func (p *Parser) Describe() polyloop.Component {
 		Params      map[string][]string `json:"tool_params,omitempty"`
 		Ignore      []string            `json:"ignore,omitempty"`
 		TextIsFinal bool                `json:"text_is_final"`
-	}{Version, p.params, ignore, p.textIsFinal})
+		MaxActions  int                 `json:"max_actions_per_step,omitempty"`
+	}{Version, p.params, ignore, p.textIsFinal, p.maxActions})
 	if err != nil { // cannot happen: strings, a bool and an int
 		panic("jsonparser: encoding config: " + err.Error())
 	}
@@ -112,6 +120,8 @@ func (p *Parser) Parse(reply polyloop.ModelReply) polyloop.Decision {
 		return severalObjects(f.actions())
 	case len(f.objects) == 1:
 		return p.decide(f.objects[0])
+	case len(f.arrays) == 1:
+		return p.decideArray(f.arrays[0])
 	case f.firstJSONish != nil:
 		return malformed(f.firstJSONish)
 	case f.emptyFence != nil:

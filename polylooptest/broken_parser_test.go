@@ -2,6 +2,7 @@ package polylooptest
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,18 @@ func brokenParserCases() []brokenCase {
 				panic("unclosed fence")
 			}
 			return nil
+		})),
+		// Checks only the first call of a batch: the second's broken
+		// arguments reach the Act.
+		c("EdgeCases", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			if len(r.ToolCalls) < 2 || r.ToolCalls[0].Name == "" || !json.Valid(r.ToolCalls[0].Args) {
+				return nil
+			}
+			var act polyloop.Act
+			for _, tc := range r.ToolCalls {
+				act.Actions = append(act.Actions, polyloop.Action{CallID: tc.ID, Tool: tc.Name, Args: tc.Args})
+			}
+			return act
 		})),
 		c("Generated", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
 			if strings.Contains(r.Text, "\x00") {
