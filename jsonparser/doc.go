@@ -77,7 +77,9 @@
 // "tool" field; a "tool" that is not a non-empty string; both "tool" and
 // "final"; both "args" and "arguments"; "args" that is not an object;
 // unknown fields beside "args" or "final"; flattened fields that are not
-// parameters of the tool; JSON that is not valid UTF-8.
+// parameters of the tool; arguments that do not match the tool's parameter
+// schema (see Options.Tools), naming the field and what it must be; JSON
+// that is not valid UTF-8.
 //
 // Options.TextIsFinal turns a reply holding no JSON object into a Final
 // answer, for agents that may answer in prose.

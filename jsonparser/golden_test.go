@@ -45,6 +45,7 @@ var goldenCases = []struct {
 	{"unknown_fields", goldenTools, `{"tool": "read", "args": {"path": "a"}, "reason": "x"}`},
 	{"unknown_final_fields", goldenTools, `{"final": "done", "confidence": 0.9}`},
 	{"flattened_not_params", goldenTools, `{"tool": "read", "path": "a", "encoding": "utf-8"}`},
+	{"args_schema_mismatch", goldenTools, `{"tool": "read", "args": {"path": "notes.txt", "lines": "ten"}}`},
 	{"not_utf8", goldenTools, "{\"tool\": \"read\", \"args\": {\"path\": \"\xc3\"}}"},
 }
 

@@ -1,6 +1,8 @@
 package jsonparser_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -70,6 +72,10 @@ func TestParseTable(t *testing.T) {
 		{name: "text is final", opts: jsonparser.Options{TextIsFinal: true}, text: "It has 12 lines.", want: polyloop.Final{Answer: "It has 12 lines."}},
 		{name: "text is final with prose braces", opts: jsonparser.Options{TextIsFinal: true}, text: "Use {x}.", want: polyloop.Final{Answer: "Use {x}."}},
 
+		{name: "args checked against the schema", opts: withTools, text: `{"tool":"read","args":{"path":1}}`, contains: []string{`The field "path" of your call to "read" must be a string, not a number.`}},
+		{name: "flattened args checked against the schema", opts: withTools, text: `{"tool":"read","path":"a","lines":"ten"}`, contains: []string{`The field "lines" of your call to "read" must be an integer, not a string.`}},
+		{name: "args checked in a batch", opts: withTools, text: `[{"tool":"read","path":"a"},{"tool":"read","path":["b"]}]`, contains: []string{`Action 2: The field "path" of your call to "read" must be a string, not an array.`}},
+		{name: "args check off", opts: jsonparser.Options{Tools: withTools.Tools, SkipArgCheck: true}, text: `{"tool":"read","args":{"path":1}}`, want: act("read", `{"path":1}`)},
 		{name: "empty", text: " \n", contains: []string{"Your reply is empty."}},
 		{name: "no json", text: "I think it has 12 lines.", contains: []string{"contains no JSON object"}},
 		{name: "no json with only a bash fence", text: "```bash\nls\n```", contains: []string{"contains no JSON object"}},
@@ -133,6 +139,13 @@ func TestManyLooseBraces(t *testing.T) {
 	}
 }
 
+// readSchemas is the hash of readTool's schema as Describe documents it:
+// sha256 of [{"name":"read","schema":<the compacted schema>}].
+var readSchemas = func() string {
+	sum := sha256.Sum256([]byte(`[{"name":"read","schema":` + string(readTool.Parameters) + `}]`))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}()
+
 func TestDescribe(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -145,7 +158,8 @@ func TestDescribe(t *testing.T) {
 			Tools:       []polyloop.ToolSpec{readTool, {Name: "free"}, {Name: "bad", Parameters: []byte(`[`)}},
 			Ignore:      []string{"thought", "tool", "reasoning"},
 			TextIsFinal: true,
-		}, `{"version":2,"tool_params":{"read":["lines","path"]},"ignore":["reasoning","thought"],"text_is_final":true}`},
+		}, `{"version":2,"tool_params":{"read":["lines","path"]},"ignore":["reasoning","thought"],"text_is_final":true,"arg_check":{"tools":["read"],"schemas":"` + readSchemas + `"}}`},
+		{jsonparser.Options{Tools: []polyloop.ToolSpec{readTool}, SkipArgCheck: true}, `{"version":2,"tool_params":{"read":["lines","path"]},"text_is_final":false}`},
 	}
 	for _, tt := range tests {
 		c := jsonparser.New(tt.opts).Describe()

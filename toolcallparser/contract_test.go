@@ -15,6 +15,8 @@ func TestContract(t *testing.T) {
 	corpus := []polylooptest.ParserCase{
 		{Name: "one call", Reply: polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("c1", "read", `{"path":"a"}`)}}, Want: polyloop.DecisionAct},
 		{Name: "malformed args", Reply: polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("c1", "a", `{`)}}, Want: polyloop.DecisionInvalid},
+		{Name: "args matching the schema", Reply: polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("c1", "weather", `{"city":"Oslo"}`)}}, Want: polyloop.DecisionAct},
+		{Name: "args not matching the schema", Reply: polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("c1", "weather", `{"city":1}`)}}, Want: polyloop.DecisionInvalid},
 		{Name: "malformed args in a batch", Reply: polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("c1", "a", `{}`), call("c2", "a", `{`)}}, Want: polyloop.DecisionInvalid},
 	}
 	for _, require := range []bool{false, true} {
@@ -25,7 +27,7 @@ func TestContract(t *testing.T) {
 		cases := append(corpus[:len(corpus):len(corpus)],
 			polylooptest.ParserCase{Name: "text only", Reply: polyloop.ModelReply{Text: "4"}, Want: want},
 			polylooptest.ParserCase{Name: "two calls", Reply: polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("c1", "a", `{}`), call("c2", "b", `{}`)}}, Want: two})
-		opts := toolcallparser.Options{RequireAction: require}
+		opts := toolcallparser.Options{RequireAction: require, Tools: []polyloop.ToolSpec{weatherTool}}
 		if require {
 			opts.MaxActionsPerStep = 1
 		}

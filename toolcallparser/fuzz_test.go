@@ -20,13 +20,14 @@ func FuzzParse(f *testing.F) {
 		{"", "", "", 0}, {"answer", "", "", 0}, {"", "read", `{"a":1}`, 1}, {"", "read", "", 1},
 		{"", "read", "null", 1}, {"", "", "{}", 1}, {"", "x", "{", 1}, {"", "x", "[]", 1},
 		{"", "x", "{}{}", 1}, {"", "x", "\xff", 1}, {"", "x", `{"a":"\ud800"}`, 1}, {"", "x", "{}", 2}, {"", "x", "{}", 255},
+		{"", "weather", `{"city":"a"}`, 1}, {"", "weather", `{"city":1,"days":1.5}`, 3}, {"", "weather", `{"x":[{}]}`, 2},
 	}
 	for _, s := range seeds {
 		f.Add(s.text, s.name, s.args, s.calls)
 	}
 	parsers := []*toolcallparser.Parser{
 		toolcallparser.New(toolcallparser.Options{}),
-		toolcallparser.New(toolcallparser.Options{RequireAction: true, MaxActionsPerStep: 2}),
+		toolcallparser.New(toolcallparser.Options{RequireAction: true, MaxActionsPerStep: 2, Tools: []polyloop.ToolSpec{weatherTool}}),
 	}
 	f.Fuzz(func(t *testing.T, text, name, args string, calls uint8) {
 		reply := polyloop.ModelReply{Text: text}

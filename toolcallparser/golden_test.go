@@ -30,6 +30,9 @@ var goldenCases = []struct {
 	{"malformed_args_kept_as_string", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", `"{\"path\": \"a\",}"`)}}},
 	{"truncated_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", `{"path": "a`)}}},
 	{"array_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", `["a"]`)}}},
+	{"args_schema_wrong_type", toolcallparser.Options{Tools: []polyloop.ToolSpec{weatherTool}}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "weather", `{"city": "Oslo", "days": "two"}`)}}},
+	{"args_schema_missing", toolcallparser.Options{Tools: []polyloop.ToolSpec{weatherTool}}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "weather", `{"days": 2}`)}}},
+	{"args_schema_unknown_field", toolcallparser.Options{Tools: []polyloop.ToolSpec{weatherTool}}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "weather", `{"city": "Oslo", "when": "now"}`)}}},
 	{"non_utf8_args", toolcallparser.Options{}, polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{call("1", "read_file", "{\"path\":\"\xc3\"}")}}},
 }
 

@@ -1,6 +1,10 @@
 package toolcallparser_test
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -95,6 +99,51 @@ func TestParseTable(t *testing.T) {
 	}
 }
 
+var weatherTool = polyloop.ToolSpec{Name: "weather", Parameters: []byte(
+	`{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"],"additionalProperties":false}`)}
+
+// TestArgCheck checks the arguments of calls to tools given in Options.Tools
+// against their schemas.
+func TestArgCheck(t *testing.T) {
+	t.Parallel()
+	on := toolcallparser.Options{Tools: []polyloop.ToolSpec{weatherTool, {Name: "free"}}}
+	off := on
+	off.SkipArgCheck = true
+	tests := []struct {
+		name     string
+		opts     toolcallparser.Options
+		calls    []polyloop.ToolCall
+		want     polyloop.Decision
+		contains []string
+	}{
+		{name: "matching", opts: on, calls: []polyloop.ToolCall{call("1", "weather", `{"city":"Oslo","days":2}`)},
+			want: polyloop.ActOne(polyloop.Action{CallID: "1", Tool: "weather", Args: []byte(`{"city":"Oslo","days":2}`)})},
+		{name: "wrong type", opts: on, calls: []polyloop.ToolCall{call("1", "weather", `{"city":"Oslo","days":"two"}`)},
+			contains: []string{`The field "days" of your call to "weather" must be an integer, not a string.`}},
+		{name: "missing field", opts: on, calls: []polyloop.ToolCall{call("1", "weather", `{}`)},
+			contains: []string{`lack the required field "city" (a string)`}},
+		{name: "no args for a tool with a required field", opts: on, calls: []polyloop.ToolCall{call("1", "weather", ``)},
+			contains: []string{`lack the required field "city"`}},
+		{name: "unknown field", opts: on, calls: []polyloop.ToolCall{call("1", "weather", `{"city":"a","town":"b"}`)},
+			contains: []string{`"town"`, `is not a parameter of that tool (its parameters: "city", "days")`}},
+		{name: "a tool without a schema is not checked", opts: on, calls: []polyloop.ToolCall{call("1", "free", `{"x":1}`)},
+			want: polyloop.ActOne(polyloop.Action{CallID: "1", Tool: "free", Args: []byte(`{"x":1}`)})},
+		{name: "an unlisted tool is not checked", opts: on, calls: []polyloop.ToolCall{call("1", "other", `{"x":1}`)},
+			want: polyloop.ActOne(polyloop.Action{CallID: "1", Tool: "other", Args: []byte(`{"x":1}`)})},
+		{name: "a mismatch in a batch", opts: on, calls: []polyloop.ToolCall{call("1", "weather", `{"city":"a"}`), call("2", "weather", `{"city":3}`)},
+			contains: []string{"None of the 2 tool calls of your reply was run: 1 of them is invalid.", `Call 2 (id "2"): The field "city" of your call to "weather" must be a string, not a number.`}},
+		{name: "check off", opts: off, calls: []polyloop.ToolCall{call("1", "weather", `{"days":"two"}`)},
+			want: polyloop.ActOne(polyloop.Action{CallID: "1", Tool: "weather", Args: []byte(`{"days":"two"}`)})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := parsertest.Parse(t, toolcallparser.New(tt.opts), polyloop.ModelReply{ToolCalls: tt.calls}, callAction)
+			parsertest.Expect(t, d, tt.want, tt.contains)
+		})
+	}
+}
+
 func manyCalls(n int) []polyloop.ToolCall {
 	out := make([]polyloop.ToolCall, n)
 	for i := range out {
@@ -119,6 +168,31 @@ func manyBadCalls(n int) []polyloop.ToolCall {
 	return out
 }
 
+// schemasHash is the hash of the tools' schemas, computed here the way
+// Describe documents it: SHA-256 of the JSON array of {name, schema}
+// (compacted), sorted by name.
+func schemasHash(t *testing.T, tools ...polyloop.ToolSpec) string {
+	t.Helper()
+	type entry struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+	}
+	var entries []entry
+	for _, tool := range tools {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, tool.Parameters); err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, entry{tool.Name, buf.Bytes()})
+	}
+	raw, err := json.Marshal(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
 func TestDescribe(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -129,6 +203,10 @@ func TestDescribe(t *testing.T) {
 		{toolcallparser.Options{RequireAction: true}, `{"version":2,"require_action":true}`},
 		{toolcallparser.Options{MaxActionsPerStep: 3}, `{"version":2,"require_action":false,"max_actions_per_step":3}`},
 		{toolcallparser.Options{MaxActionsPerStep: -1}, `{"version":2,"require_action":false}`},
+		{toolcallparser.Options{Tools: []polyloop.ToolSpec{{Name: "free"}}}, `{"version":2,"require_action":false}`},
+		{toolcallparser.Options{Tools: []polyloop.ToolSpec{weatherTool}, SkipArgCheck: true}, `{"version":2,"require_action":false}`},
+		{toolcallparser.Options{Tools: []polyloop.ToolSpec{weatherTool, {Name: "free"}}},
+			`{"version":2,"require_action":false,"arg_check":{"tools":["weather"],"schemas":"sha256:` + schemasHash(t, weatherTool) + `"}}`},
 	} {
 		c := toolcallparser.New(tt.opts).Describe()
 		if c.Name != "toolcallparser" || string(c.Config) != tt.want {
