@@ -28,7 +28,8 @@ var weatherTool = polyloop.ToolSpec{
 // History produces: a tool call answered; an Invalid step after two tool
 // calls (the library answered none, it sent feedback); an observation of a
 // code action (no tool-call id); a reply with empty text; a synthetic
-// observation.
+// observation; a batch of three calls, each
+// answered in order (the middle one not executed).
 var historyWithEveryShape = []polyloop.Message{
 	{Role: polyloop.RoleSystem, Content: "You are a careful agent."},
 	{Role: polyloop.RoleUser, Content: "What should I wear in Paris?"},
@@ -49,6 +50,13 @@ var historyWithEveryShape = []polyloop.Message{
 	{Role: polyloop.RoleAssistant, ToolCalls: []polyloop.ToolCall{
 		{ID: "toolu_5", Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo"}`)}}},
 	{Role: polyloop.RoleTool, ToolCallID: "toolu_5", Content: ""},
+	{Role: polyloop.RoleAssistant, Content: "Both at once.", ToolCalls: []polyloop.ToolCall{
+		{ID: "toolu_7", Name: "get_weather", Args: json.RawMessage(`{"city":"Rome"}`)},
+		{ID: "toolu_8", Name: "nope", Args: json.RawMessage(`{}`)},
+		{ID: "toolu_9", Name: "get_weather", Args: json.RawMessage(`{"city":"Bern"}`)}}},
+	{Role: polyloop.RoleTool, ToolCallID: "toolu_7", Content: "20°C, sun"},
+	{Role: polyloop.RoleTool, ToolCallID: "toolu_8", Content: polyloop.DefaultNotExecuted, Synthetic: true},
+	{Role: polyloop.RoleTool, ToolCallID: "toolu_9", Content: "9°C, fog"},
 }
 
 // historyWithEmptyObservations is a code agent's history whose
