@@ -202,7 +202,7 @@ func (s *goodStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyl
 		if err != nil {
 			return nil, err
 		}
-		var sum polyloop.RunSummary
+		sum := polyloop.RunSummary{RunID: id}
 		for _, r := range log.Records {
 			sum.Apply(r)
 		}
@@ -210,7 +210,12 @@ func (s *goodStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyl
 			out = append(out, sum)
 		}
 	}
-	slices.SortFunc(out, func(a, b polyloop.RunSummary) int { return a.StartedAt.Compare(b.StartedAt) })
+	slices.SortFunc(out, func(a, b polyloop.RunSummary) int {
+		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+			return c // a run without RunStarted has the zero time: first
+		}
+		return strings.Compare(a.RunID, b.RunID)
+	})
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
 	}
