@@ -262,7 +262,7 @@ func TestLoadRemoteModelsTakeKeysFromTheEnvironment(t *testing.T) {
 		if !slices.Contains(asked, tt.env) {
 			t.Errorf("%s: the key was not read from %s (asked %v)", tt.provider, tt.env, asked)
 		}
-		d := describe(cfg.Model)
+		d := polyloop.Describe(cfg.Model)
 		if strings.Contains(string(d.Config), key) || strings.Contains(d.Name, key) {
 			t.Errorf("%s: the key is in the model's description: %+v", tt.provider, d)
 		}
