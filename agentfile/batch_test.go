@@ -13,8 +13,8 @@ import (
 
 // parserConfig is the configuration the parser of a loaded file describes.
 type parserConfig struct {
-	Version    int  `json:"version"`
-	MaxActions int  `json:"max_actions_per_step"`
+	Version    int `json:"version"`
+	MaxActions int `json:"max_actions_per_step"`
 	ArgCheck   *struct {
 		Tools []string `json:"tools"`
 	} `json:"arg_check"`
