@@ -181,8 +181,31 @@ var (
 )
 
 // RunLister is the optional listing interface of a Store, used by the CLI and
-// statistics. ListRuns returns summaries of the runs that match the filter,
-// ordered by start time, without reading every log.
+// statistics. polylooptest.TestStore checks it (the ListRuns and
+// ListRunsOrder checks) when the store implements it.
+//
+// Contract:
+//   - ListRuns returns, for every run the filter matches (RunFilter.Matches;
+//     a zero filter matches every run), the summary that RunSummary.Apply
+//     folds from the run's records, with RunID set even for a log that does
+//     not begin with RunStarted. A store SHOULD keep summaries as it
+//     appends, so that listing does not read every log.
+//   - Ordering: runs without a RunStarted record (no start time) first,
+//     then by start time (the RunStarted record's time), ties broken by run
+//     id compared byte by byte — never by a database collation or locale.
+//     Limit, when positive, applies after filtering and ordering: the
+//     result is the first Limit summaries of the full ordered listing.
+//   - No run matching is an empty result and a nil error.
+//   - Failures: any failure is returned as a non-nil error with no
+//     summaries; a store MUST NOT return part of a listing with a nil error.
+//   - Cancellation: a done ctx may make ListRuns fail with an error that
+//     wraps ctx.Err().
+//   - Concurrency: ListRuns MUST be safe for concurrent use with Append and
+//     with other calls. Each summary reflects a whole number of the run's
+//     Appends, every Append that returned nil before ListRuns was called
+//     among them, and never a part of one (appends are atomic); the
+//     summaries of different runs need not be taken at the same instant.
+//   - Ownership: the returned slice belongs to the caller.
 type RunLister interface {
 	ListRuns(ctx context.Context, filter RunFilter) ([]RunSummary, error)
 }

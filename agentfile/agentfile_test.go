@@ -45,7 +45,7 @@ func TestCheckRefusesBadFiles(t *testing.T) {
 		{"temperature", scriptHead + "  temperature: 3\n", 6, 16, "expected a number from 0 to 2, found 3"},
 		{"anthropic temperature", "name: a\nmodel:\n  provider: anthropic\n  model: claude-sonnet-4-5\n  temperature: 0\n", 5, 16, "the Anthropic Messages API takes no temperature"},
 		{"parser kind", scriptHead + "parser:\n  kind: regex\n", 7, 9, `expected one of toolcall, json, code, found "regex"`},
-		{"foreign option", scriptHead + "parser:\n  kind: toolcall\n  options:\n    lang: python\n", 9, 11, "not an option of parser kind toolcall (its options: require_action)"},
+		{"foreign option", scriptHead + "parser:\n  kind: toolcall\n  options:\n    lang: python\n", 9, 11, "not an option of parser kind toolcall (its options: require_action, max_actions_per_step, check_args)"},
 		{"code without shell", scriptHead + "parser:\n  kind: code\n", 7, 9, "code actions, which run in the shell"},
 		{"replay policy", scriptHead + "tools:\n  shell:\n    replay: sometimes\n", 8, 13, `expected replay_safe or never_replay, found "sometimes"`},
 		{"mcp without target", scriptHead + "tools:\n  mcp:\n    - name: x\n", 8, 7, "expected command (a stdio server) or url"},
@@ -262,7 +262,7 @@ func TestLoadRemoteModelsTakeKeysFromTheEnvironment(t *testing.T) {
 		if !slices.Contains(asked, tt.env) {
 			t.Errorf("%s: the key was not read from %s (asked %v)", tt.provider, tt.env, asked)
 		}
-		d := describe(cfg.Model)
+		d := polyloop.Describe(cfg.Model)
 		if strings.Contains(string(d.Config), key) || strings.Contains(d.Name, key) {
 			t.Errorf("%s: the key is in the model's description: %+v", tt.provider, d)
 		}

@@ -62,7 +62,8 @@ func (b *builder) build(ctx context.Context) (*Config, error) {
 			MaxCostUSD:       b.f.Limits.MaxCostUSD,
 			ObservationLimit: b.f.Limits.ObservationLimit,
 		},
-		Model: b.modelParams(),
+		Model:           b.modelParams(),
+		ParallelActions: b.f.ParallelActions,
 	}
 	return cfg, nil
 }
@@ -75,7 +76,7 @@ func (b *builder) modelParams() polyloop.ModelParams {
 	p := polyloop.ModelParams{
 		Provider: m.Provider, Model: m.Model, Temperature: m.Temperature, TopP: m.TopP,
 		MaxOutputTokens: m.MaxOutputTokens, Seed: m.Seed, Stop: m.Stop,
-		Retries: m.Retries, RetryBackoffMS: m.RetryBackoffMS,
+		Retries: m.Retries, RetryBackoffMS: m.RetryBackoffMS, ParallelToolCalls: m.ParallelToolCalls,
 	}
 	if m.Provider == "script" {
 		raw, _ := json.Marshal(struct {
@@ -188,14 +189,21 @@ func (b *builder) parser(tools []polyloop.ToolSpec) (polyloop.DecisionParser, er
 	o := b.f.Parser.Options
 	switch b.f.Parser.Kind {
 	case "", "toolcall":
-		return toolcallparser.New(toolcallparser.Options{RequireAction: o.RequireAction}), nil
+		return toolcallparser.New(toolcallparser.Options{RequireAction: o.RequireAction, MaxActionsPerStep: o.MaxActionsPerStep,
+			Tools: tools, SkipArgCheck: !checkArgs(o)}), nil
 	case "json":
-		return jsonparser.New(jsonparser.Options{Tools: tools, Ignore: o.Ignore, TextIsFinal: o.TextIsFinal}), nil
+		return jsonparser.New(jsonparser.Options{Tools: tools, Ignore: o.Ignore, TextIsFinal: o.TextIsFinal,
+			MaxActionsPerStep: o.MaxActionsPerStep, SkipArgCheck: !checkArgs(o)}), nil
 	case "code":
 		return codeparser.New(codeparser.Options{Lang: o.Lang, Tags: o.Tags, FinalMarker: o.FinalMarker}), nil
 	}
 	return nil, b.loc.errorAt(path{"parser", "kind"}, fmt.Sprintf("parser kind %s is not available in this build of polyloop", b.f.Parser.Kind))
 }
+
+// checkArgs is parser.options.check_args, true when unset: the parser
+// checks arguments against the tools' schemas, which the executors would
+// refuse anyway, but with feedback that names the field.
+func checkArgs(o ParserOptions) bool { return o.CheckArgs == nil || *o.CheckArgs }
 
 // executor builds the executors and returns the agent's tool specs. With
 // exactly one executor it is used as is; otherwise a router hands each

@@ -14,11 +14,15 @@
 //	  stop: ["</done>"]
 //	  retries: 2
 //	  retry_backoff_ms: 500
+//	  parallel_tool_calls: false    # may the model call several tools in one reply (default: the provider's, yes)
 //	  api_key_env: MY_GATEWAY_KEY   # default OPENAI_API_KEY / ANTHROPIC_API_KEY
 //	parser:
 //	  kind: toolcall            # toolcall | json | code
 //	  options: {require_action: true}   # toolcall: require_action; json: ignore, text_is_final;
+//	                                    # toolcall and json: max_actions_per_step (default 0: no bound),
+//	                                    #   check_args (default true: arguments checked against the tools' schemas);
 //	                                    # code: lang, tags, final_marker
+//	parallel_actions: true      # the actions of one reply run concurrently (default false: in order)
 //	tools:
 //	  shell: {dir: work, timeout_ms: 30000, output_limit: 10000, env_allow: [GOPATH],
 //	          env: {CI: "1"}, done_sentinel: SUBMIT, shell: bash, replay: never_replay}

@@ -60,7 +60,7 @@ func TestMCPHeadersEnv(t *testing.T) {
 		}
 	}
 	mu.Unlock()
-	if d := describe(cfg.Executor); strings.Contains(string(d.Config), "t0k3n") {
+	if d := polyloop.Describe(cfg.Executor); strings.Contains(string(d.Config), "t0k3n") {
 		t.Errorf("the header's value is in the executor's description: %s", d.Config)
 	}
 

@@ -48,15 +48,8 @@ func (r *router) Describe() polyloop.Component {
 	}
 	entries := make([]entry, len(r.parts))
 	for i, p := range r.parts {
-		entries[i] = entry{Name: p.name, Component: describe(p.exec)}
+		entries[i] = entry{Name: p.name, Component: polyloop.Describe(p.exec)}
 	}
 	cfg, _ := json.Marshal(map[string]any{"executors": entries})
 	return polyloop.Component{Name: "agentfile.router", Config: cfg}
-}
-
-func describe(v any) polyloop.Component {
-	if d, ok := v.(polyloop.Describer); ok {
-		return d.Describe()
-	}
-	return polyloop.Component{Name: fmt.Sprintf("%T", v)}
 }

@@ -17,6 +17,10 @@ type File struct {
 	Tools      ToolsSpec     `yaml:"tools"`
 	Limits     LimitsSpec    `yaml:"limits"`
 	Synthetic  SyntheticSpec `yaml:"synthetic"`
+	// ParallelActions lets the actions of one step's batch (the tool calls
+	// of one reply) run concurrently (polyloop.Agent.ParallelActions);
+	// default false: one after another, in the reply's order.
+	ParallelActions bool `yaml:"parallel_actions"`
 }
 
 // ModelSpec configures the model client. Every field except the script,
@@ -34,6 +38,11 @@ type ModelSpec struct {
 	Stop            []string `yaml:"stop"`
 	Retries         int      `yaml:"retries"`
 	RetryBackoffMS  int      `yaml:"retry_backoff_ms"`
+	// ParallelToolCalls says whether the model may call several tools in
+	// one reply (polyloop.ModelParams.ParallelToolCalls: OpenAI's
+	// parallel_tool_calls, Anthropic's disable_parallel_tool_use inverted);
+	// unset: the provider's default, which allows it.
+	ParallelToolCalls *bool `yaml:"parallel_tool_calls"`
 	// APIKeyEnv names the environment variable holding the API key
 	// (default OPENAI_API_KEY or ANTHROPIC_API_KEY). The key itself never
 	// belongs in the file.
@@ -86,6 +95,13 @@ type ParserOptions struct {
 	// final answer.
 	Ignore      []string `yaml:"ignore"`
 	TextIsFinal bool     `yaml:"text_is_final"`
+	// MaxActionsPerStep (toolcall, json) bounds the actions of one reply
+	// (0: no bound); a reply with more is Invalid.
+	MaxActionsPerStep int `yaml:"max_actions_per_step"`
+	// CheckArgs (toolcall, json) checks each action's arguments against
+	// its tool's parameter schema; a mismatch is Invalid, with feedback
+	// naming the field. Unset means true.
+	CheckArgs *bool `yaml:"check_args"`
 }
 
 // ToolsSpec configures the executors: a shell, MCP servers, or both. A

@@ -158,8 +158,8 @@ var parserKinds = []string{"toolcall", "json", "code"}
 
 // kindOptions are the parser options each kind accepts.
 var kindOptions = map[string][]string{
-	"toolcall": {"require_action"},
-	"json":     {"ignore", "text_is_final"},
+	"toolcall": {"require_action", "max_actions_per_step", "check_args"},
+	"json":     {"ignore", "text_is_final", "max_actions_per_step", "check_args"},
 	"code":     {"lang", "tags", "final_marker"},
 }
 
@@ -174,14 +174,17 @@ func (v *validator) parser(ps ParserSpec, tools ToolsSpec) {
 		return
 	}
 	set := map[string]bool{
-		"require_action": ps.Options.RequireAction,
-		"lang":           ps.Options.Lang != "",
-		"tags":           len(ps.Options.Tags) > 0,
-		"final_marker":   ps.Options.FinalMarker != "",
-		"ignore":         len(ps.Options.Ignore) > 0,
-		"text_is_final":  ps.Options.TextIsFinal,
+		"require_action":       ps.Options.RequireAction,
+		"lang":                 ps.Options.Lang != "",
+		"tags":                 len(ps.Options.Tags) > 0,
+		"final_marker":         ps.Options.FinalMarker != "",
+		"ignore":               len(ps.Options.Ignore) > 0,
+		"text_is_final":        ps.Options.TextIsFinal,
+		"max_actions_per_step": ps.Options.MaxActionsPerStep != 0,
+		"check_args":           ps.Options.CheckArgs != nil,
 	}
-	for _, name := range []string{"require_action", "lang", "tags", "final_marker", "ignore", "text_is_final"} {
+	v.nonNegative(p.at("options", "max_actions_per_step"), int64(ps.Options.MaxActionsPerStep))
+	for _, name := range []string{"require_action", "lang", "tags", "final_marker", "ignore", "text_is_final", "max_actions_per_step", "check_args"} {
 		if set[name] && !slices.Contains(kindOptions[kind], name) {
 			v.fail(p.at("options", name), "not an option of parser kind %s (its options: %s)", kind, optionList(kindOptions[kind]))
 		}

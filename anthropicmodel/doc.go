@@ -13,8 +13,11 @@
 //
 // The request's polyloop.ModelParams choose the model (else Options.Model),
 // max_tokens (else Options.MaxTokens, else DefaultMaxTokens: the API
-// requires one) and the stop sequences; Extra entries are set as top-level
-// fields of the body. The API has no temperature, top_p or seed (version
+// requires one), the stop sequences and, when tools are sent,
+// ParallelToolCalls as tool_choice {"type": "auto",
+// "disable_parallel_tool_use": !ParallelToolCalls} (unset: no tool_choice,
+// the API's default allows several tool uses per reply); Extra entries are
+// set as top-level fields of the body. The API has no temperature, top_p or seed (version
 // 2026-10-21 answers 400 to the first two, whatever their value): a request
 // that sets them fails with ErrUnsupportedParam before anything is sent,
 // unless Options.DropUnsupportedParams leaves them out — a choice Describe
@@ -26,16 +29,17 @@
 // alternating user and assistant turns: consecutive messages of one role are
 // merged into one turn; each assistant message's tool calls (tool_use
 // blocks) are answered by tool_result blocks at the start of the next user
-// turn, exactly once per call. A call the history does not answer (a reply
-// with two calls that the parser rejected as Invalid, or a call the parser
-// did not choose) gets a synthesized result whose text is
-// Options.UnansweredToolResult. Synthetic observations (the library's text
-// for an action not executed) are marked is_error. An observation whose
-// ToolCallID is empty or answers no pending call (code actions,
-// JSON-in-text actions) is sent as user text, verbatim, or as
-// Options.EmptyObservation when it has no visible character (the output of
-// `mkdir x`): it is never left out, so the assistant turns around it stay
-// apart. Other texts without a visible character are left out (the API
+// turn, exactly once per call and in the order of the calls (a batch of
+// several actions gives one tool_result block per tool_use, all in that one
+// user turn). A call the history does not answer (a reply whose calls the
+// parser rejected as Invalid, or a call the parser did not choose) gets a
+// synthesized result whose text is Options.UnansweredToolResult. Synthetic
+// observations (the library's text for an action not executed) are marked
+// is_error. An observation whose ToolCallID is empty or answers no pending
+// call (code actions, JSON-in-text actions) is sent as user text, verbatim,
+// or as Options.EmptyObservation when it has no visible character (the
+// output of `mkdir x`): it is never left out, so the assistant turns around
+// it stay apart. Other texts without a visible character are left out (the API
 // refuses text blocks of white space): an assistant reply with neither
 // visible text nor tool calls leaves no turn, and a tool result without
 // visible text is sent without content. A history that ends with an

@@ -36,6 +36,12 @@ func (c *Client) params(req polyloop.ModelRequest) (anthropic.MessageNewParams, 
 	if p.Tools, err = tools(req.Tools); err != nil {
 		return p, err
 	}
+	// disable_parallel_tool_use belongs to tool_choice, which is sent only
+	// with tools; unset is the API's default, which allows several tool
+	// uses per reply.
+	if allow := req.Params.ParallelToolCalls; allow != nil && len(p.Tools) > 0 {
+		p.ToolChoice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{DisableParallelToolUse: anthropic.Bool(!*allow)}}
+	}
 	if err := c.checkUnsupported(req.Params); err != nil {
 		return p, err
 	}

@@ -6,17 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/golden"
 	"github.com/polyloop/polyloop/internal/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden request bodies in testdata/golden")
 
 func ptr[T any](v T) *T { return &v }
 
@@ -30,7 +28,8 @@ var weatherTool = polyloop.ToolSpec{
 // History produces: a tool call answered; an Invalid step after two tool
 // calls (the library answered none, it sent feedback); an observation of a
 // code action (no tool-call id); a reply with empty text; a synthetic
-// observation.
+// observation; a batch of three calls, each
+// answered in order (the middle one not executed).
 var historyWithEveryShape = []polyloop.Message{
 	{Role: polyloop.RoleSystem, Content: "You are a careful agent."},
 	{Role: polyloop.RoleUser, Content: "What should I wear in Paris?"},
@@ -51,6 +50,13 @@ var historyWithEveryShape = []polyloop.Message{
 	{Role: polyloop.RoleAssistant, ToolCalls: []polyloop.ToolCall{
 		{ID: "toolu_5", Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo"}`)}}},
 	{Role: polyloop.RoleTool, ToolCallID: "toolu_5", Content: ""},
+	{Role: polyloop.RoleAssistant, Content: "Both at once.", ToolCalls: []polyloop.ToolCall{
+		{ID: "toolu_7", Name: "get_weather", Args: json.RawMessage(`{"city":"Rome"}`)},
+		{ID: "toolu_8", Name: "nope", Args: json.RawMessage(`{}`)},
+		{ID: "toolu_9", Name: "get_weather", Args: json.RawMessage(`{"city":"Bern"}`)}}},
+	{Role: polyloop.RoleTool, ToolCallID: "toolu_7", Content: "20°C, sun"},
+	{Role: polyloop.RoleTool, ToolCallID: "toolu_8", Content: polyloop.DefaultNotExecuted, Synthetic: true},
+	{Role: polyloop.RoleTool, ToolCallID: "toolu_9", Content: "9°C, fog"},
 }
 
 // historyWithEmptyObservations is a code agent's history whose
@@ -130,7 +136,7 @@ func TestRequestGolden(t *testing.T) {
 			}
 			body := srv.Request(0).Body
 			checkTurns(t, body)
-			providertest.CheckGolden(t, filepath.Join("testdata", "golden", tc.name+".json"), providertest.PrettyJSON(t, body), *update)
+			golden.File(t, filepath.Join("testdata", "golden", tc.name+".json"), providertest.PrettyJSON(t, body))
 		})
 	}
 }

@@ -30,7 +30,7 @@ func (m stopBefore) Complete(ctx context.Context, req polyloop.ModelRequest) (po
 
 // Describe gives the wrapped client's identity, so that the wrapper leaves
 // the run's snapshot as W's.
-func (m stopBefore) Describe() polyloop.Component { return describe(m.ModelClient) }
+func (m stopBefore) Describe() polyloop.Component { return polyloop.Describe(m.ModelClient) }
 
 // firstCall is a model client that notes when it is first called.
 type firstCall struct {
@@ -45,14 +45,7 @@ func (m *firstCall) Complete(ctx context.Context, req polyloop.ModelRequest) (po
 }
 
 // Describe gives the wrapped client's identity (see stopBefore.Describe).
-func (m *firstCall) Describe() polyloop.Component { return describe(m.ModelClient) }
-
-func describe(m polyloop.ModelClient) polyloop.Component {
-	if d, ok := m.(polyloop.Describer); ok {
-		return d.Describe()
-	}
-	return polyloop.Component{Name: fmt.Sprintf("%T", m)}
-}
+func (m *firstCall) Describe() polyloop.Component { return polyloop.Describe(m.ModelClient) }
 
 // prepareStopped writes n runs of W, all stopped before their final model
 // call (step S+1), to st, concurrently. It returns their run ids.

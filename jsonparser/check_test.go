@@ -7,9 +7,9 @@ import (
 	"github.com/polyloop/polyloop/internal/parsertest"
 )
 
-// jsonAction is what parsertest.Parse checks of this parser's actions: a tool
-// and object args, no call id and no code.
-func jsonAction(a polyloop.Action, _ polyloop.ModelReply) error {
+// jsonAction is what parsertest.Parse checks of each action of this
+// parser's Acts: a tool and object args, no call id and no code.
+func jsonAction(a polyloop.Action, _ int, _ polyloop.ModelReply) error {
 	if a.CallID != "" || a.Code != "" {
 		return errors.New("want no call id and no code")
 	}

@@ -25,6 +25,8 @@ func TestContract(t *testing.T) {
 			{Name: "no json", Reply: text("done"), Want: polyloop.DecisionInvalid},
 			{Name: "malformed", Reply: text(`{"tool":"read",}`), Want: polyloop.DecisionInvalid},
 			{Name: "several", Reply: text(`{"tool":"a"}{"tool":"b"}`), Want: polyloop.DecisionInvalid},
+			{Name: "batch", Reply: text(`[{"tool":"read","path":"a"},{"tool":"read","args":{"path":"b"}}]`), Want: polyloop.DecisionAct},
+			{Name: "batch with a bad action", Reply: text(`[{"tool":"read","path":"a"},{"tool":"read","args":[]}]`), Want: polyloop.DecisionInvalid},
 		},
 	})
 }

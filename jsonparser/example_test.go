@@ -15,12 +15,15 @@ func Example() {
 	for _, text := range []string{
 		"```json\n{\"tool\": \"read\", \"args\": {\"path\": \"notes.txt\"}}\n```",
 		`I'll read it: {"tool": "read", "path": "notes.txt"}`,
+		`[{"tool": "read", "path": "a.txt"}, {"tool": "read", "path": "b.txt"}]`,
 		`{"final": "12 lines"}`,
 		`{"tool": "read", "file": "notes.txt"}`,
 	} {
 		switch d := p.Parse(polyloop.ModelReply{Text: text}).(type) {
 		case polyloop.Act:
-			fmt.Printf("act %s %s\n", d.Actions[0].Tool, d.Actions[0].Args)
+			for _, a := range d.Actions {
+				fmt.Printf("act %s %s\n", a.Tool, a.Args)
+			}
 		case polyloop.Final:
 			fmt.Println("final:", d.Answer)
 		case polyloop.Invalid:
@@ -30,6 +33,8 @@ func Example() {
 	// Output:
 	// act read {"path":"notes.txt"}
 	// act read {"path":"notes.txt"}
+	// act read {"path":"a.txt"}
+	// act read {"path":"b.txt"}
 	// final: 12 lines
 	// invalid: The field "file" of your call to "read" is not a parameter of that tool (its parameters: "path"). Put the arguments inside "args".
 }

@@ -13,11 +13,14 @@ import (
 const (
 	maxNameLen   = 64
 	maxNamesList = 10
+	// maxBadActions bounds the invalid elements of an array that feedback
+	// lists.
+	maxBadActions = 8
 )
 
 // formatHint ends the feedback of failures that suggest the model did not
 // follow the format at all.
-const formatHint = `Reply with exactly one JSON object: {"tool": "<name>", "args": {...}} to call a tool, or {"final": "<answer>"} to finish.`
+const formatHint = `Reply with one JSON object: {"tool": "<name>", "args": {...}} to call a tool (to call several, a JSON array of such objects), or {"final": "<answer>"} to finish.`
 
 func invalid(format string, a ...any) polyloop.Invalid {
 	return polyloop.Invalid{Feedback: fmt.Sprintf(format, a...)}
@@ -43,7 +46,47 @@ func emptyFence(line int) polyloop.Invalid {
 }
 
 func severalObjects(n int) polyloop.Invalid {
-	return invalid("Your reply contains %d JSON objects; send exactly one action per turn, as one JSON object.", n)
+	return invalid("Your reply contains %d separate JSON actions; send one action as one JSON object, or several actions as one JSON array of objects.", n)
+}
+
+func tooManyActions(n, limit int) polyloop.Invalid {
+	return invalid("Your JSON array holds %d actions, and none of them was run: send at most %d %s per turn.", n, limit, plural(limit, "action"))
+}
+
+func notAnActionObject(kind string) polyloop.Invalid {
+	return invalid(`This is a JSON %s, not an action object. Each element of the array must be {"tool": "<name>", "args": {...}}.`, kind)
+}
+
+func finalInBatch() polyloop.Invalid {
+	return invalid(`This is a final answer, which cannot share an array with actions: send {"final": "<answer>"} alone, once the actions have run.`)
+}
+
+// badAction is an invalid element of an array: its index and what is wrong
+// with it.
+type badAction struct {
+	index    int
+	feedback string
+}
+
+// badActions is the feedback of an array of n elements some of which are
+// not valid actions: none runs, and each invalid element is named, up to a
+// bound.
+func badActions(n int, bad []badAction) polyloop.Invalid {
+	var b strings.Builder
+	verb := "is"
+	if len(bad) > 1 {
+		verb = "are"
+	}
+	fmt.Fprintf(&b, "None of the %d actions of your JSON array was run: %d of them %s invalid.", n, len(bad), verb)
+	for i, a := range bad {
+		if i == maxBadActions {
+			fmt.Fprintf(&b, "\n… and %d more invalid actions.", len(bad)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\nAction %d: %s", a.index+1, a.feedback)
+	}
+	b.WriteString("\nSend the array again, corrected.")
+	return polyloop.Invalid{Feedback: b.String()}
 }
 
 func notUTF8() polyloop.Invalid {

@@ -21,16 +21,21 @@ type source struct {
 	lineBase int
 }
 
-// candidate is one {...} region of a source.
+// candidate is one {...} region of a source, or one [...] region that opens
+// like an array of objects.
 type candidate struct {
 	src   *source
 	start int    // byte offset in src.text
 	raw   []byte // the region
 }
 
+// isArray reports whether the candidate is a [...] region.
+func (c candidate) isArray() bool { return len(c.raw) > 0 && c.raw[0] == '[' }
+
 // found is what find made of a reply.
 type found struct {
 	objects []candidate // regions that are valid JSON objects
+	arrays  []candidate // regions that are valid JSON arrays opening with an object
 	// jsonish counts the malformed regions that look like JSON: they open
 	// with a quoted key or close at once. firstJSONish is the first of them,
 	// firstProse the first malformed region that does not look like JSON.
@@ -49,9 +54,10 @@ type malformedJSON struct {
 	message      string
 }
 
-// actions is how many actions the reply seems to hold: valid objects and
-// malformed regions that look like JSON.
-func (f *found) actions() int { return len(f.objects) + f.jsonish }
+// actions is how many separate actions (objects or arrays of them) the
+// reply seems to hold: valid objects and arrays, and malformed regions that
+// look like JSON.
+func (f *found) actions() int { return len(f.objects) + len(f.arrays) + f.jsonish }
 
 func find(text string) *found {
 	f := &found{}
@@ -109,16 +115,22 @@ func blankBlocks(text string, blocks []codeparser.Block) string {
 	return string(b)
 }
 
-// scan adds the top-level {...} regions of src to f. A region that is never
-// balanced runs to the end of the source and ends the scan, unless it does
-// not look like JSON: then only its brace is stepped over.
+// scan adds the top-level {...} regions of src to f, and the [...] regions
+// that open with '{' (arrays of actions). A region that is never balanced
+// runs to the end of the source and ends the scan, unless it does not look
+// like JSON: then only its brace is stepped over. A '[' that does not open
+// with '{' ("see [1]", "[]") is stepped over.
 func (f *found) scan(src *source) {
 	for start := 0; start < len(src.text); {
-		i := strings.IndexByte(src.text[start:], '{')
+		i := strings.IndexAny(src.text[start:], "{[")
 		if i < 0 {
 			return
 		}
 		start += i
+		if src.text[start] == '[' && !opensWithObject(src.text[start+1:]) {
+			start++
+			continue
+		}
 		end, balanced := regionEnd(src.text, start)
 		c := candidate{src: src, start: start, raw: []byte(src.text[start:end])}
 		f.add(c)
@@ -159,10 +171,20 @@ func regionEnd(text string, start int) (int, bool) {
 	return len(text), false
 }
 
+// opensWithObject reports whether s, after white space, starts with '{'.
+func opensWithObject(s string) bool {
+	return strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "{")
+}
+
 // looksLikeJSON reports whether the region opens with a quoted key or closes
-// at once, as JSON objects do and prose braces do not.
+// at once, as JSON objects do and prose braces do not; an array region, by
+// its first object.
 func (c candidate) looksLikeJSON() bool {
-	for _, b := range c.raw[1:] {
+	raw := c.raw
+	if c.isArray() {
+		raw = []byte(strings.TrimLeft(string(raw[1:]), " \t\r\n"))
+	}
+	for _, b := range raw[1:] {
 		switch b {
 		case ' ', '\t', '\r', '\n':
 			continue
@@ -179,6 +201,8 @@ func (f *found) add(c candidate) {
 	var v json.RawMessage
 	err := json.Unmarshal(c.raw, &v)
 	switch {
+	case err == nil && c.isArray():
+		f.arrays = append(f.arrays, c)
 	case err == nil:
 		f.objects = append(f.objects, c)
 	case c.looksLikeJSON():

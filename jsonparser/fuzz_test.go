@@ -17,6 +17,7 @@ func FuzzParse(f *testing.F) {
 		`{"final":null}`, `{"tool":"a","x":{"y":[1,{"z":"}"}]}}`, `{"tool":"a\u0000"}`, `{"tool":"a","args":{"s":"\ud800"}}`,
 		"```json\n{}\n```", "```json\n{", "```\n[1]\n```", "~~~json\n{\"tool\":\"a\"}\n~~~", "{\"a\":\"\\", `{"a":1e999}`,
 		"{ { { {\"tool\":\"a\"}", "\xff{\"tool\":\"\xfe\"}", `[{"tool":"a"},{"tool":"b"}]`, `{"tool":"a"}{"tool":"b"}`,
+		`[{"tool":"a"},{"final":"x"},3]`, `[{"tool":"a"} {"tool":"b"}]`, `[[{"tool":"a"}]]`, "see [1] [] [{x}] {\"tool\":\"a\"}", `[{"tool":"a"},`,
 	}
 	for _, c := range goldenCases {
 		seeds = append(seeds, c.text)
@@ -26,7 +27,7 @@ func FuzzParse(f *testing.F) {
 	}
 	parsers := []*jsonparser.Parser{
 		jsonparser.New(jsonparser.Options{}),
-		jsonparser.New(jsonparser.Options{Tools: []polyloop.ToolSpec{readTool}, Ignore: []string{"thought"}, TextIsFinal: true}),
+		jsonparser.New(jsonparser.Options{Tools: []polyloop.ToolSpec{readTool}, Ignore: []string{"thought"}, TextIsFinal: true, MaxActionsPerStep: 2}),
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, p := range parsers {

@@ -32,6 +32,10 @@ var goldenCases = []struct {
 	{"fence_unclosed", goldenTools, "```json\n{\"tool\": \"read\", \"args\": {}}\n"},
 	{"fence_empty", goldenTools, "```json\n// read the notes\n```"},
 	{"several", goldenTools, "{\"tool\": \"read\", \"args\": {\"path\": \"a\"}}\n{\"tool\": \"read\", \"args\": {\"path\": \"b\"}}"},
+	{"batch", goldenTools, "Both files:\n```json\n[\n  {\"tool\": \"read\", \"args\": {\"path\": \"a\"}},\n  {\"thought\": \"then b\", \"tool\": \"read\", \"path\": \"b\"}\n]\n```"},
+	{"batch_over_limit", jsonparser.Options{Tools: goldenTools.Tools, MaxActionsPerStep: 2}, `[{"tool": "read", "path": "a"}, {"tool": "read", "path": "b"}, {"tool": "read", "path": "c"}]`},
+	{"batch_bad_actions", goldenTools, `[{"tool": "read", "path": "a"}, {"tool": "read", "file": "b"}, "read c", {"final": "done"}]`},
+	{"batch_malformed", goldenTools, "[{\"tool\": \"read\", \"path\": \"a\"}\n {\"tool\": \"read\", \"path\": \"b\"}]"},
 	{"duplicate_field", goldenTools, `{"tool": "read", "args": {}, "args": {"path": "a"}}`},
 	{"missing_tool", goldenTools, `{"name": "read", "args": {"path": "a"}}`},
 	{"bad_tool", goldenTools, `{"tool": ["read"]}`},
@@ -41,6 +45,7 @@ var goldenCases = []struct {
 	{"unknown_fields", goldenTools, `{"tool": "read", "args": {"path": "a"}, "reason": "x"}`},
 	{"unknown_final_fields", goldenTools, `{"final": "done", "confidence": 0.9}`},
 	{"flattened_not_params", goldenTools, `{"tool": "read", "path": "a", "encoding": "utf-8"}`},
+	{"args_schema_mismatch", goldenTools, `{"tool": "read", "args": {"path": "notes.txt", "lines": "ten"}}`},
 	{"not_utf8", goldenTools, "{\"tool\": \"read\", \"args\": {\"path\": \"\xc3\"}}"},
 }
 

@@ -1,6 +1,8 @@
 package jsonparser_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -16,6 +18,15 @@ var readTool = polyloop.ToolSpec{
 
 func act(tool, args string) polyloop.Decision {
 	return polyloop.ActOne(polyloop.Action{Tool: tool, Args: []byte(args)})
+}
+
+// batch is an Act of the actions given as tool, args, tool, args...
+func batch(toolArgs ...string) polyloop.Decision {
+	var a polyloop.Act
+	for i := 0; i < len(toolArgs); i += 2 {
+		a.Actions = append(a.Actions, polyloop.Action{Tool: toolArgs[i], Args: []byte(toolArgs[i+1])})
+	}
+	return a
 }
 
 func TestParseTable(t *testing.T) {
@@ -39,6 +50,14 @@ func TestParseTable(t *testing.T) {
 		{name: "other fences blanked", text: "```python\nd = {\"tool\": \"x\"}\n```\n{\"tool\":\"read\"}", want: act("read", `{}`)},
 		{name: "braces inside strings", text: `{"tool":"echo","args":{"s":"} { \" ]"}}`, want: act("echo", `{"s":"} { \" ]"}`)},
 		{name: "array of one", text: `[{"tool":"read"}]`, want: act("read", `{}`)},
+		{name: "array of one final", text: `[{"final":"done"}]`, want: polyloop.Final{Answer: "done"}},
+		{name: "array is a batch in order", text: `[{"tool":"b","args":{"x":1}}, {"tool":"a"}]`, want: batch("b", `{"x":1}`, "a", `{}`)},
+		{name: "array in a fence with prose", text: "Two reads:\n```json\n[\n {\"tool\": \"read\", \"path\": \"a\"},\n {\"tool\": \"read\", \"args\": {\"path\": \"b\"}}\n]\n```", want: batch("read", `{"path":"a"}`, "read", `{"path":"b"}`)},
+		{name: "array with ignored and flattened fields", opts: jsonparser.Options{Tools: []polyloop.ToolSpec{readTool}, Ignore: []string{"thought"}}, text: `[{"thought":"x","tool":"read","lines":2},{"tool":"free","y":1}]`, want: batch("read", `{"lines":2}`, "free", `{"y":1}`)},
+		{name: "array up to the limit", opts: jsonparser.Options{MaxActionsPerStep: 2}, text: `[{"tool":"a"},{"tool":"b"}]`, want: batch("a", `{}`, "b", `{}`)},
+		{name: "prose brackets ignored", text: "See [1] and [docs]. [] {\"tool\":\"read\"}", want: act("read", `{}`)},
+		{name: "text is final with prose brackets", opts: jsonparser.Options{TextIsFinal: true}, text: "The list is [] or [1, 2].", want: polyloop.Final{Answer: "The list is [] or [1, 2]."}},
+		{name: "nested array of actions", text: `[[{"tool":"a"}]]`, want: act("a", `{}`)},
 		{name: "prose braces ignored beside an action", text: "Use {path} as needed. {\"tool\":\"read\"}", want: act("read", `{}`)},
 		{name: "loose prose brace stepped over", text: "a { b\n{\"tool\":\"read\"}", want: act("read", `{}`)},
 		{name: "flattened", text: `{"tool":"write","path":"a","data":[1, 2]}`, want: act("write", `{"path":"a","data":[1,2]}`)},
@@ -53,6 +72,10 @@ func TestParseTable(t *testing.T) {
 		{name: "text is final", opts: jsonparser.Options{TextIsFinal: true}, text: "It has 12 lines.", want: polyloop.Final{Answer: "It has 12 lines."}},
 		{name: "text is final with prose braces", opts: jsonparser.Options{TextIsFinal: true}, text: "Use {x}.", want: polyloop.Final{Answer: "Use {x}."}},
 
+		{name: "args checked against the schema", opts: withTools, text: `{"tool":"read","args":{"path":1}}`, contains: []string{`The field "path" of your call to "read" must be a string, not a number.`}},
+		{name: "flattened args checked against the schema", opts: withTools, text: `{"tool":"read","path":"a","lines":"ten"}`, contains: []string{`The field "lines" of your call to "read" must be an integer, not a string.`}},
+		{name: "args checked in a batch", opts: withTools, text: `[{"tool":"read","path":"a"},{"tool":"read","path":["b"]}]`, contains: []string{`Action 2: The field "path" of your call to "read" must be a string, not an array.`}},
+		{name: "args check off", opts: jsonparser.Options{Tools: withTools.Tools, SkipArgCheck: true}, text: `{"tool":"read","args":{"path":1}}`, want: act("read", `{"path":1}`)},
 		{name: "empty", text: " \n", contains: []string{"Your reply is empty."}},
 		{name: "no json", text: "I think it has 12 lines.", contains: []string{"contains no JSON object"}},
 		{name: "no json with only a bash fence", text: "```bash\nls\n```", contains: []string{"contains no JSON object"}},
@@ -63,10 +86,20 @@ func TestParseTable(t *testing.T) {
 		{name: "text is final still reports json-like malformed", opts: jsonparser.Options{TextIsFinal: true}, text: `{"tool": }`, contains: []string{"malformed"}},
 		{name: "unclosed fence", text: "Here:\n```json\n{\"tool\":\"read\"}\n", contains: []string{"opened at line 2", "never closed", "cannot be unwrapped"}},
 		{name: "empty json fence", text: "```json\n\n```", contains: []string{"fence opened at line 1", "holds no JSON object"}},
-		{name: "two objects", text: `{"tool":"a"} {"tool":"b"}`, contains: []string{"contains 2 JSON objects", "exactly one action"}},
-		{name: "array of two", text: `[{"tool":"a"},{"tool":"b"}]`, contains: []string{"contains 2 JSON objects"}},
-		{name: "two fences", text: "```json\n{\"tool\":\"a\"}\n```\n```json\n{\"tool\":\"b\"}\n```", contains: []string{"contains 2 JSON objects"}},
-		{name: "valid and malformed", text: `{"tool":"a"} {"tool":"b",}`, contains: []string{"contains 2 JSON objects"}},
+		{name: "two objects", text: `{"tool":"a"} {"tool":"b"}`, contains: []string{"contains 2 separate JSON actions", "several actions as one JSON array"}},
+		{name: "two fences", text: "```json\n{\"tool\":\"a\"}\n```\n```json\n{\"tool\":\"b\"}\n```", contains: []string{"contains 2 separate JSON actions"}},
+		{name: "valid and malformed", text: `{"tool":"a"} {"tool":"b",}`, contains: []string{"contains 2 separate JSON actions"}},
+		{name: "an array and an object", text: `[{"tool":"a"}] {"tool":"b"}`, contains: []string{"contains 2 separate JSON actions"}},
+		{name: "two arrays", text: `[{"tool":"a"}] [{"tool":"b"}]`, contains: []string{"contains 2 separate JSON actions"}},
+		{name: "array over the limit", opts: jsonparser.Options{MaxActionsPerStep: 2}, text: `[{"tool":"a"},{"tool":"b"},{"tool":"c"}]`, contains: []string{"holds 3 actions", "none of them was run", "at most 2 actions per turn"}},
+		{name: "array over a limit of one", opts: jsonparser.Options{MaxActionsPerStep: 1}, text: `[{"tool":"a"},{"tool":"b"}]`, contains: []string{"at most 1 action per turn"}},
+		{name: "bad action in an array", text: `[{"tool":"a"},{"tool":"b","args":"x"}]`, contains: []string{"None of the 2 actions of your JSON array was run: 1 of them is invalid.", `Action 2: The "args" field must be a JSON object`, "Send the array again, corrected."}},
+		{name: "every bad action named", text: `[{"tool":""},{"tool":"b"},{"name":"c"}]`, contains: []string{"2 of them are invalid", `Action 1: The "tool" field`, `Action 3: The JSON object in your reply has no "tool" field`}},
+		{name: "final among actions", text: `[{"tool":"a"},{"final":"done"}]`, contains: []string{"Action 2: This is a final answer, which cannot share an array with actions"}},
+		{name: "not an object in an array", text: `[{"tool":"a"}, "b", 3]`, contains: []string{`Action 2: This is a JSON string, not an action object.`, "Action 3: This is a JSON number"}},
+		{name: "duplicate field in an array", text: `[{"tool":"a"},{"tool":"b","tool":"c"}]`, contains: []string{`Action 2: The JSON object in your reply has the field "tool" twice`}},
+		{name: "malformed array", text: "[{\"tool\":\"a\"}\n {\"tool\":\"b\"}]", contains: []string{"malformed at line 2, column 2", "after array element"}},
+		{name: "truncated array", text: `[{"tool":"a"},{"tool":`, contains: []string{"malformed at line 1", "unexpected end of JSON input"}},
 		{name: "missing tool", text: `{"args":{"path":"a"}}`, contains: []string{`no "tool" field`, `its fields: "args"`}},
 		{name: "empty object", text: `{}`, contains: []string{`no "tool" field`, "it has no fields"}},
 		{name: "name is not tool", text: `{"name":"read","arguments":{}}`, contains: []string{`no "tool" field`, `"name", "arguments"`}},
@@ -93,16 +126,25 @@ func TestParseTable(t *testing.T) {
 	}
 }
 
-// TestManyLooseBraces checks that a reply of many unbalanced prose braces is
-// read in bounded time and gives a decision.
+// TestManyLooseBraces checks that a reply of many unbalanced prose braces
+// or brackets is read (the scan stays linear) and gives a decision.
 func TestManyLooseBraces(t *testing.T) {
 	t.Parallel()
-	text := strings.Repeat("{ ", 200000) + `{"tool":"read"}`
-	d := parsertest.Parse(t, jsonparser.New(jsonparser.Options{}), polyloop.ModelReply{Text: text}, jsonAction)
-	if _, ok := d.(polyloop.Invalid); !ok {
-		t.Fatalf("Parse = %#v, want Invalid (the braces hide the action)", d)
+	for _, loose := range []string{"{ ", "[{ ", "[ "} {
+		text := strings.Repeat(loose, 200000) + `{"tool":"read"}`
+		d := parsertest.Parse(t, jsonparser.New(jsonparser.Options{}), polyloop.ModelReply{Text: text}, jsonAction)
+		if _, ok := d.(polyloop.Invalid); !ok {
+			t.Fatalf("%q: Parse = %#v, want Invalid (the braces hide the action)", loose, d)
+		}
 	}
 }
+
+// readSchemas is the hash of readTool's schema as Describe documents it:
+// sha256 of [{"name":"read","schema":<the compacted schema>}].
+var readSchemas = func() string {
+	sum := sha256.Sum256([]byte(`[{"name":"read","schema":` + string(readTool.Parameters) + `}]`))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}()
 
 func TestDescribe(t *testing.T) {
 	t.Parallel()
@@ -110,12 +152,14 @@ func TestDescribe(t *testing.T) {
 		opts jsonparser.Options
 		want string
 	}{
-		{jsonparser.Options{}, `{"version":1,"text_is_final":false}`},
+		{jsonparser.Options{}, `{"version":2,"text_is_final":false}`},
+		{jsonparser.Options{MaxActionsPerStep: 4}, `{"version":2,"text_is_final":false,"max_actions_per_step":4}`},
 		{jsonparser.Options{
 			Tools:       []polyloop.ToolSpec{readTool, {Name: "free"}, {Name: "bad", Parameters: []byte(`[`)}},
 			Ignore:      []string{"thought", "tool", "reasoning"},
 			TextIsFinal: true,
-		}, `{"version":1,"tool_params":{"read":["lines","path"]},"ignore":["reasoning","thought"],"text_is_final":true}`},
+		}, `{"version":2,"tool_params":{"read":["lines","path"]},"ignore":["reasoning","thought"],"text_is_final":true,"arg_check":{"tools":["read"],"schemas":"` + readSchemas + `"}}`},
+		{jsonparser.Options{Tools: []polyloop.ToolSpec{readTool}, SkipArgCheck: true}, `{"version":2,"tool_params":{"read":["lines","path"]},"text_is_final":false}`},
 	}
 	for _, tt := range tests {
 		c := jsonparser.New(tt.opts).Describe()

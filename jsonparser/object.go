@@ -103,6 +103,11 @@ func (p *Parser) decide(c candidate) polyloop.Decision {
 	if inv != nil {
 		return *inv
 	}
+	if p.check != nil {
+		if fb, ok := p.check.Check(name, args); !ok {
+			return polyloop.Invalid{Feedback: fb}
+		}
+	}
 	return polyloop.ActOne(polyloop.Action{Tool: name, Args: args})
 }
 

@@ -15,20 +15,24 @@
 //
 // The request's polyloop.ModelParams choose the model (else Options.Model),
 // temperature, top_p, seed, stop sequences and the output token limit (sent
-// as max_completion_tokens, or max_tokens with Options.MaxTokensField). Extra
-// entries are set as top-level fields of the request body.
+// as max_completion_tokens, or max_tokens with Options.MaxTokensField), and,
+// when tools are sent, ParallelToolCalls as parallel_tool_calls (unset: not
+// sent, the API's default allows several calls per reply; the API refuses
+// the parameter without tools). Extra entries are set as top-level fields of
+// the request body.
 //
 // # History
 //
 // The library's history is sent as Chat Completions messages, always in a
 // form the API accepts: each assistant message with tool calls is followed
-// at once by exactly one tool message per call id. A call the history does
-// not answer (a reply with two calls that the parser rejected as Invalid, or
-// a call the parser did not choose) gets a synthesized result whose text is
-// Options.UnansweredToolResult; the observations and feedback of the step
-// then follow as user messages. An observation whose ToolCallID is empty or
-// answers no pending call (code actions, JSON-in-text actions) is sent as a
-// user message, verbatim.
+// at once by exactly one tool message per call id, in the order of the calls
+// (a batch of several actions gives one tool message per action). A call
+// the history does not answer (a reply whose calls the parser rejected as
+// Invalid, or a call the parser did not choose) gets a synthesized result
+// whose text is Options.UnansweredToolResult; the observations and feedback
+// of the step then follow as user messages. An observation whose ToolCallID
+// is empty or answers no pending call (code actions, JSON-in-text actions)
+// is sent as a user message, verbatim.
 //
 // # Replies
 //

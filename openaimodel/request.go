@@ -34,6 +34,11 @@ func (c *Client) params(req polyloop.ModelRequest) (openai.ChatCompletionNewPara
 	if p.Tools, err = tools(req.Tools); err != nil {
 		return p, err
 	}
+	// The API refuses parallel_tool_calls without tools; unset is its
+	// default, which allows several calls per reply.
+	if allow := req.Params.ParallelToolCalls; allow != nil && len(p.Tools) > 0 {
+		p.ParallelToolCalls = openai.Bool(*allow)
+	}
 	c.sampling(&p, req.Params)
 	if len(req.Params.Extra) > 0 {
 		p.SetExtraFields(maps.Clone(req.Params.Extra))

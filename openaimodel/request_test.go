@@ -3,15 +3,13 @@ package openaimodel
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"path/filepath"
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/golden"
 	"github.com/polyloop/polyloop/internal/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden request bodies in testdata/golden")
 
 func ptr[T any](v T) *T { return &v }
 
@@ -25,7 +23,8 @@ var weatherTool = polyloop.ToolSpec{
 // History produces: a tool call answered; an Invalid step after two tool
 // calls (the library answered none, it sent feedback); an observation of a
 // code action (no tool-call id); a reply with empty text; a synthetic
-// observation; arguments that were not JSON.
+// observation; arguments that were not JSON; a batch of three calls, each
+// answered in order (the middle one not executed).
 var historyWithEveryShape = []polyloop.Message{
 	{Role: polyloop.RoleSystem, Content: "You are a careful agent."},
 	{Role: polyloop.RoleUser, Content: "What should I wear in Paris?"},
@@ -43,6 +42,13 @@ var historyWithEveryShape = []polyloop.Message{
 	{Role: polyloop.RoleAssistant, ToolCalls: []polyloop.ToolCall{
 		{ID: "call_4", Name: "nope", Args: json.RawMessage(`"{city: Paris"`)}}},
 	{Role: polyloop.RoleTool, ToolCallID: "call_4", Content: polyloop.DefaultNotExecuted, Synthetic: true},
+	{Role: polyloop.RoleAssistant, Content: "Both at once.", ToolCalls: []polyloop.ToolCall{
+		{ID: "call_7", Name: "get_weather", Args: json.RawMessage(`{"city":"Rome"}`)},
+		{ID: "call_8", Name: "nope", Args: json.RawMessage(`{}`)},
+		{ID: "call_9", Name: "get_weather", Args: json.RawMessage(`{"city":"Bern"}`)}}},
+	{Role: polyloop.RoleTool, ToolCallID: "call_7", Content: "20°C, sun"},
+	{Role: polyloop.RoleTool, ToolCallID: "call_8", Content: polyloop.DefaultNotExecuted, Synthetic: true},
+	{Role: polyloop.RoleTool, ToolCallID: "call_9", Content: "9°C, fog"},
 }
 
 // historyWithEmptyObservations is a code agent's history whose
@@ -158,7 +164,7 @@ func TestRequestGolden(t *testing.T) {
 			}
 			body := srv.Request(0).Body
 			checkToolPairing(t, body)
-			providertest.CheckGolden(t, filepath.Join("testdata", "golden", tc.name+".json"), providertest.PrettyJSON(t, body), *update)
+			golden.File(t, filepath.Join("testdata", "golden", tc.name+".json"), providertest.PrettyJSON(t, body))
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/storetest"
+	"github.com/polyloop/polyloop/polylooptest"
 )
 
 // dsn returns the test database's DSN, or skips the test.
@@ -172,24 +173,28 @@ func TestConcurrentRuns(t *testing.T) {
 	}
 }
 
-// TestListOrderUnderLinguisticCollation: ListRuns orders run ids byte by
-// byte even when the column's collation is a linguistic one (ICU's root
-// locale would put "_under" before "apple" before "Banana").
-func TestListOrderUnderLinguisticCollation(t *testing.T) {
+// TestContractUnderLinguisticCollation runs the contract kit on stores
+// whose run ids have a linguistic collation: ListRuns must still order
+// them byte by byte (ICU's root locale would put "_under" before "apple"
+// before "Banana"; the kit's ListRunsOrder check has such ids), and runs
+// must stay apart.
+func TestContractUnderLinguisticCollation(t *testing.T) {
 	ctx := context.Background()
-	s := openT(t)
 	var icu bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu')`).Scan(&icu); err != nil {
+	if err := openT(t).pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu')`).Scan(&icu); err != nil {
 		t.Fatal(err)
 	}
 	if !icu {
 		t.Skip("the server has no ICU collations")
 	}
-	runs := pgx.Identifier{s.schema, "runs"}.Sanitize()
-	if _, err := s.pool.Exec(ctx, `ALTER TABLE `+runs+` ALTER COLUMN run_id TYPE text COLLATE "und-x-icu"`); err != nil {
-		t.Fatal(err)
-	}
-	storetest.ListOrder(t, ctx, s)
+	polylooptest.TestStore(t, polylooptest.StoreHarness{New: func(t testing.TB) polyloop.Store {
+		s := openT(t)
+		runs := pgx.Identifier{s.schema, "runs"}.Sanitize()
+		if _, err := s.pool.Exec(ctx, `ALTER TABLE `+runs+` ALTER COLUMN run_id TYPE text COLLATE "und-x-icu"`); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}})
 }
 
 func TestInterpretError(t *testing.T) {

@@ -46,25 +46,26 @@ func onTool(tool string, out polyloop.ActionOutcome, err error) func(h *Executor
 }
 
 func brokenExecutorCases() []brokenCase {
-	c := func(check string, h ExecutorHarness) brokenCase {
-		return brokenCase{"ActionExecutor", check, func(t *testing.T) outcome { return runNamed(t, executorChecks, check, h, h.settings()) }}
+	c := func(check string, r rule, h ExecutorHarness) brokenCase {
+		return brokenCase{"ActionExecutor", check, r, func(t *testing.T) outcome { return runNamed(t, executorChecks, check, h, h.settings()) }}
 	}
 	executed := polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "ok"}
 	var mu sync.Mutex
 	return []brokenCase{
-		c("Succeeds", executorWith(onTool("echo", polyloop.ActionOutcome{Status: polyloop.NotExecuted}, nil))),
-		c("Succeeds", executorWith(onTool("echo", polyloop.ActionOutcome{Status: "done"}, nil))),
-		c("FailsIsExecuted", executorWith(onTool("fail", polyloop.ActionOutcome{Status: polyloop.EnvError}, nil))),
-		c("FailsIsExecuted", executorWith(onTool("fail", polyloop.ActionOutcome{}, errors.New("exit status 1")))),
-		c("FailsIsExecuted", executorWith(onTool("fail", polyloop.ActionOutcome{Status: polyloop.Executed}, nil))),
-		c("UnknownTool", executorWith(onTool("polylooptest_no_such_tool", polyloop.ActionOutcome{}, errors.New("no such tool")))),
-		c("InvalidArgs", executorWith(func(h *ExecutorHarness) {
+		c("Succeeds", ruleRanIsExecuted, executorWith(onTool("echo", polyloop.ActionOutcome{Status: polyloop.NotExecuted}, nil))),
+		c("Succeeds", ruleRanIsExecuted, executorWith(onTool("echo", polyloop.ActionOutcome{Status: "done"}, nil))),
+		c("Succeeds", ruleTruncatedCount, executorWith(onTool("echo", polyloop.ActionOutcome{Status: polyloop.Executed, TruncatedChars: -1}, nil))),
+		c("FailsIsExecuted", ruleRanIsExecuted, executorWith(onTool("fail", polyloop.ActionOutcome{Status: polyloop.EnvError}, nil))),
+		c("FailsIsExecuted", ruleRanIsExecuted, executorWith(onTool("fail", polyloop.ActionOutcome{}, errors.New("exit status 1")))),
+		c("FailsIsExecuted", ruleFailureObserved, executorWith(onTool("fail", polyloop.ActionOutcome{Status: polyloop.Executed}, nil))),
+		c("UnknownTool", ruleNotStartedIsRefused, executorWith(onTool("polylooptest_no_such_tool", polyloop.ActionOutcome{}, errors.New("no such tool")))),
+		c("InvalidArgs", ruleNotStartedIsRefused, executorWith(func(h *ExecutorHarness) {
 			h.New = breakExecutor(func(_ context.Context, a polyloop.Action) (polyloop.ActionOutcome, error, bool) {
 				return executed, nil, a.Tool == "echo" // runs whatever the arguments
 			})
 		})),
-		c("CancelledContext", executorWith(onTool("echo", executed, nil))),
-		c("CancelInFlight", executorWith(func(h *ExecutorHarness) {
+		c("CancelledContext", ruleCancelError, executorWith(onTool("echo", executed, nil))),
+		c("CancelInFlight", ruleCancelError, executorWith(func(h *ExecutorHarness) {
 			h.New = breakExecutor(func(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error, bool) {
 				if a.Tool != "sleep" {
 					return polyloop.ActionOutcome{}, nil, false
@@ -73,10 +74,10 @@ func brokenExecutorCases() []brokenCase {
 				return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "interrupted"}, nil, true
 			})
 		})),
-		c("CancelInFlight", executorWith(func(h *ExecutorHarness) {
+		c("CancelInFlight", ruleNoLeftovers, executorWith(func(h *ExecutorHarness) {
 			h.NoLeftovers = func(testing.TB) error { return errors.New("process 4242 (sleep 3600) is still running") }
 		})),
-		c("DeadlineInFlight", executorWith(func(h *ExecutorHarness) {
+		c("DeadlineInFlight", ruleCancelError, executorWith(func(h *ExecutorHarness) {
 			h.New = breakExecutor(func(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error, bool) {
 				if a.Tool != "sleep" {
 					return polyloop.ActionOutcome{}, nil, false
@@ -85,7 +86,7 @@ func brokenExecutorCases() []brokenCase {
 				return polyloop.ActionOutcome{}, errors.New("signal: killed"), true
 			})
 		})),
-		c("ActionNotModified", executorWith(func(h *ExecutorHarness) {
+		c("ActionNotModified", ruleActionNotModified, executorWith(func(h *ExecutorHarness) {
 			h.New = breakExecutor(func(_ context.Context, a polyloop.Action) (polyloop.ActionOutcome, error, bool) {
 				if len(a.Args) > 0 {
 					a.Args[0] = ' '
@@ -93,7 +94,7 @@ func brokenExecutorCases() []brokenCase {
 				return polyloop.ActionOutcome{}, nil, false
 			})
 		})),
-		c("Concurrent", executorWith(func(h *ExecutorHarness) {
+		c("Concurrent", ruleConcurrentUse, executorWith(func(h *ExecutorHarness) {
 			h.New = breakExecutor(func(_ context.Context, a polyloop.Action) (polyloop.ActionOutcome, error, bool) {
 				if !mu.TryLock() {
 					return polyloop.ActionOutcome{}, errors.New("busy"), true
@@ -103,7 +104,7 @@ func brokenExecutorCases() []brokenCase {
 				return polyloop.ActionOutcome{}, nil, false
 			})
 		})),
-		c("EnvError", executorWith(func(h *ExecutorHarness) {
+		c("EnvError", ruleEnvFailureIsEnvError, executorWith(func(h *ExecutorHarness) {
 			h.NewBrokenEnv = breakExecutor(func(context.Context, polyloop.Action) (polyloop.ActionOutcome, error, bool) {
 				return polyloop.ActionOutcome{}, errors.New("dial tcp: connection refused"), true
 			})

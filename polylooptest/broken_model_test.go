@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/polyloop/polyloop"
 )
@@ -69,38 +70,45 @@ func newModel(m polyloop.ModelClient) func(testing.TB) polyloop.ModelClient {
 }
 
 func brokenModelCases() []brokenCase {
-	c := func(check string, h ModelClientHarness) brokenCase {
-		return brokenCase{"ModelClient", check, func(t *testing.T) outcome { return runNamed(t, modelChecks, check, h, h.settings()) }}
+	c := func(check string, r rule, h ModelClientHarness) brokenCase {
+		return brokenCase{"ModelClient", check, r, func(t *testing.T) outcome { return runNamed(t, modelChecks, check, h, h.settings()) }}
 	}
 	failing := &FaultyModel{Model: goodModel{}, FailOn: 1}
 	return []brokenCase{
-		c("Completes", modelWith(func(h *ModelClientHarness) { h.New = newModel(failing) })),
-		c("Usage", modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{noUsage: true}) })),
-		c("ModelID", modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{noModel: true}) })),
-		c("Attempts", modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{noAttempts: true}) })),
-		c("RequestNotModified", modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{modifies: true}) })),
-		c("CancelledContext", modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{ignoresCtx: true}) })),
-		c("CancelInFlight", modelWith(func(h *ModelClientHarness) {
+		c("Completes", ruleModelAnswers, modelWith(func(h *ModelClientHarness) { h.New = newModel(failing) })),
+		c("Usage", ruleModelUsage, modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{noUsage: true}) })),
+		c("ModelID", ruleModelID, modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{noModel: true}) })),
+		c("Attempts", ruleModelAttempts, modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{noAttempts: true}) })),
+		c("RequestNotModified", ruleRequestNotModified, modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{modifies: true}) })),
+		c("CancelledContext", ruleCancelError, modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{ignoresCtx: true}) })),
+		c("CancelInFlight", ruleCancelError, modelWith(func(h *ModelClientHarness) {
 			h.NewHanging = newModel(&hangingModel{end: func(context.Context) error { return errors.New("stopped") }})
 		})),
-		c("CancelInFlight", modelWith(func(h *ModelClientHarness) {
+		c("CancelInFlight", ruleNoGoroutineLeak, modelWith(func(h *ModelClientHarness) {
 			h.NewHanging = func(t testing.TB) polyloop.ModelClient {
 				leak := make(chan struct{})
 				t.Cleanup(func() { close(leak) })
 				return &hangingModel{end: func(ctx context.Context) error { return ctx.Err() }, leak: leak}
 			}
 		})),
-		c("DeadlineInFlight", modelWith(func(h *ModelClientHarness) {
+		c("CancelInFlight", ruleCancelPromptly, modelWith(func(h *ModelClientHarness) {
+			h.CancelWithin = 20 * time.Millisecond
+			h.NewHanging = newModel(&hangingModel{end: func(ctx context.Context) error {
+				time.Sleep(200 * time.Millisecond) // releases its connection slowly
+				return ctx.Err()
+			}})
+		})),
+		c("DeadlineInFlight", ruleCancelError, modelWith(func(h *ModelClientHarness) {
 			h.NewHanging = newModel(&hangingModel{end: func(context.Context) error { return context.Canceled }})
 		})),
-		c("FailureIsError", modelWith(func(h *ModelClientHarness) {
+		c("FailureIsError", ruleFailureIsError, modelWith(func(h *ModelClientHarness) {
 			h.Failing = map[string]func(testing.TB) polyloop.ModelClient{"empty reply": newModel(goodModel{})}
 		})),
-		c("FailureIsError", modelWith(func(h *ModelClientHarness) {
+		c("FailureIsError", ruleFailureNotCancelled, modelWith(func(h *ModelClientHarness) {
 			h.Failing = map[string]func(testing.TB) polyloop.ModelClient{
 				"looks cancelled": newModel(&FaultyModel{Model: goodModel{}, FailOn: 1, Err: context.Canceled}),
 			}
 		})),
-		c("Concurrent", modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{busy: true}) })),
+		c("Concurrent", ruleConcurrentUse, modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{busy: true}) })),
 	}
 }

@@ -2,6 +2,7 @@ package polylooptest
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,58 +36,76 @@ func parserWith(f func(r polyloop.ModelReply) polyloop.Decision) ParserHarness {
 }
 
 func brokenParserCases() []brokenCase {
-	c := func(check string, h ParserHarness) brokenCase {
-		return brokenCase{"DecisionParser", check, func(t *testing.T) outcome { return runNamed(t, parserChecks, check, h, h.settings()) }}
+	c := func(check string, r rule, h ParserHarness) brokenCase {
+		return brokenCase{"DecisionParser", check, r, func(t *testing.T) outcome { return runNamed(t, parserChecks, check, h, h.settings()) }}
 	}
 	var counter atomic.Int64
 	var mu sync.Mutex
 	return []brokenCase{
-		c("Corpus", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+		c("Corpus", ruleParserCorpus, parserWith(func(r polyloop.ModelReply) polyloop.Decision {
 			return polyloop.Invalid{Feedback: "I understand nothing"}
 		})),
-		c("EdgeCases", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+		c("EdgeCases", ruleInvalidFeedback, parserWith(func(r polyloop.ModelReply) polyloop.Decision {
 			if r.Text == "" && len(r.ToolCalls) == 0 {
 				return polyloop.Invalid{Feedback: "  "}
 			}
 			return nil
 		})),
-		c("EdgeCases", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+		c("EdgeCases", ruleNoPanic, parserWith(func(r polyloop.ModelReply) polyloop.Decision {
 			if strings.Contains(r.Text, "```") && !strings.HasSuffix(r.Text, "```") {
 				panic("unclosed fence")
 			}
 			return nil
 		})),
-		c("Generated", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+		c("EdgeCases", ruleActHasActions, parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			if len(r.ToolCalls) > 0 && r.ToolCalls[0].Name == "" {
+				return polyloop.Act{} // an Act of no action for a call without a name
+			}
+			return nil
+		})),
+		// Checks only the first call of a batch: the second's broken
+		// arguments reach the Act.
+		c("EdgeCases", ruleArgsAreJSON, parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+			if len(r.ToolCalls) < 2 || r.ToolCalls[0].Name == "" || !json.Valid(r.ToolCalls[0].Args) {
+				return nil
+			}
+			var act polyloop.Act
+			for _, tc := range r.ToolCalls {
+				act.Actions = append(act.Actions, polyloop.Action{CallID: tc.ID, Tool: tc.Name, Args: tc.Args})
+			}
+			return act
+		})),
+		c("Generated", ruleOneDecision, parserWith(func(r polyloop.ModelReply) polyloop.Decision {
 			if strings.Contains(r.Text, "\x00") {
 				return &polyloop.Final{Answer: r.Text}
 			}
 			return nil
 		})),
-		c("HugeInputs", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+		c("HugeInputs", ruleNoPanic, parserWith(func(r polyloop.ModelReply) polyloop.Decision {
 			if len(r.Text) > 1<<19 {
 				panic("buffer too small")
 			}
 			return nil
 		})),
-		c("InvalidUTF8", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+		c("InvalidUTF8", ruleArgsAreJSON, parserWith(func(r polyloop.ModelReply) polyloop.Decision {
 			if !utf8.ValidString(r.Text) {
 				return polyloop.ActOne(polyloop.Action{Tool: "echo", Args: []byte(r.Text)})
 			}
 			return nil
 		})),
-		c("Deterministic", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+		c("Deterministic", ruleDeterministic, parserWith(func(r polyloop.ModelReply) polyloop.Decision {
 			if len(r.ToolCalls) > 1 {
 				return polyloop.Invalid{Feedback: "too many calls, attempt " + string(rune('0'+counter.Add(1)%10))}
 			}
 			return nil
 		})),
-		c("ReplyNotModified", parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+		c("ReplyNotModified", ruleReplyNotModified, parserWith(func(r polyloop.ModelReply) polyloop.Decision {
 			if len(r.ToolCalls) == 1 && len(r.ToolCalls[0].Args) > 0 {
 				copy(r.ToolCalls[0].Args, bytes.ToUpper(r.ToolCalls[0].Args))
 			}
 			return nil
 		})),
-		c("Concurrent", fewerInputs(parserWith(func(r polyloop.ModelReply) polyloop.Decision {
+		c("Concurrent", ruleConcurrentUse, fewerInputs(parserWith(func(r polyloop.ModelReply) polyloop.Decision {
 			if !mu.TryLock() {
 				return polyloop.Invalid{Feedback: "busy"}
 			}

@@ -27,12 +27,12 @@ func newSink(f sinkFunc) func(testing.TB) polyloop.EventSink {
 }
 
 func brokenSinkCases() []brokenCase {
-	c := func(check string, h SinkHarness) brokenCase {
-		return brokenCase{"EventSink", check, func(t *testing.T) outcome { return runNamed(t, sinkChecks, check, h, h.settings()) }}
+	c := func(check string, r rule, h SinkHarness) brokenCase {
+		return brokenCase{"EventSink", check, r, func(t *testing.T) outcome { return runNamed(t, sinkChecks, check, h, h.settings()) }}
 	}
 	var mu sync.Mutex
 	return []brokenCase{
-		c("EveryKind", sinkWith(func(h *SinkHarness) {
+		c("EveryKind", ruleSinkDelivers, sinkWith(func(h *SinkHarness) {
 			h.New = newSink(func(_ context.Context, ev polyloop.Event) error {
 				if ev.Kind == polyloop.EventChildReceived {
 					return errors.New("unknown event kind")
@@ -40,10 +40,10 @@ func brokenSinkCases() []brokenCase {
 				return nil
 			})
 		})),
-		c("EveryKind", sinkWith(func(h *SinkHarness) {
+		c("EveryKind", ruleSinkDelivers, sinkWith(func(h *SinkHarness) {
 			h.Verify = func(testing.TB, polyloop.EventSink, []polyloop.Event) error { return errors.New("no spans exported") }
 		})),
-		c("EventNotModified", sinkWith(func(h *SinkHarness) {
+		c("EventNotModified", ruleEventNotModified, sinkWith(func(h *SinkHarness) {
 			h.New = newSink(func(_ context.Context, ev polyloop.Event) error {
 				if ev.Reply != nil {
 					ev.Reply.Text = "[redacted]" // redacts in place, through the pointer
@@ -51,19 +51,19 @@ func brokenSinkCases() []brokenCase {
 				return nil
 			})
 		})),
-		c("FailureReturned", sinkWith(func(h *SinkHarness) {
+		c("FailureReturned", ruleSinkFailureReturned, sinkWith(func(h *SinkHarness) {
 			h.NewFailing = newSink(func(context.Context, polyloop.Event) error { return nil })
 		})),
-		c("FailureReturned", sinkWith(func(h *SinkHarness) {
+		c("FailureReturned", ruleSinkFailureReturned, sinkWith(func(h *SinkHarness) {
 			h.MustFail = []polyloop.EventKind{polyloop.EventRunFinished}
 			h.NewFailing = newSink(onlyKindFails(polyloop.EventStepStarted))
 		})),
-		c("FailureReturned", sinkWith(func(h *SinkHarness) {
+		c("FailureReturned", ruleSinkFailureNotCtx, sinkWith(func(h *SinkHarness) {
 			h.NewFailing = newSink(func(context.Context, polyloop.Event) error {
 				return fmt.Errorf("export: %w", context.DeadlineExceeded)
 			})
 		})),
-		c("CancelledContext", sinkWith(func(h *SinkHarness) {
+		c("CancelledContext", ruleCancelError, sinkWith(func(h *SinkHarness) {
 			h.New = newSink(func(ctx context.Context, _ polyloop.Event) error {
 				if ctx.Err() != nil {
 					return errors.New("exporter shut down")
@@ -71,7 +71,7 @@ func brokenSinkCases() []brokenCase {
 				return nil
 			})
 		})),
-		c("Concurrent", sinkWith(func(h *SinkHarness) {
+		c("Concurrent", ruleConcurrentUse, sinkWith(func(h *SinkHarness) {
 			h.New = newSink(func(context.Context, polyloop.Event) error {
 				if !mu.TryLock() {
 					return errors.New("busy")

@@ -23,7 +23,12 @@ type storeFaults struct {
 	racy        bool // the seq check and the write are not atomic
 	wrongCancel bool // a cancelled context gives an error that does not wrap it
 	msTimes     bool // timestamps are kept at millisecond precision
+	refuses     bool // every Append fails
 	byID        bool // ListRuns orders by run id
+	noFilter    bool // ListRuns ignores the filter
+	tieFold     bool // ListRuns breaks ties by run id without case
+	noStartLast bool // ListRuns puts runs without RunStarted last
+	limitFirst  bool // ListRuns applies Limit before ordering
 }
 
 // brokenStore keeps records in memory and breaks the contract in the ways
@@ -32,8 +37,9 @@ type brokenStore struct {
 	storeFaults
 	armed bool // the next batch fails after its first record
 
-	mu   sync.Mutex
-	runs map[string][]polyloop.Record
+	mu    sync.Mutex
+	runs  map[string][]polyloop.Record
+	order []string // run keys in the order first written
 }
 
 func (s *brokenStore) key(id string) string {
@@ -44,6 +50,9 @@ func (s *brokenStore) key(id string) string {
 }
 
 func (s *brokenStore) Append(ctx context.Context, runID string, recs ...polyloop.Record) error {
+	if s.refuses {
+		return errors.New("brokenStore: read-only file system")
+	}
 	if ctx.Err() != nil {
 		if s.wrongCancel {
 			return errors.New("brokenStore: cancelled")
@@ -87,6 +96,9 @@ func (s *brokenStore) write(key string, recs []polyloop.Record) error {
 	if s.runs == nil {
 		s.runs = map[string][]polyloop.Record{}
 	}
+	if _, ok := s.runs[key]; !ok {
+		s.order = append(s.order, key)
+	}
 	staged := slices.Clone(s.runs[key])
 	for i, r := range recs {
 		if _, err := r.MarshalJSON(); err != nil || (s.armed && i == 1) {
@@ -119,25 +131,43 @@ func (s *brokenStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]pol
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []polyloop.RunSummary
-	for _, recs := range s.runs {
-		var sum polyloop.RunSummary
-		for _, r := range recs {
+	for _, key := range s.order {
+		sum := polyloop.RunSummary{RunID: key}
+		for _, r := range s.runs[key] {
 			sum.Apply(r)
 		}
-		if f.Matches(sum) {
+		if s.noFilter || f.Matches(sum) {
 			out = append(out, sum)
 		}
 	}
-	slices.SortFunc(out, func(a, b polyloop.RunSummary) int {
-		if s.byID {
-			return strings.Compare(a.RunID, b.RunID)
-		}
-		return a.StartedAt.Compare(b.StartedAt)
-	})
+	if s.limitFirst && f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	slices.SortFunc(out, s.compare)
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
 	}
 	return out, nil
+}
+
+// compare orders a listing, rightly unless a fault says otherwise.
+func (s *brokenStore) compare(a, b polyloop.RunSummary) int {
+	switch {
+	case s.byID:
+		return strings.Compare(a.RunID, b.RunID)
+	case s.noStartLast && a.StartedAt.IsZero() != b.StartedAt.IsZero():
+		if a.StartedAt.IsZero() {
+			return 1
+		}
+		return -1
+	}
+	if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+		return c
+	}
+	if s.tieFold {
+		return strings.Compare(strings.ToLower(a.RunID), strings.ToLower(b.RunID))
+	}
+	return strings.Compare(a.RunID, b.RunID)
 }
 
 func storeWith(f storeFaults) StoreHarness {
@@ -181,8 +211,8 @@ func (s *panickingStore) ReadLog(context.Context, string) (polyloop.RunLog, erro
 }
 
 func brokenStoreCases() []brokenCase {
-	c := func(check string, h StoreHarness) brokenCase {
-		return brokenCase{"Store", check, func(t *testing.T) outcome { return runNamed(t, storeChecks, check, h, h.settings()) }}
+	c := func(check string, r rule, h StoreHarness) brokenCase {
+		return brokenCase{"Store", check, r, func(t *testing.T) outcome { return runNamed(t, storeChecks, check, h, h.settings()) }}
 	}
 	reopen := goodStoreHarness()
 	reopen.Reopen = forgetfulReopen
@@ -196,19 +226,24 @@ func brokenStoreCases() []brokenCase {
 	panics := goodStoreHarness()
 	panics.New = func(testing.TB) polyloop.Store { return &panickingStore{*newGoodStore()} }
 	return []brokenCase{
-		c("EmptyLogForUnknownRun", storeWith(storeFaults{notFound: true})),
-		c("EmptyLogForUnknownRun", hang),
-		c("EmptyLogForUnknownRun", panics),
-		c("RoundTrip", storeWith(storeFaults{msTimes: true})),
-		c("SeqRule", storeWith(storeFaults{noSeqCheck: true})),
-		c("BatchAllOrNothing", storeWith(storeFaults{firstOnly: true})),
-		c("EncodeFailureAtomic", storeWith(storeFaults{partial: true})),
-		c("InjectedFailure", storeWith(storeFaults{partial: true})),
-		c("RunsIsolated", storeWith(storeFaults{foldCase: true})),
-		c("ConcurrentRuns", storeWith(storeFaults{busy: true})),
-		c("ConcurrentWriters", storeWith(storeFaults{racy: true})),
-		c("CancelledContext", storeWith(storeFaults{wrongCancel: true})),
-		c("Reopen", reopen),
-		c("ListRuns", storeWith(storeFaults{byID: true})),
+		c("EmptyLogForUnknownRun", ruleEmptyLog, storeWith(storeFaults{notFound: true})),
+		c("EmptyLogForUnknownRun", ruleReturns, hang),
+		c("EmptyLogForUnknownRun", ruleNoPanic, panics),
+		c("RoundTrip", ruleReadsBack, storeWith(storeFaults{msTimes: true})),
+		c("SeqRule", ruleSeqConflict, storeWith(storeFaults{noSeqCheck: true})),
+		c("BatchAllOrNothing", ruleBatchSeqs, storeWith(storeFaults{firstOnly: true})),
+		c("EncodeFailureAtomic", ruleAtomic, storeWith(storeFaults{partial: true})),
+		c("InjectedFailure", ruleAtomic, storeWith(storeFaults{partial: true})),
+		c("RunsIsolated", ruleRunsIsolated, storeWith(storeFaults{foldCase: true})),
+		c("ConcurrentRuns", ruleConcurrentUse, storeWith(storeFaults{busy: true})),
+		c("ConcurrentWriters", ruleOneWriterWins, storeWith(storeFaults{racy: true})),
+		c("CancelledContext", ruleCancelAtomic, storeWith(storeFaults{wrongCancel: true})),
+		c("Reopen", ruleDurable, reopen),
+		c("RoundTrip", ruleAcceptsNext, storeWith(storeFaults{refuses: true})),
+		c("ListRuns", ruleListOrder, storeWith(storeFaults{byID: true})),
+		c("ListRuns", ruleListSummaries, storeWith(storeFaults{noFilter: true})),
+		c("ListRunsOrder", ruleListOrder, storeWith(storeFaults{tieFold: true})),
+		c("ListRunsOrder", ruleListOrder, storeWith(storeFaults{noStartLast: true})),
+		c("ListRunsOrder", ruleListLimitAfter, storeWith(storeFaults{limitFirst: true})),
 	}
 }

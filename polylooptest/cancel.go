@@ -39,9 +39,9 @@ func cancelError(err, ctxErr error, what string, also ...error) error {
 	var late *lateError
 	switch {
 	case errors.As(err, &late):
-		return fmt.Errorf("%s: %w", what, err)
+		return broke(ruleCancelPromptly, "%s: %w", what, err)
 	case err == nil:
-		return fmt.Errorf("%s returned a nil error although its context was done (%v)", what, ctxErr)
+		return broke(ruleCancelError, "%s returned a nil error although its context was done (%v)", what, ctxErr)
 	case errors.Is(err, ctxErr):
 		return nil
 	}
@@ -50,7 +50,7 @@ func cancelError(err, ctxErr error, what string, also ...error) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s returned %q (%T), which is not errors.Is the context's error %q: wrap ctx.Err() with %%w", what, err, err, ctxErr)
+	return broke(ruleCancelError, "%s returned %q (%T), which is not errors.Is the context's error %q: wrap ctx.Err() with %%w", what, err, err, ctxErr)
 }
 
 // inFlight starts f, lets it block, then ends its context — by cancelling it,

@@ -20,6 +20,12 @@
 // never silently; a harness can also skip a named check with a reason
 // (the Skip field), and a name that is no check fails the suite.
 //
+// Every failure names the rule of the contract it found broken, in the
+// contract's words — "breaks «Parse MUST be deterministic»: input ..." — so
+// that a failing check says which promise the implementation did not keep.
+// The kit's own tests feed each check implementations broken for one rule
+// and assert that the check fails for that rule, not merely that it fails.
+//
 // Each subtest runs under a watchdog (the harness's Timeout, DefaultTimeout
 // when zero): a hung implementation fails with a goroutine dump instead of
 // hanging CI. A panic in an implementation is recovered and reported as a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -107,17 +106,25 @@ var executorChecks = []check[ExecutorHarness]{
 
 func isZeroAction(a polyloop.Action) bool { return a.Tool == "" && a.Code == "" }
 
-// execute runs a on a fresh executor and checks the outcome's status.
+// statusRules are the rules an outcome of each status keeps.
+var statusRules = map[polyloop.ActionStatus]rule{
+	polyloop.Executed:    ruleRanIsExecuted,
+	polyloop.NotExecuted: ruleNotStartedIsRefused,
+	polyloop.EnvError:    ruleEnvFailureIsEnvError,
+}
+
+// execute runs a on x and checks the outcome's status: an error, or
+// another status, breaks the rule of the status wanted.
 func execute(e *env, x polyloop.ActionExecutor, name string, a polyloop.Action, want polyloop.ActionStatus) (polyloop.ActionOutcome, error) {
 	out, err := x.Execute(e.ctx, a)
 	switch {
 	case err != nil:
-		return out, fmt.Errorf("%s action %s: Execute returned error %q (%T); want outcome %q and a nil error (an error is outside the protocol: the run stops with its outcome unknown)",
+		return out, broke(statusRules[want], "%s action %s: Execute returned error %q (%T); want outcome %q and a nil error (an error is outside the protocol: the run stops with its outcome unknown)",
 			name, cutJSON(a), err, err, want)
 	case out.Status != want:
-		return out, fmt.Errorf("%s action %s: status %q, want %q (observation %q)", name, cutJSON(a), out.Status, want, cut([]byte(out.Observation)))
+		return out, broke(statusRules[want], "%s action %s: status %q, want %q (observation %q)", name, cutJSON(a), out.Status, want, cut([]byte(out.Observation)))
 	case out.TruncatedChars < 0:
-		return out, fmt.Errorf("%s action: negative TruncatedChars %d", name, out.TruncatedChars)
+		return out, broke(ruleTruncatedCount, "%s action: negative TruncatedChars %d", name, out.TruncatedChars)
 	}
 	return out, nil
 }
@@ -136,7 +143,7 @@ func checkExecFails(e *env, h ExecutorHarness) error {
 		return err
 	}
 	if out.Observation == "" {
-		return fmt.Errorf("Fails action: empty observation; an action that fails must tell the model what went wrong")
+		return broke(ruleFailureObserved, "Fails action: empty observation; an action that fails must tell the model what went wrong")
 	}
 	return nil
 }
@@ -202,7 +209,7 @@ func execInFlight(e *env, h ExecutorHarness, deadline bool) error {
 		return nil
 	}
 	if err := settled(func() error { return h.NoLeftovers(e.t) }); err != nil {
-		return fmt.Errorf("after the cancelled Blocks action returned, NoLeftovers found: %w", err)
+		return broke(ruleNoLeftovers, "after the cancelled Blocks action returned, NoLeftovers found: %w", err)
 	}
 	return nil
 }
@@ -215,10 +222,10 @@ func checkExecActionNotModified(e *env, h ExecutorHarness) error {
 		}
 		before := cloneAction(a)
 		if _, err := x.Execute(e.ctx, a); err != nil {
-			return fmt.Errorf("action %s: Execute failed: %w", cutJSON(before), err)
+			return broke(ruleRanIsExecuted, "action %s: Execute failed: %w", cutJSON(before), err)
 		}
 		if !before.Equal(a) {
-			return fmt.Errorf("Execute modified the action: before %s, after %s", cutJSON(before), cutJSON(a))
+			return broke(ruleActionNotModified, "Execute modified the action: before %s, after %s", cutJSON(before), cutJSON(a))
 		}
 	}
 	return nil
@@ -238,7 +245,8 @@ func checkExecConcurrent(e *env, h ExecutorHarness) error {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			_, errs[w] = execute(e, x, "concurrent Succeeds", h.Succeeds, polyloop.Executed)
+			_, err := execute(e, x, "concurrent Succeeds", h.Succeeds, polyloop.Executed)
+			errs[w] = retag(ruleConcurrentUse, err)
 		})
 	}
 	wg.Wait()

@@ -109,6 +109,12 @@ func TestWrappersKeepTheSnapshotIdentity(t *testing.T) {
 	if got := (&HangingExecutor{Executor: goodExecutor{}, Tool: "x"}).Describe().Name; got != "polylooptest.goodExecutor" {
 		t.Errorf("HangingExecutor: %q", got)
 	}
+	// The identity is polyloop.Describe's, the one rule of the snapshot.
+	for _, m := range []polyloop.ModelClient{describedModel{}, goodModel{}} {
+		if got, want := (&FaultyModel{Model: m}).Describe(), polyloop.Describe(m); got.Name != want.Name || string(got.Config) != string(want.Config) {
+			t.Errorf("FaultyModel over %T: %+v, polyloop.Describe gives %+v", m, got, want)
+		}
+	}
 }
 
 func TestHangingExecutor(t *testing.T) {

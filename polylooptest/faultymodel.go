@@ -52,4 +52,4 @@ func (m *FaultyModel) Calls() int {
 }
 
 // Describe implements polyloop.Describer with the wrapped client's identity.
-func (m *FaultyModel) Describe() polyloop.Component { return describe(m.Model) }
+func (m *FaultyModel) Describe() polyloop.Component { return polyloop.Describe(m.Model) }

@@ -36,27 +36,37 @@ func goodModelHarness() ModelClientHarness {
 	}
 }
 
-// goodParser: one tool call is an Act, several or a malformed one Invalid,
-// text alone Final, nothing at all Invalid.
+// goodParser: the tool calls of a reply are an Act of one action each,
+// unless one is malformed (Invalid); more than goodParserMaxCalls is
+// Invalid; text alone is Final, nothing at all Invalid.
 type goodParser struct{}
+
+const goodParserMaxCalls = 8
 
 func (goodParser) Parse(r polyloop.ModelReply) polyloop.Decision {
 	switch {
-	case len(r.ToolCalls) > 1:
-		return polyloop.Invalid{Feedback: fmt.Sprintf("%d tool calls; call one tool at a time", len(r.ToolCalls))}
-	case len(r.ToolCalls) == 1:
-		tc := r.ToolCalls[0]
-		if tc.Name == "" {
-			return polyloop.Invalid{Feedback: "tool call without a name"}
-		}
-		if len(tc.Args) > 0 && !json.Valid(tc.Args) {
-			return polyloop.Invalid{Feedback: "tool call arguments are not valid JSON"}
-		}
-		return polyloop.ActOne(polyloop.Action{CallID: tc.ID, Tool: tc.Name, Args: tc.Args})
+	case len(r.ToolCalls) > goodParserMaxCalls:
+		return polyloop.Invalid{Feedback: fmt.Sprintf("%d tool calls; call at most %d tools at a time", len(r.ToolCalls), goodParserMaxCalls)}
+	case len(r.ToolCalls) > 0:
+		return goodCalls(r.ToolCalls)
 	case strings.TrimSpace(r.Text) == "":
 		return polyloop.Invalid{Feedback: "empty reply: no action and no answer"}
 	}
 	return polyloop.Final{Answer: r.Text}
+}
+
+func goodCalls(calls []polyloop.ToolCall) polyloop.Decision {
+	var act polyloop.Act
+	for i, tc := range calls {
+		if tc.Name == "" {
+			return polyloop.Invalid{Feedback: fmt.Sprintf("tool call %d has no name", i+1)}
+		}
+		if len(tc.Args) > 0 && !json.Valid(tc.Args) {
+			return polyloop.Invalid{Feedback: fmt.Sprintf("the arguments of tool call %d are not valid JSON", i+1)}
+		}
+		act.Actions = append(act.Actions, polyloop.Action{CallID: tc.ID, Tool: tc.Name, Args: tc.Args})
+	}
+	return act
 }
 
 func goodParserHarness() ParserHarness {
@@ -65,7 +75,8 @@ func goodParserHarness() ParserHarness {
 		Corpus: []ParserCase{
 			want(calls("one call", "", call("c1", "search", `{"q":"go"}`)), polyloop.DecisionAct),
 			want(text("answer", "The answer is 42."), polyloop.DecisionFinal),
-			want(calls("two calls", "", call("c1", "a", `{}`), call("c2", "b", `{}`)), polyloop.DecisionInvalid),
+			want(calls("two calls", "", call("c1", "a", `{}`), call("c2", "b", `{}`)), polyloop.DecisionAct),
+			want(calls("two calls, one malformed", "", call("c1", "a", `{}`), call("c2", "b", `{`)), polyloop.DecisionInvalid),
 		},
 		Generated: 120,
 	}
@@ -191,7 +202,7 @@ func (s *goodStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyl
 		if err != nil {
 			return nil, err
 		}
-		var sum polyloop.RunSummary
+		sum := polyloop.RunSummary{RunID: id}
 		for _, r := range log.Records {
 			sum.Apply(r)
 		}
@@ -199,7 +210,12 @@ func (s *goodStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyl
 			out = append(out, sum)
 		}
 	}
-	slices.SortFunc(out, func(a, b polyloop.RunSummary) int { return a.StartedAt.Compare(b.StartedAt) })
+	slices.SortFunc(out, func(a, b polyloop.RunSummary) int {
+		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+			return c // a run without RunStarted has the zero time: first
+		}
+		return strings.Compare(a.RunID, b.RunID)
+	})
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
 	}

@@ -57,7 +57,7 @@ func (x *HangingExecutor) Started() <-chan struct{} { return x.started.get() }
 // or the HangingExecutor's own without one.
 func (x *HangingExecutor) Describe() polyloop.Component {
 	if x.Executor != nil {
-		return describe(x.Executor)
+		return polyloop.Describe(x.Executor)
 	}
 	return polyloop.Component{Name: "polylooptest.HangingExecutor"}
 }

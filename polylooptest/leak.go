@@ -2,7 +2,6 @@ package polylooptest
 
 import (
 	"bytes"
-	"fmt"
 	"reflect"
 	"runtime"
 	"sort"
@@ -64,7 +63,7 @@ func leakedWithin(base goroutineSet, what string, within time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s leaked %d goroutine(s): started during the call and still alive %v after it returned:\n%s",
+			return broke(ruleNoGoroutineLeak, "%s leaked %d goroutine(s): started during the call and still alive %v after it returned:\n%s",
 				what, len(extra), within, cutStacks(extra))
 		}
 		time.Sleep(pollEvery)

@@ -115,7 +115,7 @@ func (h ModelClientHarness) request() polyloop.ModelRequest {
 func complete(e *env, h ModelClientHarness) (polyloop.ModelReply, error) {
 	reply, err := h.New(e.t).Complete(e.ctx, h.request())
 	if err != nil {
-		return reply, fmt.Errorf("Complete on New's client failed: %w", err)
+		return reply, broke(ruleModelAnswers, "Complete on New's client failed: %w", err)
 	}
 	return reply, nil
 }
@@ -132,13 +132,13 @@ func checkModelUsage(e *env, h ModelClientHarness) error {
 	}
 	u := reply.Usage
 	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CachedTokens < 0 || u.ReasoningTokens < 0 {
-		return fmt.Errorf("negative token counts in usage %+v", u)
+		return broke(ruleModelUsage, "negative token counts in usage %+v", u)
 	}
 	if u.Tokens() == 0 {
-		return fmt.Errorf("reply reports no token usage (input and output tokens are 0); a client must report usage")
+		return broke(ruleModelUsage, "reply reports no token usage (input and output tokens are 0); a client must report usage")
 	}
 	if c := u.CostUSD; c != nil && (math.IsNaN(*c) || math.IsInf(*c, 0) || *c < 0) {
-		return fmt.Errorf("reply reports cost %v: a known cost is finite and non-negative (nil means unknown)", *c)
+		return broke(ruleModelUsage, "reply reports cost %v: a known cost is finite and non-negative (nil means unknown)", *c)
 	}
 	return nil
 }
@@ -149,7 +149,7 @@ func checkModelID(e *env, h ModelClientHarness) error {
 		return err
 	}
 	if reply.Model == "" {
-		return fmt.Errorf("reply has no model id (ModelReply.Model is empty)")
+		return broke(ruleModelID, "reply has no model id (ModelReply.Model is empty)")
 	}
 	return nil
 }
@@ -161,7 +161,7 @@ func checkModelAttempts(e *env, h ModelClientHarness) error {
 	}
 	max := h.request().Params.Retries + 1
 	if reply.Attempts < 1 || reply.Attempts > max {
-		return fmt.Errorf("reply reports %d attempts; want 1 to %d (Params.Retries+1)", reply.Attempts, max)
+		return broke(ruleModelAttempts, "reply reports %d attempts; want 1 to %d (Params.Retries+1)", reply.Attempts, max)
 	}
 	return nil
 }
@@ -173,11 +173,11 @@ func checkModelRequestNotModified(e *env, h ModelClientHarness) error {
 		return fmt.Errorf("harness request does not encode: %v", err)
 	}
 	if _, err := h.New(e.t).Complete(e.ctx, req); err != nil {
-		return fmt.Errorf("Complete on New's client failed: %w", err)
+		return broke(ruleModelAnswers, "Complete on New's client failed: %w", err)
 	}
 	after, _ := json.Marshal(req)
 	if string(before) != string(after) {
-		return fmt.Errorf("Complete modified the request it was given:\nbefore %s\nafter  %s", cut(before), cut(after))
+		return broke(ruleRequestNotModified, "Complete modified the request it was given:\nbefore %s\nafter  %s", cut(before), cut(after))
 	}
 	return nil
 }
@@ -240,9 +240,9 @@ func checkModelFailureIsError(e *env, h ModelClientHarness) error {
 		reply, err := h.Failing[name](e.t).Complete(e.ctx, h.request())
 		switch {
 		case err == nil:
-			errs = append(errs, fmt.Errorf("failure %q: Complete returned a nil error (reply %s); a failure must be an error, never an empty reply", name, cutJSON(reply)))
+			errs = append(errs, broke(ruleFailureIsError, "failure %q: Complete returned a nil error (reply %s); a failure must be an error, never an empty reply", name, cutJSON(reply)))
 		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-			errs = append(errs, fmt.Errorf("failure %q: the error %q matches a context error, so the library would take a provider failure for a cancellation", name, err))
+			errs = append(errs, broke(ruleFailureNotCancelled, "failure %q: the error %q matches a context error, so the library would take a provider failure for a cancellation", name, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -257,7 +257,7 @@ func checkModelConcurrent(e *env, h ModelClientHarness) error {
 		wg.Go(func() {
 			for range calls {
 				if _, err := client.Complete(e.ctx, h.request()); err != nil {
-					errs[w] = fmt.Errorf("concurrent call failed: %w", err)
+					errs[w] = broke(ruleConcurrentUse, "concurrent call failed: %w", err)
 					return
 				}
 			}

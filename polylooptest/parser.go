@@ -103,7 +103,7 @@ func allInputs(h ParserHarness) []ParserCase {
 func parse(p polyloop.DecisionParser, c ParserCase) (d polyloop.Decision, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("Parse panicked on input %s: %v\n%s", describeCase(c), r, debug.Stack())
+			err = broke(ruleNoPanic, "Parse panicked on input %s: %v\n%s", describeCase(c), r, debug.Stack())
 		}
 	}()
 	return p.Parse(c.Reply), nil
@@ -116,7 +116,7 @@ func parseChecked(p polyloop.DecisionParser, c ParserCase) (polyloop.Decision, e
 		return nil, err
 	}
 	if err := wellFormed(d); err != nil {
-		return d, fmt.Errorf("input %s: %w", describeCase(c), err)
+		return d, within(err, "input %s", describeCase(c))
 	}
 	return d, nil
 }
@@ -126,14 +126,14 @@ func parseChecked(p polyloop.DecisionParser, c ParserCase) (polyloop.Decision, e
 func wellFormed(d polyloop.Decision) error {
 	switch v := d.(type) {
 	case nil:
-		return errors.New("Parse returned a nil Decision; every input must give Act, Final or Invalid")
+		return broke(ruleOneDecision, "Parse returned a nil Decision; every input must give Act, Final or Invalid")
 	case polyloop.Act:
 		if len(v.Actions) == 0 {
-			return errors.New("Parse returned an Act without actions; an Act asks for at least one")
+			return broke(ruleActHasActions, "Parse returned an Act without actions; an Act asks for at least one")
 		}
 		for i, a := range v.Actions {
 			if err := wellFormedAction(a); err != nil {
-				return fmt.Errorf("action %d of the Act: %w", i, err)
+				return within(err, "action %d of the Act", i)
 			}
 		}
 		return nil
@@ -141,21 +141,21 @@ func wellFormed(d polyloop.Decision) error {
 		return nil
 	case polyloop.Invalid:
 		if strings.TrimSpace(v.Feedback) == "" {
-			return errors.New("Parse returned Invalid without feedback; the feedback must say what was wrong")
+			return broke(ruleInvalidFeedback, "Parse returned Invalid without feedback; the feedback must say what was wrong")
 		}
 		return nil
 	}
-	return fmt.Errorf("Parse returned a %T (kind %q); a Decision must be a polyloop.Act, polyloop.Final or polyloop.Invalid value", d, d.Kind())
+	return broke(ruleOneDecision, "Parse returned a %T (kind %q); a Decision must be a polyloop.Act, polyloop.Final or polyloop.Invalid value", d, d.Kind())
 }
 
 func wellFormedAction(a polyloop.Action) error {
 	switch {
 	case a.Tool == "" && a.Code == "":
-		return fmt.Errorf("Parse returned an Act with an empty action %s", cutJSON(a))
+		return broke(ruleActHasActions, "Parse returned an Act with an empty action %s", cutJSON(a))
 	case a.Tool != "" && a.Code != "":
-		return fmt.Errorf("Parse returned an Act with both a tool %q and code; an action is one or the other", a.Tool)
+		return broke(ruleActHasActions, "Parse returned an Act with both a tool %q and code; an action is one or the other", a.Tool)
 	case len(a.Args) > 0 && !json.Valid(a.Args):
-		return fmt.Errorf("Parse returned an Act whose Args are not valid JSON: %s (the record holding it could not be encoded)", cut(a.Args))
+		return broke(ruleArgsAreJSON, "Parse returned an Act whose Args are not valid JSON: %s (the record holding it could not be encoded)", cut(a.Args))
 	}
 	return nil
 }
@@ -179,7 +179,7 @@ func inputCheck(inputs func(ParserHarness) []ParserCase) func(*env, ParserHarnes
 				errs = append(errs, err)
 			}
 			if len(errs) == 5 {
-				errs = append(errs, errors.New("(more failures left out)"))
+				errs = append(errs, errors.New("(more failures left out)")) // says nothing of its own
 				break
 			}
 		}
@@ -199,7 +199,7 @@ func checkParserCorpus(e *env, h ParserHarness) error {
 		case err != nil:
 			errs = append(errs, err)
 		case c.Want != "" && d.Kind() != c.Want:
-			errs = append(errs, fmt.Errorf("corpus %q: got %s %s, want %s", c.Name, d.Kind(), cutJSON(d), c.Want))
+			errs = append(errs, broke(ruleParserCorpus, "corpus %q: got %s %s, want %s", c.Name, d.Kind(), cutJSON(d), c.Want))
 		}
 	}
 	return errors.Join(errs...)
@@ -220,7 +220,7 @@ func checkParserDeterministic(e *env, h ParserHarness) error {
 			}
 			if !reflect.DeepEqual(first, again) {
 				which := [...]string{"the same parser", "a fresh parser"}[i]
-				return fmt.Errorf("input %s: parsed again by %s it gave %s, first %s; Parse must be deterministic",
+				return broke(ruleDeterministic, "input %s: parsed again by %s it gave %s, first %s; Parse must be deterministic",
 					describeCase(c), which, cutJSON(again), cutJSON(first))
 			}
 		}
@@ -236,7 +236,7 @@ func checkParserReplyNotModified(e *env, h ParserHarness) error {
 			return err
 		}
 		if !reflect.DeepEqual(before, c.Reply) {
-			return fmt.Errorf("input %q: Parse modified the reply: before %s, after %s", c.Name, cutJSON(before), cutJSON(c.Reply))
+			return broke(ruleReplyNotModified, "input %q: Parse modified the reply: before %s, after %s", c.Name, cutJSON(before), cutJSON(c.Reply))
 		}
 	}
 	return nil
@@ -273,7 +273,7 @@ func parseAllAgain(p polyloop.DecisionParser, inputs []ParserCase, want []polylo
 			return err
 		}
 		if !reflect.DeepEqual(d, want[i]) {
-			return fmt.Errorf("input %s: concurrent Parse gave %s, sequential %s", describeCase(inputs[i]), cutJSON(d), cutJSON(want[i]))
+			return broke(ruleConcurrentUse, "input %s: concurrent Parse gave %s, sequential %s", describeCase(inputs[i]), cutJSON(d), cutJSON(want[i]))
 		}
 	}
 	return nil

@@ -143,7 +143,7 @@ func runCheck[H any](t testing.TB, s settings, h H, c check[H]) outcome {
 		finished := false
 		defer func() {
 			if r := recover(); r != nil {
-				done <- outcome{err: fmt.Errorf("polylooptest: %s panicked: %v\n%s", c.name, r, debug.Stack())}
+				done <- outcome{err: broke(ruleNoPanic, "polylooptest: %s panicked: %v\n%s", c.name, r, debug.Stack())}
 			} else if !finished {
 				done <- outcome{stopped: true}
 			}
@@ -158,7 +158,7 @@ func runCheck[H any](t testing.TB, s settings, h H, c check[H]) outcome {
 	case o := <-done:
 		return o
 	case <-timer.C:
-		return outcome{err: fmt.Errorf("polylooptest: %s did not finish within %v: the implementation hangs (the timeout is the harness's Timeout); goroutines:\n%s",
+		return outcome{err: broke(ruleReturns, "polylooptest: %s did not finish within %v: the implementation hangs (the timeout is the harness's Timeout); goroutines:\n%s",
 			c.name, s.timeout, goroutineDump())}
 	}
 }

@@ -1,15 +1,19 @@
 package polylooptest
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// brokenCase is an implementation broken so that one check must fail.
+// brokenCase is an implementation broken so that one check must fail,
+// breaking one rule.
 type brokenCase struct {
 	suite, check string
+	rule         rule
 	run          func(t *testing.T) outcome
 }
 
@@ -44,20 +48,61 @@ func allBrokenCases() []brokenCase {
 }
 
 // TestBrokenImplementationsFail runs each check against an implementation
-// broken for it and asserts that the check fails (not skips, not passes).
+// broken for it and asserts that the check fails (not skips, not passes)
+// with a failure that names the rule it was broken for — not merely some
+// failure, which a broken harness or a kit bug could give too (fstest's
+// TestTestFSWrappedErrors asserts its failures the same way).
 func TestBrokenImplementationsFail(t *testing.T) {
 	for i, bc := range allBrokenCases() {
 		t.Run(fmt.Sprintf("%s/%s/%d", bc.suite, bc.check, i), func(t *testing.T) {
 			o := bc.run(t)
 			switch {
-			case o.err != nil:
+			case o.err != nil && slices.Contains(rulesOf(o.err), bc.rule):
 				t.Logf("failed as it must: %.300s", o.err)
+			case o.err != nil:
+				t.Errorf("the check failed, but not for the rule «%s» it was broken for: rules %q, failure %.500s", bc.rule, rulesOf(o.err), o.err)
 			case o.skip != "":
 				t.Errorf("the check skipped (%s) instead of failing", o.skip)
 			default:
 				t.Errorf("the check passed a broken implementation")
 			}
 		})
+	}
+}
+
+// TestEveryRuleHasABrokenCase keeps the self-test complete: a rule that no
+// broken implementation is caught breaking is a rule the kit may not
+// check.
+func TestEveryRuleHasABrokenCase(t *testing.T) {
+	caught := map[rule]bool{}
+	for _, bc := range allBrokenCases() {
+		caught[bc.rule] = true
+	}
+	for _, r := range allRules {
+		if !caught[r] {
+			t.Errorf("no broken implementation breaks «%s»", r)
+		}
+	}
+}
+
+// TestViolationsNameTheirRule: a failure's message names the rule, and
+// the rules of joined and wrapped failures are all found.
+func TestViolationsNameTheirRule(t *testing.T) {
+	err := errors.Join(
+		fmt.Errorf("in check: %w", broke(ruleDeterministic, "twice %d", 2)),
+		tag(ruleAtomic, errors.New("partial")),
+		errors.New("not a rule"))
+	if got := rulesOf(err); !slices.Equal(got, []rule{ruleDeterministic, ruleAtomic}) {
+		t.Errorf("rulesOf = %q", got)
+	}
+	if !strings.Contains(err.Error(), "breaks «"+string(ruleDeterministic)+"»: twice 2") {
+		t.Errorf("message %q does not name the rule", err)
+	}
+	if again := tag(ruleReadsBack, fmt.Errorf("ctx: %w", broke(ruleEmptyLog, "x"))); !slices.Equal(rulesOf(again), []rule{ruleEmptyLog}) {
+		t.Errorf("tag replaced the rule named where the failure was found: %q", rulesOf(again))
+	}
+	if tag(ruleAtomic, nil) != nil || retag(ruleAtomic, nil) != nil {
+		t.Error("tagging nil gave an error")
 	}
 }
 

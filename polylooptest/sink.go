@@ -82,14 +82,14 @@ func checkSinkEveryKind(e *env, h SinkHarness) error {
 	evs := sampleEvents("polylooptest-sink")
 	for _, ev := range evs {
 		if err := sink.Emit(e.ctx, ev); err != nil {
-			return fmt.Errorf("Emit of a %s event failed: %w", ev.Kind, err)
+			return broke(ruleSinkDelivers, "Emit of a %s event failed: %w", ev.Kind, err)
 		}
 	}
 	if h.Verify == nil {
 		return nil
 	}
 	if err := h.Verify(e.t, sink, evs); err != nil {
-		return fmt.Errorf("the harness's Verify rejected the sink's output: %w", err)
+		return broke(ruleSinkDelivers, "the harness's Verify rejected the sink's output: %w", err)
 	}
 	return nil
 }
@@ -102,10 +102,10 @@ func checkSinkNotModified(e *env, h SinkHarness) error {
 			return fmt.Errorf("sample event does not encode: %v", err)
 		}
 		if err := sink.Emit(e.ctx, ev); err != nil {
-			return fmt.Errorf("Emit of a %s event failed: %w", ev.Kind, err)
+			return broke(ruleSinkDelivers, "Emit of a %s event failed: %w", ev.Kind, err)
 		}
 		if after, _ := json.Marshal(ev); string(after) != string(before) {
-			return fmt.Errorf("Emit modified a %s event:\nbefore %s\nafter  %s", ev.Kind, cut(before), cut(after))
+			return broke(ruleEventNotModified, "Emit modified a %s event:\nbefore %s\nafter  %s", ev.Kind, cut(before), cut(after))
 		}
 	}
 	return nil
@@ -121,16 +121,16 @@ func checkSinkFailure(e *env, h SinkHarness) error {
 		err := sink.Emit(e.ctx, ev)
 		switch {
 		case err == nil && slices.Contains(h.MustFail, ev.Kind):
-			return fmt.Errorf("Emit of a %s event on NewFailing's sink returned nil, but the harness's MustFail names that kind: a delivery failure must be returned, not swallowed", ev.Kind)
+			return broke(ruleSinkFailureReturned, "Emit of a %s event on NewFailing's sink returned nil, but the harness's MustFail names that kind: a delivery failure must be returned, not swallowed", ev.Kind)
 		case err == nil:
 			continue
 		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-			return fmt.Errorf("Emit of a %s event on NewFailing's sink returned %q, which matches a context error: a delivery failure must not look like a timeout", ev.Kind, err)
+			return broke(ruleSinkFailureNotCtx, "Emit of a %s event on NewFailing's sink returned %q, which matches a context error: a delivery failure must not look like a timeout", ev.Kind, err)
 		}
 		failures++
 	}
 	if failures == 0 {
-		return errors.New("Emit on NewFailing's sink returned nil for an event of every kind: a delivery failure must be returned, not swallowed")
+		return broke(ruleSinkFailureReturned, "Emit on NewFailing's sink returned nil for an event of every kind: a delivery failure must be returned, not swallowed")
 	}
 	return nil
 }
@@ -158,7 +158,7 @@ func checkSinkConcurrent(e *env, h SinkHarness) error {
 			for _, ev := range evs {
 				ev.RunID = fmt.Sprintf("polylooptest-sink-%d", w)
 				if err := sink.Emit(e.ctx, ev); err != nil {
-					errs[w] = fmt.Errorf("concurrent Emit of a %s event failed: %w", ev.Kind, err)
+					errs[w] = broke(ruleConcurrentUse, "concurrent Emit of a %s event failed: %w", ev.Kind, err)
 					return
 				}
 			}

@@ -75,7 +75,13 @@ const DefaultLargeBody = 1 << 20
 //     restart.
 //   - ListRuns: if the store implements polyloop.RunLister, its summaries
 //     are those that RunSummary.Apply folds from the records, filtered and
-//     ordered by start time.
+//     ordered by start time, and Limit keeps the first ones.
+//   - ListRunsOrder: if the store implements polyloop.RunLister, the order
+//     of the RunLister contract: runs without RunStarted first, then by
+//     start time, ties broken by run id compared byte by byte (whatever a
+//     database's collation says), and Limit applied after ordering.
+//
+// Each failure names the rule of the contract it found broken.
 func TestStore(t *testing.T, h StoreHarness) {
 	t.Helper()
 	if h.New == nil {
@@ -97,6 +103,7 @@ var storeChecks = []check[StoreHarness]{
 	{"CancelledContext", checkStoreCancelled},
 	{"Reopen", checkStoreReopen},
 	{"ListRuns", checkStoreListRuns},
+	{"ListRunsOrder", checkStoreListOrder},
 }
 
 func (h StoreHarness) largeBody() int {

@@ -12,7 +12,7 @@ import (
 // appendOK appends and wraps a failure with what was appended.
 func appendOK(ctx context.Context, s polyloop.Store, runID string, recs ...polyloop.Record) error {
 	if err := s.Append(ctx, runID, recs...); err != nil {
-		return fmt.Errorf("Append of %d records from seq %d to run %q failed: %w", len(recs), firstSeq(recs), runID, err)
+		return broke(ruleAcceptsNext, "Append of %d records from seq %d to run %q failed: %w", len(recs), firstSeq(recs), runID, err)
 	}
 	return nil
 }
@@ -24,11 +24,12 @@ func firstSeq(recs []polyloop.Record) int64 {
 	return recs[0].Seq
 }
 
-// expectLog reads runID and compares it with want.
+// expectLog reads runID and compares it with want. A difference is not
+// tagged with a rule: the caller knows which rule it shows broken.
 func expectLog(ctx context.Context, s polyloop.Store, runID string, want []polyloop.Record) error {
 	log, err := s.ReadLog(ctx, runID)
 	if err != nil {
-		return fmt.Errorf("ReadLog of run %q failed: %w", runID, err)
+		return broke(ruleReadsBack, "ReadLog of run %q failed: %w", runID, err)
 	}
 	if err := sameRecords(want, log.Records); err != nil {
 		return fmt.Errorf("run %q: %w", runID, err)
@@ -96,10 +97,10 @@ func checkStoreEmpty(e *env, h StoreHarness) error {
 	s := h.New(e.t)
 	log, err := s.ReadLog(e.ctx, "polylooptest-never-written")
 	if err != nil {
-		return fmt.Errorf("ReadLog of a run without records returned error %q; want an empty log and a nil error (a storage failure must never look like a fresh run, nor a fresh run like a failure)", err)
+		return broke(ruleEmptyLog, "ReadLog of a run without records returned error %q; want an empty log and a nil error (a storage failure must never look like a fresh run, nor a fresh run like a failure)", err)
 	}
 	if len(log.Records) != 0 {
-		return fmt.Errorf("ReadLog of a run without records returned %d records", len(log.Records))
+		return broke(ruleEmptyLog, "ReadLog of a run without records returned %d records", len(log.Records))
 	}
 	return nil
 }
@@ -114,14 +115,14 @@ func checkStoreRoundTrip(e *env, h StoreHarness) error {
 		}
 	}
 	if err := expectLog(e.ctx, s, one, recs); err != nil {
-		return fmt.Errorf("appended one by one: %w", err)
+		return tag(ruleReadsBack, fmt.Errorf("appended one by one: %w", err))
 	}
 	recs = records(0, sampleBodies(batch, h.largeBody())...)
 	if err := appendOK(e.ctx, s, batch, recs...); err != nil {
 		return err
 	}
 	if err := expectLog(e.ctx, s, batch, recs); err != nil {
-		return fmt.Errorf("appended as one batch: %w", err)
+		return tag(ruleReadsBack, fmt.Errorf("appended as one batch: %w", err))
 	}
 	return nil
 }
@@ -131,13 +132,13 @@ func checkStoreRoundTrip(e *env, h StoreHarness) error {
 func conflict(ctx context.Context, s polyloop.Store, runID, what string, want []polyloop.Record, recs ...polyloop.Record) error {
 	err := s.Append(ctx, runID, recs...)
 	if err == nil {
-		return fmt.Errorf("%s: Append from seq %d succeeded; want an error with polyloop.ErrSeqConflict", what, firstSeq(recs))
+		return broke(ruleSeqConflict, "%s: Append from seq %d succeeded; want an error with polyloop.ErrSeqConflict", what, firstSeq(recs))
 	}
 	if !errors.Is(err, polyloop.ErrSeqConflict) {
-		return fmt.Errorf("%s: Append returned %q (%T), which is not errors.Is polyloop.ErrSeqConflict", what, err, err)
+		return broke(ruleSeqConflict, "%s: Append returned %q (%T), which is not errors.Is polyloop.ErrSeqConflict", what, err, err)
 	}
 	if err := expectLog(ctx, s, runID, want); err != nil {
-		return fmt.Errorf("%s: the conflicting Append wrote something: %w", what, err)
+		return tag(ruleSeqConflict, fmt.Errorf("%s: the conflicting Append wrote something: %w", what, err))
 	}
 	return nil
 }
@@ -156,7 +157,7 @@ func checkStoreSeqRule(e *env, h StoreHarness) error {
 		func() error { return conflict(e.ctx, s, run, "seq 1 again", recs[:2], intents(1, 1, "x")...) },
 		func() error { return conflict(e.ctx, s, run, "a negative seq", recs[:2], intents(-1, 1, "x")...) },
 		func() error { return appendOK(e.ctx, s, run, recs[2]) },
-		func() error { return expectLog(e.ctx, s, run, recs) },
+		func() error { return tag(ruleReadsBack, expectLog(e.ctx, s, run, recs)) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -177,23 +178,23 @@ func checkStoreBatch(e *env, h StoreHarness) error {
 	}
 	inner := append(intents(2, 2, "x"), intents(3, 1, "y")...) // seqs 2, 3, 3
 	if err := s.Append(e.ctx, run, inner...); err == nil {
-		return fmt.Errorf("a batch with seqs %v succeeded; the records of one Append must have consecutive seqs", seqs(inner))
+		return broke(ruleBatchSeqs, "a batch with seqs %v succeeded; the records of one Append must have consecutive seqs", seqs(inner))
 	}
 	if err := expectLog(e.ctx, s, run, good); err != nil {
-		return fmt.Errorf("a batch with seqs %v was refused but wrote something: %w", seqs(inner), err)
+		return tag(ruleBatchSeqs, fmt.Errorf("a batch with seqs %v was refused but wrote something: %w", seqs(inner), err))
 	}
 	gap := append(intents(2, 1, "x"), intents(4, 1, "x")...) // seqs 2, 4
 	if err := s.Append(e.ctx, run, gap...); err == nil {
-		return fmt.Errorf("a batch with seqs %v succeeded; the records of one Append must have consecutive seqs", seqs(gap))
+		return broke(ruleBatchSeqs, "a batch with seqs %v succeeded; the records of one Append must have consecutive seqs", seqs(gap))
 	}
 	if err := expectLog(e.ctx, s, run, good); err != nil {
-		return fmt.Errorf("a batch with seqs %v was refused but wrote something: %w", seqs(gap), err)
+		return tag(ruleBatchSeqs, fmt.Errorf("a batch with seqs %v was refused but wrote something: %w", seqs(gap), err))
 	}
 	more := intents(2, 3, "z")
 	if err := appendOK(e.ctx, s, run, more...); err != nil {
 		return err
 	}
-	return expectLog(e.ctx, s, run, append(good, more...))
+	return tag(ruleReadsBack, expectLog(e.ctx, s, run, append(good, more...)))
 }
 
 func checkStoreEncodeFailure(e *env, h StoreHarness) error {
@@ -208,13 +209,13 @@ func checkStoreEncodeFailure(e *env, h StoreHarness) error {
 	err := s.Append(e.ctx, run, batch...)
 	log, rerr := s.ReadLog(e.ctx, run)
 	if rerr != nil {
-		return fmt.Errorf("ReadLog after the batch failed: %w", rerr)
+		return broke(ruleReadsBack, "ReadLog after the batch failed: %w", rerr)
 	}
 	switch {
 	case err != nil && len(log.Records) != 1:
-		return fmt.Errorf("a batch whose middle record cannot be encoded failed (%v) but left %d records, want 1: an Append is all or nothing", err, len(log.Records))
+		return broke(ruleAtomic, "a batch whose middle record cannot be encoded failed (%v) but left %d records, want 1: an Append is all or nothing", err, len(log.Records))
 	case err == nil && len(log.Records) != 4:
-		return fmt.Errorf("a batch of 3 records succeeded but the log has %d records, want 4", len(log.Records))
+		return broke(ruleAtomic, "a batch of 3 records succeeded but the log has %d records, want 4", len(log.Records))
 	}
 	return nil
 }
@@ -234,7 +235,7 @@ func checkStoreInjectedFailure(e *env, h StoreHarness) error {
 		return fmt.Errorf("the armed store's Append succeeded; NewFaulty's arm must make the next Append fail")
 	}
 	if err := expectLog(e.ctx, s, run, first); err != nil {
-		return fmt.Errorf("an Append that failed partway left records behind: %w", err)
+		return tag(ruleAtomic, fmt.Errorf("an Append that failed partway left records behind: %w", err))
 	}
 	return nil
 }

@@ -21,14 +21,14 @@ func checkStoreIsolated(e *env, h StoreHarness) error {
 			n := 1 + (i+round)%2
 			recs := intents(int64(len(want[id])), n, id)
 			if err := appendOK(e.ctx, s, id, recs...); err != nil {
-				return err
+				return retag(ruleRunsIsolated, err) // another run's records were counted
 			}
 			want[id] = append(want[id], recs...)
 		}
 	}
 	for _, id := range isolatedRunIDs {
 		if err := expectLog(e.ctx, s, id, want[id]); err != nil {
-			return fmt.Errorf("runs are not isolated: %w", err)
+			return tag(ruleRunsIsolated, fmt.Errorf("runs are not isolated: %w", err))
 		}
 	}
 	return nil
@@ -46,12 +46,12 @@ func checkStoreConcurrentRuns(e *env, h StoreHarness) error {
 			for i := range appends {
 				recs := intents(int64(2*i), 2, run)
 				if err := appendOK(e.ctx, s, run, recs...); err != nil {
-					errs[w] = err
+					errs[w] = retag(ruleConcurrentUse, err)
 					return
 				}
 				all = append(all, recs...)
 			}
-			errs[w] = expectLog(e.ctx, s, run, all)
+			errs[w] = retag(ruleConcurrentUse, expectLog(e.ctx, s, run, all))
 		})
 	}
 	wg.Wait()
@@ -70,7 +70,7 @@ func checkStoreConcurrentWriters(e *env, h StoreHarness) error {
 		}
 		log = append(log, won...)
 		if err := expectLog(e.ctx, s, run, log); err != nil {
-			return fmt.Errorf("after writers raced for seq %d: %w", seq, err)
+			return tag(ruleOneWriterWins, fmt.Errorf("after writers raced for seq %d: %w", seq, err))
 		}
 	}
 	return nil
@@ -101,11 +101,11 @@ func race(ctx context.Context, s polyloop.Store, run string, seq int64, writers 
 			winners++
 			won = batches[w]
 		case !errors.Is(err, polyloop.ErrSeqConflict):
-			return nil, fmt.Errorf("writer %d racing for seq %d got %q (%T); a losing writer must get polyloop.ErrSeqConflict", w, seq, err, err)
+			return nil, broke(ruleOneWriterWins, "writer %d racing for seq %d got %q (%T); a losing writer must get polyloop.ErrSeqConflict", w, seq, err, err)
 		}
 	}
 	if winners != 1 {
-		return nil, fmt.Errorf("%d of %d writers racing for seq %d of one run succeeded; exactly one must (the sequence rule fences concurrent writers)", winners, writers, seq)
+		return nil, broke(ruleOneWriterWins, "%d of %d writers racing for seq %d of one run succeeded; exactly one must (the sequence rule fences concurrent writers)", winners, writers, seq)
 	}
 	return won, nil
 }
@@ -121,17 +121,17 @@ func checkStoreCancelled(e *env, h StoreHarness) error {
 	case appendErr == nil:
 		want = recs[:2]
 	case !errors.Is(appendErr, context.Canceled):
-		return fmt.Errorf("Append with a cancelled context returned %q (%T), which is not errors.Is context.Canceled; a store that stops for its context must say so", appendErr, appendErr)
+		return broke(ruleCancelAtomic, "Append with a cancelled context returned %q (%T), which is not errors.Is context.Canceled; a store that stops for its context must say so", appendErr, appendErr)
 	}
 	if err := expectLog(e.ctx, s, run, want); err != nil {
-		return fmt.Errorf("after an Append with a cancelled context (error %v): %w", appendErr, err)
+		return retag(ruleCancelAtomic, fmt.Errorf("after an Append with a cancelled context (error %v): %w", appendErr, err))
 	}
 	if _, err := s.ReadLog(ctx, run); err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("ReadLog with a cancelled context returned %q (%T), which is not errors.Is context.Canceled", err, err)
+		return broke(ruleCancelAtomic, "ReadLog with a cancelled context returned %q (%T), which is not errors.Is context.Canceled", err, err)
 	}
 	next := intents(int64(len(want)), 1, "x")
 	if err := appendOK(e.ctx, s, run, next...); err != nil {
-		return fmt.Errorf("the store is unusable after a cancelled call: %w", err)
+		return retag(ruleCancelAtomic, fmt.Errorf("the store is unusable after a cancelled call: %w", err))
 	}
-	return expectLog(e.ctx, s, run, append(want, next...))
+	return retag(ruleCancelAtomic, expectLog(e.ctx, s, run, append(want, next...)))
 }

@@ -13,13 +13,15 @@ import (
 const (
 	maxNameLen   = 64
 	maxNamesList = 8
+	// maxBadCalls bounds the invalid calls of a reply that feedback lists.
+	maxBadCalls = 8
 )
 
 func noCall() polyloop.Invalid {
-	return polyloop.Invalid{Feedback: "Your reply contains no tool call. Call exactly one of the available tools."}
+	return polyloop.Invalid{Feedback: "Your reply contains no tool call. Call one of the available tools."}
 }
 
-func severalCalls(calls []polyloop.ToolCall) polyloop.Invalid {
+func tooManyCalls(calls []polyloop.ToolCall, limit int) polyloop.Invalid {
 	names := make([]string, 0, min(len(calls), maxNamesList)+1)
 	for i, c := range calls {
 		if i == maxNamesList {
@@ -29,12 +31,51 @@ func severalCalls(calls []polyloop.ToolCall) polyloop.Invalid {
 		names = append(names, quoteName(c.Name))
 	}
 	return polyloop.Invalid{Feedback: fmt.Sprintf(
-		"Your reply contains %d tool calls (%s); call exactly one tool per turn.",
-		len(calls), strings.Join(names, ", "))}
+		"Your reply contains %d tool calls (%s), and none of them was run: call at most %d %s per turn.",
+		len(calls), strings.Join(names, ", "), limit, plural(limit, "tool"))}
 }
 
 func noName() polyloop.Invalid {
-	return polyloop.Invalid{Feedback: "Your tool call has no tool name. Call exactly one of the available tools by its name."}
+	return polyloop.Invalid{Feedback: "Your tool call has no tool name. Call each of the available tools by its name."}
+}
+
+// badCall is an invalid call of a reply with several: its index in the
+// reply, its id and what is wrong with it.
+type badCall struct {
+	index    int
+	id       string
+	feedback string
+}
+
+// badCalls is the feedback of a reply of n calls some of which are
+// invalid: none runs, and each invalid call is named, up to a bound.
+func badCalls(n int, bad []badCall) polyloop.Invalid {
+	var b strings.Builder
+	verb := "is"
+	if len(bad) > 1 {
+		verb = "are"
+	}
+	fmt.Fprintf(&b, "None of the %d tool calls of your reply was run: %d of them %s invalid.", n, len(bad), verb)
+	for i, c := range bad {
+		if i == maxBadCalls {
+			fmt.Fprintf(&b, "\n… and %d more invalid calls.", len(bad)-i)
+			break
+		}
+		id := ""
+		if c.id != "" {
+			id = " (id " + quoteName(c.id) + ")"
+		}
+		fmt.Fprintf(&b, "\nCall %d%s: %s", c.index+1, id, c.feedback)
+	}
+	fmt.Fprintf(&b, "\nSend all %d calls again, corrected.", n)
+	return polyloop.Invalid{Feedback: b.String()}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 func badArgs(name string, err error) polyloop.Invalid {

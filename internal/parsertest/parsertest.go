@@ -16,23 +16,27 @@ import (
 	"github.com/polyloop/polyloop/internal/golden"
 )
 
-// ActionCheck says what a package's actions must hold; reply is the reply
-// the action was parsed from. It returns nil for a good action.
-type ActionCheck func(a polyloop.Action, reply polyloop.ModelReply) error
+// ActionCheck says what a package's actions must hold: a is action i of an
+// Act parsed from reply. It returns nil for a good action.
+type ActionCheck func(a polyloop.Action, i int, reply polyloop.ModelReply) error
 
 // Parse parses reply twice with p and checks the DecisionParser contract:
 // exactly one of the three decision values, the same decision both times,
-// an Invalid with feedback, the reply unmodified. An Act's action must pass
-// checkAction. It returns the decision.
+// an Invalid with feedback, an Act with at least one action, the reply
+// unmodified. Every action of an Act must pass checkAction. It returns the
+// decision.
 func Parse(t testing.TB, p polyloop.DecisionParser, reply polyloop.ModelReply, checkAction ActionCheck) polyloop.Decision {
 	t.Helper()
 	before := reply.Clone()
 	d := p.Parse(reply)
 	switch d := d.(type) {
 	case polyloop.Act:
-		for _, a := range d.Actions {
-			if err := checkAction(a, reply); err != nil {
-				t.Fatalf("action %#v: %v", a, err)
+		if len(d.Actions) == 0 {
+			t.Fatalf("Act without actions for %s", describe(reply))
+		}
+		for i, a := range d.Actions {
+			if err := checkAction(a, i, reply); err != nil {
+				t.Fatalf("action %d of %d %#v: %v", i, len(d.Actions), a, err)
 			}
 		}
 	case polyloop.Final:

@@ -2,6 +2,7 @@ package parsertest
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"runtime"
 	"strings"
@@ -46,7 +47,7 @@ type parserFunc func(polyloop.ModelReply) polyloop.Decision
 
 func (f parserFunc) Parse(r polyloop.ModelReply) polyloop.Decision { return f(r) }
 
-func anyAction(polyloop.Action, polyloop.ModelReply) error { return nil }
+func anyAction(polyloop.Action, int, polyloop.ModelReply) error { return nil }
 
 func TestParseCatchesBrokenParsers(t *testing.T) {
 	t.Parallel()
@@ -69,7 +70,16 @@ func TestParseCatchesBrokenParsers(t *testing.T) {
 		}, anyAction, "modified the reply"},
 		{"action refused", func(polyloop.ModelReply) polyloop.Decision {
 			return polyloop.ActOne(polyloop.Action{Tool: "t"})
-		}, func(polyloop.Action, polyloop.ModelReply) error { return errors.New("no args") }, "no args"},
+		}, func(polyloop.Action, int, polyloop.ModelReply) error { return errors.New("no args") }, "no args"},
+		{"second action of a batch refused", func(polyloop.ModelReply) polyloop.Decision {
+			return polyloop.Act{Actions: []polyloop.Action{{Tool: "t", Args: []byte(`{}`)}, {Tool: "u"}}}
+		}, func(a polyloop.Action, i int, _ polyloop.ModelReply) error {
+			if a.Args == nil {
+				return fmt.Errorf("action %d has no args", i)
+			}
+			return nil
+		}, "action 1 has no args"},
+		{"act without actions", func(polyloop.ModelReply) polyloop.Decision { return polyloop.Act{} }, anyAction, "without actions"},
 	}
 	for _, tt := range tests {
 		// A fresh reply each time: one parser modifies it.
@@ -133,5 +143,15 @@ func TestExpect(t *testing.T) {
 		case tt.wantError != "" && (len(errs) != 1 || !strings.Contains(errs[0], tt.wantError)):
 			t.Errorf("%s: reported %q, want one error containing %q", tt.name, errs, tt.wantError)
 		}
+	}
+}
+
+// TestRewriteFlag checks that a test binary of the parsers, which does not
+// import datadriven, has the -rewrite flag of package golden.
+func TestRewriteFlag(t *testing.T) {
+	t.Parallel()
+	f := flag.Lookup("rewrite")
+	if f == nil || !strings.Contains(f.Usage, "golden files") {
+		t.Fatalf("no -rewrite flag of package golden: %+v", f)
 	}
 }

@@ -42,6 +42,14 @@ func TestPairToolResults(t *testing.T) {
 			[]polyloop.Message{asst("1"), tool("1", "a"), tool("", "b")}},
 		{"tool message before any call", []polyloop.Message{tool("1", "x"), asst()},
 			[]polyloop.Message{tool("", "x"), asst()}},
+		{"batch answered in order", []polyloop.Message{asst("1", "2", "3"), tool("1", "a"), tool("2", "b"), tool("3", "c"), asst()},
+			[]polyloop.Message{asst("1", "2", "3"), tool("1", "a"), tool("2", "b"), tool("3", "c"), asst()}},
+		{"batch answered out of order, sent in call order", []polyloop.Message{asst("1", "2"), tool("2", "b"), tool("1", "a")},
+			[]polyloop.Message{asst("1", "2"), tool("1", "a"), tool("2", "b")}},
+		{"two batches in a row", []polyloop.Message{asst("1", "2"), tool("1", "a"), tool("2", "b"), asst("3", "4"), tool("3", "c"), tool("4", "d")},
+			[]polyloop.Message{asst("1", "2"), tool("1", "a"), tool("2", "b"), asst("3", "4"), tool("3", "c"), tool("4", "d")}},
+		{"an answer to the previous batch after the next one", []polyloop.Message{asst("1"), asst("2"), tool("1", "late"), tool("2", "b")},
+			[]polyloop.Message{asst("1"), synth("1"), asst("2"), tool("2", "b"), tool("", "late")}},
 		{"unanswered at the end", []polyloop.Message{user("a"), asst("1")}, []polyloop.Message{user("a"), asst("1"), synth("1")}},
 	} {
 		in := append([]polyloop.Message(nil), tc.in...)

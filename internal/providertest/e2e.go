@@ -3,10 +3,12 @@ package providertest
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/golden"
 	"github.com/polyloop/polyloop/internal/provider"
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/toolcallparser"
@@ -41,8 +43,9 @@ func (h *Harness[P]) WeatherAgent(tool string) polyloop.Agent {
 
 // RunAgent runs agent as run-1 on input through a Runner with a client of
 // srv whose key, SecretKey, comes from the environment (so the test must not
-// be parallel), the tool-call parser, WeatherExec for the agent's first
-// tool, and a memstore, which it returns.
+// be parallel), the tool-call parser checking arguments against the agent's
+// tools, WeatherExec for the agent's first tool, and a memstore, which it
+// returns.
 func (h *Harness[P]) RunAgent(t *testing.T, srv *Server, agent polyloop.Agent, input string) (polyloop.RunResult, *memstore.Store) {
 	t.Helper()
 	t.Setenv(h.KeyEnv, SecretKey)
@@ -52,7 +55,7 @@ func (h *Harness[P]) RunAgent(t *testing.T, srv *Server, agent polyloop.Agent, i
 		exec.Tool = agent.Tools[0].Name
 	}
 	store := memstore.New()
-	r := &polyloop.Runner{Model: client, Parser: toolcallparser.New(toolcallparser.Options{}), Executor: exec, Store: store}
+	r := &polyloop.Runner{Model: client, Parser: toolcallparser.New(toolcallparser.Options{Tools: agent.Tools}), Executor: exec, Store: store}
 	res, err := r.Run(context.Background(), "run-1", agent, polyloop.Task{Input: input})
 	if err != nil {
 		t.Fatal(err)
@@ -108,8 +111,9 @@ func TestEndToEndFailure[P provider.Package](t *testing.T, h Harness[P], rejecte
 }
 
 // EndToEnd is a successful run of the weather agent through the Runner: the
-// server answers with Script (a reply with two tool calls, which the parser
-// rejects as Invalid; one tool call for Tool, executed; an answer).
+// server answers with Script — a reply with two tool calls for Tool (a
+// batch: both run, and both results go back in the next request), a reply
+// with one tool call for Tool, and an answer.
 type EndToEnd struct {
 	Script []Response
 	// Tool is the weather tool's name; Input the task; Answer the final
@@ -117,17 +121,29 @@ type EndToEnd struct {
 	Tool, Input, Answer string
 	// CheckRequest checks each request body against the API's rules.
 	CheckRequest func(t *testing.T, body []byte)
+	// BatchCallIDs are the ids of the first reply's two tool calls, and
+	// BatchResults the two results as the second request body carries them
+	// (the observations sent as the results of those calls), in that order.
+	BatchCallIDs []string
+	BatchResults []string
 	// ToolResult is in the third request body: the observation sent as the
-	// tool's result.
+	// single call's result.
 	ToolResult string
 	// CheckTotals checks the run's totals, from the fixtures' usage and the
 	// price table.
 	CheckTotals func(t *testing.T, got polyloop.Totals)
 }
 
+// BatchGolden is the golden file, under the client's testdata/golden, of
+// the request that carries the results of the end-to-end run's batch.
+const BatchGolden = "end_to_end_batch_results.json"
+
 // TestEndToEnd runs e: the run completes with e.Answer, its totals and the
 // stored ones pass e.CheckTotals, every request passes e.CheckRequest, the
-// observation is sent as the tool's result, and the API key from the
+// two calls of the first reply both run (two action intents, both
+// executed) and their results go back in the second request in the calls'
+// order (its body is pinned by testdata/golden/BatchGolden), the single
+// call's observation is sent as its result, and the API key from the
 // environment is in no stored record. It sets the key's environment
 // variable, so it must not run in parallel.
 func TestEndToEnd[P provider.Package](t *testing.T, h Harness[P], e EndToEnd) {
@@ -137,12 +153,67 @@ func TestEndToEnd[P provider.Package](t *testing.T, h Harness[P], e EndToEnd) {
 		t.Fatalf("result %+v", res)
 	}
 	e.CheckTotals(t, res.Totals)
+	if srv.Count() != 3 {
+		t.Fatalf("%d requests, want 3", srv.Count())
+	}
 	for i := range srv.Count() {
 		e.CheckRequest(t, srv.Request(i).Body)
 	}
+	batch := srv.Request(1).Body
+	checkInOrder(t, batch, e.BatchResults)
+	golden.File(t, filepath.Join("testdata", "golden", BatchGolden), PrettyJSON(t, batch))
 	if body := srv.Request(2).Body; !strings.Contains(string(body), e.ToolResult) {
 		t.Errorf("the observation was not sent as the tool result: %s", body)
 	}
 	records, _ := StoredRun(t, store)
+	checkBatchRan(t, polyloop.RunLog{RunID: "run-1", Records: records}, e.BatchCallIDs)
 	CheckStoredTotals(t, records, e.CheckTotals)
+}
+
+// checkInOrder checks that body holds each of want, in that order.
+func checkInOrder(t *testing.T, body []byte, want []string) {
+	t.Helper()
+	if len(want) != 2 {
+		t.Fatalf("EndToEnd.BatchResults has %d results, want the 2 of the batch", len(want))
+	}
+	at := 0
+	for i, w := range want {
+		j := strings.Index(string(body[at:]), w)
+		if j < 0 {
+			t.Errorf("the request after the batch does not carry result %d (%s) after the earlier ones: %s", i, w, body)
+			return
+		}
+		at += j + len(w)
+	}
+}
+
+// checkBatchRan checks that step 1 of the log ran a batch of the two calls
+// ids, in order, both executed.
+func checkBatchRan(t *testing.T, log polyloop.RunLog, ids []string) {
+	t.Helper()
+	var intents []*polyloop.ActionIntent
+	for _, in := range log.ActionIntents() {
+		if in.Step == 1 {
+			intents = append(intents, in)
+		}
+	}
+	if len(intents) != len(ids) {
+		t.Fatalf("step 1 has %d action intents, want one per tool call %v", len(intents), ids)
+	}
+	for i, in := range intents {
+		if in.Action.CallID != ids[i] || in.Index != i || in.BatchSize() != len(ids) {
+			t.Errorf("action %d of step 1 is call %s, %d of %d; want call %s, %d of %d", i, in.Action.CallID, in.Index, in.BatchSize(), ids[i], i, len(ids))
+		}
+	}
+	var tools []polyloop.Message
+	for _, m := range polyloop.History(log) {
+		if m.Role == polyloop.RoleTool && len(tools) < len(ids) {
+			tools = append(tools, m)
+		}
+	}
+	for i, m := range tools {
+		if m.ToolCallID != ids[i] || m.Synthetic || !strings.HasPrefix(m.Content, "Sunny in ") {
+			t.Errorf("history: result %d of the batch %+v, want the executed observation of call %s", i, m, ids[i])
+		}
+	}
 }
