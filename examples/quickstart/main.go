@@ -120,17 +120,17 @@ func toolCallText(calls []polyloop.ToolCall) string {
 	return strings.Join(parts, " ")
 }
 
-// toolCalls is the smallest native-tool-call parser: one call acts, none is
-// the final answer, more than one is sent back as invalid.
+// toolCalls is the smallest native-tool-call parser: the calls of a reply
+// are one batch of actions, in order; none is the final answer.
 type toolCalls struct{}
 
 func (toolCalls) Parse(r polyloop.ModelReply) polyloop.Decision {
-	switch len(r.ToolCalls) {
-	case 0:
+	if len(r.ToolCalls) == 0 {
 		return polyloop.Final{Answer: r.Text}
-	case 1:
-		c := r.ToolCalls[0]
-		return polyloop.ActOne(polyloop.Action{CallID: c.ID, Tool: c.Name, Args: c.Args})
 	}
-	return polyloop.Invalid{Feedback: "Call exactly one tool per turn."}
+	var act polyloop.Act
+	for _, c := range r.ToolCalls {
+		act.Actions = append(act.Actions, polyloop.Action{CallID: c.ID, Tool: c.Name, Args: c.Args})
+	}
+	return act
 }
