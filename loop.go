@@ -224,6 +224,9 @@ func (d *driver) callModel(ctx context.Context, step, attempt int) (entry, error
 	if err := ctx.Err(); err != nil {
 		return entry{}, d.stopForCancel(ctx, err)
 	}
+	if stopRequested(ctx) {
+		return entry{}, d.stopOnRequest(ctx)
+	}
 	callID := modelCallID(step, attempt)
 	d.add(&ModelCallIntent{Step: step, CallID: callID, Attempt: attempt})
 	if err := d.flush(ctx); err != nil {

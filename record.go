@@ -404,6 +404,8 @@ func newBody(k RecordKind) RecordBody {
 		return &ConfigOverride{}
 	case KindChildReception:
 		return &ChildReception{}
+	case KindLeaseTakeover:
+		return &LeaseTakeover{}
 	}
 	return nil
 }

@@ -91,7 +91,7 @@ func (w *logWalker) walk(i int64, r Record) error {
 	switch b := r.Body.(type) {
 	case *RunStarted:
 		return w.corrupt(i, r, "run_started after the first record")
-	case *ConfigOverride:
+	case *ConfigOverride, *LeaseTakeover:
 		return nil // allowed anywhere before the end
 	case *ModelCallIntent:
 		return w.modelIntent(i, r, b)

@@ -42,6 +42,11 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	if runID == "" {
 		runID = NewRunID()
 	}
+	held, ctx, err := r.acquireLease(ctx, runID, false)
+	if err != nil {
+		return RunResult{RunID: runID}, err
+	}
+	defer held.release(ctx)
 	log, err := r.Store.ReadLog(ctx, runID)
 	if err != nil {
 		return RunResult{}, persistenceError("read", runID, err)
@@ -56,7 +61,8 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	}
 	d := newDriver(r, runID, snap, hash)
 	d.add(&RunStarted{RunID: runID, Snapshot: snap, SnapshotHash: hash, LibraryVersion: LibraryVersion, Parent: parent})
-	return d.loop(ctx, entry{kind: entryStep, step: 1})
+	held.record(d)
+	return held.result(d.loop(ctx, entry{kind: entryStep, step: 1}))
 }
 
 // Resume continues a run from its log, as PlanResume decides, and runs it
@@ -76,6 +82,11 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 	if err := ctx.Err(); err != nil {
 		return RunResult{RunID: runID}, err
 	}
+	held, ctx, err := r.acquireLease(ctx, runID, opts.TakeOver)
+	if err != nil {
+		return RunResult{RunID: runID}, err
+	}
+	defer held.release(ctx)
 	log, err := r.Store.ReadLog(ctx, runID)
 	if err != nil {
 		return RunResult{}, persistenceError("read", runID, err)
@@ -99,6 +110,7 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 	}
 	d.receptions = openReceptions(log)
 	d.nextSeq = log.NextSeq()
+	held.record(d)
 	if err := d.checkConfig(agent, opts); err != nil {
 		return RunResult{RunID: runID}, err
 	}
@@ -108,7 +120,7 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 		d.sinks.emit(ctx, Event{V: EventVersion, Kind: EventRunResumed, RunID: runID, Agent: stored.Agent,
 			Seq: plan.LastSeq, At: d.now(), Plan: &plan, Snapshot: &stored, SnapshotHash: storedHash})
 	}
-	res, err := d.resume(ctx, plan)
+	res, err := held.result(d.resume(ctx, plan))
 	if err != nil {
 		return RunResult{RunID: runID}, err
 	}

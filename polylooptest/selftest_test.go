@@ -40,6 +40,7 @@ func allBrokenCases() []brokenCase {
 	all = append(all, brokenParserCases()...)
 	all = append(all, brokenExecutorCases()...)
 	all = append(all, brokenStoreCases()...)
+	all = append(all, brokenLeaseCases()...)
 	return append(all, brokenSinkCases()...)
 }
 
