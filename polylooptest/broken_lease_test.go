@@ -129,8 +129,10 @@ func (ls *testLease) Release(context.Context) error {
 
 func leaseHarnessWith(f leaseFaults) LeaseHarness {
 	return LeaseHarness{
-		New:        func(testing.TB) polyloop.Leaser { return newTestLeaser(f) },
-		Peer:       func(_ testing.TB, l polyloop.Leaser) polyloop.Leaser { return &testLeaser{leaseFaults: f, b: l.(*testLeaser).b} },
+		New: func(testing.TB) polyloop.Leaser { return newTestLeaser(f) },
+		Peer: func(_ testing.TB, l polyloop.Leaser) polyloop.Leaser {
+			return &testLeaser{leaseFaults: f, b: l.(*testLeaser).b}
+		},
 		LostWithin: 200 * time.Millisecond,
 		Crash: func(_ testing.TB, _ polyloop.Leaser, ls polyloop.Lease) {
 			tl := ls.(*testLease)
