@@ -81,6 +81,16 @@ func (s *Store) AcquireLease(ctx context.Context, runID string, req polyloop.Lea
 	if err != nil {
 		return nil, err
 	}
+	if len(ls.all) == 0 {
+		// An idle session may have broken since its last check: test it
+		// before trusting it, and replace it once.
+		if err := conn.Ping(ctx); err != nil {
+			ls.drop()
+			if conn, err = ls.connect(ctx, s); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// The session's statements run on a context detached from the caller's
 	// and bounded: a cancellation in the middle of one would break the
 	// connection, and with it every other lease of the Store. The caller's

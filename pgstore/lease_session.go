@@ -12,9 +12,10 @@ import (
 )
 
 // leaseSession is the Store's dedicated connection holding its leases'
-// advisory locks. It is opened by the first acquisition and closed when
-// the last lease is released (ending the session frees whatever it still
-// held). mu serializes every use of the connection.
+// advisory locks. It is opened by the first acquisition and kept until
+// Store.Close, so that a process driving runs one after another pays for
+// one connection; a session found broken is replaced by the next
+// acquisition. mu serializes every use of the connection.
 type leaseSession struct {
 	mu   sync.Mutex
 	conn *pgx.Conn
@@ -204,9 +205,8 @@ func (l *pgLease) Lost() <-chan struct{}              { return l.lost }
 func (l *pgLease) markLost()                          { l.once.Do(func() { close(l.lost) }) }
 
 // Release implements polyloop.Lease: the row says released (if it is
-// still this lease's), the lock is unlocked, and the session closes with
-// the Store's last lease. On an error the session is closed, which frees
-// the lock all the same.
+// still this lease's) and the lock is unlocked. On an error the session is
+// closed, which frees the lock all the same.
 func (l *pgLease) Release(ctx context.Context) error {
 	ls := l.ls
 	ls.mu.Lock()
@@ -231,9 +231,6 @@ func (l *pgLease) Release(ctx context.Context) error {
 			l.err = interpretError(ctx, "release lease", err)
 			ls.drop()
 		}
-	}
-	if len(ls.all) == 0 {
-		ls.closeConn()
 	}
 	return l.err
 }
