@@ -208,3 +208,50 @@ func takenOver(t *testing.T, c *cli, id string) {
 		t.Fatalf("the log does not record the forced take-over:\n%s", stdout)
 	}
 }
+
+// TestSecondSignalCancels: a second SIGINT (here after a SIGTERM asked for
+// the stop) cancels the 5-second action at once; the command says so and
+// that resume will follow the never_replay policy, and resume does:
+// resume_state_unknown.
+func TestSecondSignalCancels(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, "")
+	c.write("agent.yaml", strings.ReplaceAll(stopAgent, "REPLAY", "never_replay"))
+	cmd, sc, seen := c.background("run", "agent.yaml", "task", "--id", "c1")
+	c.waitFile("started")
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "stopping at the next step boundary") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	drain(sc, seen)
+	cmd.Wait()
+	stderr := seen.String()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitInterrupted, stderr)
+	}
+	for _, want := range []string{
+		"SIGTERM: stopping at the next step boundary",
+		"SIGINT again: cancelling at once",
+		"cancelled: run c1 was cancelled at once by the second signal",
+		"resume will: action a2 (bash): intent yes, result no → unknown; its policy is never_replay → finish resume_state_unknown",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "→ executed  slept") {
+		t.Errorf("the action ran to its end despite the second signal:\n%s", stderr)
+	}
+	code, stdout, stderr := c.run("resume", "c1", "--agent", "agent.yaml")
+	if code != exitStopped || !strings.Contains(stdout, "run c1: resume_state_unknown") {
+		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
