@@ -175,6 +175,10 @@ func refusedThenKilled(t *testing.T, c *cli, id string) {
 	if !strings.Contains(stdout, `"kind":"lease_takeover"`) || !strings.Contains(stdout, `"reason":"holder_dead"`) {
 		t.Fatalf("the log does not record the take-over from the dead holder:\n%s", stdout)
 	}
+	_, stdout, _ = c.run("show", id)
+	if want := "lease taken over (holder_dead): from pid " + strconv.Itoa(holder.Process.Pid) + " on "; !strings.Contains(stdout, want) {
+		t.Fatalf("show lacks %q:\n%s", want, stdout)
+	}
 }
 
 // killGroup kills the process group of a run's sleeping command, which
