@@ -28,6 +28,12 @@ import (
 // write fails, the error joins the cancellation and the PersistenceError. A
 // cancellation that lands while an Append is under way gives both as well:
 // that append's outcome is unknown, as after any store failure.
+//
+// Leases: when the Store is a Leaser, Run and Resume hold the run's lease
+// while they run; a run held by another live holder gives ErrLeaseHeld,
+// and a lease lost meanwhile stops the invocation with ErrLeaseLost. A stop
+// request (WithStopRequest) ends it at the next step boundary with
+// ErrStopRequested.
 func (r *Runner) Run(ctx context.Context, runID string, agent Agent, task Task) (RunResult, error) {
 	return r.run(ctx, runID, agent, task, nil)
 }
