@@ -234,13 +234,7 @@ func TestChildHoldsItsOwnLease(t *testing.T) {
 	}}
 	childRunner := &polyloop.Runner{Model: scriptmodel.New(call(1, "hook", nil), scriptmodel.Reply("child done")),
 		Parser: testParser{}, Executor: childExec, Store: store}
-	pexec := &delegateExec{env: newTestExec()}
-	pexec.invoke = func(ctx context.Context) (string, error) {
-		res, err := polyloop.InvokeChild(ctx, polyloop.Child{Runner: childRunner, Agent: hookAgent()}, polyloop.Task{Input: "sub"}, polyloop.Receive[polyloop.RunResult]{})
-		return res.FinalAnswer, err
-	}
-	parent := &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil), scriptmodel.Reply("parent done")),
-		Parser: testParser{}, Executor: pexec, Store: store}
+	parent := delegatingParent(childRunner)
 	if res, err := parent.Run(ctx, "p", parentAgent(), polyloop.Task{Input: "x"}); err != nil || res.StopReason != polyloop.StopCompleted {
 		t.Fatalf("parent: %v %v", res.StopReason, err)
 	}
@@ -264,4 +258,17 @@ func TestChildHoldsItsOwnLease(t *testing.T) {
 	if !errors.Is(err, polyloop.ErrLeaseHeld) || !errors.As(err, &he) || he.RunID != "q/1.1" {
 		t.Fatalf("resuming a parent whose child is live elsewhere: %v, want ErrLeaseHeld naming q/1.1", err)
 	}
+}
+
+// delegatingParent is a parent runner on the child's store whose step 1
+// delegates to one child run of childRunner (agent hookAgent) and whose
+// step 2 answers.
+func delegatingParent(childRunner *polyloop.Runner) *polyloop.Runner {
+	pexec := &delegateExec{env: newTestExec()}
+	pexec.invoke = func(ctx context.Context) (string, error) {
+		res, err := polyloop.InvokeChild(ctx, polyloop.Child{Runner: childRunner, Agent: hookAgent()}, polyloop.Task{Input: "sub"}, polyloop.Receive[polyloop.RunResult]{})
+		return res.FinalAnswer, err
+	}
+	return &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil), scriptmodel.Reply("parent done")),
+		Parser: testParser{}, Executor: pexec, Store: childRunner.Store}
 }

@@ -78,13 +78,7 @@ func TestStopRequestSparesTheChild(t *testing.T) {
 	childExec := &hookExec{env: newTestExec(), hook: func(context.Context) error { close(stop); return nil }}
 	childRunner := &polyloop.Runner{Model: scriptmodel.New(call(1, "hook", nil), call(2, "echo", map[string]string{"text": "c"}), scriptmodel.Reply("child done")),
 		Parser: testParser{}, Executor: childExec, Store: store}
-	pexec := &delegateExec{env: newTestExec()}
-	pexec.invoke = func(ctx context.Context) (string, error) {
-		res, err := polyloop.InvokeChild(ctx, polyloop.Child{Runner: childRunner, Agent: hookAgent()}, polyloop.Task{Input: "sub"}, polyloop.Receive[polyloop.RunResult]{})
-		return res.FinalAnswer, err
-	}
-	parent := &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil), scriptmodel.Reply("parent done")),
-		Parser: testParser{}, Executor: pexec, Store: store}
+	parent := delegatingParent(childRunner)
 	_, err := parent.Run(polyloop.WithStopRequest(ctx, stop), "p", parentAgent(), polyloop.Task{Input: "x"})
 	if !errors.Is(err, polyloop.ErrStopRequested) {
 		t.Fatalf("parent: %v, want ErrStopRequested", err)

@@ -92,12 +92,7 @@ func (c *cli) interrupt(agent, work, id string) (int, string) {
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		c.t.Fatal(err)
 	}
-	for sc.Scan() {
-		seen.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "stopping at the next step boundary") {
-			break
-		}
-	}
+	awaitLine(sc, &seen, "stopping at the next step boundary")
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		c.t.Fatal(err)
 	}

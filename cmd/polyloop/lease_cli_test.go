@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,6 +92,45 @@ func drain(sc *bufio.Scanner, into *bytes.Buffer) {
 	}
 }
 
+// awaitLine copies lines from sc into seen up to one containing substr.
+func awaitLine(sc *bufio.Scanner, seen io.StringWriter, substr string) {
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), substr) {
+			return
+		}
+	}
+}
+
+// signalRun runs agent.yaml as run id, sends the first signal once the
+// action has started (work/started) and each next one once the command
+// said it is stopping, and returns the exit code and standard error.
+func (c *cli) signalRun(id string, sigs ...os.Signal) (int, string) {
+	c.t.Helper()
+	cmd, sc, seen := c.background("run", "agent.yaml", "task", "--id", id)
+	c.waitFile("started")
+	for i, sig := range sigs {
+		if i > 0 {
+			awaitLine(sc, seen, "stopping at the next step boundary")
+		}
+		if err := cmd.Process.Signal(sig); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	drain(sc, seen)
+	cmd.Wait()
+	return cmd.ProcessState.ExitCode(), seen.String()
+}
+
+func wantAll(t *testing.T, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
 // TestGracefulStopThenResume: one SIGINT during a 5-second shell action.
 // The action completes and its result is recorded, the run stops
 // unfinished at the step boundary (exit 130, saying so and what resume
@@ -100,33 +140,21 @@ func TestGracefulStopThenResume(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t, "")
 	c.write("agent.yaml", strings.ReplaceAll(stopAgent, "REPLAY", "never_replay"))
-	cmd, sc, seen := c.background("run", "agent.yaml", "task", "--id", "g1")
-	c.waitFile("started")
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	drain(sc, seen)
-	cmd.Wait()
-	stderr := seen.String()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+	code, stderr := c.signalRun("g1", os.Interrupt)
+	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d:\n%s", code, exitInterrupted, stderr)
 	}
-	for _, want := range []string{
+	wantAll(t, stderr,
 		"SIGINT: stopping at the next step boundary (the action in progress finishes and is recorded)",
 		"→ executed  slept",
 		"stopped: run g1 stopped at a step boundary, as asked",
 		"resume will: intent no, result no → not started: run step 3",
-		"polyloop resume g1 --agent agent.yaml",
-	} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr)
-		}
-	}
+		"polyloop resume g1 --agent agent.yaml")
 	_, stdout, _ := c.run("show", "g1")
 	if strings.Contains(stdout, "UNKNOWN") || !strings.Contains(stdout, "slept") {
 		t.Fatalf("show g1 after the graceful stop:\n%s", stdout)
 	}
-	code, stdout, stderr := c.run("resume", "g1", "--agent", "agent.yaml")
+	code, stdout, stderr = c.run("resume", "g1", "--agent", "agent.yaml")
 	if code != exitOK || !strings.Contains(stdout, "run g1: completed after 3 steps") || !strings.Contains(stderr, "resume plan: start_step") {
 		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -221,36 +249,15 @@ func TestSecondSignalCancels(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t, "")
 	c.write("agent.yaml", strings.ReplaceAll(stopAgent, "REPLAY", "never_replay"))
-	cmd, sc, seen := c.background("run", "agent.yaml", "task", "--id", "c1")
-	c.waitFile("started")
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	for sc.Scan() {
-		seen.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "stopping at the next step boundary") {
-			break
-		}
-	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	drain(sc, seen)
-	cmd.Wait()
-	stderr := seen.String()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+	code, stderr := c.signalRun("c1", syscall.SIGTERM, os.Interrupt)
+	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d:\n%s", code, exitInterrupted, stderr)
 	}
-	for _, want := range []string{
+	wantAll(t, stderr,
 		"SIGTERM: stopping at the next step boundary",
 		"SIGINT again: cancelling at once",
 		"cancelled: run c1 was cancelled at once by the second signal",
-		"resume will: action a2 (bash): intent yes, result no → unknown; its policy is never_replay → finish resume_state_unknown",
-	} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr)
-		}
-	}
+		"resume will: action a2 (bash): intent yes, result no → unknown; its policy is never_replay → finish resume_state_unknown")
 	if strings.Contains(stderr, "→ executed  slept") {
 		t.Errorf("the action ran to its end despite the second signal:\n%s", stderr)
 	}
