@@ -56,6 +56,12 @@ func (ls *leaseSession) connect(ctx context.Context, s *Store) (*pgx.Conn, error
 		cfg.RuntimeParams = map[string]string{}
 	}
 	cfg.RuntimeParams["application_name"] = "polyloop lease session"
+	// The rows name holders and generations; a lock, not a row, is the
+	// lease, and a server crash ends every session and so every lease. So
+	// the lease session's commits need not wait for the WAL to be flushed:
+	// a row lost in a server crash can only make a later take-over record
+	// name an older holder.
+	cfg.RuntimeParams["synchronous_commit"] = "off"
 	cfg.RuntimeParams["tcp_keepalives_idle"] = seconds(LeaseKeepaliveIdle)
 	cfg.RuntimeParams["tcp_keepalives_interval"] = seconds(LeaseKeepaliveInterval)
 	cfg.RuntimeParams["tcp_keepalives_count"] = strconv.Itoa(LeaseKeepaliveCount)
