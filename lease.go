@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -77,6 +79,17 @@ type Lease interface {
 	Lost() <-chan struct{}
 	// Release ends the lease.
 	Release(ctx context.Context) error
+}
+
+// LeaseProber is optional on a Leaser: LiveHolder reports the live holder
+// of a run's lease without acquiring it — the holder and true when the
+// lease is held by a live holder (of this instance or another), false when
+// it is free or its holder is dead. It writes nothing and takes no lock
+// that another acquisition could meet for longer than the probe itself.
+// Resume uses it, when the store also lists runs, to refuse a run whose
+// open action has a child run live elsewhere.
+type LeaseProber interface {
+	LiveHolder(ctx context.Context, runID string) (LeaseOwner, bool, error)
 }
 
 // LeaseRequest is what AcquireLease is asked for.
@@ -168,6 +181,41 @@ func (b *LeaseTakeover) Validate() error {
 	}
 	if b.To.Token == "" {
 		return fmt.Errorf("lease_takeover: empty new owner token")
+	}
+	return nil
+}
+
+// checkOpenChildren refuses to resume a run whose open action (an action
+// intent without its step record) has an unfinished child run whose lease
+// is live: that child is still being driven elsewhere, and the action's
+// outcome with it. It needs a store that lists runs and probes leases;
+// without, the replayed action meets the child's lease in InvokeChild.
+func (r *Runner) checkOpenChildren(ctx context.Context, runID string, plan ResumePlan) error {
+	if plan.Action != PlanReplayAction && plan.Action != PlanStopUnknown {
+		return nil
+	}
+	prober, ok := r.Store.(LeaseProber)
+	lister, ok2 := r.Store.(RunLister)
+	if !ok || !ok2 {
+		return nil
+	}
+	unfinished := false
+	kids, err := lister.ListRuns(ctx, RunFilter{ParentRunID: runID, Finished: &unfinished})
+	if err != nil {
+		return persistenceError("read", runID, err)
+	}
+	step := runID + "/" + strconv.Itoa(plan.Step)
+	for _, k := range kids {
+		if !strings.HasPrefix(k.RunID, step+".") && !strings.HasPrefix(k.RunID, step+":") {
+			continue
+		}
+		holder, live, err := prober.LiveHolder(ctx, k.RunID)
+		if err != nil {
+			return persistenceError("lease", k.RunID, err)
+		}
+		if live {
+			return &LeaseHeldError{RunID: k.RunID, Holder: holder}
+		}
 	}
 	return nil
 }

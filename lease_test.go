@@ -272,3 +272,46 @@ func delegatingParent(childRunner *polyloop.Runner) *polyloop.Runner {
 	return &polyloop.Runner{Model: scriptmodel.New(call(1, "delegate", nil), scriptmodel.Reply("parent done")),
 		Parser: testParser{}, Executor: pexec, Store: childRunner.Store}
 }
+
+// Resuming a parent whose open action has a child live elsewhere is
+// refused before anything is written, whatever the action's replay
+// policy: the child is still being driven, and the action's outcome with
+// it.
+func TestParentWithLiveChildRefusedUpFront(t *testing.T) {
+	for _, policy := range []polyloop.ReplayPolicy{polyloop.ReplaySafe, polyloop.NeverReplay} {
+		t.Run(string(policy), func(t *testing.T) {
+			ctx := context.Background()
+			store := memstore.New()
+			// Parent: run_started, intent, result, action intent; child:
+			// run_started, intent. The child's next write crashes.
+			store.SetFaults(memstore.Options{CrashAfter: 6})
+			childRunner := &polyloop.Runner{Model: scriptmodel.New(call(1, "echo", map[string]string{"text": "c"}), scriptmodel.Reply("child done")),
+				Parser: testParser{}, Executor: newTestExec(), Store: store}
+			parent := delegatingParent(childRunner)
+			agent := parentAgent()
+			for i := range agent.Tools {
+				if agent.Tools[i].Name == "delegate" {
+					agent.Tools[i].Replay = policy
+				}
+			}
+			if _, err := parent.Run(ctx, "q", agent, polyloop.Task{Input: "x"}); !errors.Is(err, memstore.ErrCrashed) {
+				t.Fatalf("parent: %v", err)
+			}
+			store.SetFaults(memstore.Options{})
+			if mustRead(t, store, "q/1.1").Empty() {
+				t.Fatal("the child has no records: the fixture is wrong")
+			}
+			live := takeLease(t, store, "q/1.1", "tok-child-elsewhere")
+			defer live.Release(ctx)
+			before := len(mustRead(t, store, "q").Records)
+			_, err := parent.Resume(ctx, "q", agent)
+			var he *polyloop.LeaseHeldError
+			if !errors.As(err, &he) || he.RunID != "q/1.1" || he.Holder.Token != "tok-child-elsewhere" {
+				t.Fatalf("resume: %v, want ErrLeaseHeld naming q/1.1's holder", err)
+			}
+			if after := len(mustRead(t, store, "q").Records); after != before {
+				t.Fatalf("the refused resume wrote %d records", after-before)
+			}
+		})
+	}
+}

@@ -107,6 +107,9 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 		return RunResult{RunID: runID, StopReason: fin.StopReason, FinalAnswer: fin.FinalAnswer,
 			Totals: fin.Totals, Sinks: fin.Sinks, Plan: &plan, Records: log.NextSeq()}, nil
 	}
+	if err := r.checkOpenChildren(ctx, runID, plan); err != nil {
+		return RunResult{RunID: runID}, err
+	}
 	stored, storedHash := log.Snapshot()
 	d := newDriver(r, runID, stored, storedHash)
 	d.opts = opts

@@ -82,3 +82,19 @@ func (l *lease) Release(context.Context) error {
 	l.close()
 	return nil
 }
+
+var _ polyloop.LeaseProber = (*Store)(nil)
+
+// LiveHolder implements polyloop.LeaseProber.
+func (s *Store) LiveHolder(ctx context.Context, runID string) (polyloop.LeaseOwner, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return polyloop.LeaseOwner{}, false, err
+	}
+	s.leases.mu.Lock()
+	defer s.leases.mu.Unlock()
+	cur := s.leases.held[runID]
+	if cur == nil || cur.dead {
+		return polyloop.LeaseOwner{}, false, nil
+	}
+	return cur.owner, true, nil
+}

@@ -14,7 +14,10 @@ import (
 	"github.com/polyloop/polyloop"
 )
 
-var _ polyloop.Leaser = (*Store)(nil)
+var (
+	_ polyloop.Leaser      = (*Store)(nil)
+	_ polyloop.LeaseProber = (*Store)(nil)
+)
 
 // The lease session's timing. The server ends the session of a client
 // that vanished without closing its connection (a machine powered off, a
@@ -73,10 +76,6 @@ func (s *Store) AcquireLease(ctx context.Context, runID string, req polyloop.Lea
 	ls := &s.leases
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	mine := ls.live(runID)
-	if mine != nil && !req.TakeOver {
-		return nil, &polyloop.LeaseHeldError{RunID: runID, Holder: mine.owner}
-	}
 	conn, err := ls.connect(ctx, s)
 	if err != nil {
 		return nil, err
@@ -97,6 +96,14 @@ func (s *Store) AcquireLease(ctx context.Context, runID string, req polyloop.Lea
 	// context is honoured between statements.
 	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), LeasePingTimeout)
 	defer cancel()
+	mine, err := s.stillMine(qctx, conn, runID)
+	if err != nil {
+		ls.failed(err)
+		return nil, interpretError(ctx, "acquire lease", err)
+	}
+	if mine != nil && !req.TakeOver {
+		return nil, &polyloop.LeaseHeldError{RunID: runID, Holder: mine.owner}
+	}
 	for try := range maxLeaseTries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -119,6 +126,26 @@ func (s *Store) AcquireLease(ctx context.Context, runID string, req polyloop.Lea
 		return ls.register(l), nil
 	}
 	return nil, fmt.Errorf("pgstore: lease on %q: still racing other holders after %d tries", runID, maxLeaseTries)
+}
+
+// stillMine returns the live lease this Store holds on runID, checked
+// against the run's row: a lease whose row names another token was taken
+// over (the session's check may not have run yet) and is marked lost.
+func (s *Store) stillMine(ctx context.Context, conn *pgx.Conn, runID string) (*pgLease, error) {
+	mine := s.leases.live(runID)
+	if mine == nil {
+		return nil, nil
+	}
+	row, err := s.readLease(ctx, conn, runID)
+	if err != nil {
+		return nil, err
+	}
+	if row.owner.Token != mine.owner.Token {
+		mine.markLost()
+		delete(s.leases.held, runID)
+		return nil, nil
+	}
+	return mine, nil
 }
 
 // leaseRow is a run's row in the leases table.
@@ -260,3 +287,24 @@ func newLeaseQueries(schema string) leaseQueries {
 // leaseDialer sets client-side keepalive on the lease session's socket.
 var leaseDialer = &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true,
 	Idle: LeaseKeepaliveIdle, Interval: LeaseKeepaliveInterval, Count: LeaseKeepaliveCount}}
+
+// LiveHolder implements polyloop.LeaseProber by reading pg_locks: is the
+// lock of the run's current generation granted to any session? It takes no
+// lock.
+func (s *Store) LiveHolder(ctx context.Context, runID string) (polyloop.LeaseOwner, bool, error) {
+	row, err := scanLease(s.pool.QueryRow(ctx, newLeaseQueries(s.schema).readRow, runID))
+	if err != nil {
+		return polyloop.LeaseOwner{}, false, interpretError(ctx, "read lease", err)
+	}
+	var live bool
+	err = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+		AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = $1
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`, s.leaseKey(runID, row.gen)).Scan(&live)
+	if err != nil {
+		return polyloop.LeaseOwner{}, false, interpretError(ctx, "probe lease", err)
+	}
+	if !live {
+		return polyloop.LeaseOwner{}, false, nil
+	}
+	return row.owner, true, nil
+}

@@ -28,6 +28,8 @@ type leaseFaults struct {
 	ignoreCancel  bool // a cancelled context is not honoured
 	noHolder      bool // LeaseHeldError does not name the holder
 	anyToken      bool // an empty token is accepted
+	probeDead     bool // LiveHolder reports a dead holder as live
+	probeTakes    bool // LiveHolder acquires the lease
 }
 
 type testLeaser struct {
@@ -127,6 +129,27 @@ func (ls *testLease) Release(context.Context) error {
 	return nil
 }
 
+func (l *testLeaser) LiveHolder(ctx context.Context, runID string) (polyloop.LeaseOwner, bool, error) {
+	if l.probeTakes {
+		ls, err := l.AcquireLease(ctx, runID, polyloop.LeaseRequest{Owner: polyloop.LeaseOwner{Token: "probe"}, TakeOver: true})
+		if err != nil {
+			return polyloop.LeaseOwner{}, false, err
+		}
+		defer ls.Release(ctx)
+		if tk := ls.TakenOver(); tk != nil && tk.Reason == polyloop.TakeoverForced {
+			return tk.From, true, nil
+		}
+		return polyloop.LeaseOwner{}, false, nil
+	}
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	cur := l.b.held[l.key(runID)]
+	if cur == nil || cur.dead && !l.probeDead {
+		return polyloop.LeaseOwner{}, false, nil
+	}
+	return cur.owner, true, nil
+}
+
 func leaseHarnessWith(f leaseFaults) LeaseHarness {
 	return LeaseHarness{
 		New: func(testing.TB) polyloop.Leaser { return newTestLeaser(f) },
@@ -181,6 +204,8 @@ func brokenLeaseCases() []brokenCase {
 		c("ConcurrentAcquire", leaseFaults{racy: true}),
 		c("CancelledContext", leaseFaults{ignoreCancel: true}),
 		c("EmptyToken", leaseFaults{anyToken: true}),
+		c("LiveHolder", leaseFaults{probeDead: true}),
+		c("LiveHolder", leaseFaults{probeTakes: true}),
 		{"Leaser", "FreeLease", func(t *testing.T) outcome { return runNamed(t, leaseChecks, "FreeLease", hang, hang.settings()) }},
 	}
 }

@@ -57,6 +57,9 @@ const DefaultLostWithin = 5 * time.Second
 //     (polyloop.TakeoverForced); the old holder's Lost closes within
 //     LostWithin; others are refused naming the new holder, also after the
 //     old holder's Release; the new holder's Release frees the run.
+//   - FreeAfterForce: once the holder that forced a lease away releases
+//     it, the forced-away holder's own instance grants it at once, before
+//     that holder has released its stale lease.
 //   - ForceFreeLease: TakeOver on a free run is a plain grant.
 //   - ConcurrentAcquire: acquisitions of one run racing from several
 //     goroutines and instances: exactly one wins each round, the others get
@@ -65,6 +68,10 @@ const DefaultLostWithin = 5 * time.Second
 //     error that wraps context.Canceled and holds nothing.
 //   - EmptyToken: a request whose owner has no token is refused, and holds
 //     nothing.
+//   - LiveHolder: if the leaser is a polyloop.LeaseProber, a peer's probe
+//     reports a free run as free, a held one with its holder, a forced one
+//     with its new holder, a dead holder's (with Crash) and a released one
+//     as free; a probe does not take the lease.
 func TestLeaser(t *testing.T, h LeaseHarness) {
 	t.Helper()
 	if h.New == nil {
@@ -79,10 +86,12 @@ var leaseChecks = []check[LeaseHarness]{
 	{"RunsIsolated", checkLeaseIsolated},
 	{"DeadHolderTakenOver", checkLeaseDeadHolder},
 	{"ForcedTakeOver", checkLeaseForced},
+	{"FreeAfterForce", checkLeaseFreeAfterForce},
 	{"ForceFreeLease", checkLeaseForceFree},
 	{"ConcurrentAcquire", checkLeaseConcurrent},
 	{"CancelledContext", checkLeaseCancelled},
 	{"EmptyToken", checkLeaseEmptyToken},
+	{"LiveHolder", checkLeaseLiveHolder},
 }
 
 func (h LeaseHarness) settings() settings { return newSettings(h.Timeout, 0, h.Skip) }

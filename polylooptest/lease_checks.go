@@ -375,3 +375,88 @@ func checkLeaseEmptyToken(e *env, h LeaseHarness) error {
 	}
 	return release(e, ls2)
 }
+
+func checkLeaseLiveHolder(e *env, h LeaseHarness) error {
+	l := h.New(e.t)
+	if _, ok := l.(polyloop.LeaseProber); !ok {
+		return skipf("%T is not a polyloop.LeaseProber", l)
+	}
+	p := h.peer(e.t, l)
+	probe := func(what string, want *polyloop.LeaseOwner) error {
+		got, live, err := p.(polyloop.LeaseProber).LiveHolder(e.ctx, "run-probe")
+		switch {
+		case err != nil:
+			return fmt.Errorf("LiveHolder %s: %w", what, err)
+		case want == nil && live:
+			return fmt.Errorf("LiveHolder %s: live, held by %s; want free", what, got)
+		case want != nil && !live:
+			return fmt.Errorf("LiveHolder %s: free, want held by %s", what, want.Token)
+		case want != nil:
+			if err := sameOwner(got, *want); err != nil {
+				return fmt.Errorf("LiveHolder %s: %w", what, err)
+			}
+		}
+		return nil
+	}
+	if err := probe("of a run never leased", nil); err != nil {
+		return err
+	}
+	a, b := kitOwner(1), kitOwner(2)
+	la, err := mustAcquire(e, l, "run-probe", a, false)
+	if err != nil {
+		return err
+	}
+	defer release(e, la)
+	if err := probe("while held", &a); err != nil {
+		return err
+	}
+	if isClosed(la.Lost()) {
+		return errors.New("a probe took the lease from its holder")
+	}
+	lb, err := mustAcquire(e, p, "run-probe", b, true)
+	if err != nil {
+		return err
+	}
+	if err := probe("after a forced take-over", &b); err != nil {
+		return err
+	}
+	if err := lb.Release(e.ctx); err != nil {
+		return err
+	}
+	if err := probe("after the release", nil); err != nil {
+		return err
+	}
+	if h.Crash == nil {
+		return nil
+	}
+	c := kitOwner(3)
+	lc, err := mustAcquire(e, l, "run-probe", c, false)
+	if err != nil {
+		return err
+	}
+	h.Crash(e.t, l, lc)
+	return probe("after the holder died", nil)
+}
+
+func checkLeaseFreeAfterForce(e *env, h LeaseHarness) error {
+	l := h.New(e.t)
+	p := h.peer(e.t, l)
+	la, err := mustAcquire(e, l, "run-free-after-force", kitOwner(1), false)
+	if err != nil {
+		return err
+	}
+	defer release(e, la)
+	lb, err := mustAcquire(e, p, "run-free-after-force", kitOwner(2), true)
+	if err != nil {
+		return err
+	}
+	if err := lb.Release(e.ctx); err != nil {
+		return err
+	}
+	c := kitOwner(3)
+	lc, err := mustAcquire(e, l, "run-free-after-force", c, false)
+	if err != nil {
+		return fmt.Errorf("on the forced-away holder's instance, after the forcer released: %w", err)
+	}
+	return release(e, lc)
+}

@@ -319,3 +319,30 @@ func (s *leaseSet) poll() {
 		s.mu.Unlock()
 	}
 }
+
+var _ polyloop.LeaseProber = (*Store)(nil)
+
+// LiveHolder implements polyloop.LeaseProber: a shared flock tried on the
+// run's lock file, and dropped at once, tells whether a live holder has it.
+// An acquisition racing the probe may be refused for the probe's moment.
+func (s *Store) LiveHolder(ctx context.Context, runID string) (polyloop.LeaseOwner, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return polyloop.LeaseOwner{}, false, err
+	}
+	f, err := os.Open(filepath.Join(s.path+".leases", leaseFileName(runID)))
+	if errors.Is(err, os.ErrNotExist) {
+		return polyloop.LeaseOwner{}, false, nil
+	}
+	if err != nil {
+		return polyloop.LeaseOwner{}, false, fmt.Errorf("sqlitestore: lease file: %w", err)
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	switch {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return readOwner(f), true, nil
+	case err != nil:
+		return polyloop.LeaseOwner{}, false, fmt.Errorf("sqlitestore: probing lease file: %w", err)
+	}
+	return polyloop.LeaseOwner{}, false, nil
+}
