@@ -55,8 +55,8 @@ import (
 //     as far as this process can; what it could not undo, the liveness
 //     mechanism undoes (a closed file, an ended session).
 //   - Cancellation: AcquireLease with a done ctx fails with an error that
-//     wraps ctx.Err() and holds nothing. Release honours ctx only for the
-//     store's bookkeeping.
+//     wraps ctx.Err() and holds nothing. Release gives the lease up even
+//     when ctx is done (the Runner calls it on a detached context).
 //   - Errors other than ErrLeaseHeld are store failures: the Runner returns
 //     them as a *PersistenceError.
 //   - Concurrency: AcquireLease and the methods of a Lease are safe for
