@@ -189,9 +189,11 @@ func (b *LeaseTakeover) Validate() error {
 // intent without its step record) has an unfinished child run whose lease
 // is live: that child is still being driven elsewhere, and the action's
 // outcome with it. It needs a store that lists runs and probes leases;
-// without, the replayed action meets the child's lease in InvokeChild.
-func (r *Runner) checkOpenChildren(ctx context.Context, runID string, plan ResumePlan) error {
-	if plan.Action != PlanReplayAction && plan.Action != PlanStopUnknown {
+// without, the replayed action meets the child's lease in InvokeChild. A
+// take-over skips the check: it is carried to the children the replayed
+// action resumes.
+func (r *Runner) checkOpenChildren(ctx context.Context, runID string, plan ResumePlan, takeOver bool) error {
+	if takeOver || plan.Action != PlanReplayAction && plan.Action != PlanStopUnknown {
 		return nil
 	}
 	prober, ok := r.Store.(LeaseProber)

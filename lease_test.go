@@ -312,6 +312,21 @@ func TestParentWithLiveChildRefusedUpFront(t *testing.T) {
 			if after := len(mustRead(t, store, "q").Records); after != before {
 				t.Fatalf("the refused resume wrote %d records", after-before)
 			}
+			// A take-over of the parent takes the child too.
+			res, err := parent.ResumeWith(ctx, "q", agent, polyloop.ResumeOptions{TakeOver: true})
+			want := polyloop.StopCompleted
+			if policy == polyloop.NeverReplay {
+				want = polyloop.StopResumeStateUnknown
+			}
+			if err != nil || res.StopReason != want {
+				t.Fatalf("resume --take-over: %v %v, want %s", res.StopReason, err, want)
+			}
+			if policy == polyloop.ReplaySafe {
+				tk := takeovers(t, store, "q/1.1")
+				if len(tk) != 1 || tk[0].Reason != polyloop.TakeoverForced || tk[0].From.Token != "tok-child-elsewhere" {
+					t.Fatalf("the child's take-over records: %+v", tk)
+				}
+			}
 		})
 	}
 }

@@ -107,7 +107,7 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 		return RunResult{RunID: runID, StopReason: fin.StopReason, FinalAnswer: fin.FinalAnswer,
 			Totals: fin.Totals, Sinks: fin.Sinks, Plan: &plan, Records: log.NextSeq()}, nil
 	}
-	if err := r.checkOpenChildren(ctx, runID, plan); err != nil {
+	if err := r.checkOpenChildren(ctx, runID, plan, opts.TakeOver); err != nil {
 		return RunResult{RunID: runID}, err
 	}
 	stored, storedHash := log.Snapshot()
