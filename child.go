@@ -107,9 +107,10 @@ func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receiv
 	if rec := scope.d.reception(childID); rec != nil {
 		return reuseReception[T](ctx, child, rec)
 	}
-	res, err := child.Runner.ResumeWith(ctx, childID, child.Agent, scope.d.opts)
+	cctx := withoutStopRequest(ctx) // the child is part of the action in progress
+	res, err := child.Runner.ResumeWith(cctx, childID, child.Agent, scope.d.opts)
 	if errors.Is(err, ErrRunNotFound) {
-		res, err = child.Runner.run(ctx, childID, child.Agent, task, &RunStarted{Parent: &ref})
+		res, err = child.Runner.run(cctx, childID, child.Agent, task, &RunStarted{Parent: &ref})
 	}
 	ran() // a handler may start a fallback child
 	if err != nil {

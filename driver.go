@@ -62,6 +62,9 @@ func (d *driver) run(ctx context.Context) (RunResult, error) {
 				err = fmt.Errorf("parser %T: %w", d.r.Parser, err)
 			}
 		case effectCallModel:
+			if stopRequested(ctx) {
+				return RunResult{}, d.stopOnRequest(ctx, rd)
+			}
 			if err = d.begin(ctx, rd); err == nil {
 				if err = d.callModel(ctx, e.req); err == nil {
 					rd = d.next()

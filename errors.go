@@ -41,7 +41,7 @@ var (
 // after a PersistenceError the library writes nothing more for the run and
 // does not retry; the next Resume reads the authoritative log.
 type PersistenceError struct {
-	// Op is "append" or "read".
+	// Op is "append", "read" or "lease" (acquiring the run's lease).
 	Op    string
 	RunID string
 	Err   error

@@ -54,6 +54,9 @@ const (
 	// is made again after a resume). Deltas of several candidates are never
 	// one answer.
 	EventCandidateSuperseded EventKind = "candidate_superseded"
+	// EventLeaseTakenOver reflects LeaseTakeover (Takeover): this
+	// invocation took the run over from a dead or forced-away holder.
+	EventLeaseTakenOver EventKind = "lease_taken_over"
 	// EventGateRequested reflects ApprovalRequested or DeliveryRequested
 	// (Gate is set): an action waits for an answer.
 	EventGateRequested EventKind = "gate_requested"
@@ -122,6 +125,8 @@ type Event struct {
 	// on gate_answered: the answer record's body (*ApprovalDecided or
 	// *DeliveryReceived).
 	Gate        RecordKind   `json:"gate,omitempty"`
+	// Takeover, on lease_taken_over.
+	Takeover *LeaseTakeover `json:"takeover,omitempty"`
 	GateRequest *GateRequest `json:"gate_request,omitempty"`
 	Answer      RecordBody   `json:"answer,omitempty"`
 }

@@ -45,6 +45,8 @@ func recordEvents(runID, agent string, r Record, audit *ActionOutcome) []Event {
 		ev.Kind, ev.Override, ev.SnapshotHash = EventConfigOverridden, b, b.SnapshotHash
 	case *ChildReception:
 		ev.Kind, ev.Step, ev.Reception = EventChildReceived, b.Step, b
+	case *LeaseTakeover:
+		ev.Kind, ev.Takeover = EventLeaseTakenOver, b
 	case *ApprovalRequested:
 		ev.Kind, ev.Step, ev.ActionID, ev.Gate, ev.GateRequest = EventGateRequested, b.Step, b.ActionID, KindApprovalRequested, &b.GateRequest
 	case *DeliveryRequested:

@@ -521,6 +521,8 @@ func newBody(k RecordKind) RecordBody {
 		return &DeliveryRequested{}
 	case KindDeliveryReceived:
 		return &DeliveryReceived{}
+	case KindLeaseTakeover:
+		return &LeaseTakeover{}
 	}
 	return nil
 }

@@ -32,6 +32,12 @@ import (
 // write fails, the error joins the cancellation and the PersistenceError. A
 // cancellation that lands while an Append is under way gives both as well:
 // that append's outcome is unknown, as after any store failure.
+//
+// Leases: when the Store is a Leaser, Run and Resume hold the run's lease
+// while they run; a run held by another live holder gives ErrLeaseHeld,
+// and a lease lost meanwhile stops the invocation with ErrLeaseLost. A stop
+// request (WithStopRequest) ends it at the next step boundary with
+// ErrStopRequested.
 func (r *Runner) Run(ctx context.Context, runID string, agent Agent, task Task) (RunResult, error) {
 	return r.RunWith(ctx, runID, agent, task, RunOptions{})
 }
@@ -60,6 +66,11 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	if runID == "" {
 		runID = NewRunID()
 	}
+	held, ctx, err := r.acquireLease(ctx, runID, false)
+	if err != nil {
+		return RunResult{RunID: runID}, err
+	}
+	defer held.release(ctx)
 	log, err := r.Store.ReadLog(ctx, runID)
 	if err != nil {
 		return RunResult{}, persistenceError("read", runID, err)
@@ -77,8 +88,9 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	start.RunID, start.Snapshot, start.SnapshotHash = runID, snap, hash
 	start.LibraryVersion, start.LogVersion = LibraryVersion, logVersionString
 	m.add(start)
+	held.record(m)
 	d := newDriver(r, runID, m, ResumeOptions{})
-	res, err := d.run(ctx)
+	res, err := held.result(d.run(ctx))
 	if err != nil {
 		if d.appends == 0 {
 			err = errors.Join(err, ErrRunNotStarted)
@@ -105,6 +117,11 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 	if err := ctx.Err(); err != nil {
 		return RunResult{RunID: runID}, err
 	}
+	held, ctx, err := r.acquireLease(ctx, runID, opts.TakeOver)
+	if err != nil {
+		return RunResult{RunID: runID}, err
+	}
+	defer held.release(ctx)
 	log, err := r.Store.ReadLog(ctx, runID)
 	if err != nil {
 		return RunResult{}, persistenceError("read", runID, err)
@@ -122,8 +139,12 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 		return RunResult{RunID: runID, StopReason: st.fin.StopReason, FinalAnswer: st.fin.FinalAnswer,
 			Totals: st.fin.Totals, Sinks: st.fin.Sinks, Plan: &plan, Records: st.next}, nil
 	}
+	if err := r.checkOpenChildren(ctx, runID, plan, opts.TakeOver); err != nil {
+		return RunResult{RunID: runID}, err
+	}
 	m := newMachine(st)
 	m.needsApproval = agent.approvalNeeds()
+	held.record(m)
 	stored, storedHash := st.snap, st.hash
 	override, err := r.checkConfig(st, agent, opts)
 	if err != nil {
@@ -139,7 +160,7 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 	if override != nil {
 		m.add(override) // written with the resume's first write
 	}
-	res, err := d.run(ctx)
+	res, err := held.result(d.run(ctx))
 	if err != nil {
 		return RunResult{RunID: runID}, err
 	}

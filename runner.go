@@ -50,4 +50,8 @@ type ResumeOptions struct {
 	// differs from the stored one; the override is recorded in the log as a
 	// ConfigOverride record naming the differing fields.
 	AllowConfigChange bool
+	// TakeOver takes the run's lease, and those of the children its
+	// replayed action resumes, away from a live holder (see Leaser); the
+	// take-over is recorded in the log.
+	TakeOver bool
 }

@@ -55,6 +55,7 @@ func TestLogSchema(t *testing.T) {
 		&polyloop.ChildReception{Step: 1, Index: 1, ChildRunID: "p/1.1", StopReason: polyloop.StopMaxSteps, Handler: "failed",
 			Reception: polyloop.ReceptionHandled, Value: json.RawMessage(`"fallback"`)},
 		&polyloop.RunFinished{StopReason: polyloop.StopEnvError, Sinks: []polyloop.SinkReport{{Index: 0, Sink: "x", Errors: 3, Disabled: true}}},
+		&polyloop.LeaseTakeover{From: polyloop.LeaseOwner{Host: "a", PID: 1, Token: "t1", Since: at}, To: polyloop.LeaseOwner{Host: "b", PID: 2, Token: "t2", Since: at}, Reason: polyloop.TakeoverHolderDead},
 	}
 	for _, b := range extra {
 		line, err := polyloop.Record{Seq: 5, At: at, Body: b}.MarshalJSON()
@@ -72,6 +73,7 @@ func TestLogSchema(t *testing.T) {
 		`{"seq":1,"at":"x","kind":"model_call_result","v":1,"step":1,"call_id":"m1.1","reply":{},"failure":{"type":"t","message":"m"}}`,
 		`{"seq":1,"at":"x","kind":"step_completed","v":1,"step":1,"model_call_id":"m1.1","decision":"act","result_id":"a1"}`,
 		`{"seq":1,"at":"x","kind":"run_finished","v":1,"stop_reason":"gave_up","totals":{"steps":0,"model_calls":0,"actions":0,"input_tokens":0,"output_tokens":0,"cost_usd":0}}`,
+		`{"seq":1,"at":"x","kind":"lease_takeover","v":1,"from":{"host":"a","pid":1,"token":"t","since":"x"},"to":{"host":"b","pid":2,"token":"u","since":"x"},"reason":"stolen"}`,
 	} {
 		if validateLine(rs, []byte(bad)) == nil {
 			t.Errorf("schema accepted %s", bad)

@@ -193,7 +193,7 @@ func (st *logState) check(r Record) error {
 	switch b := r.Body.(type) {
 	case *RunStarted:
 		return st.corrupt(r, "run_started after the first record")
-	case *ConfigOverride:
+	case *ConfigOverride, *LeaseTakeover:
 		return nil // allowed anywhere before the end
 	case *ModelCallIntent:
 		return st.checkModelIntent(r, b)

@@ -48,6 +48,7 @@ type Store struct {
 	total   int
 	appends int
 	crashed bool
+	leases  leaseTable
 }
 
 // New returns an empty store with no fault injection.

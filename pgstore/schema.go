@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -45,6 +45,17 @@ var migrations = []string{
 	// reads the index in order instead of sorting every run.
 	`DROP INDEX {s}.runs_by_start;
 	CREATE INDEX runs_by_start ON {s}.runs (started_at NULLS FIRST, run_id COLLATE "C");`,
+	// 3: run leases (lease.go). The advisory lock is the lease; a row names
+	// its holder and the generation whose lock is the live one.
+	`CREATE TABLE {s}.leases (
+		run_id   text PRIMARY KEY,
+		gen      bigint NOT NULL,
+		host     text NOT NULL,
+		pid      integer NOT NULL,
+		token    text NOT NULL,
+		since    bigint NOT NULL,
+		released boolean NOT NULL
+	);`,
 }
 
 // migrate creates the schema and brings it to SchemaVersion in one

@@ -33,6 +33,7 @@ type Store struct {
 	schema string
 	q      queries
 	stats  counters
+	leases leaseSession // lease.go
 	// afterRead, when set (tests only), runs inside Append on its
 	// connection after the summary is read and before the records are
 	// written.
@@ -80,6 +81,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 
 // Close closes the pool, waiting for connections in use to be released.
 func (s *Store) Close() error {
+	s.leases.close()
 	s.pool.Close()
 	return nil
 }

@@ -9,6 +9,7 @@
 //	TestActionExecutor(t, ExecutorHarness{...})  // polyloop.ActionExecutor
 //	TestStore(t, StoreHarness{...})              // polyloop.Store
 //	TestEventSink(t, SinkHarness{...})           // polyloop.EventSink
+//	TestLeaser(t, LeaseHarness{...})             // polyloop.Leaser (a Store's leases)
 //
 // Each check of a suite is a subtest with a stable name (listed in the
 // function's doc), so `go test -run 'TestSQLiteStore/SeqRule'` runs one.

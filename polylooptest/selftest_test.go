@@ -44,6 +44,7 @@ func allBrokenCases() []brokenCase {
 	all = append(all, brokenParserCases()...)
 	all = append(all, brokenExecutorCases()...)
 	all = append(all, brokenStoreCases()...)
+	all = append(all, brokenLeaseCases()...)
 	return append(all, brokenSinkCases()...)
 }
 
@@ -78,7 +79,7 @@ func TestEveryRuleHasABrokenCase(t *testing.T) {
 	for _, bc := range allBrokenCases() {
 		caught[bc.rule] = true
 	}
-	for _, r := range allRules {
+	for _, r := range append(allRules, leaseRules...) {
 		if !caught[r] {
 			t.Errorf("no broken implementation breaks «%s»", r)
 		}

@@ -67,6 +67,7 @@ type Store struct {
 	done   chan struct{} // closed when the writer has exited
 	stats  counters
 	cache  summaryCache // the writer's
+	leases leaseSet     // held leases (lease.go)
 	// afterInsert, when set (tests only, before the first Append), runs in
 	// the writer after an Append's records are inserted and before its
 	// summary is written, on the fast or the careful path; an error fails

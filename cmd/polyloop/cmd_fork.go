@@ -58,11 +58,12 @@ func (a *app) fork(parent context.Context, src string, f forkFlags) error {
 	if f.atStep < 0 {
 		return errors.New("--at-step N is required (0 forks before the first step)")
 	}
-	ctx, interrupted, stop := interruptible(parent)
-	defer stop()
+	in := newInterruption(parent, a.stderr)
+	defer in.close()
+	ctx := in.ctx
 	cfg, err := agentfile.Load(ctx, f.agent, nil)
 	if err != nil {
-		return err
+		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}
 	defer cfg.Close()
 	st, err := openStore(ctx, a.store, existingStore)
@@ -79,13 +80,14 @@ func (a *app) fork(parent context.Context, src string, f forkFlags) error {
 	if id == "" {
 		id = polyloop.NewRunID()
 	}
+	in.begin()
 	res, err := cfg.Runner(st, sinks.sinks...).Fork(ctx, src, f.atStep, id, cfg.Agent)
 	sinks.ended(id, err)
 	if err != nil {
 		if errors.Is(err, polyloop.ErrForkPoint) || errors.Is(err, polyloop.ErrRunNotFound) {
 			return err
 		}
-		return a.runFailed(id, f.agent, err, interrupted())
+		return a.runFailed(st, id, f.agent, err, in)
 	}
 	fmt.Fprintf(a.stderr, "run %s: forked from %s at step %d\n", id, src, f.atStep)
 	return a.report(res, f.json)

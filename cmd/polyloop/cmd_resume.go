@@ -15,6 +15,7 @@ type resumeFlags struct {
 	sinkFlags
 	agent       string
 	allowChange bool
+	takeOver    bool
 	json        bool
 }
 
@@ -37,6 +38,14 @@ The agent must be the one the run started with: a changed configuration is
 refused with the differing fields, unless --allow-config-change, which records
 the override in the log.
 
+A run is driven by one live process at a time: resuming a run that another
+process holds (its lease: pid, host, since when) is refused with exit code 2.
+A holder that died is taken over at once on SQLite, and within 15 s on
+PostgreSQL; --take-over takes the run from a holder that looks alive (stuck,
+or on a machine that vanished), and the log records who took over from whom.
+Ctrl-C works as for run: the first stops at the next step boundary, the
+second cancels at once.
+
 Tracing: with OTEL_EXPORTER_OTLP_ENDPOINT set (e.g. http://localhost:4318), the
 resumed invocation's spans join the run's trace (see polyloop run --help).
 
@@ -48,6 +57,7 @@ resumed invocation's spans join the run's trace (see polyloop run --help).
 	}
 	c.Flags().StringVar(&f.agent, "agent", "", "the agent file the run was started with")
 	c.Flags().BoolVar(&f.allowChange, "allow-config-change", false, "resume even if the agent's snapshot differs (recorded in the log)")
+	c.Flags().BoolVar(&f.takeOver, "take-over", false, "take the run over from the live process that holds it (recorded in the log)")
 	c.Flags().BoolVar(&f.json, "json", false, "print the result as JSON on standard output")
 	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines")
 	c.Flags().StringVar(&f.events, "events", "", "append the run's events to this file as JSON lines")
@@ -55,8 +65,9 @@ resumed invocation's spans join the run's trace (see polyloop run --help).
 }
 
 func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
-	ctx, interrupted, stop := interruptible(parent)
-	defer stop()
+	in := newInterruption(parent, a.stderr)
+	defer in.close()
+	ctx := in.ctx
 	st, err := openStore(ctx, a.store, existingStore)
 	if err != nil {
 		return err
@@ -82,7 +93,7 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	}
 	cfg, err := agentfile.Load(ctx, f.agent, nil)
 	if err != nil {
-		return a.loadFailed(f.agent, err, interrupted())
+		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}
 	defer cfg.Close()
 	sinks, err := a.eventSinks(ctx, f.sinkFlags)
@@ -90,7 +101,8 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 		return err
 	}
 	defer sinks.close()
-	res, err := cfg.Runner(st, sinks.sinks...).ResumeWith(ctx, id, cfg.Agent, polyloop.ResumeOptions{AllowConfigChange: f.allowChange})
+	in.begin()
+	res, err := cfg.Runner(st, sinks.sinks...).ResumeWith(ctx, id, cfg.Agent, polyloop.ResumeOptions{AllowConfigChange: f.allowChange, TakeOver: f.takeOver})
 	sinks.ended(id, err)
 	var mismatch *polyloop.SnapshotMismatchError
 	if errors.As(err, &mismatch) {
@@ -98,7 +110,7 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 			id, strings.Join(mismatch.Fields, ", "), mismatch.StoredHash, mismatch.CurrentHash)
 	}
 	if err != nil {
-		return a.runFailed(id, f.agent, err, interrupted())
+		return a.runFailed(st, id, f.agent, err, in)
 	}
 	printPlan(a.stderr, *res.Plan)
 	return a.report(res, f.json)

@@ -29,8 +29,16 @@ func newRunCmd(a *app) *cobra.Command {
 file, or - to read it from standard input.
 
 Progress (step, action, status, tokens, cost) goes to standard error; with
---json the result goes to standard output as JSON. Ctrl-C cancels the run
-cleanly: nothing is invented in the log, and the command prints how to resume.
+--json the result goes to standard output as JSON.
+
+The first Ctrl-C (SIGINT or SIGTERM) stops the run at the next step boundary:
+the action in progress finishes and is recorded, so nothing is of unknown
+outcome. A second one cancels at once: what was under way has no recorded
+outcome, and resume decides by its replay policy. Either way nothing is
+invented in the log, and the command says what resume will do.
+
+While the run is going, it holds the run's lease: another polyloop resuming
+the same run is refused, naming this process.
 
 Tracing: with OTEL_EXPORTER_OTLP_ENDPOINT set (e.g. http://localhost:4318, a
 Jaeger or OpenTelemetry Collector speaking OTLP/HTTP), the run's spans are
@@ -73,11 +81,12 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 	if strings.TrimSpace(input) == "" {
 		return errors.New("the task is empty: give its text, @FILE or - for standard input")
 	}
-	ctx, interrupted, stop := interruptible(parent)
-	defer stop()
+	in := newInterruption(parent, a.stderr)
+	defer in.close()
+	ctx := in.ctx
 	cfg, err := agentfile.Load(ctx, agentPath, nil)
 	if err != nil {
-		return a.loadFailed(agentPath, err, interrupted())
+		return a.loadFailed(agentPath, err, in.wasCanceled())
 	}
 	defer cfg.Close()
 	if cfg.File.Limits.MaxSteps == 0 {
@@ -97,21 +106,24 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 	if id == "" {
 		id = polyloop.NewRunID()
 	}
+	in.begin()
 	res, err := cfg.Runner(st, sinks.sinks...).Run(ctx, id, cfg.Agent, polyloop.Task{Input: input})
 	sinks.ended(id, err)
 	if err != nil {
-		return a.runFailed(id, agentPath, err, interrupted())
+		return a.runFailed(st, id, agentPath, err, in)
 	}
 	return a.report(res, f.json)
 }
 
 // runFailed turns a Run or Resume error into the command's outcome. An
-// interruption leaves the run resumable, and says how.
-func (a *app) runFailed(id, agentPath string, err error, interrupted bool) error {
-	if interrupted && errors.Is(err, context.Canceled) {
-		fmt.Fprintf(a.stderr, "interrupted: run %s is unfinished and resumable:\n  polyloop resume %s --agent %s%s\n",
-			id, id, agentPath, a.storeFlag())
-		return &exitErr{code: exitInterrupted}
+// interruption leaves the run resumable, and says what resume will do; a
+// run held by another process names it.
+func (a *app) runFailed(st polyloop.Store, id, agentPath string, err error, in *interruption) error {
+	if e := a.interrupted(st, id, agentPath, err, in); e != nil {
+		return e
+	}
+	if e := a.leaseRefused(id, agentPath, err); e != nil {
+		return e
 	}
 	switch {
 	case errors.Is(err, polyloop.ErrRunExists):

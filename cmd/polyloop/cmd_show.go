@@ -106,6 +106,9 @@ func (s *showWriter) trajectory(t *trajectory) {
 	for _, o := range t.Overrides {
 		fmt.Fprintf(s.w, "config override: %s → %s, fields %s\n", o.PreviousHash, o.SnapshotHash, strings.Join(o.Fields, ", "))
 	}
+	for _, k := range t.Takeovers {
+		fmt.Fprintf(s.w, "lease taken over (%s): from %s, by %s\n", k.Reason, k.From, k.To)
+	}
 	for _, st := range t.Steps {
 		s.step(st)
 	}

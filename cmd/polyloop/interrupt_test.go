@@ -31,12 +31,19 @@ type cli struct {
 	t   *testing.T
 	dir string
 	bin string
+	// store is the --store of every command: empty for a SQLite file in
+	// dir.
+	store string
 }
 
 func (c *cli) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(c.bin, args...)
 	cmd.Dir = c.dir
-	cmd.Env = append(os.Environ(), "POLYLOOP_STORE=sqlite:"+filepath.Join(c.dir, "store.db"), "NO_COLOR=1")
+	store := c.store
+	if store == "" {
+		store = "sqlite:" + filepath.Join(c.dir, "store.db")
+	}
+	cmd.Env = append(os.Environ(), "POLYLOOP_STORE="+store, "NO_COLOR=1")
 	return cmd
 }
 
@@ -54,7 +61,8 @@ func (c *cli) run(args ...string) (int, string, string) {
 }
 
 // interrupt starts a run, waits until step 2's command is running, sends
-// SIGINT and returns the exit code and standard error.
+// SIGINT twice — the first asks for a stop at the next step boundary, the
+// second cancels at once — and returns the exit code and standard error.
 func (c *cli) interrupt(agent, work, id string) (int, string) {
 	c.t.Helper()
 	cmd := c.command("run", agent, "task", "--id", id)
@@ -84,16 +92,21 @@ func (c *cli) interrupt(agent, work, id string) (int, string) {
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		c.t.Fatal(err)
 	}
+	awaitLine(sc, &seen, "stopping at the next step boundary")
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		c.t.Fatal(err)
+	}
 	rest, _ := io.ReadAll(stderr)
 	seen.Write(rest)
 	_ = cmd.Wait()
 	return cmd.ProcessState.ExitCode(), seen.String()
 }
 
-// TestInterruptThenResume sends SIGINT to a real polyloop process in the
-// middle of an action: it exits 130 and says how to resume; resume refuses
-// to go on without the agent, and with a changed agent unless told; then it
-// replays the replay_safe action and completes.
+// TestInterruptThenResume sends SIGINT twice to a real polyloop process in
+// the middle of an action: the second cancels it at once; it exits 130 and
+// says what resume will do and how to run it; resume refuses to go on
+// without the agent, and with a changed agent unless told; then it follows
+// the replay policy: it replays the replay_safe action and completes.
 func TestInterruptThenResume(t *testing.T) {
 	t.Parallel()
 	bin, err := exec.LookPath("polyloop")
@@ -112,8 +125,16 @@ func TestInterruptThenResume(t *testing.T) {
 	if code != exitInterrupted {
 		t.Fatalf("exit code %d, want %d; stderr:\n%s", code, exitInterrupted, stderr)
 	}
-	if !strings.Contains(stderr, "interrupted: run r1 is unfinished and resumable:\n  polyloop resume r1 --agent agent.yaml --store sqlite:") {
-		t.Fatalf("stderr does not say how to resume:\n%s", stderr)
+	for _, want := range []string{
+		"SIGINT: stopping at the next step boundary",
+		"SIGINT again: cancelling at once",
+		"cancelled: run r1 was cancelled at once by the second signal",
+		"resume will: action a2 (bash): intent yes, result no → unknown; its policy is replay_safe → run it again (attempt 2)",
+		"run r1 is unfinished and resumable:\n  polyloop resume r1 --agent agent.yaml --store sqlite:",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Fatalf("stderr lacks %q:\n%s", want, stderr)
+		}
 	}
 	if time.Since(start) > 20*time.Second {
 		t.Fatalf("the interrupted run took %v: SIGINT did not stop the sleeping command", time.Since(start))

@@ -22,10 +22,12 @@ const exitCodesHelp = `Exit codes:
   0    the run completed (or the command succeeded)
   1    the run stopped for another reason (max_steps, token_budget, cost_budget,
        llm_error, env_error, resume_state_unknown); verify: a corrupt log
-  2    an error: bad agent file, unknown run, store failure, changed agent, ...
+  2    an error: bad agent file, unknown run, store failure, changed agent,
+       a run held by another live process, ...
   3    the run is suspended: it waits for an approval or a delivery (polyloop
        approve, polyloop deliver), then polyloop resume goes on
-  130  interrupted (Ctrl-C): nothing was invented, the run is resumable`
+  130  interrupted (Ctrl-C): stopped at a step boundary, or cancelled by a
+       second Ctrl-C; nothing was invented, the run is resumable`
 
 func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{

@@ -20,6 +20,7 @@ type trajectory struct {
 	Records      int                        `json:"records"`
 	Steps        []*stepView                `json:"steps"`
 	Overrides    []*polyloop.ConfigOverride `json:"config_overrides,omitempty"`
+	Takeovers    []*polyloop.LeaseTakeover  `json:"lease_takeovers,omitempty"`
 	Finished     *polyloop.RunFinished      `json:"finished,omitempty"`
 	// Totals are computed from the log (for an unfinished run too).
 	Totals polyloop.Totals `json:"totals"`
@@ -100,6 +101,8 @@ func buildTrajectory(log polyloop.RunLog) *trajectory {
 			}
 		case *polyloop.ConfigOverride:
 			t.Overrides = append(t.Overrides, b)
+		case *polyloop.LeaseTakeover:
+			t.Takeovers = append(t.Takeovers, b)
 		case *polyloop.RunFinished:
 			t.Finished = b
 		}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/polyloop/polyloop"
+)
+
+// interrupted reports how a Run or Resume that returned err was
+// interrupted by a signal, and what resume will do: nil when it was not.
+func (a *app) interrupted(st polyloop.Store, id, agentPath string, err error, in *interruption) error {
+	stopAsked, canceled := in.state()
+	switch {
+	case errors.Is(err, polyloop.ErrStopRequested):
+		fmt.Fprintf(a.stderr, "stopped: run %s stopped at a step boundary, as asked: the action in progress finished and is recorded, nothing is of unknown outcome.\n", id)
+	case canceled && errors.Is(err, context.Canceled):
+		how := "cancelled at once by the second signal"
+		if !stopAsked {
+			how = "cancelled before it started running"
+		}
+		fmt.Fprintf(a.stderr, "cancelled: run %s was %s; what was under way has no recorded outcome.\n", id, how)
+	default:
+		return nil
+	}
+	fmt.Fprintf(a.stderr, "%s\nrun %s is unfinished and resumable:\n  polyloop resume %s --agent %s%s\n", a.resumeWill(st, id), id, id, agentPath, a.storeFlag())
+	return &exitErr{code: exitInterrupted}
+}
+
+// resumeWill says what resuming the run would do, from its log.
+func (a *app) resumeWill(st polyloop.Store, id string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	log, err := st.ReadLog(ctx, id)
+	if err != nil {
+		return fmt.Sprintf("resume will decide from the log (reading it now failed: %v)", err)
+	}
+	if log.Empty() {
+		return "nothing was recorded: the run does not exist yet, and polyloop run can start it again"
+	}
+	log.RunID = id
+	plan, err := polyloop.PlanResume(log)
+	if err != nil {
+		return fmt.Sprintf("resume will refuse: %v", err)
+	}
+	return "resume will: " + planRow(plan)
+}
+
+// leaseRefused explains a refusal for a run held by another process, or
+// returns nil when err is none.
+func (a *app) leaseRefused(id, agentPath string, err error) error {
+	var held *polyloop.LeaseHeldError
+	switch {
+	case errors.As(err, &held):
+		what := "run " + id
+		if held.RunID != id {
+			what = fmt.Sprintf("run %s (its child run %s)", id, held.RunID)
+		}
+		return fmt.Errorf("%s is held by another live process: %s.\nWait for it to end; if it is stuck or gone, take the run over (recorded in the log):\n  polyloop resume %s --agent %s%s --take-over",
+			what, held.Holder, id, agentPath, a.storeFlag())
+	case errors.Is(err, polyloop.ErrLeaseLost):
+		return fmt.Errorf("run %s: another process took its lease over, so this one stopped before its next effect (%w); polyloop show %s%s shows where the run stands", id, err, id, a.storeFlag())
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+//go:build unix
+
+package sqlitestore
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/polylooptest"
+)
+
+// TestLeaseConformance runs the lease suite; a peer is a second Store on
+// the same file, as another process would open it.
+func TestLeaseConformance(t *testing.T) {
+	polylooptest.TestLeaser(t, polylooptest.LeaseHarness{
+		New: func(t testing.TB) polyloop.Leaser {
+			s, err := Open(filepath.Join(t.TempDir(), "leases.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		Peer: func(t testing.TB, l polyloop.Leaser) polyloop.Leaser {
+			s, err := Open(l.(*Store).path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		// A killed process runs no code: its descriptor is closed by the
+		// kernel, its lock file stays.
+		Crash: func(_ testing.TB, _ polyloop.Leaser, ls polyloop.Lease) {
+			l := ls.(*fileLease)
+			l.set.remove(l)
+			l.f.Close()
+		},
+		LostWithin: 4 * LeasePollInterval,
+	})
+}
+
+// Lock file names are injective, stay within a file name's length, and
+// never start with '.' (the directory's own files do).
+func TestLeaseFileName(t *testing.T) {
+	seen := map[string]string{}
+	ids := []string{"r", "R", "r/1.0", "r%2F1.0", "r%", ".r", "r.lock", "%h", "01JXYZ/3:key", "ünï",
+		strings.Repeat("x", 66), strings.Repeat("x", 201), strings.Repeat("x", 202), strings.Repeat("/", 100)}
+	for _, id := range ids {
+		name := leaseFileName(id)
+		if other, ok := seen[name]; ok {
+			t.Errorf("%q and %q share the lock file %q", id, other, name)
+		}
+		seen[name] = id
+		if len(name) > 255 || strings.HasPrefix(name, ".") || strings.ContainsAny(name, "/\x00") {
+			t.Errorf("%q → %q: not a safe file name", id, name)
+		}
+	}
+}
