@@ -124,9 +124,9 @@ type Event struct {
 	// (approval_requested or delivery_requested) and the request; Answer,
 	// on gate_answered: the answer record's body (*ApprovalDecided or
 	// *DeliveryReceived).
-	Gate        RecordKind   `json:"gate,omitempty"`
+	Gate RecordKind `json:"gate,omitempty"`
 	// Takeover, on lease_taken_over.
-	Takeover *LeaseTakeover `json:"takeover,omitempty"`
-	GateRequest *GateRequest `json:"gate_request,omitempty"`
-	Answer      RecordBody   `json:"answer,omitempty"`
+	Takeover    *LeaseTakeover `json:"takeover,omitempty"`
+	GateRequest *GateRequest   `json:"gate_request,omitempty"`
+	Answer      RecordBody     `json:"answer,omitempty"`
 }
