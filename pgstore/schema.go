@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -45,6 +45,9 @@ var migrations = []string{
 	// reads the index in order instead of sorting every run.
 	`DROP INDEX {s}.runs_by_start;
 	CREATE INDEX runs_by_start ON {s}.runs (started_at NULLS FIRST, run_id COLLATE "C");`,
+	// 3: crc, the CRC-32C of data (sqlrows.Checksum), checked on every
+	// read. Rows written before have none (NULL) and are read unchecked.
+	`ALTER TABLE {s}.records ADD COLUMN crc bigint;`,
 }
 
 // migrate creates the schema and brings it to SchemaVersion in one
