@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/polyloop/polyloop"
@@ -16,30 +17,10 @@ import (
 // damaged, makes the error a *polyloop.CorruptLogError naming the run and
 // the seq.
 func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
-	l := polyloop.RunLog{RunID: runID}
 	if err := s.usable(ctx, "read run "+runID); err != nil {
-		return l, err
+		return polyloop.RunLog{RunID: runID}, err
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT seq, kind, data, crc FROM records WHERE run_id = ? ORDER BY seq`, runID)
-	if err != nil {
-		return l, s.readError(ctx, runID, 0, err)
-	}
-	defer rows.Close()
-	lr := sqlrows.LogReader{RunID: runID}
-	for rows.Next() {
-		var row sqlrows.RecordRow
-		if err := rows.Scan(&row.Seq, &row.Kind, &row.Data, &row.CRC); err != nil {
-			return l, s.readError(ctx, runID, lr.Next(), err)
-		}
-		if err := lr.Add(row); err != nil {
-			return l, fmt.Errorf("sqlitestore: %w", err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return l, s.readError(ctx, runID, lr.Next(), err)
-	}
-	l.Records = lr.Records
-	return l, nil
+	return readLog(ctx, s.read, "crc", runID)
 }
 
 // RecordsWithoutChecksum counts the run's records stored without a
@@ -49,10 +30,40 @@ func (s *Store) RecordsWithoutChecksum(ctx context.Context, runID string) (int64
 	if err := s.usable(ctx, "read run "+runID); err != nil {
 		return 0, err
 	}
-	var n int64
-	err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE run_id = ? AND crc IS NULL`, runID).Scan(&n)
+	return countUnchecked(ctx, s.read, runID)
+}
+
+// readLog reads a run's records from db; crc is the checksum column, or
+// NULL in a file of a schema without one.
+func readLog(ctx context.Context, db *sql.DB, crc, runID string) (polyloop.RunLog, error) {
+	l := polyloop.RunLog{RunID: runID}
+	rows, err := db.QueryContext(ctx, `SELECT seq, kind, data, `+crc+` FROM records WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
-		return 0, s.readError(ctx, runID, 0, err)
+		return l, readError(ctx, runID, 0, err)
+	}
+	defer rows.Close()
+	lr := sqlrows.LogReader{RunID: runID}
+	for rows.Next() {
+		var row sqlrows.RecordRow
+		if err := rows.Scan(&row.Seq, &row.Kind, &row.Data, &row.CRC); err != nil {
+			return l, readError(ctx, runID, lr.Next(), err)
+		}
+		if err := lr.Add(row); err != nil {
+			return l, fmt.Errorf("sqlitestore: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return l, readError(ctx, runID, lr.Next(), err)
+	}
+	l.Records = lr.Records
+	return l, nil
+}
+
+func countUnchecked(ctx context.Context, db *sql.DB, runID string) (int64, error) {
+	var n int64
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE run_id = ? AND crc IS NULL`, runID).Scan(&n)
+	if err != nil {
+		return 0, readError(ctx, runID, 0, err)
 	}
 	return n, nil
 }
@@ -74,7 +85,7 @@ func (s *Store) usable(ctx context.Context, what string) error {
 // readError keeps ctx's error visible when a query failed because ctx
 // ended. SQLite's report of a damaged file, met while reading the run's
 // record at seq next, is a corrupt log from there on.
-func (s *Store) readError(ctx context.Context, runID string, next int64, err error) error {
+func readError(ctx context.Context, runID string, next int64, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("sqlitestore: read run %q: %w (%v)", runID, cerr, err)
 	}
@@ -101,19 +112,19 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 	}
 	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, s.readError(ctx, "", 0, err)
+		return nil, readError(ctx, "", 0, err)
 	}
 	defer rows.Close()
 	var out []polyloop.RunSummary
 	for rows.Next() {
 		sum, err := sqlrows.ScanSummary(rows)
 		if err != nil {
-			return nil, s.readError(ctx, "", 0, err)
+			return nil, readError(ctx, "", 0, err)
 		}
 		out = append(out, sum)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.readError(ctx, "", 0, err)
+		return nil, readError(ctx, "", 0, err)
 	}
 	return out, nil
 }

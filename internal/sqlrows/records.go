@@ -29,7 +29,7 @@ type RecordRow struct {
 }
 
 // LogReader turns the rows of one run, read in seq order, into its records,
-// checking each row: its seq is the next one (no gap), its checksum (when
+// checking each row: its seq is the next one (no gap before it), its checksum (when
 // it has one) matches its bytes, its bytes are UTF-8, it decodes, and it
 // says the seq and kind it is stored under. A row that fails is a
 // *polyloop.CorruptLogError naming the run, the seq and the kind (the kind
@@ -58,7 +58,7 @@ func (lr *LogReader) decode(row RecordRow) (polyloop.Record, error) {
 	var r polyloop.Record
 	kind := polyloop.RecordKind(row.Kind)
 	if next := lr.Next(); row.Seq != next {
-		return r, lr.corrupt(next, kind, fmt.Sprintf("seq gap: record %d is missing (the next stored record is seq %d)", next, row.Seq))
+		return r, lr.corrupt(row.Seq, kind, gap(next, row.Seq))
 	}
 	if row.CRC != nil {
 		if sum := Checksum(row.Data); sum != *row.CRC {
@@ -81,6 +81,14 @@ func (lr *LogReader) decode(row RecordRow) (polyloop.Record, error) {
 		return r, lr.corrupt(row.Seq, kind, fmt.Sprintf("record stored as kind %q says kind %q", kind, r.Kind()))
 	}
 	return r, nil
+}
+
+// gap says which records are missing before the one stored at seq.
+func gap(next, seq int64) string {
+	if seq == next+1 {
+		return fmt.Sprintf("seq gap: record %d is missing before it", next)
+	}
+	return fmt.Sprintf("seq gap: records %d to %d are missing before it", next, seq-1)
 }
 
 func (lr *LogReader) corrupt(seq int64, kind polyloop.RecordKind, reason string) error {

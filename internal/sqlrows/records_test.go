@@ -73,7 +73,8 @@ func TestLogReaderCorruption(t *testing.T) {
 			other := rowOf(t, intent(3, 1))
 			r.Data, r.CRC = other.Data, other.CRC
 		}, 2, "record stored at seq 2 says seq 3"},
-		{"seq gap", func(r *RecordRow) { r.Seq = 4 }, 2, "seq gap: record 2 is missing (the next stored record is seq 4)"},
+		{"seq gap", func(r *RecordRow) { r.Seq = 3 }, 3, "seq gap: record 2 is missing before it"},
+		{"seq gap of two", func(r *RecordRow) { r.Seq = 4 }, 4, "seq gap: records 2 to 3 are missing before it"},
 		{"kind column lies", func(r *RecordRow) { r.Kind = "run_finished" }, 2, `stored as kind "run_finished" says kind "model_call_intent"`},
 		{"no version field", func(r *RecordRow) {
 			r.Data = bytes.Replace(r.Data, []byte(`,"v":1`), nil, 1)

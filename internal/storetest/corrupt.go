@@ -261,7 +261,7 @@ func testSwapped(t *testing.T, d *damaged) {
 // testSeqGap: a record in the middle is gone.
 func testSeqGap(t *testing.T, d *damaged) {
 	d.raw.Delete(t, d.run, 5)
-	d.wantCorrupt(t, 5, "seq gap: record 5 is missing")
+	d.wantCorrupt(t, 6, "seq gap: record 5 is missing before it")
 }
 
 // testNewerVersion: a record of a newer major version (with a checksum of
