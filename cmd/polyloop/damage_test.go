@@ -238,6 +238,6 @@ func fakeModel(ts *testscript.TestScript, neg bool, args []string) {
 			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 	}))
 	ts.Defer(srv.Close)
-	agent := fmt.Sprintf("name: deep\nmodel: {provider: openai, model: m, base_url: %q}\n", srv.URL+"/v1/")
+	agent := fmt.Sprintf("name: deep\nmodel: {provider: openai, model: m, base_url: %q}\nlimits: {max_steps: 5}\n", srv.URL+"/v1/")
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(agent), 0o644))
 }

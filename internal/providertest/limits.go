@@ -43,6 +43,9 @@ func CheckReplyLimits[P provider.Package](t *testing.T, h Harness[P]) {
 			if !errors.As(err, &re) || !errors.Is(err, polyloop.ErrJSONLimit) || re.Attempts != 1 || srv.Count() != 1 {
 				t.Fatalf("arguments %d deep: %v (%d requests); want a *ResponseError caused by ErrJSONLimit, not retried", depth, err, srv.Count())
 			}
+			if f := re.DiagFields()["failure"]; f != "reply_beyond_limits" || !strings.Contains(err.Error(), "reply beyond the log's limits") {
+				t.Errorf("arguments %d deep: failure %q, %v; want the limits named", depth, f, err)
+			}
 			res, l := h.runWithArgs(t, Nested(depth))
 			mr := l.ModelResults()
 			if res.StopReason != polyloop.StopLLMError || len(mr) != 1 || mr[0].Failure == nil ||

@@ -36,6 +36,7 @@ const watchdog = 2 * time.Minute
 //     snapshot hash (a ConfigOverride's included), by a time range and by
 //     several conditions at once.
 //   - ListRunsOrder: see ListOrder.
+//   - LimitsRefused: the worst cases of outside data (see testLimits).
 func Run(t *testing.T, newStore NewStore) {
 	tests := []struct {
 		name string
@@ -45,6 +46,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"UnencodableRecordRefused", testUnencodable},
 		{"ListRunsFilters", testListRuns},
 		{"ListRunsOrder", ListOrder},
+		{"LimitsRefused", testLimits},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
