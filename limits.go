@@ -152,3 +152,25 @@ func firstInvalidUTF8(b []byte) int {
 	}
 	return len(b)
 }
+
+// ValidText returns s as a record keeps it: encoding/json replaces each
+// byte of a string that is not part of a UTF-8 sequence with U+FFFD, so an
+// executor that returns its observation through ValidText shows the model,
+// live, the very text a resumed run reads back from the log. A valid s is
+// returned as is.
+func ValidText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b []byte
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, "\uFFFD"...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
+}

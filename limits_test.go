@@ -196,3 +196,22 @@ func BenchmarkCheckRecordLimits(b *testing.B) {
 		}
 	}
 }
+
+// TestValidText: the text is what a record reads back.
+func TestValidText(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"plain", "héllo", "a\xffb", "\xc0\x80\x80", "x\xe2\x82", "\xff\xfe\xfd", ""} {
+		got := polyloop.ValidText(s)
+		enc, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back string
+		if err := json.Unmarshal(enc, &back); err != nil {
+			t.Fatal(err)
+		}
+		if got != back || !utf8.ValidString(got) {
+			t.Errorf("ValidText(%q) = %q, the log keeps %q", s, got, back)
+		}
+	}
+}
