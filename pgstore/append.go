@@ -107,7 +107,11 @@ func (s *Store) append(ctx context.Context, runID string, records []polyloop.Rec
 		// the records and the summary were written.
 		b.Queue(`SELECT 1 / (0 * random())::int`)
 	}
-	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+	br := conn.SendBatch(ctx, b)
+	if s.afterSend != nil {
+		s.afterSend()
+	}
+	if err := br.Close(); err != nil {
 		return interpretError(ctx, fmt.Sprintf("append to run %q", runID), err)
 	}
 	return nil
