@@ -92,7 +92,7 @@ func checkJSON(b []byte, maxDepth int) error {
 		return &JSONLimitError{Limit: LimitDepth, Offset: at, Max: maxDepth}
 	}
 	if !utf8.Valid(b) {
-		return &JSONLimitError{Limit: LimitUTF8, Offset: firstInvalidUTF8(b)}
+		return &JSONLimitError{Limit: LimitUTF8, Offset: InvalidUTF8At(b)}
 	}
 	return nil
 }
@@ -142,7 +142,9 @@ func stringEnd(b []byte, i int) int {
 	}
 }
 
-func firstInvalidUTF8(b []byte) int {
+// InvalidUTF8At returns the offset of the first byte of b that is not part
+// of a UTF-8 sequence, or len(b) when b is valid UTF-8.
+func InvalidUTF8At(b []byte) int {
 	for i := 0; i < len(b); {
 		r, n := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && n == 1 {

@@ -66,7 +66,7 @@ func (lr *LogReader) decode(row RecordRow) (polyloop.Record, error) {
 		}
 	}
 	if !utf8.Valid(row.Data) {
-		return r, lr.corrupt(row.Seq, kind, fmt.Sprintf("stored record holds invalid UTF-8 at byte %d", invalidUTF8At(row.Data)))
+		return r, lr.corrupt(row.Seq, kind, fmt.Sprintf("stored record holds invalid UTF-8 at byte %d", polyloop.InvalidUTF8At(row.Data)))
 	}
 	if err := r.UnmarshalJSON(row.Data); err != nil {
 		if errors.Is(err, polyloop.ErrLogVersion) && newerVersion(row.Data) {
@@ -104,15 +104,4 @@ func newerVersion(data []byte) bool {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	return dec.Decode(&env) == nil && env.V != nil && *env.V > polyloop.LogVersion
-}
-
-func invalidUTF8At(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
-		}
-		i += n
-	}
-	return len(b)
 }
