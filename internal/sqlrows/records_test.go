@@ -115,3 +115,39 @@ func TestLogReaderNewerVersion(t *testing.T) {
 		t.Errorf("a newer major version: %v, want ErrLogVersion naming run r and record 3, not corruption", err)
 	}
 }
+
+// FuzzLogReader: whatever bytes a row holds, with or without a checksum of
+// its own, the reader never panics, and a row it refuses is a corrupt log at
+// that row's seq, naming the run and the kind, or a newer major version.
+func FuzzLogReader(f *testing.F) {
+	for _, seed := range []string{`{"seq":1,"at":"2026-01-01T00:00:00Z","kind":"model_call_intent","v":1,"step":1,"call_id":"m1.1","attempt":1}`,
+		`{"seq":1,"kind":"run_started","v":2}`, `{"seq":1}`, "\xff", `[[[`, `{"seq":1,"at":"x","kind":"step_completed","v":1,"step":"1"}`} {
+		f.Add([]byte(seed), true)
+		f.Add([]byte(seed), false)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, checksummed bool) {
+		lr := &LogReader{RunID: "r"}
+		if err := lr.Add(rowOf(t, intent(0, 1))); err != nil {
+			t.Fatal(err)
+		}
+		row := RecordRow{Seq: 1, Kind: "model_call_intent", Data: data}
+		if checksummed {
+			c := Checksum(data)
+			row.CRC = &c
+		}
+		err := lr.Add(row)
+		var ce *polyloop.CorruptLogError
+		switch {
+		case err == nil:
+			if len(lr.Records) != 2 || lr.Records[1].Seq != 1 {
+				t.Fatalf("accepted row gives records %+v", lr.Records)
+			}
+		case errors.As(err, &ce):
+			if ce.RunID != "r" || ce.Seq != 1 || ce.Kind == "" {
+				t.Fatalf("corrupt log without its place: %+v", ce)
+			}
+		case !errors.Is(err, polyloop.ErrLogVersion):
+			t.Fatalf("refused with %v, neither corruption nor a newer version", err)
+		}
+	})
+}
