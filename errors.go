@@ -7,9 +7,11 @@ import (
 
 // Sentinel errors. Test for them with errors.Is.
 var (
-	// ErrCorruptLog marks a run log that breaks the log's structure: a gap in
-	// seq, a result without its intent, records after RunFinished, steps out
-	// of order. Returned errors are *CorruptLogError values.
+	// ErrCorruptLog marks a run log that breaks the log's structure or is
+	// damaged: a gap in seq, a result without its intent, records after
+	// RunFinished, steps out of order, a record whose checksum does not
+	// match its bytes, invalid UTF-8. Returned errors are *CorruptLogError
+	// values.
 	ErrCorruptLog = errors.New("polyloop: corrupt run log")
 	// ErrRunExists is returned by Run when the run id already has records.
 	ErrRunExists = errors.New("polyloop: run already exists")
@@ -77,6 +79,9 @@ type CorruptLogError struct {
 func (e *CorruptLogError) Error() string {
 	if e.Seq < 0 {
 		return fmt.Sprintf("polyloop: corrupt run log %q: %s", e.RunID, e.Reason)
+	}
+	if e.Kind == "" {
+		return fmt.Sprintf("polyloop: corrupt run log %q at record %d: %s", e.RunID, e.Seq, e.Reason)
 	}
 	return fmt.Sprintf("polyloop: corrupt run log %q at record %d (%s): %s", e.RunID, e.Seq, e.Kind, e.Reason)
 }

@@ -528,7 +528,9 @@ func newBody(k RecordKind) RecordBody {
 }
 
 // EncodeBatch checks the records of one Append — consecutive seqs
-// (ErrNotConsecutive otherwise), each with a body — and encodes each as JSON.
+// (ErrNotConsecutive otherwise), each with a body, each within the log's
+// limits once encoded (CheckRecordLimits; ErrJSONLimit otherwise) — and
+// encodes each as JSON.
 // Durable stores call it before writing, so that they check and encode
 // alike; the first seq is theirs to check against the run.
 func EncodeBatch(runID string, records []Record) ([][]byte, error) {
@@ -540,6 +542,9 @@ func EncodeBatch(runID string, records []Record) ([][]byte, error) {
 		b, err := r.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("polyloop: run %q: encoding record %d: %w", runID, r.Seq, err)
+		}
+		if err := CheckRecordLimits(b); err != nil {
+			return nil, fmt.Errorf("polyloop: run %q: record %d (%s) is refused, it would not read back: %w", runID, r.Seq, r.Kind(), err)
 		}
 		out[i] = b
 	}

@@ -262,11 +262,15 @@ func (m *machine) modelFailed(err error) {
 
 // compactArgs puts tool-call arguments in the form the log stores them in
 // (compact JSON), so that the live run and a resumed one parse and show the
-// model the same bytes. Arguments that are not JSON break the ModelClient
-// contract: ErrInvalidReply.
+// model the same bytes. Arguments that are not JSON, or beyond the log's
+// limits (CheckJSONLimits: a log must never hold what its reader refuses),
+// break the ModelClient contract: ErrInvalidReply.
 func compactArgs(calls []ToolCall) error {
 	for i := range calls {
 		a := calls[i].Args
+		if err := CheckJSONLimits(a); err != nil {
+			return fmt.Errorf("%w: tool call %q: %w", ErrInvalidReply, calls[i].Name, err)
+		}
 		if len(a) == 0 || (isCompact(a) && json.Valid(a)) {
 			continue
 		}
@@ -330,6 +334,9 @@ func checkActions(actions []Action) error {
 	for _, a := range actions {
 		if len(a.Args) > 0 && !json.Valid(a.Args) {
 			return fmt.Errorf("%w: arguments that are not JSON for tool %q", ErrInvalidDecision, a.Tool)
+		}
+		if err := CheckJSONLimits(a.Args); err != nil {
+			return fmt.Errorf("%w: arguments for tool %q: %w", ErrInvalidDecision, a.Tool, err)
 		}
 	}
 	return nil

@@ -44,10 +44,22 @@ var harness = providertest.Harness[pkg]{
 	Unreadable:        map[string]error{"malformed.json": nil, "empty_object.json": errNoContent},
 	Replies:           replies,
 	EndToEnd:          endToEnd,
+	// The input is JSON inside the body, three levels down: the SDK decodes
+	// it up to 9997 levels (encoding/json's 10000 for the whole body).
+	ToolCallBody:   toolUseBody,
+	DeepestDecoded: 9997,
 	Failing: map[string]response{
 		"http_529":      {Status: 529, Fixture: "error_529.json"},
 		"not_a_message": {Status: 200, Fixture: "empty_object.json"},
 	},
+}
+
+// toolUseBody is a message with one tool_use block of tool f whose input is
+// args, as the API nests it: inside the body's JSON.
+func toolUseBody(args string) []byte {
+	return []byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-5-5",` +
+		`"content":[{"type":"tool_use","id":"call_1","name":"f","input":` + args + `}],` +
+		`"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5}}`)
 }
 
 // TestShared runs the tests every client shares (providertest.Run). It is

@@ -29,6 +29,13 @@
 //   - a panic in the function is not recovered: it propagates to the caller,
 //     as the contract requires.
 //
+// Observations are kept as the log keeps them and bounded: bytes that are
+// not UTF-8 become U+FFFD (polyloop.ValidText), so the model sees live what
+// a resumed run reads back, and a text longer than
+// polyloop.MaxObservationBytes is cut at a character boundary with a last
+// line "[output truncated: N characters dropped]", N counted in
+// TruncatedChars, so that its step record always fits in the log.
+//
 // Functions should honour ctx: funcexec cannot stop a Go function that
 // ignores its context.
 package funcexec

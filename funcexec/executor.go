@@ -94,7 +94,11 @@ func (e *Executor) Execute(ctx context.Context, action polyloop.Action) (polyloo
 		return notExecuted("tool %q: %s", action.Tool, why), nil
 	}
 	out, err := t.call(ctx, args)
-	return outcome(ctx, action.Tool, out, err)
+	o, err := outcome(ctx, action.Tool, out, err)
+	if err != nil {
+		return o, err
+	}
+	return bound(o), nil
 }
 
 func (e *Executor) names() []string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"unicode/utf8"
 
@@ -102,6 +103,9 @@ func (p *Parser) decide(c candidate) polyloop.Decision {
 	args, inv := p.arguments(name, o)
 	if inv != nil {
 		return *inv
+	}
+	if err := polyloop.CheckJSONLimits(args); err != nil {
+		return polyloop.Invalid{Feedback: fmt.Sprintf("The arguments of %s are beyond what a run can record: %v. Send smaller, flatter arguments.", feedback.Quote(name, 64), err)}
 	}
 	if p.check != nil {
 		if fb, ok := p.check.Check(name, args); !ok {

@@ -1,6 +1,7 @@
 package openaimodel
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/polyloop/polyloop/internal/providertest"
@@ -45,9 +46,26 @@ var harness = providertest.Harness[pkg]{
 	Unreadable: map[string]error{"malformed.json": nil, "empty_object.json": errNoChoices},
 	Replies:    replies,
 	EndToEnd:   endToEnd,
+	// The arguments are a JSON string: the SDK decodes them at any depth
+	// encoding/json accepts.
+	ToolCallBody:   toolCallBody,
+	DeepestDecoded: 10000,
 	Failing: map[string]response{
 		"no_choices": {Status: 200, Fixture: "empty_object.json"},
 	},
+}
+
+// toolCallBody is a completion with one call of tool f whose arguments are
+// args, as the API sends them: a JSON string.
+func toolCallBody(args string) []byte {
+	quoted, err := json.Marshal(args)
+	if err != nil {
+		panic(err) // a string always marshals
+	}
+	return []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,` +
+		`"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function",` +
+		`"function":{"name":"f","arguments":` + string(quoted) + `}}]},"finish_reason":"tool_calls"}],` +
+		`"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
 }
 
 // TestShared runs the tests every client shares (providertest.Run). It is

@@ -41,17 +41,20 @@ type encodedRows struct {
 	seqs  []int64
 	kinds []string
 	data  [][]byte
+	crcs  []int64
 }
 
-// encode checks that the records have consecutive seqs and encodes them.
+// encode checks that the records have consecutive seqs and encodes them,
+// with their checksums.
 func encode(runID string, records []polyloop.Record) (encodedRows, error) {
 	data, err := polyloop.EncodeBatch(runID, records)
 	if err != nil {
 		return encodedRows{}, err
 	}
-	rows := encodedRows{seqs: make([]int64, len(records)), kinds: make([]string, len(records)), data: data}
+	n := len(records)
+	rows := encodedRows{seqs: make([]int64, n), kinds: make([]string, n), data: data, crcs: make([]int64, n)}
 	for i, r := range records {
-		rows.seqs[i], rows.kinds[i] = r.Seq, string(r.Kind())
+		rows.seqs[i], rows.kinds[i], rows.crcs[i] = r.Seq, string(r.Kind()), sqlrows.Checksum(data[i])
 	}
 	return rows, nil
 }
@@ -97,14 +100,18 @@ func (s *Store) append(ctx context.Context, runID string, records []polyloop.Rec
 		return fmt.Errorf("pgstore: encoding summary of run %q: %w", runID, err)
 	}
 	b := &pgx.Batch{}
-	b.Queue(s.q.insert, runID, rows.seqs, rows.kinds, rows.data)
+	b.Queue(s.q.insert, runID, rows.seqs, rows.kinds, rows.data, rows.crcs)
 	b.Queue(s.q.upsert, args...)
 	if s.failInBatch != nil && s.failInBatch() {
 		// Fails at run time (random() is volatile, never folded), after
 		// the records and the summary were written.
 		b.Queue(`SELECT 1 / (0 * random())::int`)
 	}
-	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+	br := conn.SendBatch(ctx, b)
+	if s.afterSend != nil {
+		s.afterSend()
+	}
+	if err := br.Close(); err != nil {
 		return interpretError(ctx, fmt.Sprintf("append to run %q", runID), err)
 	}
 	return nil

@@ -9,7 +9,10 @@ import (
 )
 
 // ReadLog returns the run's committed records in seq order; a run without
-// records gives an empty log and a nil error.
+// records gives an empty log and a nil error. Each record is checked as it
+// is read (sqlrows.LogReader: no seq gap, its checksum, UTF-8, its
+// decoding): a record that fails makes the error a
+// *polyloop.CorruptLogError naming the run and the seq.
 func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
 	l := polyloop.RunLog{RunID: runID}
 	rows, err := s.pool.Query(ctx, s.q.read, runID)
@@ -17,22 +20,32 @@ func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, err
 		return l, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
 	}
 	defer rows.Close()
+	lr := sqlrows.LogReader{RunID: runID}
 	for rows.Next() {
-		var seq int64
-		var data []byte
-		if err := rows.Scan(&seq, &data); err != nil {
+		var row sqlrows.RecordRow
+		if err := rows.Scan(&row.Seq, &row.Kind, &row.Data, &row.CRC); err != nil {
 			return l, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
 		}
-		r, err := sqlrows.Record(seq, data)
-		if err != nil {
-			return l, fmt.Errorf("pgstore: run %q: %w", runID, err)
+		if err := lr.Add(row); err != nil {
+			return l, fmt.Errorf("pgstore: %w", err)
 		}
-		l.Records = append(l.Records, r)
 	}
 	if err := rows.Err(); err != nil {
 		return l, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
 	}
+	l.Records = lr.Records
 	return l, nil
+}
+
+// RecordsWithoutChecksum counts the run's records stored without a
+// checksum: written before the store kept them (schema version 3), they are
+// read unchecked.
+func (s *Store) RecordsWithoutChecksum(ctx context.Context, runID string) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, s.q.unchecked, runID).Scan(&n); err != nil {
+		return 0, interpretError(ctx, fmt.Sprintf("count unchecked records of run %q", runID), err)
+	}
+	return n, nil
 }
 
 // ListRuns returns the summaries of the runs that match filter, from the

@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -56,6 +56,9 @@ var migrations = []string{
 		since    bigint NOT NULL,
 		released boolean NOT NULL
 	);`,
+	// 4: crc, the CRC-32C of data (sqlrows.Checksum), checked on every
+	// read. Rows written before have none (NULL) and are read unchecked.
+	`ALTER TABLE {s}.records ADD COLUMN crc bigint;`,
 }
 
 // migrate creates the schema and brings it to SchemaVersion in one

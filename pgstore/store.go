@@ -41,6 +41,9 @@ type Store struct {
 	// failInBatch, when set (tests only), is asked before each Append's
 	// batch is sent; true adds a failing statement after the writes.
 	failInBatch func() bool
+	// afterSend, when set (tests only), runs inside Append after its batch
+	// was sent and before its result is read.
+	afterSend func()
 }
 
 var (

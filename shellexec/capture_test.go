@@ -45,3 +45,17 @@ func TestCaptureSentinelLines(t *testing.T) {
 		t.Error("an empty sentinel matched an empty line")
 	}
 }
+
+// TestCaptureBoundsBytesOfBadUTF8: output that is not UTF-8 — one byte that
+// starts a sequence and a million continuation bytes, one "character" — is
+// kept to four bytes a character.
+func TestCaptureBoundsBytesOfBadUTF8(t *testing.T) {
+	t.Parallel()
+	c := newCapture(10, "")
+	c.Write([]byte("\xc0" + strings.Repeat("\x80", 1_000_000)))
+	c.Write([]byte("abc"))
+	text, dropped, _ := c.result()
+	if len(text) > 40 || dropped != 3 {
+		t.Errorf("kept %d bytes, dropped %d characters; want at most 40 bytes and the 3 later characters dropped", len(text), dropped)
+	}
+}

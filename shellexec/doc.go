@@ -46,9 +46,13 @@
 // # Output
 //
 // The observation is the combined output, cut to Options.OutputLimit
-// characters (runes; the head is kept). Dropped characters are counted in
-// TruncatedChars and a last line "[output truncated: N characters dropped]"
-// tells the model. The status line and the truncation note are not counted.
+// characters (runes; the head is kept; at most MaxOutputLimit). Dropped
+// characters are counted in TruncatedChars and a last line "[output
+// truncated: N characters dropped]" tells the model. The status line and the
+// truncation note are not counted. Output that is not UTF-8 is kept as the
+// log keeps text (polyloop.ValidText: each such byte becomes U+FFFD), so the
+// model sees live what a resumed run reads back, and the observation always
+// fits in a step record.
 //
 // # Completion
 //

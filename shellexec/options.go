@@ -15,6 +15,10 @@ const (
 	DefaultShell       = "bash"
 	DefaultTimeout     = 60 * time.Second
 	DefaultOutputLimit = 10_000
+	// MaxOutputLimit is the largest OutputLimit: kept as the log keeps
+	// text, its characters (at most four bytes each, three for each byte
+	// that is not UTF-8) stay well within polyloop.MaxObservationBytes.
+	MaxOutputLimit = polyloop.MaxObservationBytes / 16
 	// DefaultPath is the PATH commands see unless EnvAllow or Env give one.
 	DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	// DefaultLang is the LANG commands see unless EnvAllow or Env give one.
@@ -42,7 +46,7 @@ type Options struct {
 	// and reported as Executed with "timed out". Zero means DefaultTimeout.
 	Timeout time.Duration
 	// OutputLimit is the number of characters (runes) of output kept in the
-	// observation. Zero means DefaultOutputLimit.
+	// observation, at most MaxOutputLimit. Zero means DefaultOutputLimit.
 	OutputLimit int
 	// EnvAllow names host environment variables passed through to commands
 	// (when set on the host). Nothing else from the host is visible.
@@ -82,6 +86,9 @@ func New(opts Options) (*Executor, error) {
 	opts.Dir = dir
 	if opts.Timeout < 0 || opts.OutputLimit < 0 {
 		return nil, errors.New("shellexec: Timeout and OutputLimit must not be negative")
+	}
+	if opts.OutputLimit > MaxOutputLimit {
+		return nil, fmt.Errorf("shellexec: OutputLimit %d is above MaxOutputLimit (%d characters)", opts.OutputLimit, MaxOutputLimit)
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout

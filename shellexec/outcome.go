@@ -10,6 +10,7 @@ import (
 // outcome builds the Executed outcome of a command that ran.
 func (e *Executor) outcome(end ended, out *capture) polyloop.ActionOutcome {
 	text, dropped, sawDone := out.result()
+	text = polyloop.ValidText(text)
 	status, ok := statusLine(end, e.opts)
 	if dropped > 0 {
 		text += fmt.Sprintf("\n[output truncated: %d characters dropped]", dropped)

@@ -11,7 +11,8 @@ import (
 //
 // A character is counted at each byte that starts a UTF-8 sequence (any byte
 // that is not a continuation byte), so counts are exact for UTF-8 and
-// sequences split across writes are handled.
+// sequences split across writes are handled. At most four bytes a character
+// are kept, whatever the output.
 type capture struct {
 	mu        sync.Mutex
 	limit     int
@@ -45,17 +46,22 @@ func (c *capture) Write(p []byte) (int, error) {
 
 func (c *capture) keep(b byte) {
 	if b&0xC0 != 0x80 { // starts a character
-		c.keeping = c.keptRunes < c.limit
+		c.keeping = c.keptRunes < c.limit && len(c.kept) < c.maxKept()
 		if c.keeping {
 			c.keptRunes++
 		} else {
 			c.dropped++
 		}
 	}
-	if c.keeping {
+	// Continuation bytes past the four of a UTF-8 sequence are not text:
+	// output that is not UTF-8 must not grow the kept part without bound.
+	if c.keeping && len(c.kept) < c.maxKept() {
 		c.kept = append(c.kept, b)
 	}
 }
+
+// maxKept bounds the kept bytes: four for each character kept.
+func (c *capture) maxKept() int { return 4 * c.limit }
 
 func (c *capture) watch(b byte) {
 	if b == '\n' {

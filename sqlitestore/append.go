@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/sqlrows"
 )
 
 // A request is one Append waiting for the writer.
@@ -13,6 +14,7 @@ type request struct {
 	runID string
 	recs  []polyloop.Record
 	data  [][]byte // recs encoded, done by the caller's goroutine
+	crcs  []int64  // the checksums of data, likewise
 	// state moves from pending to claimed (by the writer, which then
 	// answers on done) or to abandoned (by a caller whose context ended
 	// first; the writer then skips the request).
@@ -61,13 +63,18 @@ func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Re
 	}
 }
 
-// newRequest checks that the records have consecutive seqs and encodes them.
+// newRequest checks that the records have consecutive seqs and encodes
+// them, with their checksums.
 func newRequest(runID string, records []polyloop.Record) (*request, error) {
 	data, err := polyloop.EncodeBatch(runID, records)
 	if err != nil {
 		return nil, err
 	}
-	return &request{runID: runID, recs: records, data: data, done: make(chan error, 1)}, nil
+	crcs := make([]int64, len(data))
+	for i, d := range data {
+		crcs[i] = sqlrows.Checksum(d)
+	}
+	return &request{runID: runID, recs: records, data: data, crcs: crcs, done: make(chan error, 1)}, nil
 }
 
 // enqueue hands req to the writer, unless the store is closed or ctx ends

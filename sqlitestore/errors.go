@@ -39,3 +39,18 @@ func interpretError(op string, err error) error {
 func conflict(runID string, first, next int64) error {
 	return fmt.Errorf("sqlitestore: run %q: Append starts at seq %d, next seq is %d: %w", runID, first, next, polyloop.ErrSeqConflict)
 }
+
+// damaged reports whether SQLite found the database file damaged: a
+// malformed page (SQLITE_CORRUPT), a file that is not a database
+// (SQLITE_NOTADB), or a read past the file's end (a truncated file).
+func damaged(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return true
+	}
+	return se.Code() == sqlite3.SQLITE_IOERR_SHORT_READ
+}

@@ -10,3 +10,7 @@ func SetAfterInsert(s *Store, f func(runID string)) {
 		return nil
 	}
 }
+
+// Migration returns migrations[i], for tests that build a file of an older
+// schema.
+func Migration(i int) string { return migrations[i] }

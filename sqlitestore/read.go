@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/polyloop/polyloop"
@@ -10,33 +11,61 @@ import (
 
 // ReadLog returns the run's records in seq order; a run without records
 // gives an empty log and a nil error. It reads the committed state of the
-// file, including what other processes committed.
+// file, including what other processes committed. Each record is checked as
+// it is read (sqlrows.LogReader: no seq gap, its checksum, UTF-8, its
+// decoding): a record that fails, or a part of the file that SQLite finds
+// damaged, makes the error a *polyloop.CorruptLogError naming the run and
+// the seq.
 func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
-	l := polyloop.RunLog{RunID: runID}
 	if err := s.usable(ctx, "read run "+runID); err != nil {
-		return l, err
+		return polyloop.RunLog{RunID: runID}, err
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT seq, data FROM records WHERE run_id = ? ORDER BY seq`, runID)
+	return readLog(ctx, s.read, "crc", runID)
+}
+
+// RecordsWithoutChecksum counts the run's records stored without a
+// checksum: written before the store kept them (schema version 2), they are
+// read unchecked.
+func (s *Store) RecordsWithoutChecksum(ctx context.Context, runID string) (int64, error) {
+	if err := s.usable(ctx, "read run "+runID); err != nil {
+		return 0, err
+	}
+	return countUnchecked(ctx, s.read, runID)
+}
+
+// readLog reads a run's records from db; crc is the checksum column, or
+// NULL in a file of a schema without one.
+func readLog(ctx context.Context, db *sql.DB, crc, runID string) (polyloop.RunLog, error) {
+	l := polyloop.RunLog{RunID: runID}
+	rows, err := db.QueryContext(ctx, `SELECT seq, kind, data, `+crc+` FROM records WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
-		return l, s.readError(ctx, runID, err)
+		return l, readError(ctx, runID, 0, err)
 	}
 	defer rows.Close()
+	lr := sqlrows.LogReader{RunID: runID}
 	for rows.Next() {
-		var seq int64
-		var data []byte
-		if err := rows.Scan(&seq, &data); err != nil {
-			return l, s.readError(ctx, runID, err)
+		var row sqlrows.RecordRow
+		if err := rows.Scan(&row.Seq, &row.Kind, &row.Data, &row.CRC); err != nil {
+			return l, readError(ctx, runID, lr.Next(), err)
 		}
-		r, err := sqlrows.Record(seq, data)
-		if err != nil {
-			return l, fmt.Errorf("sqlitestore: run %q: %w", runID, err)
+		if err := lr.Add(row); err != nil {
+			return l, fmt.Errorf("sqlitestore: %w", err)
 		}
-		l.Records = append(l.Records, r)
 	}
 	if err := rows.Err(); err != nil {
-		return l, s.readError(ctx, runID, err)
+		return l, readError(ctx, runID, lr.Next(), err)
 	}
+	l.Records = lr.Records
 	return l, nil
+}
+
+func countUnchecked(ctx context.Context, db *sql.DB, runID string) (int64, error) {
+	var n int64
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE run_id = ? AND crc IS NULL`, runID).Scan(&n)
+	if err != nil {
+		return 0, readError(ctx, runID, 0, err)
+	}
+	return n, nil
 }
 
 // usable fails when the store is closed or ctx is done.
@@ -53,10 +82,16 @@ func (s *Store) usable(ctx context.Context, what string) error {
 	return nil
 }
 
-// readError keeps ctx's error visible when a query failed because ctx ended.
-func (s *Store) readError(ctx context.Context, runID string, err error) error {
+// readError keeps ctx's error visible when a query failed because ctx
+// ended. SQLite's report of a damaged file, met while reading the run's
+// record at seq next, is a corrupt log from there on.
+func readError(ctx context.Context, runID string, next int64, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("sqlitestore: read run %q: %w (%v)", runID, cerr, err)
+	}
+	if damaged(err) && runID != "" {
+		return fmt.Errorf("sqlitestore: %w", &polyloop.CorruptLogError{RunID: runID, Seq: -1,
+			Reason: fmt.Sprintf("the database file is damaged from record %d on: %v", next, err)})
 	}
 	return interpretError(fmt.Sprintf("read run %q", runID), err)
 }
@@ -77,19 +112,19 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 	}
 	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, s.readError(ctx, "", err)
+		return nil, readError(ctx, "", 0, err)
 	}
 	defer rows.Close()
 	var out []polyloop.RunSummary
 	for rows.Next() {
 		sum, err := sqlrows.ScanSummary(rows)
 		if err != nil {
-			return nil, s.readError(ctx, "", err)
+			return nil, readError(ctx, "", 0, err)
 		}
 		out = append(out, sum)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.readError(ctx, "", err)
+		return nil, readError(ctx, "", 0, err)
 	}
 	return out, nil
 }

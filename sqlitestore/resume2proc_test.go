@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/storetest"
 	"github.com/polyloop/polyloop/polylooptest"
 	"github.com/polyloop/polyloop/sqlitestore"
 )
@@ -39,7 +40,7 @@ func resumeChild(path, goFile string) {
 		childFail("open", err)
 	}
 	var once sync.Once
-	cs := &childStore{Store: s, afterRead: func() {
+	cs := &storetest.AckStore{Store: s, AfterRead: func() {
 		once.Do(func() {
 			fmt.Println("read")
 			waitForFile(goFile)
@@ -90,11 +91,11 @@ func TestTwoProcessesResume(t *testing.T) {
 	dir := t.TempDir()
 	path, goFile := filepath.Join(dir, "runs.db"), filepath.Join(dir, "go")
 	interrupt(t, path)
-	var children []*child
+	var children []*storetest.Child
 	for range 2 {
-		c := startChild(t, "TestTwoProcessesResume", envResumeChild+"="+path, envResumeGo+"="+goFile)
-		if line, err := c.next(); err != nil || line != "read" {
-			t.Fatalf("child did not read the log: %q, %v; stderr: %s", line, err, c.stderr.String())
+		c := storetest.StartChild(t, "TestTwoProcessesResume", envResumeChild+"="+path, envResumeGo+"="+goFile)
+		if line, err := c.Next(); err != nil || line != "read" {
+			t.Fatalf("child did not read the log: %q, %v; stderr: %s", line, err, c.Stderr.String())
 		}
 		children = append(children, c)
 	}
@@ -114,20 +115,20 @@ func TestTwoProcessesResume(t *testing.T) {
 
 // verdict reads a resume child's output to its end and returns its last
 // line (after any "ack" lines), once the child has exited cleanly.
-func verdict(t *testing.T, c *child) string {
+func verdict(t *testing.T, c *storetest.Child) string {
 	t.Helper()
 	last := ""
 	for {
-		line, err := c.next()
+		line, err := c.Next()
 		if err != nil {
 			break
 		}
-		if !strings.HasPrefix(line, "ack ") {
+		if !strings.HasPrefix(line, "ack ") && !strings.HasPrefix(line, "try ") {
 			last = line
 		}
 	}
-	if err := c.cmd.Wait(); err != nil {
-		t.Fatalf("child: %v; stderr: %s", err, c.stderr.String())
+	if err := c.Cmd.Wait(); err != nil {
+		t.Fatalf("child: %v; stderr: %s", err, c.Stderr.String())
 	}
 	return last
 }

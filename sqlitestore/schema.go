@@ -33,11 +33,14 @@ var migrations = []string{
 	CREATE INDEX runs_by_start ON runs (started_at, run_id);
 	CREATE INDEX runs_by_agent ON runs (agent, started_at);
 	CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id <> '';`,
+	// 2: crc, the CRC-32C of data (sqlrows.Checksum), checked on every
+	// read. Rows written before have none (NULL) and are read unchecked.
+	`ALTER TABLE records ADD COLUMN crc INTEGER;`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.

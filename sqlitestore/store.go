@@ -83,7 +83,8 @@ var (
 // Open opens the database at path, creating the file and the schema if
 // needed and migrating an older schema forward. It fails with
 // ErrSchemaTooNew when the file was written by a newer version of this
-// package.
+// package, and with ErrDamaged when SQLite finds the file damaged (see
+// OpenSalvage).
 func Open(path string, opts *Options) (*Store, error) {
 	if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") || path == ":memory:" {
 		return nil, fmt.Errorf("sqlitestore: invalid database path %q (a file path without '?' or '#')", path)
@@ -98,7 +99,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	s.write.SetConnMaxLifetime(0)
 	if err := migrate(context.Background(), s.write); err != nil {
 		s.write.Close()
-		return nil, err
+		return nil, markDamaged(path, err)
 	}
 	if s.read, err = sql.Open("sqlite", s.dsn("deferred")); err != nil {
 		s.write.Close()

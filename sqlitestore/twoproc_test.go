@@ -37,14 +37,14 @@ func TestTwoProcessesShareFile(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "shared.db")
 	s := open(t, path) // creates the schema before the child starts
-	c := startChild(t, "TestTwoProcessesShareFile", envShareChild+"="+path)
+	c := storetest.StartChild(t, "TestTwoProcessesShareFile", envShareChild+"="+path)
 	drained := make(chan struct{})
-	go func() { io.Copy(io.Discard, c.out); close(drained) }()
+	go func() { io.Copy(io.Discard, c.Out); close(drained) }()
 	ctx := context.Background()
 	werr := storetest.WriteRun(ctx, s, "parent", steps)
 	<-drained
-	if err := c.cmd.Wait(); err != nil {
-		t.Fatalf("child: %v; stderr: %s", err, c.stderr.String())
+	if err := c.Cmd.Wait(); err != nil {
+		t.Fatalf("child: %v; stderr: %s", err, c.Stderr.String())
 	}
 	if werr != nil {
 		t.Fatalf("parent: %v", werr)

@@ -194,7 +194,7 @@ func (w *batchWriter) insert(r *request) error {
 	}
 	ins := w.tx.StmtContext(w.ctx, w.s.stmts.insert)
 	for i, rec := range r.recs {
-		if _, err := ins.ExecContext(w.ctx, r.runID, rec.Seq, string(rec.Kind()), r.data[i]); err != nil {
+		if _, err := ins.ExecContext(w.ctx, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i]); err != nil {
 			return interpretError(fmt.Sprintf("insert record %d of run %q", rec.Seq, r.runID), err)
 		}
 		sum.Apply(rec)
@@ -233,7 +233,7 @@ func (w *writeStmts) prepare(db *sql.DB) error {
 		return st
 	}
 	w.summary = prep(`SELECT ` + sqlrows.SummaryColumns + ` FROM runs WHERE run_id = ?`)
-	w.insert = prep(`INSERT INTO records (run_id, seq, kind, data) VALUES (?, ?, ?, ?)`)
+	w.insert = prep(`INSERT INTO records (run_id, seq, kind, data, crc) VALUES (?, ?, ?, ?, ?)`)
 	w.upsert = prep(`INSERT OR REPLACE INTO runs (` + sqlrows.SummaryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"unicode/utf8"
 
+	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/feedback"
 )
 
@@ -56,6 +57,9 @@ func compactValue(raw []byte) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, err
+	}
+	if err := polyloop.CheckJSONLimits(buf.Bytes()); err != nil {
+		return nil, err // a string's text may hold what the log cannot
 	}
 	return buf.Bytes(), nil
 }

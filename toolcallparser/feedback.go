@@ -85,6 +85,11 @@ func badArgs(name string, err error) polyloop.Invalid {
 			"The arguments of your call to %s must be a JSON object, not a JSON %s. Send the arguments as one JSON object.",
 			quoteName(name), notObj.kind)}
 	}
+	if lim, ok := errors.AsType[*polyloop.JSONLimitError](err); ok {
+		return polyloop.Invalid{Feedback: fmt.Sprintf(
+			"The arguments of your call to %s are beyond what a run can record: %v. Send smaller, flatter arguments.",
+			quoteName(name), lim)}
+	}
 	if errors.Is(err, errNotUTF8) {
 		return polyloop.Invalid{Feedback: fmt.Sprintf(
 			"The arguments of your call to %s are not valid UTF-8 text. Send the arguments as one JSON object in UTF-8.",

@@ -20,8 +20,9 @@ import (
 // writelog helper) for the scripts: testscript puts them on PATH.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"polyloop": main,
-		"writelog": writeLogMain,
+		"polyloop":  main,
+		"writelog":  writeLogMain,
+		"damagelog": damageLogMain,
 	})
 }
 
@@ -48,6 +49,9 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"expectexit": expectExit,
+			"cutfile":    cutFile,
+			"pgdb":       freshPostgres,
+			"fakemodel":  fakeModel,
 		},
 		RequireExplicitExec: true,
 	})
@@ -100,10 +104,26 @@ func writeLog(db, id, shape string) error {
 		return err
 	}
 	defer st.Close()
+	recs, err := handmadeLog(id, shape)
+	if err != nil {
+		return err
+	}
+	if err := st.Append(context.Background(), id, recs...); err != nil || shape != "bad-json" {
+		return err
+	}
+	if err := st.Close(); err != nil {
+		return err
+	}
+	return breakRecord(db, id, 2)
+}
+
+// handmadeLog is the log of a writelog SHAPE (bad-json: the finished log it
+// then breaks; finished: that log whole).
+func handmadeLog(id, shape string) ([]polyloop.Record, error) {
 	snap := polyloop.Snapshot{Agent: "handmade", Task: polyloop.Task{Input: "t"}}
 	hash, err := snap.Hash()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	reply := &polyloop.ModelReply{Text: "done", Usage: polyloop.Usage{InputTokens: 5, OutputTokens: 1}}
 	bodies := []polyloop.RecordBody{&polyloop.RunStarted{RunID: id, Snapshot: snap, SnapshotHash: hash, LibraryVersion: polyloop.LibraryVersion}}
@@ -112,7 +132,7 @@ func writeLog(db, id, shape string) error {
 		bodies = append(bodies, &polyloop.ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1})
 	case "orphan-result":
 		bodies = append(bodies, &polyloop.ModelCallResult{Step: 1, CallID: "m1.1", Reply: reply})
-	case "after-finish", "bad-json":
+	case "after-finish", "bad-json", "finished":
 		bodies = append(bodies,
 			&polyloop.ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1},
 			&polyloop.ModelCallResult{Step: 1, CallID: "m1.1", Reply: reply},
@@ -122,19 +142,13 @@ func writeLog(db, id, shape string) error {
 			bodies = append(bodies, &polyloop.ModelCallIntent{Step: 2, CallID: "m2.1", Attempt: 1})
 		}
 	default:
-		return fmt.Errorf("unknown shape %q", shape)
+		return nil, fmt.Errorf("unknown shape %q", shape)
 	}
 	recs := make([]polyloop.Record, len(bodies))
 	for i, b := range bodies {
 		recs[i] = polyloop.Record{Seq: int64(i), At: time.Now(), Body: b}
 	}
-	if err := st.Append(context.Background(), id, recs...); err != nil || shape != "bad-json" {
-		return err
-	}
-	if err := st.Close(); err != nil {
-		return err
-	}
-	return breakRecord(db, id, 2)
+	return recs, nil
 }
 
 // breakRecord overwrites a stored record with text that is not JSON.

@@ -70,7 +70,8 @@ func (c *Caller[P]) Call(ctx context.Context, mp polyloop.ModelParams, send Send
 	}
 }
 
-// attempt makes one request, bounded by the attempt timeout.
+// attempt makes one request, bounded by the attempt timeout. A reply beyond
+// the log's limits (CheckReply) is a *ResponseError.
 func (c *Caller[P]) attempt(ctx context.Context, send Send) (polyloop.ModelReply, error) {
 	actx := ctx
 	if c.Timeout > 0 {
@@ -79,5 +80,12 @@ func (c *Caller[P]) attempt(ctx context.Context, send Send) (polyloop.ModelReply
 		defer cancel()
 	}
 	x := &Exchange{callerCtx: ctx, timeoutErr: c.Wire.ErrAttemptTimeout, requestIDHeader: c.Wire.RequestIDHeader}
-	return send(actx, x)
+	reply, err := send(actx, x)
+	if err != nil {
+		return reply, err
+	}
+	if err := CheckReply(reply); err != nil {
+		return polyloop.ModelReply{}, &ResponseError[P]{StatusCode: x.Status(), RequestID: x.RequestID(), Err: err}
+	}
+	return reply, nil
 }

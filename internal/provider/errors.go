@@ -1,10 +1,13 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/polyloop/polyloop"
 )
 
 // Package names a client package. A client declares an empty type whose
@@ -117,7 +120,8 @@ func (e *ConnectionError[P]) retryWait() (time.Duration, bool) { return 0, true 
 
 // ResponseError is a response that could not be understood: a success
 // status whose body is not what the API answers (malformed JSON, a body
-// without the reply, too large). It is not retried.
+// without the reply, too large), or whose reply is beyond the log's limits
+// (CheckReply; Err then wraps polyloop.ErrJSONLimit). It is not retried.
 type ResponseError[P Package] struct {
 	StatusCode int
 	RequestID  string
@@ -126,7 +130,11 @@ type ResponseError[P Package] struct {
 }
 
 func (e *ResponseError[P]) Error() string {
-	s := fmt.Sprintf("%s: unreadable response (HTTP %d", name[P](), e.StatusCode)
+	what := "unreadable response"
+	if e.beyondLimits() {
+		what = "reply beyond the log's limits"
+	}
+	s := fmt.Sprintf("%s: %s (HTTP %d", name[P](), what, e.StatusCode)
 	if e.RequestID != "" {
 		s += ", request " + e.RequestID
 	}
@@ -138,13 +146,20 @@ func (e *ResponseError[P]) Unwrap() error { return e.Err }
 
 // DiagFields gives the error's fields to package diag.
 func (e *ResponseError[P]) DiagFields() map[string]string {
-	f := map[string]string{"failure": "bad_response", "http_status": strconv.Itoa(e.StatusCode),
+	failure := "bad_response"
+	if e.beyondLimits() {
+		failure = "reply_beyond_limits"
+	}
+	f := map[string]string{"failure": failure, "http_status": strconv.Itoa(e.StatusCode),
 		"attempts": strconv.Itoa(e.Attempts)}
 	put(f, "request_id", e.RequestID)
 	return f
 }
 
 func (e *ResponseError[P]) setAttempts(n int) { e.Attempts = n }
+
+// beyondLimits reports whether the reply was refused for the log's limits.
+func (e *ResponseError[P]) beyondLimits() bool { return errors.Is(e.Err, polyloop.ErrJSONLimit) }
 
 // counted is an error that reports how many attempts the call made.
 type counted interface{ setAttempts(n int) }

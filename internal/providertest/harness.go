@@ -81,6 +81,14 @@ type Harness[P provider.Package] struct {
 	Failing map[string]Response
 	// EndToEnd is the client's successful run through the Runner.
 	EndToEnd EndToEnd
+	// ToolCallBody is the body of a success response whose reply is one
+	// call of tool "f" (id "call_1") with the given JSON arguments, in the
+	// client's wire format.
+	ToolCallBody func(args string) []byte
+	// DeepestDecoded is the deepest arguments the client's SDK decodes in
+	// such a body (arguments the wire nests inside the body's JSON, rather
+	// than in a string, lose the levels around them).
+	DeepestDecoded int
 }
 
 // Serve starts a fake server of the client's API answering with script.

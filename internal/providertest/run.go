@@ -14,8 +14,8 @@ import (
 // process's goroutines; those run first, the others then in parallel.
 func Run[P provider.Package](t *testing.T, h Harness[P]) {
 	if h.New == nil || h.NewDefault == nil || h.PriceTable == "" || len(h.APIErrors) == 0 || len(h.Replies) == 0 || len(h.Unreadable) == 0 || len(h.Failing) == 0 ||
-		len(h.RejectedFields) == 0 || len(h.RateLimitedFields) == 0 || len(h.EndToEnd.Script) == 0 {
-		t.Fatal("providertest: the Harness lacks New, API errors, replies, unreadable responses, failure modes, expected fields or an end-to-end run")
+		len(h.RejectedFields) == 0 || len(h.RateLimitedFields) == 0 || len(h.EndToEnd.Script) == 0 || h.ToolCallBody == nil || h.DeepestDecoded == 0 {
+		t.Fatal("providertest: the Harness lacks New, API errors, replies, unreadable responses, failure modes, expected fields, an end-to-end run or tool-call bodies")
 	}
 	t.Run("Contract", func(t *testing.T) { TestContract(t, h, h.Failing) })
 	t.Run("Secrets", func(t *testing.T) { TestSecrets(t, h, h.Rejected) })
@@ -31,6 +31,7 @@ func Run[P provider.Package](t *testing.T, h Harness[P]) {
 		"DiagFields":         func(t *testing.T) { CheckDiagFields(t, h, h.RateLimited, h.RateLimitedFields) },
 		"Unreadable":         func(t *testing.T) { checkUnreadable(t, h) },
 		"ShippedPrices":      func(t *testing.T) { checkShippedPricesOnlyProviderAPI(t, h) },
+		"ReplyLimits":        func(t *testing.T) { CheckReplyLimits(t, h) },
 	}
 	for name, test := range parallel {
 		t.Run(name, func(t *testing.T) {

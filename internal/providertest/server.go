@@ -21,6 +21,8 @@ type Response struct {
 	Header map[string]string
 	// Fixture is a file under testdata/responses; "" for an empty body.
 	Fixture string
+	// Body, when set, is the body instead of a fixture.
+	Body []byte
 	// CutShort announces a longer body than it sends, then drops the
 	// connection.
 	CutShort bool
@@ -87,7 +89,10 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		f.once.Do(func() { close(f.abandoned) })
 		return
 	}
-	payload := f.payload(resp.Fixture, r)
+	payload := resp.Body
+	if payload == nil {
+		payload = f.payload(resp.Fixture, r)
+	}
 	for k, v := range resp.Header {
 		w.Header().Set(k, v)
 	}

@@ -1,37 +1,21 @@
 // Package sqlrows holds the rows the SQL stores (sqlitestore, pgstore) keep,
-// encoded and decoded in one place: a records row (seq, data) back into a
-// record, a run summary to and from a runs row, a RunFilter as a WHERE
-// clause. The stores' schemas have the same columns; only their
-// placeholders and column types differ, and the values here suit both
-// drivers (database/sql and pgx): times as Unix nanoseconds, NULL for the
-// zero time; totals as JSON text, NULL for none.
+// encoded and decoded in one place: a records row (seq, kind, data,
+// checksum) back into a record, checked on the way (records.go); a run
+// summary to and from a runs row; a RunFilter as a WHERE clause. The
+// stores' schemas have the same columns; only their placeholders and column
+// types differ, and the values here suit both drivers (database/sql and
+// pgx): times as Unix nanoseconds, NULL for the zero time; totals as JSON
+// text, NULL for none; checksums as int64, NULL for none.
 package sqlrows
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/polyloop/polyloop"
 )
-
-// Record decodes a records row: the record stored at seq as data. A record
-// that does not say seq is an error.
-func Record(seq int64, data []byte) (polyloop.Record, error) {
-	var r polyloop.Record
-	if err := r.UnmarshalJSON(data); err != nil {
-		if errors.Is(err, polyloop.ErrLogVersion) {
-			return r, fmt.Errorf("decoding record %d: %w", seq, err)
-		}
-		return r, &polyloop.CorruptLogError{Seq: seq, Kind: r.Kind(), Reason: "stored record does not decode: " + err.Error()}
-	}
-	if r.Seq != seq {
-		return r, &polyloop.CorruptLogError{Seq: seq, Kind: r.Kind(), Reason: fmt.Sprintf("record stored at seq %d says seq %d", seq, r.Seq)}
-	}
-	return r, nil
-}
 
 // SummaryColumns are the columns of the runs table, in the order
 // ScanSummary reads them and SummaryArgs gives them.

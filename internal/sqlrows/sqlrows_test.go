@@ -11,32 +11,6 @@ import (
 	"github.com/polyloop/polyloop"
 )
 
-func TestRecord(t *testing.T) {
-	t.Parallel()
-	rec := polyloop.Record{Seq: 3, At: time.Unix(1, 0).UTC(), Body: &polyloop.ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1}}
-	data, err := rec.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Record(3, data)
-	if err != nil || got.Seq != 3 || got.Kind() != rec.Kind() {
-		t.Fatalf("Record(3, …) = %+v, %v; want the record at seq 3", got, err)
-	}
-	// Stored records that do not decode, or sit at the wrong seq, make the
-	// log corrupt at that record: verify reports them as such.
-	var ce *polyloop.CorruptLogError
-	if _, err := Record(4, data); !errors.As(err, &ce) || ce.Seq != 4 || !strings.Contains(err.Error(), "stored at seq 4 says seq 3") {
-		t.Errorf("Record at the wrong seq: %v", err)
-	}
-	if _, err := Record(3, []byte(`{"seq":3`)); !errors.Is(err, polyloop.ErrCorruptLog) || !strings.Contains(err.Error(), "record 3") {
-		t.Errorf("Record of bad data: %v", err)
-	}
-	v2 := []byte(`{"seq":3,"at":"2026-01-01T00:00:00Z","kind":"run_started","v":2}`)
-	if _, err := Record(3, v2); !errors.Is(err, polyloop.ErrLogVersion) || errors.Is(err, polyloop.ErrCorruptLog) {
-		t.Errorf("a newer major version is not corruption: %v", err)
-	}
-}
-
 // argsRow is a row whose columns are the given values, scanned by
 // assignment: it checks that SummaryArgs and ScanSummary agree on the
 // columns' order and types.

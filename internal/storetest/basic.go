@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop"
@@ -45,4 +47,39 @@ func testUnencodable(t *testing.T, ctx context.Context, s polyloop.Store) {
 	SameLog(t, ReadAll(t, ctx, s, run), log[:2])
 	mustAppend(t, ctx, s, run, log[2:5]...)
 	SameLog(t, ReadAll(t, ctx, s, run), log[:5])
+}
+
+// testLimits: the worst cases of outside data a record can hold. Arguments
+// nested to MaxJSONDepth are stored and read back whole; arguments nested
+// 10000 deep (encoding/json's own limit, which the record's levels would
+// push past) or holding invalid UTF-8 are refused with ErrJSONLimit, and
+// nothing of their Append is written.
+func testLimits(t *testing.T, ctx context.Context, s polyloop.Store) {
+	run := runName(t, "limits")
+	log := Prefix(run, 2)
+	mustAppend(t, ctx, s, run, log...)
+	withArgs := func(args string) []polyloop.Record {
+		before, _ := StepBatches(1, 2)
+		reply := *before[0].Body.(*polyloop.ModelCallResult).Reply
+		reply.ToolCalls = []polyloop.ToolCall{{ID: "call_1", Name: "noop", Args: json.RawMessage(args)}}
+		before[0].Body = &polyloop.ModelCallResult{Step: 1, CallID: "m1.1", Reply: &reply}
+		intent := *before[1].Body.(*polyloop.ActionIntent)
+		intent.Action.Args = json.RawMessage(args)
+		before[1].Body = &intent
+		return before
+	}
+	nested := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for name, args := range map[string]string{"10000 levels": nested(10000), "invalid UTF-8": "[\"\xff\"]"} {
+		if err := s.Append(ctx, run, withArgs(args)...); !errors.Is(err, polyloop.ErrJSONLimit) {
+			t.Fatalf("Append of arguments of %s: %v, want ErrJSONLimit", name, err)
+		}
+		SameLog(t, ReadAll(t, ctx, s, run), log)
+	}
+	deepest := withArgs(nested(polyloop.MaxJSONDepth))
+	mustAppend(t, ctx, s, run, deepest...)
+	got := ReadAll(t, ctx, s, run)
+	SameLog(t, got, append(log, deepest...))
+	if a := got[3].Body.(*polyloop.ActionIntent).Action.Args; string(a) != nested(polyloop.MaxJSONDepth) {
+		t.Fatalf("arguments at the limit read back as %d bytes, want %d", len(a), 2*polyloop.MaxJSONDepth)
+	}
 }

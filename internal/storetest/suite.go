@@ -35,6 +35,7 @@ const watchdog = 2 * time.Minute
 //   - ListRunsFilters: ListRuns filtered by agent among several, by
 //     snapshot hash (a ConfigOverride's included), by a time range and by
 //     several conditions at once.
+//   - LimitsRefused: the worst cases of outside data (see testLimits).
 //
 // The order of ListRuns is the kit's (polylooptest's ListRunsOrder check).
 func Run(t *testing.T, newStore NewStore) {
@@ -45,6 +46,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"RepeatedAppendConflicts", testRepeatedAppend},
 		{"UnencodableRecordRefused", testUnencodable},
 		{"ListRunsFilters", testListRuns},
+		{"LimitsRefused", testLimits},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

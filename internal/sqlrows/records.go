@@ -1,0 +1,107 @@
+package sqlrows
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"unicode/utf8"
+
+	"github.com/polyloop/polyloop"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Checksum is the checksum a store keeps with a record: the CRC-32C
+// (Castagnoli) of the record's stored bytes, as an int64 (both drivers'
+// integer; it is never negative).
+func Checksum(data []byte) int64 { return int64(crc32.Checksum(data, castagnoli)) }
+
+// RecordRow is one row of a records table, as a store reads it.
+type RecordRow struct {
+	Seq  int64
+	Kind string
+	Data []byte
+	// CRC is the stored checksum; nil for a record written before the
+	// store kept checksums, which is read unchecked.
+	CRC *int64
+}
+
+// LogReader turns the rows of one run, read in seq order, into its records,
+// checking each row: its seq is the next one (no gap before it), its checksum (when
+// it has one) matches its bytes, its bytes are UTF-8, it decodes, and it
+// says the seq and kind it is stored under. A row that fails is a
+// *polyloop.CorruptLogError naming the run, the seq and the kind (the kind
+// column's, the data may not say), except a record of a newer major
+// version of the format, which is no corruption: its error wraps
+// polyloop.ErrLogVersion and names the run and the seq.
+type LogReader struct {
+	RunID   string
+	Records []polyloop.Record
+}
+
+// Add checks and decodes the next row.
+func (lr *LogReader) Add(row RecordRow) error {
+	r, err := lr.decode(row)
+	if err != nil {
+		return err
+	}
+	lr.Records = append(lr.Records, r)
+	return nil
+}
+
+// Next is the seq the next row must have.
+func (lr *LogReader) Next() int64 { return int64(len(lr.Records)) }
+
+func (lr *LogReader) decode(row RecordRow) (polyloop.Record, error) {
+	var r polyloop.Record
+	kind := polyloop.RecordKind(row.Kind)
+	if next := lr.Next(); row.Seq != next {
+		return r, lr.corrupt(row.Seq, kind, gap(next, row.Seq))
+	}
+	if row.CRC != nil {
+		if sum := Checksum(row.Data); sum != *row.CRC {
+			return r, lr.corrupt(row.Seq, kind, fmt.Sprintf("checksum mismatch: stored CRC-32C %08x, the stored bytes have %08x", *row.CRC, sum))
+		}
+	}
+	if !utf8.Valid(row.Data) {
+		return r, lr.corrupt(row.Seq, kind, fmt.Sprintf("stored record holds invalid UTF-8 at byte %d", polyloop.InvalidUTF8At(row.Data)))
+	}
+	if err := r.UnmarshalJSON(row.Data); err != nil {
+		if errors.Is(err, polyloop.ErrLogVersion) && newerVersion(row.Data) {
+			return r, fmt.Errorf("run %q: record %d (%s): %w", lr.RunID, row.Seq, kind, err)
+		}
+		return r, lr.corrupt(row.Seq, kind, "stored record does not decode: "+err.Error())
+	}
+	if r.Seq != row.Seq {
+		return r, lr.corrupt(row.Seq, kind, fmt.Sprintf("record stored at seq %d says seq %d", row.Seq, r.Seq))
+	}
+	if r.Kind() != kind {
+		return r, lr.corrupt(row.Seq, kind, fmt.Sprintf("record stored as kind %q says kind %q", kind, r.Kind()))
+	}
+	return r, nil
+}
+
+// gap says which records are missing before the one stored at seq.
+func gap(next, seq int64) string {
+	if seq == next+1 {
+		return fmt.Sprintf("seq gap: record %d is missing before it", next)
+	}
+	return fmt.Sprintf("seq gap: records %d to %d are missing before it", next, seq-1)
+}
+
+func (lr *LogReader) corrupt(seq int64, kind polyloop.RecordKind, reason string) error {
+	return &polyloop.CorruptLogError{RunID: lr.RunID, Seq: seq, Kind: kind, Reason: reason}
+}
+
+// newerVersion reports whether a record's "v" is a major version greater
+// than the library's: then ErrLogVersion means the record is newer, not
+// that it lacks its version (which no writer leaves out: corruption).
+func newerVersion(data []byte) bool {
+	var env struct {
+		V *int `json:"v"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	return dec.Decode(&env) == nil && env.V != nil && *env.V > polyloop.LogVersion
+}
