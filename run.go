@@ -33,6 +33,10 @@ func (r *Runner) Run(ctx context.Context, runID string, agent Agent, task Task) 
 }
 
 func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, parent *ParentRef) (RunResult, error) {
+	agent, err := r.resolveAgent(agent) // tools.go
+	if err != nil {
+		return RunResult{}, err
+	}
 	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
 	}
@@ -70,6 +74,10 @@ func (r *Runner) Resume(ctx context.Context, runID string, agent Agent) (RunResu
 
 // ResumeWith is Resume with options.
 func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts ResumeOptions) (RunResult, error) {
+	agent, err := r.resolveAgent(agent) // tools.go
+	if err != nil {
+		return RunResult{}, err
+	}
 	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
 	}
