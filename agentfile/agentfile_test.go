@@ -33,7 +33,7 @@ func TestCheckRefusesBadFiles(t *testing.T) {
 		want      string
 	}{
 		{"syntax", "name: [a\n", 1, 7, "']' not found"},
-		{"duplicate key", "name: a\nname: b\n", 2, 1, `"name" already defined`},
+		{"duplicate key", scriptHead + "name: b\n", 6, 1, `name: mapping key "name" already defined at 1:1`},
 		{"unknown key", scriptHead + "limits:\n  max_step: 3\n", 7, 3, `unknown field "max_step"`},
 		{"wrong type", scriptHead + "limits:\n  max_steps: many\n", 7, 14, "expected a value of type integer, found string"},
 		{"not a mapping", "- a\n- b\n", 1, 1, "expected a mapping of agent fields"},

@@ -235,6 +235,7 @@ func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpe
 			return nil, err
 		}
 	}
+	r.specs = specs
 	cfg.Executor = r
 	if len(r.parts) == 1 {
 		cfg.Executor = r.parts[0].exec
