@@ -97,13 +97,25 @@ func (b *builder) model() (polyloop.ModelClient, error) {
 	case "script":
 		return b.script()
 	case "openai":
-		key := b.opts.getenv(keyEnv(m.APIKeyEnv, "OPENAI_API_KEY"))
-		return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+		env := keyEnv(m.APIKeyEnv, "OPENAI_API_KEY")
+		key := b.opts.getenv(env)
+		if key == "" && m.APIKeyEnv != "" {
+			return nil, b.keyNotSet(env)
+		}
+		client, err := openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+		if err != nil {
+			return nil, b.modelError(err, env)
+		}
+		return client, nil
 	case "anthropic":
-		key := b.opts.getenv(keyEnv(m.APIKeyEnv, "ANTHROPIC_API_KEY"))
+		env := keyEnv(m.APIKeyEnv, "ANTHROPIC_API_KEY")
+		key := b.opts.getenv(env)
+		if key == "" && m.APIKeyEnv != "" {
+			return nil, b.keyNotSet(env)
+		}
 		client, err := anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
 		if err != nil {
-			return nil, fmt.Errorf("%s: model: %w", b.file, err)
+			return nil, b.modelError(err, env)
 		}
 		return client, nil
 	}
@@ -289,7 +301,7 @@ func (b *builder) mcp(ctx context.Context, p path, m MCPSpec) (*mcpexec.Executor
 	opts.Headers = headers
 	ex, err := mcpexec.New(ctx, opts)
 	if err != nil {
-		return nil, b.loc.errorAt(p, fmt.Sprintf("cannot start MCP server %q: %v", m.Name, err))
+		return nil, b.mcpError(p, m, err)
 	}
 	return ex, nil
 }
