@@ -54,7 +54,7 @@ the override in the log.
 func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	ctx, interrupted, stop := interruptible(parent)
 	defer stop()
-	st, err := openStore(ctx, a.store, existingStore)
+	st, err := a.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -62,6 +62,9 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	log, err := st.ReadLog(ctx, id)
 	if err != nil {
 		return err
+	}
+	if log.Empty() {
+		return notFound(st, id)
 	}
 	log.RunID = id
 	plan, err := polyloop.PlanResume(log)
@@ -95,7 +98,7 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 			id, strings.Join(mismatch.Fields, ", "), mismatch.StoredHash, mismatch.CurrentHash)
 	}
 	if err != nil {
-		return a.runFailed(id, f.agent, err, interrupted())
+		return a.runFailed(ctx, st, id, f.agent, err, interrupted())
 	}
 	printPlan(a.stderr, *res.Plan)
 	return a.report(res, f.json)

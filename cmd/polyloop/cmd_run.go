@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +29,8 @@ file, or - to read it from standard input.
 
 Progress (step, action, status, tokens, cost) goes to standard error; with
 --json the result goes to standard output as JSON. Ctrl-C cancels the run
-cleanly: nothing is invented in the log, and the command prints how to resume.
+cleanly: nothing is invented in the log, and the command prints what resume
+will do (from the resume plan of the log as stored) and how to resume.
 
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(2),
@@ -93,17 +93,18 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 	res, err := cfg.Runner(st, sinks.sinks...).Run(ctx, id, cfg.Agent, polyloop.Task{Input: input})
 	sinks.ended(id, err)
 	if err != nil {
-		return a.runFailed(id, agentPath, err, interrupted())
+		return a.runFailed(ctx, st, id, agentPath, err, interrupted())
 	}
 	return a.report(res, f.json)
 }
 
 // runFailed turns a Run or Resume error into the command's outcome. An
-// interruption leaves the run resumable, and says how.
-func (a *app) runFailed(id, agentPath string, err error, interrupted bool) error {
+// interruption leaves the run unfinished; the command says what resume will
+// do with it and how to resume.
+func (a *app) runFailed(ctx context.Context, st store, id, agentPath string, err error, interrupted bool) error {
 	if interrupted && errors.Is(err, context.Canceled) {
-		fmt.Fprintf(a.stderr, "interrupted: run %s is unfinished and resumable:\n  polyloop resume %s --agent %s%s\n",
-			id, id, agentPath, a.storeFlag())
+		fmt.Fprintf(a.stderr, "interrupted: run %s is unfinished; %s:\n  polyloop resume %s --agent %s%s\n",
+			id, resumeHint(ctx, st, id), id, agentPath, a.storeFlag())
 		return &exitErr{code: exitInterrupted}
 	}
 	switch {
@@ -126,9 +127,7 @@ func (a *app) storeFlag() string {
 // report prints a finished run's result and gives its exit code.
 func (a *app) report(res polyloop.RunResult, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(a.stdout, res); err != nil {
 			return err
 		}
 	} else {

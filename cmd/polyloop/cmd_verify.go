@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/polyloop/polyloop"
 	"github.com/spf13/cobra"
 )
 
 func newVerifyCmd(a *app) *cobra.Command {
-	var all bool
+	var all, asJSON bool
 	c := &cobra.Command{
 		Use:   "verify [RUN_ID... | --all]",
 		Short: "Check stored logs with the resume planner's structural checks",
@@ -22,21 +23,26 @@ prints "ok" with the plan resume would follow, or CORRUPT with the offending
 record (for a record that cannot be decoded: the store's error, which names
 its seq). A corrupt run does not stop the others from being checked.
 
+With --json the results are one JSON object: "runs" (each with run_id, ok, and
+records and plan, or error and the offending seq and record), "verified" and
+"corrupt".
+
 Exit codes: 0 every log is sound; 1 at least one is corrupt; 2 an error (unknown
 run, store failure).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return fmt.Errorf("give run ids or --all (not both)")
 			}
-			return a.verify(cmd.Context(), args, all)
+			return a.verify(cmd.Context(), args, all, asJSON)
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "verify every run in the store")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the results as one JSON object: runs, verified, corrupt")
 	return c
 }
 
-func (a *app) verify(ctx context.Context, ids []string, all bool) error {
-	st, err := openStore(ctx, a.store, existingStore)
+func (a *app) verify(ctx context.Context, ids []string, all, asJSON bool) error {
+	st, err := a.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -50,56 +56,101 @@ func (a *app) verify(ctx context.Context, ids []string, all bool) error {
 			ids = append(ids, r.RunID)
 		}
 	}
-	corrupt := 0
+	rep := verifyReport{Runs: []verifyResult{}}
 	for _, id := range ids {
-		bad, err := a.verifyRun(ctx, st, id)
+		res, err := verifyRun(ctx, st, id)
 		if err != nil {
 			return err
 		}
-		if bad {
-			corrupt++
+		rep.Runs = append(rep.Runs, res)
+		rep.Verified++
+		if !res.OK {
+			rep.Corrupt++
+		}
+		if !asJSON {
+			res.writeText(a.stdout)
 		}
 	}
-	if all {
-		fmt.Fprintf(a.stdout, "%d runs verified, %d corrupt\n", len(ids), corrupt)
+	switch {
+	case asJSON:
+		if err := writeJSON(a.stdout, rep); err != nil {
+			return err
+		}
+	case all:
+		fmt.Fprintf(a.stdout, "%d runs verified, %d corrupt\n", rep.Verified, rep.Corrupt)
 	}
-	if corrupt > 0 {
+	if rep.Corrupt > 0 {
 		return &exitErr{code: exitStopped}
 	}
 	return nil
 }
 
+// verifyReport is what verify found, as --json prints it.
+type verifyReport struct {
+	Runs     []verifyResult `json:"runs"`
+	Verified int            `json:"verified"`
+	Corrupt  int            `json:"corrupt"`
+}
+
+// verifyResult is the verification of one run: sound, with the plan resume
+// would follow, or corrupt, with why and, when known, the offending record.
+type verifyResult struct {
+	RunID   string              `json:"run_id"`
+	OK      bool                `json:"ok"`
+	Records int                 `json:"records,omitempty"`
+	Plan    polyloop.PlanAction `json:"plan,omitempty"`
+	// Error says why the log is corrupt.
+	Error string `json:"error,omitempty"`
+	// Seq and Record are the offending record, when the planner names one
+	// that decoded.
+	Seq    *int64          `json:"seq,omitempty"`
+	Record json.RawMessage `json:"record,omitempty"`
+}
+
+func (r verifyResult) writeText(w io.Writer) {
+	if r.OK {
+		fmt.Fprintf(w, "ok %s: %d records, %s\n", r.RunID, r.Records, r.Plan)
+		return
+	}
+	fmt.Fprintf(w, "CORRUPT %s: %s\n", r.RunID, r.Error)
+	if r.Seq != nil && r.Record != nil {
+		fmt.Fprintf(w, "  record %d: %s\n", *r.Seq, r.Record)
+	}
+}
+
 // verifyRun checks one log; it reports corruption, and returns an error
 // only when the log cannot be checked.
-func (a *app) verifyRun(ctx context.Context, st store, id string) (bool, error) {
+func verifyRun(ctx context.Context, st store, id string) (verifyResult, error) {
+	res := verifyResult{RunID: id}
 	log, err := st.ReadLog(ctx, id)
 	if undecodable(err) {
-		fmt.Fprintf(a.stdout, "CORRUPT %s: %v\n", id, err)
-		return true, nil
+		res.Error = err.Error()
+		return res, nil
 	}
 	if err != nil {
-		return false, err
+		return res, err
 	}
 	if log.Empty() {
-		return false, fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
+		return res, notFound(st, id)
 	}
 	log.RunID = id
 	plan, err := polyloop.PlanResume(log)
 	var ce *polyloop.CorruptLogError
 	if errors.As(err, &ce) {
-		fmt.Fprintf(a.stdout, "CORRUPT %s: %v\n", id, err)
+		res.Error = err.Error()
 		if ce.Seq >= 0 && ce.Seq < int64(len(log.Records)) {
 			if rec, err := log.Records[ce.Seq].MarshalJSON(); err == nil {
-				fmt.Fprintf(a.stdout, "  record %d: %s\n", ce.Seq, rec)
+				seq := ce.Seq
+				res.Seq, res.Record = &seq, rec
 			}
 		}
-		return true, nil
+		return res, nil
 	}
 	if err != nil {
-		return false, err
+		return res, err
 	}
-	fmt.Fprintf(a.stdout, "ok %s: %d records, %s\n", id, len(log.Records), plan.Action)
-	return false, nil
+	res.OK, res.Records, res.Plan = true, len(log.Records), plan.Action
+	return res, nil
 }
 
 // undecodable reports whether a ReadLog error says a stored record could not

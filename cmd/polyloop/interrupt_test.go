@@ -112,7 +112,7 @@ func TestInterruptThenResume(t *testing.T) {
 	if code != exitInterrupted {
 		t.Fatalf("exit code %d, want %d; stderr:\n%s", code, exitInterrupted, stderr)
 	}
-	if !strings.Contains(stderr, "interrupted: run r1 is unfinished and resumable:\n  polyloop resume r1 --agent agent.yaml --store sqlite:") {
+	if !strings.Contains(stderr, "interrupted: run r1 is unfinished; resume will replay action a2 (bash, replay_safe):\n  polyloop resume r1 --agent agent.yaml --store sqlite:") {
 		t.Fatalf("stderr does not say how to resume:\n%s", stderr)
 	}
 	if time.Since(start) > 20*time.Second {

@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
+	"github.com/polyloop/polyloop"
 	"github.com/spf13/cobra"
 )
 
@@ -16,6 +18,8 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	store          string
+	// storeGiven is set when --store is on the command line.
+	storeGiven bool
 }
 
 const exitCodesHelp = `Exit codes:
@@ -23,7 +27,8 @@ const exitCodesHelp = `Exit codes:
   1    the run stopped for another reason (max_steps, token_budget, cost_budget,
        llm_error, env_error, resume_state_unknown); verify: a corrupt log
   2    an error: bad agent file, unknown run, store failure, changed agent, ...
-  130  interrupted (Ctrl-C): nothing was invented, the run is resumable`
+  130  interrupted (Ctrl-C): nothing was invented; the command says what resume
+       will do with the run, and how to resume it`
 
 func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
@@ -35,6 +40,9 @@ append-only log, resumable step by step after a crash or Ctrl-C.
 Start with "polyloop demo": offline, nothing to configure.
 
 ` + exitCodesHelp,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			a.storeGiven = cmd.Flags().Changed("store")
+		},
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -49,7 +57,9 @@ Start with "polyloop demo": offline, nothing to configure.
 	root.PersistentFlags().StringVar(&a.store, "store", def,
 		"where runs are stored: sqlite:PATH or a postgres:// DSN (default from $POLYLOOP_STORE)")
 	root.AddCommand(newDemoCmd(a), newRunCmd(a), newResumeCmd(a), newShowCmd(a), newLsCmd(a),
-		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a))
+		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newVersionCmd(a))
+	root.Version = polyloop.LibraryVersion // enables --version
+	root.SetVersionTemplate(versionText(debug.ReadBuildInfo()))
 	if c := newBenchCmd(a); c != nil {
 		root.AddCommand(c)
 	}
