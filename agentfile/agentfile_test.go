@@ -161,19 +161,6 @@ func TestKeyishNamesOfUserData(t *testing.T) {
 	}
 }
 
-func TestExamplesCheck(t *testing.T) {
-	t.Parallel()
-	files, err := filepath.Glob("../examples/*.yaml")
-	if err != nil || len(files) < 3 {
-		t.Fatalf("examples: %v, %v", files, err)
-	}
-	for _, f := range files {
-		if _, err := Check(f); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
-}
-
 func TestLoadScriptedAgentRuns(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
