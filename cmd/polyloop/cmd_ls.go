@@ -16,9 +16,13 @@ func newLsCmd(a *app) *cobra.Command {
 		Use:   "ls",
 		Short: "List runs: id, agent, start, steps, stop reason or unfinished, tokens, cost",
 		Long: `List runs, oldest first. Unfinished runs show "unfinished" and their totals so
-far, computed from their logs. The text rounds costs to 4 decimals and marks a
-cost partly unknown; --json gives the totals as stored, at full float64
-precision (cost_unknown says whether part of the cost is unknown).`,
+far, computed from their logs. The text rounds costs to 4 decimals, marks a
+cost partly unknown with "+?" and says "unknown" when no cost is known; --json
+gives the totals as stored, at full float64 precision (cost_unknown says
+whether part of the cost is unknown).
+
+Before the first run the default store does not exist: the list is empty (and
+--json prints []). A --store given on the command line must exist.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.ls(cmd.Context(), &f, asJSON)

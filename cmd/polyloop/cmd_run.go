@@ -27,6 +27,10 @@ func newRunCmd(a *app) *cobra.Command {
 		Long: `Run an agent file on a task. TASK is the task's text, @FILE to read it from a
 file, or - to read it from standard input.
 
+The agent file (YAML; every key in docs/agent-file.md) is checked before
+anything runs: every problem is reported at once, each with file, line and
+column. API keys come from the environment only.
+
 Progress (step, action, status, tokens, cost) goes to standard error; with
 --json the result goes to standard output as JSON. Ctrl-C cancels the run
 cleanly: nothing is invented in the log, and the command prints what resume
