@@ -67,6 +67,13 @@ func (b *builder) mcpError(p path, m MCPSpec, err error) error {
 		e.Err = err
 		return e
 	}
+	var schema *mcpexec.UnusableSchemaError
+	if errors.As(err, &schema) {
+		e := b.loc.errorAt(p, fmt.Sprintf("the MCP server %q offers the tool %q with an input schema that cannot be used "+
+			"to check its arguments (%v): leave it out, listing the tools to use in tools", m.Name, schema.Tool, schema.Err))
+		e.Err = err
+		return e
+	}
 	e := b.loc.errorAt(p, fmt.Sprintf("cannot start MCP server %q: %v", m.Name, err))
 	e.Err = err
 	return e

@@ -2,6 +2,7 @@ package agentfile
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -85,6 +86,26 @@ func TestUnknownMCPToolsSpeakTheAgentFile(t *testing.T) {
 		if !errors.As(err, &ute) || err.Error() != p+":"+want {
 			t.Errorf("Load = %v\nwant %s:%s", err, p, want)
 		}
+	}
+}
+
+// TestUnusableMCPSchemaSpeaksTheAgentFile: a server tool whose schema
+// cannot be used is reported in agent-file words, pointing at tools.
+func TestUnusableMCPSchemaSpeaksTheAgentFile(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "v1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "broken", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"#/$defs/nowhere"}}}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer hs.Close()
+	p := writeFile(t, "agent.yaml", scriptHead+"tools:\n  mcp:\n    - name: remote\n      url: "+hs.URL+"/mcp\n")
+	_, err := Load(context.Background(), p, nil)
+	var use *mcpexec.UnusableSchemaError
+	want := `8:7: tools.mcp[0]: the MCP server "remote" offers the tool "broken" with an input schema that cannot be used to check its arguments (`
+	if !errors.As(err, &use) || !strings.HasPrefix(err.Error(), p+":"+want) || strings.Contains(err.Error(), "Options.") {
+		t.Errorf("Load = %v\nwant %s:%s…", err, p, want)
 	}
 }
 

@@ -67,8 +67,7 @@ func newTool(t *mcp.Tool, overrides map[string]polyloop.ReplayPolicy) (*tool, er
 	}
 	resolved, err := schema.Resolve(nil)
 	if err != nil {
-		return nil, fmt.Errorf("tool %q: its input schema cannot be used for validation "+
-			"(leave the tool out with Options.Tools): %w", t.Name, err)
+		return nil, &UnusableSchemaError{Tool: t.Name, Err: err}
 	}
 	var params bytes.Buffer
 	if err := json.Compact(&params, raw); err != nil {

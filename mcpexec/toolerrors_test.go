@@ -2,6 +2,7 @@ package mcpexec_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -41,5 +42,31 @@ func TestUnknownToolsAreTypedErrors(t *testing.T) {
 			t.Errorf("%s: %+v", option, ute)
 		}
 		ss.Close()
+	}
+}
+
+// TestUnusableSchemaIsATypedError: a tool whose input schema cannot be
+// resolved is an *UnusableSchemaError naming the tool.
+func TestUnusableSchemaIsATypedError(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bad-schema", Version: "v1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "broken", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"#/$defs/nowhere"}}}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	ct, srvT := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, srvT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	e, err := mcpexec.New(ctx, mcpexec.Options{Transport: ct})
+	var use *mcpexec.UnusableSchemaError
+	if !errors.As(err, &use) || use.Tool != "broken" || use.Err == nil {
+		if e != nil {
+			e.Close()
+		}
+		t.Fatalf("New = %v, want an *UnusableSchemaError for broken", err)
 	}
 }

@@ -17,3 +17,19 @@ type UnknownToolError struct {
 func (e *UnknownToolError) Error() string {
 	return fmt.Sprintf("mcpexec: Options.%s names %q, which %s does not have", e.Option, e.Tool, e.Server)
 }
+
+// UnusableSchemaError is returned by New when a tool's input schema cannot
+// be used to check arguments (Err says why): leave the tool out with
+// Options.Tools.
+type UnusableSchemaError struct {
+	Tool string
+	Err  error
+}
+
+func (e *UnusableSchemaError) Error() string {
+	return fmt.Sprintf("tool %q: its input schema cannot be used for validation "+
+		"(leave the tool out with Options.Tools): %v", e.Tool, e.Err)
+}
+
+// Unwrap returns why the schema cannot be used.
+func (e *UnusableSchemaError) Unwrap() error { return e.Err }
