@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml"
 	"github.com/polyloop/polyloop/internal/agentschema"
 )
 
@@ -272,6 +273,59 @@ func TestSchemaRefusesWhatCheckRefuses(t *testing.T) {
 		}
 		if _, err := Check(writeFile(t, "agent.yaml", src)); err == nil {
 			t.Errorf("%s: polyloop's check accepts\n%s", name, src)
+		}
+	}
+}
+
+// TestReferenceExamplesUseEveryKey: each key of spec.go is shown in use in
+// one of the reference's YAML examples.
+func TestReferenceExamplesUseEveryKey(t *testing.T) {
+	t.Parallel()
+	spec := map[string]bool{}
+	for _, k := range specKeys() {
+		spec[k.path] = true
+	}
+	under := func(prefix string) bool {
+		for k := range spec {
+			if strings.HasPrefix(k, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	used := map[string]bool{}
+	var walk func(v any, prefix string)
+	walk = func(v any, prefix string) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		for k, x := range m {
+			p := prefix + k
+			used[p] = true
+			if under(p + ".") {
+				walk(x, p+".")
+			}
+			if items, ok := x.([]any); ok && under(p+"[].") {
+				for _, it := range items {
+					walk(it, p+"[].")
+				}
+			}
+		}
+	}
+	for _, ex := range exampleFiles(t) {
+		if !strings.HasPrefix(ex.name, referenceName) {
+			continue
+		}
+		var doc any
+		if err := yaml.Unmarshal(ex.src, &doc); err != nil {
+			t.Fatalf("%s: %v", ex.name, err)
+		}
+		walk(doc, "")
+	}
+	for _, k := range specKeys() {
+		if !used[k.path] {
+			t.Errorf("no YAML example of %s uses the key `%s` (agentfile/spec.go, %s): show it in one", referenceName, k.path, k.field)
 		}
 	}
 }
