@@ -63,9 +63,11 @@ func (c *Config) Close() error {
 }
 
 // Check reads and checks an agent file without starting anything: syntax,
-// unknown keys, types, values, secrets, and the system prompt file. Every
-// problem is reported, each with its file, line and column; the error
-// matches ErrInvalid (and ErrSecret for a secret).
+// limits, unknown and duplicate keys, types, values, secrets, and the system
+// prompt file. Every problem is reported, each with its file, line and
+// column: the error is an *Error or an ErrorList of them, in file order,
+// matching ErrInvalid (and ErrSecret for a secret, ErrLimit for a file over
+// a limit). A syntax error or a limit stops the check where it is found.
 func Check(name string) (*File, error) {
 	f, _, err := check(name)
 	return f, err
