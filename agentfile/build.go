@@ -97,29 +97,31 @@ func (b *builder) model() (polyloop.ModelClient, error) {
 	case "script":
 		return b.script()
 	case "openai":
-		env := keyEnv(m.APIKeyEnv, "OPENAI_API_KEY")
-		key := b.opts.getenv(env)
-		if key == "" && m.APIKeyEnv != "" {
-			return nil, b.keyNotSet(env)
-		}
-		client, err := openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
-		if err != nil {
-			return nil, b.modelError(err, env)
-		}
-		return client, nil
+		return b.remote("OPENAI_API_KEY", func(key string) (polyloop.ModelClient, error) {
+			return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+		})
 	case "anthropic":
-		env := keyEnv(m.APIKeyEnv, "ANTHROPIC_API_KEY")
-		key := b.opts.getenv(env)
-		if key == "" && m.APIKeyEnv != "" {
-			return nil, b.keyNotSet(env)
-		}
-		client, err := anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
-		if err != nil {
-			return nil, b.modelError(err, env)
-		}
-		return client, nil
+		return b.remote("ANTHROPIC_API_KEY", func(key string) (polyloop.ModelClient, error) {
+			return anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+		})
 	}
 	return nil, b.loc.errorAt(path{"model", "provider"}, fmt.Sprintf("provider %s is not available in this build of polyloop", m.Provider))
+}
+
+// remote builds a provider's client with the key from the environment
+// variable api_key_env names, or from defEnv. A variable api_key_env names
+// must be set: the client would otherwise read defEnv's key.
+func (b *builder) remote(defEnv string, build func(key string) (polyloop.ModelClient, error)) (polyloop.ModelClient, error) {
+	env := keyEnv(b.f.Model.APIKeyEnv, defEnv)
+	key := b.opts.getenv(env)
+	if key == "" && b.f.Model.APIKeyEnv != "" {
+		return nil, b.keyNotSet(env)
+	}
+	client, err := build(key)
+	if err != nil {
+		return nil, b.modelError(err, env)
+	}
+	return client, nil
 }
 
 func keyEnv(named, def string) string {

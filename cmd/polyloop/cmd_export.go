@@ -35,12 +35,8 @@ func (a *app) export(ctx context.Context, ids []string, all bool) error {
 	}
 	defer st.Close()
 	if all {
-		runs, err := st.ListRuns(ctx, polyloop.RunFilter{})
-		if err != nil {
+		if ids, err = allRunIDs(ctx, st); err != nil {
 			return err
-		}
-		for _, r := range runs {
-			ids = append(ids, r.RunID)
 		}
 	}
 	for _, id := range ids {

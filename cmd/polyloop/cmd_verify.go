@@ -48,12 +48,8 @@ func (a *app) verify(ctx context.Context, ids []string, all, asJSON bool) error 
 	}
 	defer st.Close()
 	if all {
-		runs, err := st.ListRuns(ctx, polyloop.RunFilter{})
-		if err != nil {
+		if ids, err = allRunIDs(ctx, st); err != nil {
 			return err
-		}
-		for _, r := range runs {
-			ids = append(ids, r.RunID)
 		}
 	}
 	rep := verifyReport{Runs: []verifyResult{}}

@@ -125,3 +125,16 @@ func noRuns(st store) string {
 	}
 	return "no runs match"
 }
+
+// allRunIDs lists the ids of every run in the store, oldest first.
+func allRunIDs(ctx context.Context, st store) ([]string, error) {
+	runs, err := st.ListRuns(ctx, polyloop.RunFilter{})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.RunID
+	}
+	return ids, nil
+}
