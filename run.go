@@ -57,6 +57,10 @@ func (r *Runner) RunWith(ctx context.Context, runID string, agent Agent, task Ta
 // run starts a run; start holds the fields of its RunStarted that name
 // where it comes from (a parent, a replayed run).
 func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, start *RunStarted) (RunResult, error) {
+	agent, err := r.resolveAgent(agent) // tools.go
+	if err != nil {
+		return RunResult{}, err
+	}
 	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
 	}
@@ -111,6 +115,10 @@ func (r *Runner) Resume(ctx context.Context, runID string, agent Agent) (RunResu
 
 // ResumeWith is Resume with options.
 func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts ResumeOptions) (RunResult, error) {
+	agent, err := r.resolveAgent(agent) // tools.go
+	if err != nil {
+		return RunResult{}, err
+	}
 	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
 	}

@@ -33,7 +33,7 @@ func TestCheckRefusesBadFiles(t *testing.T) {
 		want      string
 	}{
 		{"syntax", "name: [a\n", 1, 7, "']' not found"},
-		{"duplicate key", "name: a\nname: b\n", 2, 1, `"name" already defined`},
+		{"duplicate key", scriptHead + "name: b\n", 6, 1, `name: mapping key "name" already defined at 1:1`},
 		{"unknown key", scriptHead + "limits:\n  max_step: 3\n", 7, 3, `unknown field "max_step"`},
 		{"wrong type", scriptHead + "limits:\n  max_steps: many\n", 7, 14, "expected a value of type integer, found string"},
 		{"not a mapping", "- a\n- b\n", 1, 1, "expected a mapping of agent fields"},
@@ -158,19 +158,6 @@ func TestKeyishNamesOfUserData(t *testing.T) {
 	src := scriptHead + "tools:\n  shell:\n    env: {REFRESH_TOKEN: user_profile_42}\n"
 	if _, err := Check(writeFile(t, "agent.yaml", src)); !errors.Is(err, ErrSecret) {
 		t.Errorf("a token-like value under an env map's key-ish name: Check = %v, want ErrSecret", err)
-	}
-}
-
-func TestExamplesCheck(t *testing.T) {
-	t.Parallel()
-	files, err := filepath.Glob("../examples/*.yaml")
-	if err != nil || len(files) < 3 {
-		t.Fatalf("examples: %v, %v", files, err)
-	}
-	for _, f := range files {
-		if _, err := Check(f); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
 	}
 }
 

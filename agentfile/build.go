@@ -98,17 +98,31 @@ func (b *builder) model() (polyloop.ModelClient, error) {
 	case "script":
 		return b.script()
 	case "openai":
-		key := b.opts.getenv(keyEnv(m.APIKeyEnv, "OPENAI_API_KEY"))
-		return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+		return b.remote("OPENAI_API_KEY", func(key string) (polyloop.ModelClient, error) {
+			return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+		})
 	case "anthropic":
-		key := b.opts.getenv(keyEnv(m.APIKeyEnv, "ANTHROPIC_API_KEY"))
-		client, err := anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
-		if err != nil {
-			return nil, fmt.Errorf("%s: model: %w", b.file, err)
-		}
-		return client, nil
+		return b.remote("ANTHROPIC_API_KEY", func(key string) (polyloop.ModelClient, error) {
+			return anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+		})
 	}
 	return nil, b.loc.errorAt(path{"model", "provider"}, fmt.Sprintf("provider %s is not available in this build of polyloop", m.Provider))
+}
+
+// remote builds a provider's client with the key from the environment
+// variable api_key_env names, or from defEnv. A variable api_key_env names
+// must be set: the client would otherwise read defEnv's key.
+func (b *builder) remote(defEnv string, build func(key string) (polyloop.ModelClient, error)) (polyloop.ModelClient, error) {
+	env := keyEnv(b.f.Model.APIKeyEnv, defEnv)
+	key := b.opts.getenv(env)
+	if key == "" && b.f.Model.APIKeyEnv != "" {
+		return nil, b.keyNotSet(env)
+	}
+	client, err := build(key)
+	if err != nil {
+		return nil, b.modelError(err, env)
+	}
+	return client, nil
 }
 
 func keyEnv(named, def string) string {
@@ -243,6 +257,7 @@ func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpe
 			return nil, err
 		}
 	}
+	r.specs = specs
 	cfg.Executor = r
 	if len(r.parts) == 1 {
 		cfg.Executor = r.parts[0].exec
@@ -302,7 +317,7 @@ func (b *builder) mcp(ctx context.Context, p path, m MCPSpec) (*mcpexec.Executor
 		if ctx.Err() != nil { // an interruption, not a fault of the file
 			return nil, fmt.Errorf("agentfile: starting MCP server %q: %w", m.Name, errors.Join(ctx.Err(), err))
 		}
-		return nil, b.loc.errorAt(p, fmt.Sprintf("cannot start MCP server %q: %v", m.Name, err))
+		return nil, b.mcpError(p, m, err)
 	}
 	return ex, nil
 }

@@ -3,49 +3,101 @@ package agentfile
 import (
 	"errors"
 	"fmt"
-	"os"
+	"reflect"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 )
 
-// decode reads and parses the file and decodes it strictly into a File:
-// a syntax error, a duplicate key, an unknown key or a value of the wrong
-// type is an *Error with its position.
-func decode(name string) (*File, *locator, error) {
-	src, err := os.ReadFile(name)
-	if err != nil {
-		return nil, nil, &Error{File: name, Msg: fmt.Sprintf("cannot read the agent file: %v", err)}
-	}
-	tree, err := parser.ParseBytes(src, 0)
-	if err != nil {
-		return nil, nil, yamlError(name, err)
-	}
-	loc := &locator{file: name, ast: tree}
-	if len(tree.Docs) != 1 || tree.Docs[0].Body == nil {
-		return nil, nil, &Error{File: name, Line: 1, Column: 1, Msg: fmt.Sprintf("expected one YAML document holding a mapping, found %d documents", len(tree.Docs))}
-	}
-	body := tree.Docs[0].Body
-	// Secrets first: a key under a misspelt name is refused as a secret.
-	v := &validator{loc: loc}
-	v.scanSecrets(body)
-	if err := v.sorted().err(); err != nil {
-		return nil, nil, err
-	}
-	if body.Type() != ast.MappingType {
-		line, col, _ := nodePosition(body)
-		return nil, nil, &Error{File: name, Line: line, Column: col, Msg: "expected a mapping of agent fields (name, model, parser, tools, limits, ...)"}
-	}
-	var f File
-	if err := yaml.NodeToValue(body, &f, yaml.Strict()); err != nil {
-		return nil, nil, yamlError(name, err)
-	}
-	return &f, loc, nil
+// decoded is an agent file read and decoded: the File, where its values are
+// (for the checks that follow), and the problems found so far.
+type decoded struct {
+	f    *File
+	loc  *locator
+	errs ErrorList
+	// failed are the paths whose value did not decode (see fieldDecoder).
+	failed []path
+	// secret is set when a value looks like a secret: the checks that
+	// follow, whose messages may quote values, must not run.
+	secret bool
 }
 
-// yamlError turns a go-yaml error into an *Error with its position and a
-// message that says what was expected.
+// decode reads, parses and decodes the agent file. A file that cannot be
+// decoded at all (unreadable, over a limit, a syntax error, empty, not a
+// mapping) is an error; otherwise every unknown key, duplicate key, value of
+// the wrong type and secret is in the errs of the result.
+func decode(name string) (*decoded, error) {
+	src, err := readSource(name)
+	if err != nil {
+		return nil, err
+	}
+	tks := lexer.Tokenize(string(src))
+	if empty(tks) {
+		return nil, &Error{File: name, Msg: "the agent file is empty (nothing but blank lines and comments): " +
+			"an agent file is a mapping with at least name and model (docs/agent-file.md)"}
+	}
+	if err := checkTokenDepth(name, tks); err != nil {
+		return nil, err
+	}
+	tree, err := parser.Parse(tks, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		return nil, yamlError(name, err)
+	}
+	body, err := documentBody(name, tree)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := checkShape(name, body)
+	if err != nil {
+		return nil, err
+	}
+	loc := &locator{file: name, ast: tree}
+	v := &validator{loc: loc}
+	v.scanSecrets(body)
+	if _, ok := mappingPairs(body); !ok {
+		line, col, _ := nodePosition(body)
+		errs := append(v.errs, &Error{File: name, Line: line, Column: col, Msg: "expected a mapping of agent fields (name, model, parser, tools, limits, ...)"})
+		return nil, errs.err()
+	}
+	d := &fieldDecoder{file: name, shape: sh}
+	var f File
+	d.value(body, reflect.ValueOf(&f).Elem(), nil)
+	return &decoded{f: &f, loc: loc, errs: append(v.errs, d.errs...), failed: d.failed, secret: len(v.errs) > 0}, nil
+}
+
+// empty reports whether a file holds no YAML: only comments, or at most a
+// document marker.
+func empty(tks token.Tokens) bool {
+	for _, tk := range tks {
+		switch tk.Type {
+		case token.CommentType, token.DocumentHeaderType, token.DocumentEndType:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// documentBody is the body of the file's one document.
+func documentBody(name string, tree *ast.File) (ast.Node, error) {
+	if len(tree.Docs) > 1 {
+		line, col := 1, 1
+		if tk := tree.Docs[1].Start; tk != nil {
+			line, col = tk.Position.Line, tk.Position.Column
+		}
+		return nil, &Error{File: name, Line: line, Column: col,
+			Msg: fmt.Sprintf("the file holds %d YAML documents (a line --- starts another): an agent file is one mapping", len(tree.Docs))}
+	}
+	if len(tree.Docs) == 0 || tree.Docs[0].Body == nil {
+		return nil, &Error{File: name, Msg: "the agent file is empty: an agent file is a mapping with at least name and model (docs/agent-file.md)"}
+	}
+	return tree.Docs[0].Body, nil
+}
+
+// yamlError turns a go-yaml syntax error into an *Error with its position.
 func yamlError(name string, err error) *Error {
 	e := &Error{File: name, Msg: err.Error()}
 	var ye yaml.Error
@@ -56,28 +108,5 @@ func yamlError(name string, err error) *Error {
 	if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 		e.Line, e.Column = tk.Position.Line, tk.Position.Column
 	}
-	var unknown *yaml.UnknownFieldError
-	var typeErr *yaml.TypeError
-	switch {
-	case errors.As(err, &unknown):
-		e.Msg += " (a typo must not silently become a default; see the agent file reference for the accepted keys)"
-	case errors.As(err, &typeErr):
-		e.Msg = fmt.Sprintf("expected a value of type %s, found %s", typeName(typeErr.DstType.String()), typeErr.SrcType)
-	}
 	return e
-}
-
-// typeName says a Go type in agent-file words.
-func typeName(goType string) string {
-	switch goType {
-	case "int", "int64", "uint", "uint64":
-		return "integer"
-	case "float64", "float32":
-		return "number"
-	case "string":
-		return "string"
-	case "bool":
-		return "boolean (true or false)"
-	}
-	return goType
 }

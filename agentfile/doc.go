@@ -47,14 +47,28 @@
 //	    - {text: "Done: 3 files.", delay_ms: 50}  # a text reply
 //	    - {fail: "503 service unavailable"}       # a model failure: the run ends llm_error
 //
+// The reference of every key, with its type, default and an example, is
+// docs/agent-file.md; docs/agent-file.schema.json is a JSON Schema of the
+// file for editors. Tests keep both true to this package's File.
+//
 // # Checking
 //
 // Check (and Load, which calls it) refuses an agent file before anything
-// runs, reporting every problem with its file, line and column and what was
-// expected: YAML syntax, duplicate keys, unknown keys (a typo must never
-// silently become a default), wrong types, values out of range, options that
-// do not belong to the chosen provider or parser kind, an unreadable
-// system_file. The errors match ErrInvalid.
+// runs, reporting every problem at once, each with its file, line and column
+// and what was expected: YAML syntax, duplicate keys, unknown keys (a typo
+// must never silently become a default; the message gives the closest key
+// and the keys of that mapping), values of the wrong type (nothing is
+// converted silently: 1.5 is not an integer, "3" not a number), values out
+// of range, options that do not belong to the chosen provider or parser
+// kind, an unreadable system_file. An empty or comment-only file is refused
+// as empty. The errors match ErrInvalid; a list of them is an ErrorList.
+//
+// The file is decoded over go-yaml's syntax tree, one value at a time.
+// Anchors, aliases and merge keys work, within limits that refuse a hostile
+// file before it can exhaust memory (MaxFileSize, MaxDepth, MaxAliases,
+// MaxAliasExpansion; errors match ErrLimit): the size before parsing, the
+// nesting on the tokens before parsing, the aliases on the tree before
+// anything is expanded.
 //
 // # Secrets
 //

@@ -14,6 +14,9 @@ var (
 	// ErrSecret marks an agent file that holds what looks like a secret (an
 	// API key, a token). Secrets are read from the environment only.
 	ErrSecret = errors.New("agentfile: secret in agent file")
+	// ErrLimit marks an agent file over one of the limits (MaxFileSize,
+	// MaxDepth, MaxAliases, MaxAliasExpansion).
+	ErrLimit = errors.New("agentfile: agent file over a limit")
 )
 
 // Error is one problem in an agent file, at a position.
@@ -27,7 +30,8 @@ type Error struct {
 	Field string
 	// Msg says what is wrong and what was expected.
 	Msg string
-	// Err is a sentinel the error also matches (ErrSecret), or nil.
+	// Err is a sentinel the error also matches (ErrSecret, ErrLimit), or
+	// nil.
 	Err error
 }
 

@@ -3,7 +3,6 @@ package agentfile
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -64,37 +63,30 @@ func (c *Config) Close() error {
 }
 
 // Check reads and checks an agent file without starting anything: syntax,
-// unknown keys, types, values, secrets, and the system prompt file. Every
-// problem is reported, each with its file, line and column; the error
-// matches ErrInvalid (and ErrSecret for a secret).
+// limits, unknown and duplicate keys, types, values, secrets, and the system
+// prompt file. Every problem is reported, each with its file, line and
+// column: the error is an *Error or an ErrorList of them, in file order,
+// matching ErrInvalid (and ErrSecret for a secret, ErrLimit for a file over
+// a limit). A syntax error or a limit stops the check where it is found.
 func Check(name string) (*File, error) {
 	f, _, err := check(name)
 	return f, err
 }
 
 func check(name string) (*File, *locator, error) {
-	f, loc, err := decode(name)
+	d, err := decode(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	v := &validator{loc: loc}
-	v.file(f)
+	v := &validator{loc: d.loc, errs: d.errs, skip: d.failed}
+	if !d.secret {
+		v.file(d.f)
+		v.systemFile(name, d.f)
+	}
 	if err := v.sorted().err(); err != nil {
 		return nil, nil, err
 	}
-	if f.SystemFile != "" {
-		b, err := os.ReadFile(resolve(name, f.SystemFile))
-		if err != nil {
-			return nil, nil, loc.errorAt(path{"system_file"}, fmt.Sprintf("cannot read the system prompt file: %v", err))
-		}
-		if what := secretIn(string(b), ""); what != "" {
-			e := loc.errorAt(path{"system_file"}, "the system prompt file holds a value that "+what+secretAdvice)
-			e.Err = ErrSecret
-			return nil, nil, e
-		}
-		f.System = string(b)
-	}
-	return f, loc, nil
+	return d.f, d.loc, nil
 }
 
 // Load checks an agent file (see Check) and builds its Config: the model

@@ -18,6 +18,19 @@ func (p path) at(parts ...any) path {
 	return append(append(out, p...), parts...)
 }
 
+// within reports whether p is q or under it.
+func (p path) within(q path) bool {
+	if len(p) < len(q) {
+		return false
+	}
+	for i := range q {
+		if p[i] != q[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // String renders p as "tools.mcp[1].replay.read_file".
 func (p path) String() string {
 	var b strings.Builder

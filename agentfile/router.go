@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/polyloop/polyloop"
 )
@@ -15,8 +16,11 @@ import (
 type router struct {
 	parts  []routed
 	owners map[string]polyloop.ActionExecutor
+	specs  []polyloop.ToolSpec
 	code   polyloop.ActionExecutor // nil: code actions are not executed
 }
+
+var _ polyloop.ToolLister = (*router)(nil)
 
 type routed struct {
 	name string
@@ -37,6 +41,17 @@ func (r *router) Execute(ctx context.Context, a polyloop.Action) (polyloop.Actio
 		return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: fmt.Sprintf("unknown tool %q", a.Tool)}, nil
 	}
 	return owner.Execute(ctx, a)
+}
+
+// ToolSpecs implements polyloop.ToolLister: the tools of the routed
+// executors, in order. The result is a fresh copy.
+func (r *router) ToolSpecs() []polyloop.ToolSpec {
+	out := make([]polyloop.ToolSpec, len(r.specs))
+	for i, s := range r.specs {
+		s.Parameters = slices.Clone(s.Parameters)
+		out[i] = s
+	}
+	return out
 }
 
 // Describe implements polyloop.Describer: the routed executors' own

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,10 +17,37 @@ import (
 type validator struct {
 	loc  *locator
 	errs ErrorList
+	// skip are paths whose value did not decode: a check of a value at or
+	// under one of them would only report its zero value.
+	skip []path
 }
 
 func (v *validator) fail(p path, format string, args ...any) {
+	for _, s := range v.skip {
+		if p.within(s) {
+			return
+		}
+	}
 	v.errs = append(v.errs, v.loc.errorAt(p, fmt.Sprintf(format, args...)))
+}
+
+// systemFile reads the system prompt file into f.System.
+func (v *validator) systemFile(name string, f *File) {
+	if f.SystemFile == "" || f.System != "" {
+		return
+	}
+	b, err := os.ReadFile(resolve(name, f.SystemFile))
+	if err != nil {
+		v.fail(path{"system_file"}, "cannot read the system prompt file: %v", err)
+		return
+	}
+	if what := secretIn(string(b), ""); what != "" {
+		e := v.loc.errorAt(path{"system_file"}, "the system prompt file holds a value that "+what+secretAdvice)
+		e.Err = ErrSecret
+		v.errs = append(v.errs, e)
+		return
+	}
+	f.System = string(b)
 }
 
 // sorted returns the problems in file order.
@@ -52,6 +80,10 @@ var providers = []string{"openai", "anthropic", "script"}
 
 func (v *validator) model(m ModelSpec) {
 	p := path{"model"}
+	if m.Provider == "" {
+		v.fail(p.at("provider"), "required: the model provider, one of %s", strings.Join(providers, ", "))
+		return
+	}
 	if !slices.Contains(providers, m.Provider) {
 		v.fail(p.at("provider"), "expected one of %s, found %q", strings.Join(providers, ", "), m.Provider)
 		return

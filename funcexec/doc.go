@@ -5,8 +5,13 @@
 // parameters is generated from the Args type with
 // github.com/google/jsonschema-go, and every call's arguments are validated
 // against that schema before the function runs. ToolSpecs returns the specs
-// of the registered tools, ready for polyloop.Agent.Tools, so what the model
-// is shown and what runs come from the same registration and cannot drift.
+// of the registered tools: the Executor is a polyloop.ToolLister, so a
+// polyloop.Runner takes an agent's tools from it when Agent.Tools is empty,
+// and refuses (polyloop.ErrInvalidConfig) an agent whose tools differ from
+// the registered ones — a tool on one side only, another description, schema
+// or replay policy. What the model is shown, what runs and the replay policy
+// the log records come from the same registration and cannot drift. A tool
+// registered after a run started is not in that run's snapshot.
 //
 // Status mapping (see polyloop.ActionExecutor):
 //

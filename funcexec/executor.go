@@ -29,6 +29,7 @@ func New() *Executor {
 
 var _ polyloop.ActionExecutor = (*Executor)(nil)
 var _ polyloop.Describer = (*Executor)(nil)
+var _ polyloop.ToolLister = (*Executor)(nil)
 
 func (e *Executor) add(t *tool) error {
 	e.mu.Lock()
@@ -48,8 +49,8 @@ func (e *Executor) lookup(name string) (*tool, bool) {
 	return t, ok
 }
 
-// ToolSpecs returns the specs of the registered tools, in registration
-// order, for polyloop.Agent.Tools. The result is a fresh copy.
+// ToolSpecs implements polyloop.ToolLister: the specs of the registered
+// tools, in registration order. The result is a fresh copy.
 func (e *Executor) ToolSpecs() []polyloop.ToolSpec {
 	e.mu.RLock()
 	defer e.mu.RUnlock()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -24,6 +25,7 @@ type tool struct {
 func listTools(ctx context.Context, s *mcp.ClientSession, o *Options) ([]*tool, error) {
 	var tools []*tool
 	seen := map[string]bool{}
+	var offered []string
 	for t, err := range s.Tools(ctx, nil) {
 		if err != nil {
 			return nil, o.startError("listing the tools of", nil, err)
@@ -32,6 +34,7 @@ func listTools(ctx context.Context, s *mcp.ClientSession, o *Options) ([]*tool, 
 			return nil, fmt.Errorf("mcpexec: %s lists the tool %q twice", o.identity(), t.Name)
 		}
 		seen[t.Name] = true
+		offered = append(offered, t.Name)
 		if o.Tools != nil && !slices.Contains(o.Tools, t.Name) {
 			continue
 		}
@@ -43,12 +46,12 @@ func listTools(ctx context.Context, s *mcp.ClientSession, o *Options) ([]*tool, 
 	}
 	for _, name := range o.Tools {
 		if !seen[name] {
-			return nil, fmt.Errorf("mcpexec: Options.Tools names %q, which %s does not have", name, o.identity())
+			return nil, &UnknownToolError{Option: "Tools", Tool: name, Server: o.identity(), Offered: offered}
 		}
 	}
-	for name := range o.Replay {
+	for _, name := range slices.Sorted(maps.Keys(o.Replay)) {
 		if !seen[name] {
-			return nil, fmt.Errorf("mcpexec: Options.Replay names %q, which %s does not have", name, o.identity())
+			return nil, &UnknownToolError{Option: "Replay", Tool: name, Server: o.identity(), Offered: offered}
 		}
 	}
 	return tools, nil
@@ -65,8 +68,7 @@ func newTool(t *mcp.Tool, prefix string, overrides map[string]polyloop.ReplayPol
 	}
 	resolved, err := schema.Resolve(nil)
 	if err != nil {
-		return nil, fmt.Errorf("tool %q: its input schema cannot be used for validation "+
-			"(leave the tool out with Options.Tools): %w", t.Name, err)
+		return nil, &UnusableSchemaError{Tool: t.Name, Err: err}
 	}
 	var params bytes.Buffer
 	if err := json.Compact(&params, raw); err != nil {

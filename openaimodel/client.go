@@ -3,6 +3,8 @@ package openaimodel
 import (
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -21,7 +23,8 @@ const DefaultTimeout = provider.DefaultTimeout
 // from OPENAI_API_KEY.
 type Options struct {
 	// APIKey authenticates the client. Empty: the OPENAI_API_KEY environment
-	// variable; servers that need no key (Ollama, llama.cpp) accept none.
+	// variable. OpenAI's API needs one (New fails with ErrNoAPIKey); servers
+	// at another BaseURL that need no key (Ollama, llama.cpp) accept none.
 	// The key is never in Describe, in replies or in error texts.
 	APIKey string
 	// BaseURL is the API's base URL, e.g. "http://localhost:8000/v1/" for
@@ -68,8 +71,11 @@ var _ interface {
 	polyloop.Describer
 } = (*Client)(nil)
 
-// New returns a client. It fails for an unknown MaxTokensField or an
-// invalid price table; it does not contact the server.
+// New returns a client. It fails for an unknown MaxTokensField, an invalid
+// price table, or with ErrNoAPIKey when the client would call OpenAI's own
+// API (BaseURL empty or on its host) without a key; with another BaseURL an
+// empty key is allowed, since local servers often need none. It does not
+// contact the server.
 func New(opts Options) (*Client, error) {
 	c := &Client{maxTokensField: opts.MaxTokensField, p: provider.Caller[pkg]{Wire: wire, Settings: provider.Settings{
 		Key: opts.APIKey, BaseURL: opts.BaseURL, Model: opts.Model, UnansweredToolResult: opts.UnansweredToolResult,
@@ -99,7 +105,22 @@ func (c *Client) defaults() error {
 	default:
 		return fmt.Errorf("openaimodel: MaxTokensField %q is neither %q nor %q", c.maxTokensField, MaxCompletionTokens, MaxTokens)
 	}
-	return c.p.Defaults(provider.Defaults{KeyEnv: "OPENAI_API_KEY", BaseURL: DefaultBaseURL, Prices: shippedPrices.Shared})
+	d := provider.Defaults{KeyEnv: "OPENAI_API_KEY", BaseURL: DefaultBaseURL, Prices: shippedPrices.Shared}
+	if isOpenAI(c.p.BaseURL) {
+		d.ErrNoKey = ErrNoAPIKey // OpenAI refuses every call without one
+	}
+	return c.p.Defaults(d)
+}
+
+// isOpenAI reports whether baseURL is OpenAI's own API: empty (the default)
+// or on the host of DefaultBaseURL.
+func isOpenAI(baseURL string) bool {
+	if baseURL == "" {
+		return true
+	}
+	u, err := url.Parse(baseURL)
+	def, _ := url.Parse(DefaultBaseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), def.Hostname())
 }
 
 // String describes the client without its key.

@@ -6,8 +6,9 @@
 //
 // New takes Options: the base URL (DefaultBaseURL when empty; e.g.
 // "http://localhost:11434/v1/" for Ollama), the API key (Options.APIKey, else
-// the OPENAI_API_KEY environment variable; servers that need no key accept an
-// empty one), a default model, and the retry bounds. What the model sees and
+// the OPENAI_API_KEY environment variable; OpenAI's own API needs one, and New
+// fails with ErrNoAPIKey without it, while servers at another base URL that
+// need no key accept an empty one), a default model, and the retry bounds. What the model sees and
 // how the client behaves goes into the run's snapshot through Describe; the key
 // never does. Note that the SDK also reads OPENAI_ORG_ID, OPENAI_PROJECT_ID
 // and OPENAI_CUSTOM_HEADERS from the environment; the base URL and the key

@@ -8,6 +8,10 @@ import (
 
 // Sentinel errors. Test for them with errors.Is.
 var (
+	// ErrNoAPIKey is returned by New when the client would call OpenAI's own
+	// API (BaseURL empty or on api.openai.com) and neither Options.APIKey
+	// nor OPENAI_API_KEY gives a key.
+	ErrNoAPIKey = errors.New("openaimodel: no API key for OpenAI's API: set Options.APIKey or OPENAI_API_KEY (or set BaseURL to a server that needs none)")
 	// ErrNoModel is returned when neither the request's ModelParams.Model nor
 	// Options.Model names a model.
 	ErrNoModel = errors.New("openaimodel: no model: set ModelParams.Model or Options.Model")

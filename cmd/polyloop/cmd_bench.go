@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -63,9 +62,7 @@ func (a *app) bench(parent context.Context, cmd *cobra.Command, f benchFlags) er
 		return err
 	}
 	if f.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(a.stdout, rep)
 	}
 	return rep.WriteText(a.stdout)
 }

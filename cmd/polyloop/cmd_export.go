@@ -9,31 +9,43 @@ import (
 )
 
 func newExportCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "export RUN_ID...",
+	var all bool
+	c := &cobra.Command{
+		Use:   "export [RUN_ID... | --all]",
 		Short: "Print runs' records as JSON lines (the documented log format)",
-		Long: `Print the records of the given runs as JSON lines, one record per line, in the
-log format documented in docs/log-format.md, run after run.`,
-		Args: cobra.MinimumNArgs(1),
+		Long: `Print the records of the given runs, or of every run with --all (oldest first),
+as JSON lines, one record per line, in the log format documented in
+docs/log-format.md, run after run: each run's records in seq order, starting
+with its run_started record (seq 0), which holds the run's id.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.export(cmd.Context(), args)
+			if all == (len(args) > 0) {
+				return fmt.Errorf("give run ids or --all (not both)")
+			}
+			return a.export(cmd.Context(), args, all)
 		},
 	}
+	c.Flags().BoolVar(&all, "all", false, "export every run in the store")
+	return c
 }
 
-func (a *app) export(ctx context.Context, ids []string) error {
-	st, err := openStore(ctx, a.store, existingStore)
+func (a *app) export(ctx context.Context, ids []string, all bool) error {
+	st, err := a.openRead(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if all {
+		if ids, err = allRunIDs(ctx, st); err != nil {
+			return err
+		}
+	}
 	for _, id := range ids {
 		log, err := st.ReadLog(ctx, id)
 		if err != nil {
 			return err
 		}
 		if log.Empty() {
-			return fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
+			return notFound(st, id)
 		}
 		b, err := polyloop.EncodeRecords(log.Records)
 		if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -236,11 +235,4 @@ func printDivergence(w io.Writer, d polyloop.RunDiff, a, b string) {
 		where += fmt.Sprintf(", action %d", v.Index+1)
 	}
 	fmt.Fprintf(w, "first divergence at %s (%s):\n  %s: %s\n  %s: %s\n", where, v.What, a, oneLine(v.A, 300), b, oneLine(v.B, 300))
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }

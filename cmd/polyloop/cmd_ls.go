@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -17,9 +16,13 @@ func newLsCmd(a *app) *cobra.Command {
 		Use:   "ls",
 		Short: "List runs: id, agent, start, steps, stop reason or unfinished, tokens, cost",
 		Long: `List runs, oldest first. Unfinished runs show "unfinished" and their totals so
-far, computed from their logs. The text rounds costs to 4 decimals and marks a
-cost partly unknown; --json gives the totals as stored, at full float64
-precision (cost_unknown says whether part of the cost is unknown).`,
+far, computed from their logs. The text rounds costs to 4 decimals, marks a
+cost partly unknown with "+?" and says "unknown" when no cost is known; --json
+gives the totals as stored, at full float64 precision (cost_unknown says
+whether part of the cost is unknown).
+
+Before the first run the default store does not exist: the list is empty (and
+--json prints []). A --store given on the command line must exist.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.ls(cmd.Context(), &f, asJSON)
@@ -31,7 +34,7 @@ precision (cost_unknown says whether part of the cost is unknown).`,
 }
 
 func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
-	st, err := openStore(ctx, a.store, existingStore)
+	st, err := a.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -44,9 +47,10 @@ func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
 		if runs == nil {
 			runs = []polyloop.RunSummary{}
 		}
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(runs)
+		return writeJSON(a.stdout, runs)
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(a.stderr, noRuns(st))
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tAGENT\tSTARTED\tSTEPS\tSTOP\tTOKENS\tCOST")
@@ -56,16 +60,7 @@ func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
 			stop = string(r.StopReason)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", r.RunID, r.Agent, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
-			r.Totals.Steps, stop, r.Totals.Tokens(), costText(*r.Totals))
+			r.Totals.Steps, stop, r.Totals.Tokens(), costShort.cost(r.Totals.CostUSD, r.Totals.CostUnknown))
 	}
 	return tw.Flush()
-}
-
-// costText is a total cost, marked when part of it is unknown.
-func costText(t polyloop.Totals) string {
-	s := fmt.Sprintf("$%.4f", t.CostUSD)
-	if t.CostUnknown {
-		s += "+?"
-	}
-	return s
 }

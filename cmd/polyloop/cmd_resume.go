@@ -68,7 +68,7 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	st, err := openStore(ctx, a.store, existingStore)
+	st, err := a.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -76,6 +76,9 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	log, err := st.ReadLog(ctx, id)
 	if err != nil {
 		return err
+	}
+	if log.Empty() {
+		return notFound(st, id)
 	}
 	log.RunID = id
 	plan, err := polyloop.PlanResume(log)

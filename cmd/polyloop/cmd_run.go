@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +26,10 @@ func newRunCmd(a *app) *cobra.Command {
 		Short: "Run an agent on a task",
 		Long: `Run an agent file on a task. TASK is the task's text, @FILE to read it from a
 file, or - to read it from standard input.
+
+The agent file (YAML; every key in docs/agent-file.md) is checked before
+anything runs: every problem is reported at once, each with file, line and
+column. API keys come from the environment only.
 
 Progress (step, action, status, tokens, cost) goes to standard error; with
 --json the result goes to standard output as JSON.
@@ -145,9 +148,7 @@ func (a *app) storeFlag() string {
 // report prints a finished run's result and gives its exit code.
 func (a *app) report(res polyloop.RunResult, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(a.stdout, res); err != nil {
 			return err
 		}
 	} else if res.Suspended != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -33,7 +32,7 @@ would do.`,
 }
 
 func (a *app) show(ctx context.Context, id string, asJSON, full bool) error {
-	st, err := openStore(ctx, a.store, existingStore)
+	st, err := a.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -43,9 +42,7 @@ func (a *app) show(ctx context.Context, id string, asJSON, full bool) error {
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(t)
+		return writeJSON(a.stdout, t)
 	}
 	limit := 400
 	if full {
@@ -62,7 +59,7 @@ func loadTrajectory(ctx context.Context, st store, id string) (*trajectory, erro
 		return nil, err
 	}
 	if log.Empty() {
-		return nil, fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
+		return nil, notFound(st, id)
 	}
 	log.RunID = id
 	t := buildTrajectory(log)
@@ -203,10 +200,7 @@ func (s *showWriter) completed(c *polyloop.StepCompleted) {
 
 func (s *showWriter) end(t *trajectory) {
 	tt := t.Totals
-	cost := fmt.Sprintf("$%.6f", tt.CostUSD)
-	if tt.CostUnknown {
-		cost += " (some cost unknown)"
-	}
+	cost := costLong.cost(tt.CostUSD, tt.CostUnknown)
 	switch {
 	case t.Finished != nil:
 		fmt.Fprintf(s.w, "finished: %s", t.Finished.StopReason)

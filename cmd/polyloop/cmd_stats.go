@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -51,7 +50,7 @@ func (a *app) stats(ctx context.Context, f *statsFlags) error {
 	if f.json && f.csv {
 		return fmt.Errorf("--json and --csv exclude each other")
 	}
-	st, err := openStore(ctx, a.store, existingStore)
+	st, err := a.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -63,14 +62,16 @@ func (a *app) stats(ctx context.Context, f *statsFlags) error {
 	groups := computeStats(runs, f.by)
 	switch {
 	case f.json:
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(groups)
+		if groups == nil {
+			groups = []*groupStats{}
+		}
+		return writeJSON(a.stdout, groups)
 	case f.csv:
 		return writeStatsCSV(a, groups)
 	}
 	if len(groups) == 0 {
 		fmt.Fprintln(a.stdout, "no runs")
+		fmt.Fprintln(a.stderr, noRuns(st))
 	}
 	for _, g := range groups {
 		writeStatsText(a, g, f.by)

@@ -13,7 +13,7 @@ import (
 )
 
 func newVerifyCmd(a *app) *cobra.Command {
-	var all bool
+	var all, asJSON bool
 	c := &cobra.Command{
 		Use:   "verify [RUN_ID... | --all]",
 		Short: "Check stored logs: checksums, decoding and the resume planner's structural checks",
@@ -30,16 +30,22 @@ summary follows. A SQLite file that SQLite finds damaged (cut short, a
 malformed page) is reported CORRUPT as a whole, and every run is then checked
 as far as the file can be read, without writing to it.
 
+With --json the results are one JSON object: "runs" (each with run_id and
+status ok, corrupt or unsupported; records, plan and unchecked for a sound log;
+error, and the offending seq and record, for the others), then "verified",
+"ok", "corrupt", "unsupported", "unchecked" and "store_damaged".
+
 Exit codes: 0 every log is sound; 1 at least one is corrupt or unsupported (or
 the store file is damaged); 2 an error (unknown run, store failure).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return fmt.Errorf("give run ids or --all (not both)")
 			}
-			return a.verify(cmd.Context(), args, all)
+			return a.verify(cmd.Context(), args, all, asJSON)
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "verify every run in the store")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the results as one JSON object (see above)")
 	return c
 }
 
@@ -55,32 +61,29 @@ type uncheckedCounter interface {
 	RecordsWithoutChecksum(ctx context.Context, runID string) (int64, error)
 }
 
-func (a *app) verify(ctx context.Context, ids []string, all bool) error {
-	st, err := openStore(ctx, a.store, existingStore)
+func (a *app) verify(ctx context.Context, ids []string, all, asJSON bool) error {
+	st, err := a.openRead(ctx)
 	if errors.Is(err, sqlitestore.ErrDamaged) {
-		return a.verifyDamaged(ctx, err, ids, all)
+		return a.verifyDamaged(ctx, err, ids, all, asJSON)
 	}
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	if all {
-		runs, err := st.ListRuns(ctx, polyloop.RunFilter{})
-		if err != nil {
+		if ids, err = allRunIDs(ctx, st); err != nil {
 			return err
 		}
-		for _, r := range runs {
-			ids = append(ids, r.RunID)
-		}
 	}
-	v := verifier{a: a, src: st}
+	v := verifier{a: a, src: st, json: asJSON}
 	return v.check(ctx, ids)
 }
 
 // verifyDamaged reports a SQLite file SQLite finds damaged, then checks
 // every run as far as the file can be read, read-only.
-func (a *app) verifyDamaged(ctx context.Context, openErr error, ids []string, all bool) error {
-	fmt.Fprintf(a.stdout, "CORRUPT store: %v\n", openErr)
+func (a *app) verifyDamaged(ctx context.Context, openErr error, ids []string, all, asJSON bool) error {
+	v := verifier{a: a, json: asJSON, rep: verifyReport{StoreDamaged: true}}
+	v.textf("CORRUPT store: %v\n", openErr)
 	sv, err := sqlitestore.OpenSalvage(strings.TrimPrefix(a.store, "sqlite:"))
 	if err != nil {
 		return err
@@ -89,39 +92,75 @@ func (a *app) verifyDamaged(ctx context.Context, openErr error, ids []string, al
 	if all {
 		found, err := sv.RunIDs(ctx)
 		if err != nil {
-			fmt.Fprintf(a.stdout, "  listing the runs stopped at the damage, %d found before it: %v\n", len(found), err)
+			v.textf("  listing the runs stopped at the damage, %d found before it: %v\n", len(found), err)
 		}
 		ids = found
 	}
-	v := verifier{a: a, src: sv, damaged: true}
+	v.src = sv
 	return v.check(ctx, ids)
 }
 
 // verifier checks runs one after the other and keeps the tally.
 type verifier struct {
-	a       *app
-	src     logSource
-	damaged bool // the store as a whole is damaged: the exit code says so
-	ok      int
-	corrupt int
-	newer   int
-	// unchecked counts the records without a checksum, in all runs.
-	unchecked int64
+	a    *app
+	src  logSource
+	json bool
+	rep  verifyReport
+}
+
+// verifyReport is what verify found, as --json prints it.
+type verifyReport struct {
+	Runs        []verifyResult `json:"runs"`
+	Verified    int            `json:"verified"`
+	OK          int            `json:"ok"`
+	Corrupt     int            `json:"corrupt"`
+	Unsupported int            `json:"unsupported"`
+	// Unchecked counts the records without a checksum, in all runs.
+	Unchecked    int64 `json:"unchecked"`
+	StoreDamaged bool  `json:"store_damaged,omitempty"`
+}
+
+// verifyResult is one run's verdict.
+type verifyResult struct {
+	RunID     string          `json:"run_id"`
+	Status    string          `json:"status"`
+	Records   int             `json:"records,omitempty"`
+	Plan      string          `json:"plan,omitempty"`
+	Unchecked int64           `json:"unchecked,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Seq       *int64          `json:"seq,omitempty"`
+	Record    json.RawMessage `json:"record,omitempty"`
+}
+
+// textf prints a line of the text report (not with --json).
+func (v *verifier) textf(format string, args ...any) {
+	if !v.json {
+		fmt.Fprintf(v.a.stdout, format, args...)
+	}
 }
 
 // check verifies each run, prints the summary and returns the exit.
 func (v *verifier) check(ctx context.Context, ids []string) error {
+	v.rep.Runs = []verifyResult{}
 	for _, id := range ids {
 		if err := v.run(ctx, id); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(v.a.stdout, "%s verified: %d ok, %d corrupt, %d unsupported", plural(len(ids), "run"), v.ok, v.corrupt, v.newer)
-	if v.unchecked > 0 {
-		fmt.Fprintf(v.a.stdout, "; %s without a checksum (not checked)", plural(int(v.unchecked), "record"))
+	r := &v.rep
+	r.Verified = len(ids)
+	if v.json {
+		if err := writeJSON(v.a.stdout, r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(v.a.stdout, "%s verified: %d ok, %d corrupt, %d unsupported", plural(len(ids), "run"), r.OK, r.Corrupt, r.Unsupported)
+		if r.Unchecked > 0 {
+			fmt.Fprintf(v.a.stdout, "; %s without a checksum (not checked)", plural(int(r.Unchecked), "record"))
+		}
+		fmt.Fprintln(v.a.stdout)
 	}
-	fmt.Fprintln(v.a.stdout)
-	if v.damaged || v.corrupt > 0 || v.newer > 0 {
+	if r.StoreDamaged || r.Corrupt > 0 || r.Unsupported > 0 {
 		return &exitErr{code: exitStopped}
 	}
 	return nil
@@ -130,16 +169,15 @@ func (v *verifier) check(ctx context.Context, ids []string) error {
 // run checks one log; it returns an error only when the log cannot be
 // checked (an unknown run, a store failure).
 func (v *verifier) run(ctx context.Context, id string) error {
-	out := v.a.stdout
 	log, err := v.src.ReadLog(ctx, id)
 	switch {
 	case errors.Is(err, polyloop.ErrLogVersion):
-		fmt.Fprintf(out, "UNSUPPORTED %s: %v (written by a newer polyloop: upgrade to check it)\n", id, err)
-		v.newer++
+		v.textf("UNSUPPORTED %s: %v (written by a newer polyloop: upgrade to check it)\n", id, err)
+		v.rep.Unsupported++
+		v.rep.Runs = append(v.rep.Runs, verifyResult{RunID: id, Status: "unsupported", Error: err.Error(), Seq: seqOf(err)})
 		return nil
 	case undecodable(err):
-		fmt.Fprintf(out, "CORRUPT %s: %v\n", id, err)
-		v.corrupt++
+		v.corruptRun(id, err, nil)
 		return nil
 	case err != nil:
 		return err
@@ -150,13 +188,11 @@ func (v *verifier) run(ctx context.Context, id string) error {
 	plan, err := polyloop.PlanResume(log)
 	var ce *polyloop.CorruptLogError
 	if errors.As(err, &ce) {
-		fmt.Fprintf(out, "CORRUPT %s: %v\n", id, err)
+		var rec []byte
 		if ce.Seq >= 0 && ce.Seq < int64(len(log.Records)) {
-			if rec, err := log.Records[ce.Seq].MarshalJSON(); err == nil {
-				fmt.Fprintf(out, "  record %d: %s\n", ce.Seq, rec)
-			}
+			rec, _ = log.Records[ce.Seq].MarshalJSON()
 		}
-		v.corrupt++
+		v.corruptRun(id, err, rec)
 		return nil
 	}
 	if err != nil {
@@ -166,12 +202,35 @@ func (v *verifier) run(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "ok %s: %d records, %s", id, len(log.Records), plan.Action)
+	v.textf("ok %s: %d records, %s", id, len(log.Records), plan.Action)
 	if unchecked > 0 {
-		fmt.Fprintf(out, " (%d without a checksum, not checked)", unchecked)
+		v.textf(" (%d without a checksum, not checked)", unchecked)
 	}
-	fmt.Fprintln(out)
-	v.ok++
+	v.textf("\n")
+	v.rep.OK++
+	v.rep.Runs = append(v.rep.Runs, verifyResult{RunID: id, Status: "ok", Records: len(log.Records), Plan: string(plan.Action), Unchecked: unchecked})
+	return nil
+}
+
+// corruptRun reports a corrupt log, with the offending record when it
+// decoded.
+func (v *verifier) corruptRun(id string, err error, rec []byte) {
+	v.textf("CORRUPT %s: %v\n", id, err)
+	res := verifyResult{RunID: id, Status: "corrupt", Error: err.Error(), Seq: seqOf(err)}
+	if rec != nil {
+		v.textf("  record %d: %s\n", *res.Seq, rec)
+		res.Record = rec
+	}
+	v.rep.Corrupt++
+	v.rep.Runs = append(v.rep.Runs, res)
+}
+
+// seqOf is the seq a corrupt-log error names, if any.
+func seqOf(err error) *int64 {
+	var ce *polyloop.CorruptLogError
+	if errors.As(err, &ce) && ce.Seq >= 0 {
+		return &ce.Seq
+	}
 	return nil
 }
 
@@ -183,7 +242,7 @@ func (v *verifier) uncheckedOf(ctx context.Context, id string) (int64, error) {
 		return 0, nil
 	}
 	n, err := c.RecordsWithoutChecksum(ctx, id)
-	v.unchecked += n
+	v.rep.Unchecked += n
 	return n, err
 }
 

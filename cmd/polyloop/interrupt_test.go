@@ -129,7 +129,7 @@ func TestInterruptThenResume(t *testing.T) {
 		"SIGINT: stopping at the next step boundary",
 		"SIGINT again: cancelling at once",
 		"cancelled: run r1 was cancelled at once by the second signal",
-		"resume will: action a2 (bash): intent yes, result no → unknown; its policy is replay_safe → run it again (attempt 2)",
+		"resume will replay action a2 (bash, replay_safe)",
 		"run r1 is unfinished and resumable:\n  polyloop resume r1 --agent agent.yaml --store sqlite:",
 	} {
 		if !strings.Contains(stderr, want) {

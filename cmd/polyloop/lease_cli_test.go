@@ -148,7 +148,7 @@ func TestGracefulStopThenResume(t *testing.T) {
 		"SIGINT: stopping at the next step boundary (the action in progress finishes and is recorded)",
 		"→ executed  slept",
 		"stopped: run g1 stopped at a step boundary, as asked",
-		"resume will: intent no, result no → not started: run step 3",
+		"resume will start step 3",
 		"polyloop resume g1 --agent agent.yaml")
 	_, stdout, _ := c.run("show", "g1")
 	if strings.Contains(stdout, "UNKNOWN") || !strings.Contains(stdout, "slept") {
@@ -257,7 +257,7 @@ func TestSecondSignalCancels(t *testing.T) {
 		"SIGTERM: stopping at the next step boundary",
 		"SIGINT again: cancelling at once",
 		"cancelled: run c1 was cancelled at once by the second signal",
-		"resume will: action a2 (bash): intent yes, result no → unknown; its policy is never_replay → finish resume_state_unknown")
+		"resume can only finish it resume_state_unknown: never_replay action a2 (bash) was in flight")
 	if strings.Contains(stderr, "→ executed  slept") {
 		t.Errorf("the action ran to its end despite the second signal:\n%s", stderr)
 	}

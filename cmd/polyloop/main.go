@@ -13,7 +13,8 @@
 // Exit codes: 0 the run completed (or the command succeeded); 1 the run
 // stopped for another reason (max_steps, llm_error, env_error, ...), or
 // verify found a corrupt log; 2 an error (bad agent file, store failure,
-// unknown run, ...); 130 interrupted (Ctrl-C): the run is resumable.
+// unknown run, ...); 130 interrupted (Ctrl-C): the run is unfinished, and the
+// command says what resume will do with it.
 package main
 
 import (
@@ -70,7 +71,15 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
-	// Library errors start with "polyloop:" too: print the prefix once.
-	fmt.Fprintln(stderr, "polyloop:", strings.TrimPrefix(err.Error(), "polyloop: "))
+	fmt.Fprintln(stderr, errorText(err))
 	return code
+}
+
+// errorText is an error's message for the command line, prefixed
+// "polyloop: " once: the library's messages start with it too, and a
+// command's own context before one of them ("run X: polyloop: ...") would
+// repeat it. Only the text changes; what the error is was decided before.
+func errorText(err error) string {
+	msg := strings.ReplaceAll(err.Error(), ": polyloop: ", ": ")
+	return "polyloop: " + strings.TrimPrefix(msg, "polyloop: ")
 }

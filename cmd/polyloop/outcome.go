@@ -25,27 +25,33 @@ func (a *app) interrupted(st polyloop.Store, id, agentPath string, err error, in
 	default:
 		return nil
 	}
-	fmt.Fprintf(a.stderr, "%s\nrun %s is unfinished and resumable:\n  polyloop resume %s --agent %s%s\n", a.resumeWill(st, id), id, id, agentPath, a.storeFlag())
+	will, unknown := a.resumeWill(st, id)
+	how := "is unfinished and resumable"
+	if unknown {
+		how = "is unfinished; resume records that (it runs nothing more)"
+	}
+	fmt.Fprintf(a.stderr, "%s\nrun %s %s:\n  polyloop resume %s --agent %s%s\n", will, id, how, id, agentPath, a.storeFlag())
 	return &exitErr{code: exitInterrupted}
 }
 
-// resumeWill says what resuming the run would do, from its log.
-func (a *app) resumeWill(st polyloop.Store, id string) string {
+// resumeWill says what resuming the run would do, from its log, and
+// whether that is only to finish it resume_state_unknown.
+func (a *app) resumeWill(st polyloop.Store, id string) (string, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	log, err := st.ReadLog(ctx, id)
 	if err != nil {
-		return fmt.Sprintf("resume will decide from the log (reading it now failed: %v)", err)
+		return fmt.Sprintf("resume will decide from the log (reading it now failed: %v)", err), false
 	}
 	if log.Empty() {
-		return "nothing was recorded: the run does not exist yet, and polyloop run can start it again"
+		return "nothing was recorded: the run does not exist yet, and polyloop run can start it again", false
 	}
 	log.RunID = id
 	plan, err := polyloop.PlanResume(log)
 	if err != nil {
-		return fmt.Sprintf("resume will refuse: %v", err)
+		return fmt.Sprintf("resume will refuse: %v", err), false
 	}
-	return "resume will: " + planRow(plan)
+	return planHint(plan), plan.Action == polyloop.PlanStopUnknown
 }
 
 // leaseRefused explains a refusal for a run held by another process, or

@@ -16,7 +16,8 @@ import (
 
 // progress is an EventSink that prints a run's progress, one line per fact:
 // step, action, status, tokens and cost so far. On a terminal it uses
-// colour; piped, it writes plain lines.
+// colour, unless NO_COLOR is set or TERM is dumb; piped, it writes plain
+// lines.
 type progress struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -31,7 +32,15 @@ type progress struct {
 }
 
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, color: isTerminal(w), since: "so far"}
+	return &progress{w: w, color: useColor(isTerminal(w), os.Getenv), since: "so far"}
+}
+
+// useColor decides colour for an output: only on a terminal, and not when
+// NO_COLOR is set (https://no-color.org) or TERM is dumb (or unset: no
+// terminal description to go by).
+func useColor(terminal bool, getenv func(string) string) bool {
+	term := getenv("TERM")
+	return terminal && getenv("NO_COLOR") == "" && term != "" && term != "dumb"
 }
 
 // isTerminal reports whether w is a character device (a terminal).
@@ -44,7 +53,7 @@ func isTerminal(w io.Writer) bool {
 		return false
 	}
 	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 const (
@@ -108,20 +117,10 @@ func (p *progress) modelLine(ev polyloop.Event) string {
 	p.tokens += u.Tokens()
 	if u.CostUSD != nil {
 		p.cost += *u.CostUSD
-	} else if u.Tokens() > 0 {
-		p.costUnknown = true
+	} else {
+		p.costUnknown = true // as in the run's totals: no cost is an unknown cost, never $0
 	}
-	return fmt.Sprintf("model  %d tokens (%s %d tokens, %s)", u.Tokens(), p.since, p.tokens, p.costText())
-}
-
-func (p *progress) costText() string {
-	switch {
-	case p.costUnknown && p.cost == 0:
-		return "cost unknown"
-	case p.costUnknown:
-		return fmt.Sprintf("$%.4f + unknown", p.cost)
-	}
-	return fmt.Sprintf("$%.4f", p.cost)
+	return fmt.Sprintf("model  %d tokens (%s %d tokens, %s)", u.Tokens(), p.since, p.tokens, costProgress.cost(p.cost, p.costUnknown))
 }
 
 func (p *progress) outcomeLine(ev polyloop.Event) string {
@@ -158,10 +157,7 @@ func (p *progress) finishLine(ev polyloop.Event) string {
 	if ev.StopReason != polyloop.StopCompleted {
 		color = ansiRed
 	}
-	cost := fmt.Sprintf("$%.4f", t.CostUSD)
-	if t.CostUnknown {
-		cost += "+unknown"
-	}
+	cost := costProgress.cost(t.CostUSD, t.CostUnknown)
 	return p.paint(color, fmt.Sprintf("finished: %s", ev.StopReason)) +
 		fmt.Sprintf(" — %d steps, %d tokens, %s", t.Steps, t.Tokens(), cost)
 }

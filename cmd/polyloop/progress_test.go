@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -48,5 +49,88 @@ func TestProgressColoursOnATerminal(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), ansiYellow+"not_executed"+ansiReset) || !strings.Contains(buf.String(), ansiRed+"finished: max_steps") {
 		t.Errorf("no colours on a terminal:\n%q", buf.String())
+	}
+}
+
+// TestProgressNeverPrintsAnUnknownCostAsZero: a reply without a cost (here
+// without usage either, as some local servers answer) makes the running
+// cost unknown; the finish line says "cost unknown" when no cost is known,
+// and marks the known part otherwise.
+func TestProgressNeverPrintsAnUnknownCostAsZero(t *testing.T) {
+	t.Parallel()
+	cost := 0.25
+	var buf bytes.Buffer
+	p := newProgress(&buf)
+	for _, ev := range []polyloop.Event{
+		{Kind: polyloop.EventModelCallFinished, Step: 1, Reply: &polyloop.ModelReply{}},
+		{Kind: polyloop.EventRunFinished, StopReason: polyloop.StopCompleted, Totals: &polyloop.Totals{Steps: 1, CostUnknown: true}},
+		{Kind: polyloop.EventModelCallFinished, Step: 2, Reply: &polyloop.ModelReply{Usage: polyloop.Usage{InputTokens: 3, CostUSD: &cost}}},
+		{Kind: polyloop.EventRunFinished, StopReason: polyloop.StopCompleted, Totals: &polyloop.Totals{Steps: 2, InputTokens: 3, CostUSD: 0.25, CostUnknown: true}},
+	} {
+		if err := p.Emit(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `step 1   model  0 tokens (so far 0 tokens, cost unknown)
+finished: completed — 1 steps, 0 tokens, cost unknown
+step 2   model  3 tokens (so far 3 tokens, $0.2500 + unknown)
+finished: completed — 2 steps, 3 tokens, $0.2500 + unknown
+`
+	if buf.String() != want {
+		t.Errorf("progress:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+func TestColourOnlyOnACapableTerminal(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		terminal bool
+		env      map[string]string
+		want     bool
+	}{
+		{true, map[string]string{"TERM": "xterm-256color"}, true},
+		{false, map[string]string{"TERM": "xterm-256color"}, false},
+		{true, map[string]string{"TERM": "dumb"}, false},
+		{true, map[string]string{}, false},
+		{true, map[string]string{"TERM": "xterm", "NO_COLOR": "1"}, false},
+	} {
+		if got := useColor(tt.terminal, func(k string) string { return tt.env[k] }); got != tt.want {
+			t.Errorf("terminal %v, env %v: colour %v, want %v", tt.terminal, tt.env, got, tt.want)
+		}
+	}
+}
+
+func TestCostStyles(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		style   costStyle
+		usd     float64
+		unknown bool
+		want    string
+	}{
+		{costShort, 0.00125, false, "$0.0013"},
+		{costShort, 0, false, "$0.0000"},
+		{costShort, 0.00125, true, "$0.0013+?"},
+		{costShort, 0, true, "unknown"},
+		{costLong, 0.000484, false, "$0.000484"},
+		{costLong, 0.000484, true, "$0.000484 (some cost unknown)"},
+		{costLong, 0, true, "cost unknown"},
+	} {
+		if got := tt.style.cost(tt.usd, tt.unknown); got != tt.want {
+			t.Errorf("%+v.cost(%v, %v) = %q, want %q", tt.style, tt.usd, tt.unknown, got, tt.want)
+		}
+	}
+}
+
+func TestErrorTextSaysPolyloopOnce(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ err, want string }{
+		{"run r1: polyloop: run already exists: \"r1\" has 13 records", "polyloop: run r1: run already exists: \"r1\" has 13 records"},
+		{"polyloop: invalid configuration: polyloop: unknown replay policy", "polyloop: invalid configuration: unknown replay policy"},
+		{"reading the task: open x: no such file", "polyloop: reading the task: open x: no such file"},
+	} {
+		if got := errorText(errors.New(tt.err)); got != tt.want {
+			t.Errorf("errorText(%q) = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }

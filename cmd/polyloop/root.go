@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
+	"github.com/polyloop/polyloop"
 	"github.com/spf13/cobra"
 )
 
@@ -16,6 +18,8 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	store          string
+	// storeGiven is set when --store is on the command line.
+	storeGiven bool
 }
 
 const exitCodesHelp = `Exit codes:
@@ -27,7 +31,8 @@ const exitCodesHelp = `Exit codes:
   3    the run is suspended: it waits for an approval or a delivery (polyloop
        approve, polyloop deliver), then polyloop resume goes on
   130  interrupted (Ctrl-C): stopped at a step boundary, or cancelled by a
-       second Ctrl-C; nothing was invented, the run is resumable`
+       second Ctrl-C; nothing was invented; the command says what resume
+       will do with the run, and how to resume it`
 
 func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
@@ -39,6 +44,9 @@ append-only log, resumable step by step after a crash or Ctrl-C.
 Start with "polyloop demo": offline, nothing to configure.
 
 ` + exitCodesHelp,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			a.storeGiven = cmd.Flags().Changed("store")
+		},
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -54,7 +62,9 @@ Start with "polyloop demo": offline, nothing to configure.
 		"where runs are stored: sqlite:PATH or a postgres:// DSN (default from $POLYLOOP_STORE)")
 	root.AddCommand(newDemoCmd(a), newRunCmd(a), newResumeCmd(a), newShowCmd(a), newLsCmd(a),
 		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newApproveCmd(a), newDeliverCmd(a),
-		newForkCmd(a), newReplayCmd(a), newDiffCmd(a))
+		newForkCmd(a), newReplayCmd(a), newDiffCmd(a), newVersionCmd(a))
+	root.Version = polyloop.LibraryVersion // enables --version
+	root.SetVersionTemplate(versionText(debug.ReadBuildInfo()))
 	if c := newBenchCmd(a); c != nil {
 		root.AddCommand(c)
 	}

@@ -44,7 +44,7 @@ func openStore(ctx context.Context, spec string, create bool) (store, error) {
 		}
 		if !create {
 			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("no store at %s (runs are written there by polyloop run)", path)
+				return nil, &missingStoreError{path: path}
 			}
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -69,4 +69,72 @@ func redactDSN(spec string) string {
 		return spec[:scheme+3] + cred[:i] + ":***" + spec[at:]
 	}
 	return spec
+}
+
+// missingStoreError is a SQLite store that does not exist, opened to read.
+type missingStoreError struct{ path string }
+
+func (e *missingStoreError) Error() string {
+	return fmt.Sprintf("no store at %s (runs are written there by polyloop run)", e.path)
+}
+
+// openRead opens the store for a command that reads runs (or continues
+// one). A SQLite store that does not exist yet is an empty one when --store
+// was not given on the command line — a fresh directory simply has no runs —
+// and is not created; given explicitly, a missing store is an error, so that
+// a mistyped path does not read as "no runs".
+func (a *app) openRead(ctx context.Context) (store, error) {
+	st, err := openStore(ctx, a.store, existingStore)
+	var missing *missingStoreError
+	if errors.As(err, &missing) && !a.storeGiven {
+		return &absentStore{path: missing.path}, nil
+	}
+	return st, err
+}
+
+// absentStore is the default store before the first run: it holds no runs.
+type absentStore struct{ path string }
+
+func (s *absentStore) Append(context.Context, string, ...polyloop.Record) error {
+	return fmt.Errorf("no store at %s: a read-only command does not create one", s.path)
+}
+
+func (s *absentStore) ReadLog(context.Context, string) (polyloop.RunLog, error) {
+	return polyloop.RunLog{}, nil
+}
+
+func (s *absentStore) ListRuns(context.Context, polyloop.RunFilter) ([]polyloop.RunSummary, error) {
+	return nil, nil
+}
+
+func (s *absentStore) Close() error { return nil }
+
+// notFound is the error for a run the store does not hold; it says when the
+// store itself does not exist yet.
+func notFound(st store, id string) error {
+	if s, ok := st.(*absentStore); ok {
+		return fmt.Errorf("%w: %q (no runs are stored yet: %s does not exist)", polyloop.ErrRunNotFound, id, s.path)
+	}
+	return fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
+}
+
+// noRuns says that a listing found no runs, and where it looked.
+func noRuns(st store) string {
+	if s, ok := st.(*absentStore); ok {
+		return fmt.Sprintf("no runs yet: %s does not exist (polyloop run AGENT.yaml TASK stores runs there)", s.path)
+	}
+	return "no runs match"
+}
+
+// allRunIDs lists the ids of every run in the store, oldest first.
+func allRunIDs(ctx context.Context, st store) ([]string, error) {
+	runs, err := st.ListRuns(ctx, polyloop.RunFilter{})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.RunID
+	}
+	return ids, nil
 }
