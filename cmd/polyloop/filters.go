@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/spf13/pflag"
 )
 
@@ -78,20 +79,5 @@ func listRuns(ctx context.Context, st store, f *filterFlags) ([]polyloop.RunSumm
 	if err != nil {
 		return nil, err
 	}
-	runs, err := st.ListRuns(ctx, rf)
-	if err != nil {
-		return nil, err
-	}
-	for i := range runs {
-		if runs[i].Totals != nil {
-			continue
-		}
-		log, err := st.ReadLog(ctx, runs[i].RunID)
-		if err != nil {
-			return nil, err
-		}
-		t := polyloop.ComputeTotals(log)
-		runs[i].Totals = &t
-	}
-	return runs, nil
+	return runstats.List(ctx, st, rf)
 }
