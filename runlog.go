@@ -88,8 +88,38 @@ type RunFilter struct {
 	StartedBefore time.Time
 	// ParentRunID selects the children of a run.
 	ParentRunID string
-	// Limit bounds the number of summaries (0: no limit).
+	// Limit bounds the number of summaries (0: no limit), after ordering.
 	Limit int
+	// Descending lists the runs in the reverse of the listing order: the
+	// latest start first, ties by run id in reverse byte order, runs
+	// without a start time last.
+	Descending bool
+	// After keeps only the runs that come after this position in the order
+	// listed (Descending or not): a page's last position gives the next
+	// page (keyset pagination, which stores serve from their index on
+	// start time and run id).
+	After *RunPosition
+}
+
+// RunPosition is a run's place in the listing order: by start time (the
+// zero time, a run without RunStarted, first), ties by run id compared
+// byte by byte.
+type RunPosition struct {
+	StartedAt time.Time `json:"started_at"`
+	RunID     string    `json:"run_id"`
+}
+
+// Before reports whether p comes before q in the listing order.
+func (p RunPosition) Before(q RunPosition) bool {
+	if !p.StartedAt.Equal(q.StartedAt) {
+		return p.StartedAt.Before(q.StartedAt)
+	}
+	return p.RunID < q.RunID
+}
+
+// Position is the summary's place in the listing order.
+func (s RunSummary) Position() RunPosition {
+	return RunPosition{StartedAt: s.StartedAt, RunID: s.RunID}
 }
 
 // RunSummary is one run as listed by RunLister: what a listing or
@@ -109,8 +139,9 @@ type RunSummary struct {
 	ParentRunID string     `json:"parent_run_id,omitempty"`
 }
 
-// Matches reports whether the summary passes the filter (Limit aside). Stores
-// may use it to filter in memory.
+// Matches reports whether the summary passes the filter (Limit and order
+// aside; After in the order Descending says). Stores may use it to filter
+// in memory.
 func (f RunFilter) Matches(s RunSummary) bool {
 	if f.Agent != "" && s.Agent != f.Agent {
 		return false
@@ -132,6 +163,12 @@ func (f RunFilter) Matches(s RunSummary) bool {
 	}
 	if f.ParentRunID != "" && s.ParentRunID != f.ParentRunID {
 		return false
+	}
+	if f.After != nil {
+		if f.Descending {
+			return s.Position().Before(*f.After)
+		}
+		return f.After.Before(s.Position())
 	}
 	return true
 }

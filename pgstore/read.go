@@ -41,8 +41,8 @@ func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, err
 // start time, ties broken by run id compared byte by byte (collation "C",
 // whatever the database's collation).
 func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]polyloop.RunSummary, error) {
-	where, args := sqlrows.Where(filter, func(i int) string { return fmt.Sprintf("$%d", i) })
-	q := s.q.list + where + ` ORDER BY started_at NULLS FIRST, run_id COLLATE "C"`
+	where, args := dialect.Where(filter)
+	q := s.q.list + where + dialect.OrderBy(filter)
 	if filter.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", filter.Limit)
 	}
@@ -64,3 +64,6 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 	}
 	return out, nil
 }
+
+// dialect is PostgreSQL's SQL for the runs table.
+var dialect = sqlrows.Dialect{Placeholder: func(i int) string { return fmt.Sprintf("$%d", i) }, Binary: `COLLATE "C"`}

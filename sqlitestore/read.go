@@ -70,8 +70,8 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 	if err := s.usable(ctx, "list runs"); err != nil {
 		return nil, err
 	}
-	where, args := sqlrows.Where(filter, func(int) string { return "?" })
-	q := `SELECT ` + sqlrows.SummaryColumns + ` FROM runs` + where + ` ORDER BY started_at, run_id`
+	where, args := dialect.Where(filter)
+	q := `SELECT ` + sqlrows.SummaryColumns + ` FROM runs` + where + dialect.OrderBy(filter)
 	if filter.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", filter.Limit)
 	}
@@ -93,3 +93,6 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 	}
 	return out, nil
 }
+
+// dialect is SQLite's SQL for the runs table.
+var dialect = sqlrows.Dialect{Placeholder: func(int) string { return "?" }, Binary: "COLLATE BINARY"}

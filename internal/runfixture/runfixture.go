@@ -109,7 +109,9 @@ func (Parser) Parse(r polyloop.ModelReply) polyloop.Decision {
 func (Parser) Describe() polyloop.Component { return polyloop.Component{Name: "runfixture.Parser"} }
 
 // Echo is a turn calling echo with text.
-func Echo(id, text string) scriptmodel.Turn { return scriptmodel.Call(id, "echo", EchoArgs{Text: text}) }
+func Echo(id, text string) scriptmodel.Turn {
+	return scriptmodel.Call(id, "echo", EchoArgs{Text: text})
+}
 
 // Batch is a turn of several tool calls at once.
 func Batch(turns ...scriptmodel.Turn) scriptmodel.Turn {

@@ -92,17 +92,37 @@ func fromNanos(n *int64) time.Time {
 	return time.Unix(0, *n).UTC()
 }
 
+// Dialect is what differs between the stores' SQL.
+type Dialect struct {
+	// Placeholder gives the placeholder of the i-th argument, counted from
+	// 1 ("?" or "$i").
+	Placeholder func(i int) string
+	// Binary is the collation clause that compares text byte by byte
+	// (`COLLATE BINARY`, `COLLATE "C"`).
+	Binary string
+}
+
+// OrderBy is the ORDER BY clause of a listing: (started_at, run_id), runs
+// without a start time first, run ids compared byte by byte; reversed
+// when the filter is Descending.
+func (d Dialect) OrderBy(f polyloop.RunFilter) string {
+	if f.Descending {
+		return " ORDER BY started_at DESC NULLS LAST, run_id " + d.Binary + " DESC"
+	}
+	return " ORDER BY started_at NULLS FIRST, run_id " + d.Binary
+}
+
 // Where turns a filter into a WHERE clause over the runs table (empty when
-// the filter has no condition) and its arguments. placeholder gives the
-// placeholder of the i-th argument, counted from 1 ("?" or "$i"). The
-// filter's Limit is left to the caller.
-func Where(f polyloop.RunFilter, placeholder func(i int) string) (string, []any) {
+// the filter has no condition) and its arguments. The filter's Limit and
+// order are left to the caller (OrderBy).
+func (d Dialect) Where(f polyloop.RunFilter) (string, []any) {
 	var conds []string
 	var args []any
-	add := func(cond string, arg any) {
-		args = append(args, arg)
-		conds = append(conds, cond+" "+placeholder(len(args)))
+	arg := func(v any) string {
+		args = append(args, v)
+		return d.Placeholder(len(args))
 	}
+	add := func(cond string, v any) { conds = append(conds, cond+" "+arg(v)) }
 	if f.Agent != "" {
 		add("agent =", f.Agent)
 	}
@@ -124,8 +144,30 @@ func Where(f polyloop.RunFilter, placeholder func(i int) string) (string, []any)
 	if f.ParentRunID != "" {
 		add("parent_run_id =", f.ParentRunID)
 	}
+	if f.After != nil {
+		conds = append(conds, d.after(f, arg))
+	}
 	if len(conds) == 0 {
 		return "", nil
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// after is the condition of a filter's After: the rows after the position
+// in the order listed, a NULL started_at standing for the zero time, which
+// comes first. The row-value comparisons let both databases seek in their
+// (started_at, run_id) index.
+func (d Dialect) after(f polyloop.RunFilter, arg func(any) string) string {
+	p := *f.After
+	id := "run_id " + d.Binary
+	switch {
+	case p.StartedAt.IsZero() && !f.Descending:
+		return "((started_at IS NULL AND " + id + " > " + arg(p.RunID) + ") OR started_at IS NOT NULL)"
+	case p.StartedAt.IsZero():
+		return "(started_at IS NULL AND " + id + " < " + arg(p.RunID) + ")"
+	case !f.Descending:
+		return "(started_at, " + id + ") > (" + arg(p.StartedAt.UnixNano()) + ", " + arg(p.RunID) + ")"
+	default:
+		return "((started_at, " + id + ") < (" + arg(p.StartedAt.UnixNano()) + ", " + arg(p.RunID) + ") OR started_at IS NULL)"
+	}
 }

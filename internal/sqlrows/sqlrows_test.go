@@ -119,9 +119,19 @@ func TestWhere(t *testing.T) {
 			StartedAfter: at, StartedBefore: at.Add(1), ParentRunID: "p"}, dollar,
 			" WHERE agent = $1 AND snapshot_hash = $2 AND finished = $3 AND stop_reason = $4 AND started_at >= $5 AND started_at < $6 AND parent_run_id = $7",
 			[]any{"a", "h", true, "completed", int64(42), int64(43), "p"}},
+		{polyloop.RunFilter{Agent: "a", After: &polyloop.RunPosition{StartedAt: at, RunID: "r"}}, dollar,
+			" WHERE agent = $1 AND (started_at, run_id COLLATE \"C\") > ($2, $3)",
+			[]any{"a", int64(42), "r"}},
+		{polyloop.RunFilter{Descending: true, After: &polyloop.RunPosition{StartedAt: at, RunID: "r"}}, question,
+			" WHERE ((started_at, run_id COLLATE \"C\") < (?, ?) OR started_at IS NULL)",
+			[]any{int64(42), "r"}},
+		{polyloop.RunFilter{After: &polyloop.RunPosition{RunID: "r"}}, question,
+			" WHERE ((started_at IS NULL AND run_id COLLATE \"C\" > ?) OR started_at IS NOT NULL)", []any{"r"}},
+		{polyloop.RunFilter{Descending: true, After: &polyloop.RunPosition{RunID: "r"}}, question,
+			" WHERE (started_at IS NULL AND run_id COLLATE \"C\" < ?)", []any{"r"}},
 	}
 	for _, tt := range tests {
-		where, args := Where(tt.f, tt.ph)
+		where, args := Dialect{Placeholder: tt.ph, Binary: `COLLATE "C"`}.Where(tt.f)
 		if where != tt.where || !reflect.DeepEqual(args, tt.args) {
 			t.Errorf("Where(%+v) = %q %v, want %q %v", tt.f, where, args, tt.where, tt.args)
 		}

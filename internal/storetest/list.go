@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -114,7 +115,8 @@ func sameSummary(t *testing.T, name string, got, want polyloop.RunSummary) {
 // ListOrder checks the order of ListRuns, which both SQL stores share:
 // runs without a start time (no RunStarted) first, then by start time, ties
 // broken by run id compared byte by byte (whatever the database's
-// collation), and Limit applied after ordering. s must hold no other run.
+// collation), and Limit applied after ordering; Descending reverses it and
+// After pages through it. s must hold no other run.
 func ListOrder(t *testing.T, ctx context.Context, s polyloop.Store) {
 	t.Helper()
 	lister, ok := s.(polyloop.RunLister)
@@ -157,6 +159,41 @@ func ListOrder(t *testing.T, ctx context.Context, s polyloop.Store) {
 			}
 			sum.RunID = id
 			sameSummary(t, fmt.Sprintf("limit %d, run %d", limit, i), got[i], sum)
+		}
+	}
+	listPages(t, ctx, lister, want)
+}
+
+// listPages pages through every run, in both orders and with several page
+// sizes, each page's After the last position of the one before: the pages
+// together are the whole listing, in order, each run once.
+func listPages(t *testing.T, ctx context.Context, lister polyloop.RunLister, want []string) {
+	t.Helper()
+	for _, desc := range []bool{false, true} {
+		w := slices.Clone(want)
+		if desc {
+			slices.Reverse(w)
+		}
+		for _, size := range []int{1, 2, 3, len(want)} {
+			var got []string
+			var after *polyloop.RunPosition
+			for pages := 0; pages <= len(want); pages++ {
+				page, err := lister.ListRuns(ctx, polyloop.RunFilter{Limit: size, Descending: desc, After: after})
+				if err != nil {
+					t.Fatalf("ListRuns: %v", err)
+				}
+				for _, r := range page {
+					got = append(got, r.RunID)
+				}
+				if len(page) < size {
+					break
+				}
+				p := page[len(page)-1].Position()
+				after = &p
+			}
+			if !slices.Equal(got, w) {
+				t.Fatalf("descending %v, pages of %d: %q, want %q", desc, size, got, w)
+			}
 		}
 	}
 }
