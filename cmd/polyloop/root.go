@@ -49,7 +49,7 @@ Start with "polyloop demo": offline, nothing to configure.
 	root.PersistentFlags().StringVar(&a.store, "store", def,
 		"where runs are stored: sqlite:PATH or a postgres:// DSN (default from $POLYLOOP_STORE)")
 	root.AddCommand(newDemoCmd(a), newRunCmd(a), newResumeCmd(a), newShowCmd(a), newLsCmd(a),
-		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a))
+		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newViewCmd(a))
 	if c := newBenchCmd(a); c != nil {
 		root.AddCommand(c)
 	}

@@ -95,13 +95,7 @@ func Compute(runs []polyloop.RunSummary, by string) []*Group {
 	var order []string
 	groups := map[string][]polyloop.RunSummary{}
 	for _, r := range runs {
-		key := "all"
-		switch by {
-		case ByAgent:
-			key = r.Agent
-		case ByHash:
-			key = r.SnapshotHash
-		}
+		key := Key(r, by)
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
 		}
@@ -112,6 +106,17 @@ func Compute(runs []polyloop.RunSummary, by string) []*Group {
 		out = append(out, summarize(key, groups[key]))
 	}
 	return out
+}
+
+// Key is the group of a run in Compute's grouping by.
+func Key(r polyloop.RunSummary, by string) string {
+	switch by {
+	case ByAgent:
+		return r.Agent
+	case ByHash:
+		return r.SnapshotHash
+	}
+	return "all"
 }
 
 func summarize(group string, runs []polyloop.RunSummary) *Group {

@@ -1,0 +1,60 @@
+package view_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/polyloop/polyloop/internal/runfixture"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/view"
+)
+
+// newServer serves a store filled with runfixture.Populate.
+func newServer(t testing.TB, opts view.Options) (*view.Server, *memstore.Store) {
+	t.Helper()
+	st := memstore.New()
+	if opts.Store == nil {
+		runfixture.Populate(t, st)
+		opts.Store = st
+	}
+	s, err := view.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, st
+}
+
+// get requests a page from a loopback host and returns the status and body.
+func get(t testing.TB, h http.Handler, method, target string) (*http.Response, string) {
+	t.Helper()
+	req := httptest.NewRequest(method, "http://127.0.0.1:8686"+target, nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	res := rec.Result()
+	body, _ := io.ReadAll(res.Body)
+	return res, string(body)
+}
+
+// mustGet requests a page that must answer 200.
+func mustGet(t testing.TB, h http.Handler, target string) string {
+	t.Helper()
+	res, body := get(t, h, http.MethodGet, target)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d\n%s", target, res.StatusCode, body)
+	}
+	return body
+}
+
+func contains(t testing.TB, page, body string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(body, w) {
+			t.Errorf("%s lacks %q", page, w)
+		}
+	}
+}
+
+func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
