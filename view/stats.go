@@ -21,9 +21,9 @@ type statsPage struct {
 // groupView is one group's statistics and its charts.
 type groupView struct {
 	*runstats.Group
-	Stops                      chart
+	Stops                       chart
 	StepsHist, TokensHist, Cost chart
-	Accuracy                   *runstats.Estimate
+	Accuracy                    *runstats.Estimate
 	// Listed lists at most maxListed unfinished runs; MoreUnfinished
 	// counts the others.
 	Listed         []string
