@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,3 +115,5 @@ func streamWhile(t *testing.T, h http.Handler, target string, during func()) []e
 	}
 	return events
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
