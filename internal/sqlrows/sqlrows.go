@@ -112,10 +112,46 @@ func (d Dialect) OrderBy(f polyloop.RunFilter) string {
 	return " ORDER BY started_at NULLS FIRST, run_id " + d.Binary
 }
 
+// Query is one SQL query and its arguments.
+type Query struct {
+	SQL  string
+	Args []any
+}
+
+// Listing is the queries that list the runs a filter selects, in order:
+// selectFrom ("SELECT … FROM runs") with the filter's WHERE and ORDER BY
+// clauses, the Limit left to the caller, who runs them one after another
+// until it has Limit rows. It is one query, or two for a descending listing
+// after a position with a start time: the runs started before it, then the
+// runs without a start time (which come last); one query with an OR would
+// keep the databases from seeking in their index.
+func (d Dialect) Listing(selectFrom string, f polyloop.RunFilter) []Query {
+	if !f.Descending || f.After == nil || f.After.StartedAt.IsZero() {
+		where, args := d.Where(f)
+		return []Query{{selectFrom + where + d.OrderBy(f), args}}
+	}
+	p := *f.After
+	before := f
+	before.After = nil
+	where, args := d.where(before, func(arg func(any) string) string {
+		return "(started_at, run_id " + d.Binary + ") < (" + arg(p.StartedAt.UnixNano()) + ", " + arg(p.RunID) + ")"
+	})
+	unstarted, uargs := d.where(before, func(func(any) string) string { return "started_at IS NULL" })
+	return []Query{
+		{selectFrom + where + d.OrderBy(f), args},
+		{selectFrom + unstarted + " ORDER BY run_id " + d.Binary + " DESC", uargs},
+	}
+}
+
 // Where turns a filter into a WHERE clause over the runs table (empty when
 // the filter has no condition) and its arguments. The filter's Limit and
 // order are left to the caller (OrderBy).
 func (d Dialect) Where(f polyloop.RunFilter) (string, []any) {
+	return d.where(f, nil)
+}
+
+// where is Where with one more condition, when extra is not nil.
+func (d Dialect) where(f polyloop.RunFilter, extra func(arg func(any) string) string) (string, []any) {
 	var conds []string
 	var args []any
 	arg := func(v any) string {
@@ -146,6 +182,9 @@ func (d Dialect) Where(f polyloop.RunFilter) (string, []any) {
 	}
 	if f.After != nil {
 		conds = append(conds, d.after(f, arg))
+	}
+	if extra != nil {
+		conds = append(conds, extra(arg))
 	}
 	if len(conds) == 0 {
 		return "", nil

@@ -137,3 +137,26 @@ func TestWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestListingSplitsTheDescendingTail: a descending listing after a
+// position with a start time is two queries — the runs started before it,
+// with a row-value comparison the index can seek on, then the runs without
+// a start time — and every other listing is one.
+func TestListingSplitsTheDescendingTail(t *testing.T) {
+	t.Parallel()
+	d := Dialect{Placeholder: func(int) string { return "?" }, Binary: "COLLATE BINARY"}
+	at := time.Unix(0, 42)
+	qs := d.Listing("SELECT * FROM runs", polyloop.RunFilter{Agent: "a", Descending: true, After: &polyloop.RunPosition{StartedAt: at, RunID: "r"}})
+	want := []Query{
+		{"SELECT * FROM runs WHERE agent = ? AND (started_at, run_id COLLATE BINARY) < (?, ?) ORDER BY started_at DESC NULLS LAST, run_id COLLATE BINARY DESC", []any{"a", int64(42), "r"}},
+		{"SELECT * FROM runs WHERE agent = ? AND started_at IS NULL ORDER BY run_id COLLATE BINARY DESC", []any{"a"}},
+	}
+	if !reflect.DeepEqual(qs, want) {
+		t.Errorf("Listing:\n got  %q\n want %q", qs, want)
+	}
+	for _, f := range []polyloop.RunFilter{{}, {Descending: true}, {After: &polyloop.RunPosition{StartedAt: at}}, {Descending: true, After: &polyloop.RunPosition{RunID: "r"}}} {
+		if qs := d.Listing("SELECT * FROM runs", f); len(qs) != 1 {
+			t.Errorf("Listing(%+v): %d queries", f, len(qs))
+		}
+	}
+}
