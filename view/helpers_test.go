@@ -13,6 +13,7 @@ import (
 
 	"github.com/polyloop/polyloop/internal/runfixture"
 	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/scriptmodel"
 	"github.com/polyloop/polyloop/view"
 )
 
@@ -117,3 +118,5 @@ func streamWhile(t *testing.T, h http.Handler, target string, during func()) []e
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func scriptmodelReply(text string) scriptmodel.Turn { return scriptmodel.Reply(text) }

@@ -175,12 +175,23 @@ type stepData struct {
 	Page *runPage
 }
 
-// Invocation is the number of the invocation that wrote a record.
-func (p *runPage) Invocation(seq int64) int {
+// Invocations names the invocations that wrote records first to last:
+// "invocation #1", "invocations #1–#2".
+func (p *runPage) Invocations(first, last int64) string {
+	var from, to int
 	for i, inv := range p.T.Invocations {
-		if seq >= inv.FirstSeq && seq <= inv.LastSeq {
-			return i + 1
+		if first <= inv.LastSeq && last >= inv.FirstSeq {
+			if from == 0 {
+				from = i + 1
+			}
+			to = i + 1
 		}
 	}
-	return 0
+	switch {
+	case from == 0:
+		return ""
+	case from == to:
+		return fmt.Sprintf("invocation #%d", from)
+	}
+	return fmt.Sprintf("invocations #%d–#%d", from, to)
 }
