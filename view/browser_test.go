@@ -61,8 +61,8 @@ func TestBrowser(t *testing.T) {
 
 	// The list, newest first.
 	do(t, ctx, "open the list", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible("#runs"))
-	if rows := value(t, ctx, "count the runs", chromedp.Evaluate[int](`document.querySelectorAll("#runs a.runlink").length`)); rows != 5 {
-		t.Fatalf("the list shows %d runs, want 5", rows)
+	if rows := value(t, ctx, "count the runs", chromedp.Evaluate[int](`document.querySelectorAll("#runs a.runlink").length`)); rows != 7 {
+		t.Fatalf("the list shows %d runs, want 7", rows)
 	}
 	// Filter: agent beta, unfinished; the URL holds the state.
 	do(t, ctx, "filter", chromedp.SendKeys(`input[name="agent"]`, "beta"),

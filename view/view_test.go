@@ -103,6 +103,12 @@ func TestTrajectoryPage(t *testing.T) {
 	contains(t, "unfinished run", body, `<span class="badge unfinished">unfinished</span>`, "resume would: <b>replay_action</b>",
 		`data-live="/live?id=unfinished-1&amp;seq=8"`)
 
+	body = mustGet(t, s, "/run?id="+runfixture.ParentRun)
+	contains(t, "parent run", body, `child run <a href="/run?id=parent-1%2f1.1">parent-1/1.1</a> ended <span class="badge completed">completed</span>: reception <b>handled</b>`,
+		`<h2>Child runs</h2><ul><li><a href="/run?id=parent-1%2f1.1">parent-1/1.1</a> (helper): completed</li>`)
+	body = mustGet(t, s, "/run?id=parent-1/1.1")
+	contains(t, "child run", body, `child of <a href="/run?id=parent-1">parent-1</a> (step 1, action 0, child 1)`)
+
 	body = mustGet(t, s, "/run?id="+runfixture.FailedRun)
 	contains(t, "failed run", body, `<span class="badge llm_error">failed</span>`, "503 from the provider", "cost unknown")
 }
@@ -135,7 +141,7 @@ func TestRunsList(t *testing.T) {
 	t.Parallel()
 	s, _ := newServer(t, view.Options{})
 	body := mustGet(t, s, "/")
-	order := []string{runfixture.FailedRun, runfixture.UnfinishedRun, runfixture.OverriddenRun, runfixture.ResumedRun, runfixture.BatchRun}
+	order := []string{runfixture.ParentRun, runfixture.FailedRun, runfixture.UnfinishedRun, runfixture.OverriddenRun, runfixture.ResumedRun, runfixture.BatchRun}
 	last := -1
 	for _, id := range order {
 		i := strings.Index(body, `href="/run?id=`+id+`"`)

@@ -55,7 +55,25 @@ type EchoArgs struct {
 // Executor returns the fixture's tools: echo (replay_safe) answers its
 // text; fail (never_replay) fails with its text, an executed action.
 func Executor() *funcexec.Executor {
-	ex := funcexec.New()
+	return withTools(funcexec.New())
+}
+
+// DelegatingExecutor is Executor with one more tool, delegate
+// (replay_safe), which runs a child agent on st answering "child: TEXT" and
+// receives its answer.
+func DelegatingExecutor(st polyloop.Store, clock *Clock) *funcexec.Executor {
+	ex := withTools(funcexec.New())
+	must(funcexec.Register(ex, "delegate", "Asks a child agent.", polyloop.ReplaySafe,
+		func(ctx context.Context, a EchoArgs) (string, error) {
+			child := polyloop.Child{Runner: Runner(st, clock, 0.000001, scriptmodel.Reply("child: "+a.Text)), Agent: Agent("helper", "You help.")}
+			return polyloop.InvokeChild(ctx, child, polyloop.Task{Input: a.Text}, polyloop.Receive[string]{
+				Succeeded: func(r polyloop.RunResult) (string, error) { return r.FinalAnswer, nil },
+			})
+		}))
+	return ex
+}
+
+func withTools(ex *funcexec.Executor) *funcexec.Executor {
 	must(funcexec.Register(ex, "echo", "Answers its text.", polyloop.ReplaySafe,
 		func(_ context.Context, a EchoArgs) (string, error) { return a.Text, nil }))
 	must(funcexec.Register(ex, "fail", "Fails with its text.", polyloop.NeverReplay,
@@ -151,6 +169,7 @@ const (
 	OverriddenRun = "override-1"
 	UnfinishedRun = "unfinished-1"
 	FailedRun     = "failed-1"
+	ParentRun     = "parent-1"
 )
 
 // Populate writes the fixture's runs into st, one after another in time:
@@ -162,7 +181,9 @@ const (
 //   - OverriddenRun (beta): killed, resumed with a changed system prompt
 //     (a config_override), completed;
 //   - UnfinishedRun (beta): killed during step 2's action, left so;
-//   - FailedRun (beta): the model fails at step 2 (llm_error), cost unknown.
+//   - FailedRun (beta): the model fails at step 2 (llm_error), cost unknown;
+//   - ParentRun (gamma): delegates to a child run (agent helper), receives
+//     its answer, completes.
 func Populate(tb testing.TB, st polyloop.Store) *Clock {
 	tb.Helper()
 	ctx := context.Background()
@@ -200,5 +221,12 @@ func Populate(tb testing.TB, st polyloop.Store) *Clock {
 	r := Runner(st, clock, 0)
 	r.Model = failing
 	Run(tb, r, FailedRun, beta, "Echo z.")
+
+	clock.Skip(time.Minute)
+	parent := Runner(st, clock, 0.000001, scriptmodel.Call("c1", "delegate", EchoArgs{Text: "find it"}), scriptmodel.Reply("found"))
+	parent.Executor = DelegatingExecutor(st, clock)
+	gamma := Agent("gamma", "You delegate.")
+	gamma.Tools = DelegatingExecutor(st, clock).ToolSpecs()
+	Run(tb, parent, ParentRun, gamma, "Find it.")
 	return clock
 }
