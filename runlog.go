@@ -1,6 +1,10 @@
 package polyloop
 
-import "time"
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
 
 // RunLog is the log of one run: its records in seq order. An empty log
 // (no records) means the run does not exist.
@@ -88,6 +92,10 @@ type RunFilter struct {
 	StartedBefore time.Time
 	// ParentRunID selects the children of a run.
 	ParentRunID string
+	// TaskContains keeps the runs whose RunSummary.Task contains this text
+	// (a case-sensitive substring; it searches the summary's excerpt of
+	// the task, its first MaxSummaryTask characters).
+	TaskContains string
 	// Limit bounds the number of summaries (0: no limit), after ordering.
 	Limit int
 	// Descending lists the runs in the reverse of the listing order: the
@@ -137,6 +145,30 @@ type RunSummary struct {
 	StopReason  StopReason `json:"stop_reason,omitempty"`
 	Totals      *Totals    `json:"totals,omitempty"`
 	ParentRunID string     `json:"parent_run_id,omitempty"`
+	// Task is the start of the task's input: its first MaxSummaryTask
+	// characters (runes), for lists and searches; invalid UTF-8 and NUL
+	// characters are replaced by U+FFFD.
+	Task string `json:"task,omitempty"`
+}
+
+// MaxSummaryTask bounds RunSummary.Task, in characters.
+const MaxSummaryTask = 1000
+
+// taskExcerpt is the first MaxSummaryTask characters of a task's input,
+// each byte of invalid UTF-8 and each NUL replaced by U+FFFD, as
+// encoding/json decodes them (so a stored and read-back record gives the
+// same excerpt, and every store can keep it as text).
+func taskExcerpt(input string) string {
+	var b strings.Builder
+	for n := 0; n < MaxSummaryTask && input != ""; n++ {
+		r, size := utf8.DecodeRuneInString(input)
+		if r == 0 || (r == utf8.RuneError && size == 1) {
+			r = utf8.RuneError
+		}
+		b.WriteRune(r)
+		input = input[size:]
+	}
+	return b.String()
 }
 
 // Matches reports whether the summary passes the filter (Limit and order
@@ -164,6 +196,9 @@ func (f RunFilter) Matches(s RunSummary) bool {
 	if f.ParentRunID != "" && s.ParentRunID != f.ParentRunID {
 		return false
 	}
+	if f.TaskContains != "" && !strings.Contains(s.Task, f.TaskContains) {
+		return false
+	}
 	if f.After != nil {
 		if f.Descending {
 			return s.Position().Before(*f.After)
@@ -185,6 +220,7 @@ func (s *RunSummary) Apply(r Record) {
 		s.Agent = b.Snapshot.Agent
 		s.SnapshotHash = b.SnapshotHash
 		s.StartedAt = r.At
+		s.Task = taskExcerpt(b.Snapshot.Task.Input)
 		if b.Parent != nil {
 			s.ParentRunID = b.Parent.RunID
 		}

@@ -78,4 +78,4 @@ func (s *Store) list(ctx context.Context, q sqlrows.Query, limit int, out []poly
 }
 
 // dialect is PostgreSQL's SQL for the runs table.
-var dialect = sqlrows.Dialect{Placeholder: func(i int) string { return fmt.Sprintf("$%d", i) }, Binary: `COLLATE "C"`}
+var dialect = sqlrows.Dialect{Placeholder: func(i int) string { return fmt.Sprintf("$%d", i) }, Binary: `COLLATE "C"`, Contains: "strpos(%s, %s) > 0"}

@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -45,6 +45,11 @@ var migrations = []string{
 	// reads the index in order instead of sorting every run.
 	`DROP INDEX {s}.runs_by_start;
 	CREATE INDEX runs_by_start ON {s}.runs (started_at NULLS FIRST, run_id COLLATE "C");`,
+	// 3: the start of each run's task in its summary (RunSummary.Task),
+	// taken from the run_started record of the runs already stored.
+	`ALTER TABLE {s}.runs ADD COLUMN task text NOT NULL DEFAULT '';
+	UPDATE {s}.runs AS r SET task = coalesce(substr(convert_from(rec.data, 'UTF8')::jsonb #>> '{snapshot,task,input}', 1, 1000), '')
+		FROM {s}.records AS rec WHERE rec.run_id = r.run_id AND rec.seq = 0 AND rec.kind = 'run_started';`,
 }
 
 // migrate creates the schema and brings it to SchemaVersion in one

@@ -107,4 +107,4 @@ func (s *Store) list(ctx context.Context, q sqlrows.Query, limit int, out []poly
 }
 
 // dialect is SQLite's SQL for the runs table.
-var dialect = sqlrows.Dialect{Placeholder: func(int) string { return "?" }, Binary: "COLLATE BINARY"}
+var dialect = sqlrows.Dialect{Placeholder: func(int) string { return "?" }, Binary: "COLLATE BINARY", Contains: "instr(%s, %s) > 0"}

@@ -33,11 +33,16 @@ var migrations = []string{
 	CREATE INDEX runs_by_start ON runs (started_at, run_id);
 	CREATE INDEX runs_by_agent ON runs (agent, started_at);
 	CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id <> '';`,
+	// 2: the start of each run's task in its summary (RunSummary.Task),
+	// taken from the run_started record of the runs already stored.
+	`ALTER TABLE runs ADD COLUMN task TEXT NOT NULL DEFAULT '';
+	UPDATE runs SET task = coalesce((SELECT substr(json_extract(CAST(data AS TEXT), '$.snapshot.task.input'), 1, 1000)
+		FROM records WHERE records.run_id = runs.run_id AND records.seq = 0 AND records.kind = 'run_started'), '');`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.

@@ -36,6 +36,7 @@ var funcs = template.FuncMap{
 	"short":    shortHash,
 	"stepOf":   func(st *trajectory.Step, p *runPage) stepData { return stepData{Step: st, Page: p} },
 	"pick":     pick,
+	"excerpt":  excerpt,
 	"histOf":   func(name string, c chart, d runstats.Dist, cost bool) histData { return histData{name, c, d, cost} },
 	"add2":     func(a, b float64) float64 { return a + b + 4 },
 	"deref":    func(v *float64) float64 { return *v },
@@ -203,4 +204,13 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// excerpt is the first n characters of a one-line rendering of s.
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }

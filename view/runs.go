@@ -18,6 +18,8 @@ import (
 // listQuery is the state of the runs list, all of it in the URL.
 type listQuery struct {
 	Agent, Hash, Stop, Status, Sweep string
+	// Task is a text the task must contain.
+	Task string
 	// Sort is "new" (default), "old", "steps", "tokens" or "cost".
 	Sort string
 	// After and Before are page cursors (start-time sorts); Page is the
@@ -34,7 +36,7 @@ var sorts = []string{"new", "old", "steps", "tokens", "cost"}
 // mean.
 func parseList(v url.Values) (listQuery, error) {
 	q := listQuery{Agent: v.Get("agent"), Hash: v.Get("hash"), Stop: v.Get("stop"), Status: v.Get("status"),
-		Sweep: v.Get("sweep"), Sort: v.Get("sort"), After: v.Get("after"), Before: v.Get("before"), By: v.Get("by")}
+		Sweep: v.Get("sweep"), Task: v.Get("task"), Sort: v.Get("sort"), After: v.Get("after"), Before: v.Get("before"), By: v.Get("by")}
 	if q.Sort == "" {
 		q.Sort = "new"
 	}
@@ -67,7 +69,7 @@ func parseList(v url.Values) (listQuery, error) {
 
 // filter is the query's RunFilter (no order, no limit).
 func (q listQuery) filter() polyloop.RunFilter {
-	f := polyloop.RunFilter{Agent: q.Agent, SnapshotHash: q.Hash, StopReason: polyloop.StopReason(q.Stop)}
+	f := polyloop.RunFilter{Agent: q.Agent, SnapshotHash: q.Hash, StopReason: polyloop.StopReason(q.Stop), TaskContains: q.Task}
 	switch q.Status {
 	case "finished":
 		yes := true
@@ -96,6 +98,7 @@ func (q listQuery) values() url.Values {
 	set("stop", q.Stop)
 	set("status", q.Status)
 	set("sweep", q.Sweep)
+	set("task", q.Task)
 	if q.Sort != "new" {
 		set("sort", q.Sort)
 	}

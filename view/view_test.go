@@ -163,6 +163,10 @@ func TestRunsList(t *testing.T) {
 	if !strings.Contains(body, runfixture.FailedRun) || strings.Contains(body, runfixture.UnfinishedRun) {
 		t.Errorf("stop filter")
 	}
+	body = mustGet(t, s, "/?task=one+and")
+	if ids := pageIDs(body); len(ids) != 1 || ids[0] != runfixture.ResumedRun || !strings.Contains(body, `title="Echo one and two."`) {
+		t.Errorf("task search: %q", ids)
+	}
 	body = mustGet(t, s, "/?sort=tokens")
 	if strings.Index(body, "id="+runfixture.BatchRun) > strings.Index(body, "id="+runfixture.ResumedRun) {
 		t.Errorf("sort by tokens: batch run (237 tokens) after the resumed one (153)")

@@ -56,6 +56,7 @@ func TestViewNumbersEqualStats(t *testing.T) {
 		{"--agent beta", "agent=beta"},
 		{"--unfinished", "status=unfinished"},
 		{"--stop-reason completed --by agent", "stop=completed&by=agent"},
+		{"--task Echo --by hash", "task=Echo&by=hash"},
 	} {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"--store", spec, "stats", "--json"}, strings.Fields(tc.flags)...)

@@ -35,7 +35,7 @@ func Record(seq int64, data []byte) (polyloop.Record, error) {
 
 // SummaryColumns are the columns of the runs table, in the order
 // ScanSummary reads them and SummaryArgs gives them.
-const SummaryColumns = `run_id, agent, snapshot_hash, started_at, updated_at, records, finished, stop_reason, totals, parent_run_id`
+const SummaryColumns = `run_id, agent, snapshot_hash, started_at, updated_at, records, finished, stop_reason, totals, parent_run_id, task`
 
 // Row is one row of a result: *sql.Row, *sql.Rows, pgx.Row, pgx.Rows.
 type Row interface{ Scan(dest ...any) error }
@@ -47,7 +47,7 @@ func ScanSummary(row Row) (polyloop.RunSummary, error) {
 	var started, updated *int64
 	var totals *string
 	var stop string
-	if err := row.Scan(&s.RunID, &s.Agent, &s.SnapshotHash, &started, &updated, &s.Records, &s.Finished, &stop, &totals, &s.ParentRunID); err != nil {
+	if err := row.Scan(&s.RunID, &s.Agent, &s.SnapshotHash, &started, &updated, &s.Records, &s.Finished, &stop, &totals, &s.ParentRunID, &s.Task); err != nil {
 		return s, err
 	}
 	s.StartedAt, s.UpdatedAt = fromNanos(started), fromNanos(updated)
@@ -74,7 +74,7 @@ func SummaryArgs(s polyloop.RunSummary) ([]any, error) {
 		totals = &t
 	}
 	return []any{s.RunID, s.Agent, s.SnapshotHash, toNanos(s.StartedAt), toNanos(s.UpdatedAt),
-		s.Records, s.Finished, string(s.StopReason), totals, s.ParentRunID}, nil
+		s.Records, s.Finished, string(s.StopReason), totals, s.ParentRunID, s.Task}, nil
 }
 
 func toNanos(t time.Time) *int64 {
@@ -100,6 +100,10 @@ type Dialect struct {
 	// Binary is the collation clause that compares text byte by byte
 	// (`COLLATE BINARY`, `COLLATE "C"`).
 	Binary string
+	// Contains is the condition that a column holds a substring, with %s
+	// for the column and the placeholder, in that order
+	// (`instr(%s, %s) > 0`, `strpos(%s, %s) > 0`).
+	Contains string
 }
 
 // OrderBy is the ORDER BY clause of a listing: (started_at, run_id), runs
@@ -179,6 +183,9 @@ func (d Dialect) where(f polyloop.RunFilter, extra func(arg func(any) string) st
 	}
 	if f.ParentRunID != "" {
 		add("parent_run_id =", f.ParentRunID)
+	}
+	if f.TaskContains != "" {
+		conds = append(conds, fmt.Sprintf(d.Contains, "task", arg(f.TaskContains)))
 	}
 	if f.After != nil {
 		conds = append(conds, d.after(f, arg))

@@ -86,6 +86,9 @@ func testListRuns(t *testing.T, ctx context.Context, s polyloop.Store) {
 		{"overridden snapshot", polyloop.RunFilter{SnapshotHash: hashC}, []int{2}},
 		{"time range", polyloop.RunFilter{StartedAfter: f.t[1], StartedBefore: f.t[3]}, []int{1, 2}},
 		{"combined", polyloop.RunFilter{Agent: "beta", Finished: &yes, StopReason: polyloop.StopLLMError}, []int{3}},
+		{"task", polyloop.RunFilter{TaskContains: "task of " + f.ids[2]}, []int{2}},
+		{"task and agent", polyloop.RunFilter{TaskContains: "task of", Agent: "beta"}, []int{1, 3}},
+		{"task, case-sensitive", polyloop.RunFilter{TaskContains: "TASK OF"}, nil},
 	}
 	for _, tc := range cases {
 		got, err := lister.ListRuns(ctx, tc.filter)
