@@ -13,9 +13,9 @@ import (
 // filterFlags are the run filters of ls and stats.
 type filterFlags struct {
 	agent, hash, stopReason, task string
-	finished, unfinished    bool
-	since, until            string
-	limit                   int
+	finished, unfinished          bool
+	since, until                  string
+	limit                         int
 }
 
 func (f *filterFlags) register(fs *pflag.FlagSet) {
