@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
@@ -161,4 +163,52 @@ func pageNumbers(t *testing.T, h http.Handler, target string) map[string]string 
 	}
 	walk(doc, "")
 	return out
+}
+
+// TestViewCommand: polyloop view serves the store on the address it
+// prints and stops cleanly when its context ends; a bad address or a
+// missing store is an error before anything is served.
+func TestViewCommand(t *testing.T) {
+	t.Parallel()
+	spec := populatedStore(t)
+	pr, pw := io.Pipe()
+	a := &app{stdin: strings.NewReader(""), stdout: pw, stderr: io.Discard, store: spec}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.view(ctx, &viewFlags{addr: "127.0.0.1:0", poll: time.Second}) }()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	_, rest, ok := strings.Cut(line, " on http://")
+	if !ok {
+		t.Fatalf("view printed %q", line)
+	}
+	url := "http://" + strings.Fields(rest)[0]
+	res, err := http.Get(url + "run?id=" + runfixture.BatchRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `id="step-3"`) {
+		t.Errorf("GET %s: %d", url, res.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("view after its context ended: %v", err)
+	}
+	pw.Close()
+
+	for _, args := range [][]string{
+		{"--store", spec, "view", "--addr", "127.0.0.1:http-ish"},
+		{"--store", "sqlite:" + t.TempDir() + "/none.db", "view"},
+		{"--store", spec, "view", "--poll", "0s"},
+	} {
+		var stderr bytes.Buffer
+		if code := execute(args, strings.NewReader(""), io.Discard, &stderr); code != exitError || stderr.Len() == 0 {
+			t.Errorf("%q: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
 }
