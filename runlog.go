@@ -1,6 +1,10 @@
 package polyloop
 
-import "time"
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
 
 // RunLog is the log of one run: its records in seq order. An empty log
 // (no records) means the run does not exist.
@@ -88,8 +92,42 @@ type RunFilter struct {
 	StartedBefore time.Time
 	// ParentRunID selects the children of a run.
 	ParentRunID string
-	// Limit bounds the number of summaries (0: no limit).
+	// TaskContains keeps the runs whose RunSummary.Task contains this text
+	// (a case-sensitive substring; it searches the summary's excerpt of
+	// the task, its first MaxSummaryTask characters).
+	TaskContains string
+	// Limit bounds the number of summaries (0: no limit), after ordering.
 	Limit int
+	// Descending lists the runs in the reverse of the listing order: the
+	// latest start first, ties by run id in reverse byte order, runs
+	// without a start time last.
+	Descending bool
+	// After keeps only the runs that come after this position in the order
+	// listed (Descending or not): a page's last position gives the next
+	// page (keyset pagination, which stores serve from their index on
+	// start time and run id).
+	After *RunPosition
+}
+
+// RunPosition is a run's place in the listing order: by start time (the
+// zero time, a run without RunStarted, first), ties by run id compared
+// byte by byte.
+type RunPosition struct {
+	StartedAt time.Time `json:"started_at"`
+	RunID     string    `json:"run_id"`
+}
+
+// Before reports whether p comes before q in the listing order.
+func (p RunPosition) Before(q RunPosition) bool {
+	if !p.StartedAt.Equal(q.StartedAt) {
+		return p.StartedAt.Before(q.StartedAt)
+	}
+	return p.RunID < q.RunID
+}
+
+// Position is the summary's place in the listing order.
+func (s RunSummary) Position() RunPosition {
+	return RunPosition{StartedAt: s.StartedAt, RunID: s.RunID}
 }
 
 // RunSummary is one run as listed by RunLister: what a listing or
@@ -107,10 +145,35 @@ type RunSummary struct {
 	StopReason  StopReason `json:"stop_reason,omitempty"`
 	Totals      *Totals    `json:"totals,omitempty"`
 	ParentRunID string     `json:"parent_run_id,omitempty"`
+	// Task is the start of the task's input: its first MaxSummaryTask
+	// characters (runes), for lists and searches; invalid UTF-8 and NUL
+	// characters are replaced by U+FFFD.
+	Task string `json:"task,omitempty"`
 }
 
-// Matches reports whether the summary passes the filter (Limit aside). Stores
-// may use it to filter in memory.
+// MaxSummaryTask bounds RunSummary.Task, in characters.
+const MaxSummaryTask = 1000
+
+// taskExcerpt is the first MaxSummaryTask characters of a task's input,
+// each byte of invalid UTF-8 and each NUL replaced by U+FFFD, as
+// encoding/json decodes them (so a stored and read-back record gives the
+// same excerpt, and every store can keep it as text).
+func taskExcerpt(input string) string {
+	var b strings.Builder
+	for n := 0; n < MaxSummaryTask && input != ""; n++ {
+		r, size := utf8.DecodeRuneInString(input)
+		if r == 0 || (r == utf8.RuneError && size == 1) {
+			r = utf8.RuneError
+		}
+		b.WriteRune(r)
+		input = input[size:]
+	}
+	return b.String()
+}
+
+// Matches reports whether the summary passes the filter (Limit and order
+// aside; After in the order Descending says). Stores may use it to filter
+// in memory.
 func (f RunFilter) Matches(s RunSummary) bool {
 	if f.Agent != "" && s.Agent != f.Agent {
 		return false
@@ -133,6 +196,15 @@ func (f RunFilter) Matches(s RunSummary) bool {
 	if f.ParentRunID != "" && s.ParentRunID != f.ParentRunID {
 		return false
 	}
+	if f.TaskContains != "" && !strings.Contains(s.Task, f.TaskContains) {
+		return false
+	}
+	if f.After != nil {
+		if f.Descending {
+			return s.Position().Before(*f.After)
+		}
+		return f.After.Before(s.Position())
+	}
 	return true
 }
 
@@ -148,6 +220,7 @@ func (s *RunSummary) Apply(r Record) {
 		s.Agent = b.Snapshot.Agent
 		s.SnapshotHash = b.SnapshotHash
 		s.StartedAt = r.At
+		s.Task = taskExcerpt(b.Snapshot.Task.Input)
 		if b.Parent != nil {
 			s.ParentRunID = b.Parent.RunID
 		}

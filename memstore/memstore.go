@@ -139,10 +139,10 @@ func (s *Store) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyloop.
 	}
 	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
-		if !out[i].StartedAt.Equal(out[j].StartedAt) {
-			return out[i].StartedAt.Before(out[j].StartedAt)
+		if f.Descending {
+			return out[j].Position().Before(out[i].Position())
 		}
-		return out[i].RunID < out[j].RunID
+		return out[i].Position().Before(out[j].Position())
 	})
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]

@@ -36,7 +36,7 @@ func TestLegacySchemaReads(t *testing.T) {
 	for _, m := range migrations[:3] {
 		exec(strings.ReplaceAll(m, "{s}", quoted))
 	}
-	exec(`INSERT INTO ` + quoted + `.schema_version (version) VALUES (2)`)
+	exec(`INSERT INTO ` + quoted + `.schema_version (version) VALUES (3)`)
 	recs, data, sum := storetest.LegacyLog(t)
 	for i, r := range recs {
 		exec(`INSERT INTO `+quoted+`.records (run_id, seq, kind, data) VALUES ($1, $2, $3, $4)`, storetest.LegacyRun, r.Seq, string(r.Kind()), data[i])
@@ -45,7 +45,8 @@ func TestLegacySchemaReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(`INSERT INTO `+quoted+`.runs (`+sqlrows.SummaryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, args...)
+	// Schemas before 5 have no task column in the summaries.
+	exec(`INSERT INTO `+quoted+`.runs (`+strings.TrimSuffix(sqlrows.SummaryColumns, ", task")+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, args[:len(args)-1]...)
 
 	s, err := Open(ctx, dsn(t), &Options{Schema: schema})
 	if err != nil {

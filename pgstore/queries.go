@@ -17,11 +17,11 @@ func newQueries(schema string) queries {
 		summary: `SELECT ` + sqlrows.SummaryColumns + ` FROM ` + runs + ` WHERE run_id = $1`,
 		insert: `INSERT INTO ` + records + ` (run_id, seq, kind, data, crc)
 			SELECT $1, s, k, d, c FROM unnest($2::bigint[], $3::text[], $4::bytea[], $5::bigint[]) AS t(s, k, d, c)`,
-		upsert: `INSERT INTO ` + runs + ` (` + sqlrows.SummaryColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		upsert: `INSERT INTO ` + runs + ` (` + sqlrows.SummaryColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 			ON CONFLICT (run_id) DO UPDATE SET agent = EXCLUDED.agent, snapshot_hash = EXCLUDED.snapshot_hash,
 			started_at = EXCLUDED.started_at, updated_at = EXCLUDED.updated_at, records = EXCLUDED.records,
 			finished = EXCLUDED.finished, stop_reason = EXCLUDED.stop_reason, totals = EXCLUDED.totals,
-			parent_run_id = EXCLUDED.parent_run_id`,
+			parent_run_id = EXCLUDED.parent_run_id, task = EXCLUDED.task`,
 		read:      `SELECT seq, kind, data, crc FROM ` + records + ` WHERE run_id = $1 ORDER BY seq`,
 		unchecked: `SELECT count(*) FROM ` + records + ` WHERE run_id = $1 AND crc IS NULL`,
 		list:      `SELECT ` + sqlrows.SummaryColumns + ` FROM ` + runs,

@@ -54,17 +54,29 @@ func (s *Store) RecordsWithoutChecksum(ctx context.Context, runID string) (int64
 // start time, ties broken by run id compared byte by byte (collation "C",
 // whatever the database's collation).
 func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]polyloop.RunSummary, error) {
-	where, args := sqlrows.Where(filter, func(i int) string { return fmt.Sprintf("$%d", i) })
-	q := s.q.list + where + ` ORDER BY started_at NULLS FIRST, run_id COLLATE "C"`
-	if filter.Limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", filter.Limit)
+	var out []polyloop.RunSummary
+	for _, q := range dialect.Listing(s.q.list, filter) {
+		if filter.Limit > 0 && len(out) >= filter.Limit {
+			break
+		}
+		var err error
+		if out, err = s.list(ctx, q, filter.Limit-len(out), out); err != nil {
+			return nil, err
+		}
 	}
-	rows, err := s.pool.Query(ctx, q, args...)
+	return out, nil
+}
+
+// list appends the rows of one listing query, at most limit when positive.
+func (s *Store) list(ctx context.Context, q sqlrows.Query, limit int, out []polyloop.RunSummary) ([]polyloop.RunSummary, error) {
+	if limit > 0 {
+		q.SQL += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.pool.Query(ctx, q.SQL, q.Args...)
 	if err != nil {
 		return nil, interpretError(ctx, "list runs", err)
 	}
 	defer rows.Close()
-	var out []polyloop.RunSummary
 	for rows.Next() {
 		sum, err := sqlrows.ScanSummary(rows)
 		if err != nil {
@@ -77,3 +89,6 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 	}
 	return out, nil
 }
+
+// dialect is PostgreSQL's SQL for the runs table.
+var dialect = sqlrows.Dialect{Placeholder: func(i int) string { return fmt.Sprintf("$%d", i) }, Binary: `COLLATE "C"`, Contains: "strpos(%s, %s) > 0"}

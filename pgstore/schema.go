@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -59,6 +59,11 @@ var migrations = []string{
 	// 4: crc, the CRC-32C of data (sqlrows.Checksum), checked on every
 	// read. Rows written before have none (NULL) and are read unchecked.
 	`ALTER TABLE {s}.records ADD COLUMN crc bigint;`,
+	// 5: the start of each run's task in its summary (RunSummary.Task),
+	// taken from the run_started record of the runs already stored.
+	`ALTER TABLE {s}.runs ADD COLUMN task text NOT NULL DEFAULT '';
+	UPDATE {s}.runs AS r SET task = coalesce(substr(convert_from(rec.data, 'UTF8')::jsonb #>> '{snapshot,task,input}', 1, 1000), '')
+		FROM {s}.records AS rec WHERE rec.run_id = r.run_id AND rec.seq = 0 AND rec.kind = 'run_started';`,
 }
 
 // migrate creates the schema and brings it to SchemaVersion in one

@@ -3,6 +3,7 @@ package sqlitestore_test
 import (
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop/internal/sqlrows"
@@ -35,7 +36,8 @@ func legacyFile(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(`INSERT INTO runs (`+sqlrows.SummaryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+	// Schema 1's summaries have no task column (schema 3 adds it).
+	exec(`INSERT INTO runs (`+strings.TrimSuffix(sqlrows.SummaryColumns, ", task")+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args[:len(args)-1]...)
 	exec(`PRAGMA user_version = 1`)
 	return path
 }

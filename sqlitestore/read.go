@@ -105,17 +105,29 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 	if err := s.usable(ctx, "list runs"); err != nil {
 		return nil, err
 	}
-	where, args := sqlrows.Where(filter, func(int) string { return "?" })
-	q := `SELECT ` + sqlrows.SummaryColumns + ` FROM runs` + where + ` ORDER BY started_at, run_id`
-	if filter.Limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", filter.Limit)
+	var out []polyloop.RunSummary
+	for _, q := range dialect.Listing(`SELECT `+sqlrows.SummaryColumns+` FROM runs`, filter) {
+		if filter.Limit > 0 && len(out) >= filter.Limit {
+			break
+		}
+		var err error
+		if out, err = s.list(ctx, q, filter.Limit-len(out), out); err != nil {
+			return nil, err
+		}
 	}
-	rows, err := s.read.QueryContext(ctx, q, args...)
+	return out, nil
+}
+
+// list appends the rows of one listing query, at most limit when positive.
+func (s *Store) list(ctx context.Context, q sqlrows.Query, limit int, out []polyloop.RunSummary) ([]polyloop.RunSummary, error) {
+	if limit > 0 {
+		q.SQL += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.read.QueryContext(ctx, q.SQL, q.Args...)
 	if err != nil {
 		return nil, readError(ctx, "", 0, err)
 	}
 	defer rows.Close()
-	var out []polyloop.RunSummary
 	for rows.Next() {
 		sum, err := sqlrows.ScanSummary(rows)
 		if err != nil {
@@ -128,3 +140,6 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 	}
 	return out, nil
 }
+
+// dialect is SQLite's SQL for the runs table.
+var dialect = sqlrows.Dialect{Placeholder: func(int) string { return "?" }, Binary: "COLLATE BINARY", Contains: "instr(%s, %s) > 0"}

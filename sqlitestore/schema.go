@@ -36,11 +36,16 @@ var migrations = []string{
 	// 2: crc, the CRC-32C of data (sqlrows.Checksum), checked on every
 	// read. Rows written before have none (NULL) and are read unchecked.
 	`ALTER TABLE records ADD COLUMN crc INTEGER;`,
+	// 3: the start of each run's task in its summary (RunSummary.Task),
+	// taken from the run_started record of the runs already stored.
+	`ALTER TABLE runs ADD COLUMN task TEXT NOT NULL DEFAULT '';
+	UPDATE runs SET task = coalesce((SELECT substr(json_extract(CAST(data AS TEXT), '$.snapshot.task.input'), 1, 1000)
+		FROM records WHERE records.run_id = runs.run_id AND records.seq = 0 AND records.kind = 'run_started'), '');`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.

@@ -234,7 +234,7 @@ func (w *writeStmts) prepare(db *sql.DB) error {
 	}
 	w.summary = prep(`SELECT ` + sqlrows.SummaryColumns + ` FROM runs WHERE run_id = ?`)
 	w.insert = prep(`INSERT INTO records (run_id, seq, kind, data, crc) VALUES (?, ?, ?, ?, ?)`)
-	w.upsert = prep(`INSERT OR REPLACE INTO runs (` + sqlrows.SummaryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	w.upsert = prep(`INSERT OR REPLACE INTO runs (` + sqlrows.SummaryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	return err
 }
 

@@ -129,8 +129,13 @@ func (s *showWriter) step(st *stepView) {
 		if ac.Action.IsCode() && strings.Contains(ac.Action.Code, "\n") {
 			s.block("code:", ac.Action.Code)
 		}
-		if ac.Unknown {
+		switch {
+		case ac.Unknown && ac.Replayed:
+			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without a step record (replayed below)\n")
+		case ac.Unknown:
 			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without a step record\n")
+		case st.Completed == nil || ac.Settled != &st.Completed.SettledAction:
+			s.outcome(ac.Settled) // settled by an action_result
 		}
 	}
 	for _, r := range st.Receptions {
@@ -179,22 +184,33 @@ func (s *showWriter) completed(c *polyloop.StepCompleted) {
 	case polyloop.DecisionFinal:
 		s.block("final answer:", c.Answer)
 	case polyloop.DecisionAct:
-		var marks []string
-		if c.Synthetic {
-			marks = append(marks, "synthetic")
-		}
-		if c.TruncatedChars > 0 {
-			marks = append(marks, fmt.Sprintf("truncated: %d characters dropped", c.TruncatedChars))
-		}
-		if c.Outcome.Done {
-			marks = append(marks, "done")
-		}
-		label := string(c.Outcome.Status)
-		if len(marks) > 0 {
-			label += " [" + strings.Join(marks, ", ") + "]"
-		}
-		fmt.Fprintf(s.w, "      → %s\n", label)
-		s.block("observation:", c.Observation)
+		s.outcome(&c.SettledAction)
+	}
+}
+
+// outcome prints an action's settled outcome.
+func (s *showWriter) outcome(c *polyloop.SettledAction) {
+	var marks []string
+	if c.Synthetic {
+		marks = append(marks, "synthetic")
+	}
+	if c.TruncatedChars > 0 {
+		marks = append(marks, fmt.Sprintf("truncated: %d characters dropped", c.TruncatedChars))
+	}
+	if c.Outcome.Done {
+		marks = append(marks, "done")
+	}
+	label := string(c.Outcome.Status)
+	if len(marks) > 0 {
+		label += " [" + strings.Join(marks, ", ") + "]"
+	}
+	if strings.Contains(c.ResultID, ".") { // an action of a larger batch: say which
+		label += " (" + c.ResultID + ")"
+	}
+	fmt.Fprintf(s.w, "      → %s\n", label)
+	s.block("observation:", c.Observation)
+	if c.Audit != "" {
+		s.block("executor said:", c.Audit)
 	}
 }
 

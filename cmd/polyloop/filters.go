@@ -6,20 +6,22 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/spf13/pflag"
 )
 
 // filterFlags are the run filters of ls and stats.
 type filterFlags struct {
-	agent, hash, stopReason string
-	finished, unfinished    bool
-	since, until            string
-	limit                   int
+	agent, hash, stopReason, task string
+	finished, unfinished          bool
+	since, until                  string
+	limit                         int
 }
 
 func (f *filterFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.agent, "agent", "", "only runs of this agent (its name)")
 	fs.StringVar(&f.hash, "hash", "", "only runs with this snapshot hash")
+	fs.StringVar(&f.task, "task", "", "only runs whose task contains this text (case-sensitive; its first 1,000 characters)")
 	fs.BoolVar(&f.finished, "finished", false, "only finished runs")
 	fs.BoolVar(&f.unfinished, "unfinished", false, "only unfinished runs")
 	fs.StringVar(&f.stopReason, "stop-reason", "", "only runs finished with this stop reason")
@@ -30,7 +32,7 @@ func (f *filterFlags) register(fs *pflag.FlagSet) {
 
 // filter turns the flags into a RunFilter, checking them.
 func (f *filterFlags) filter(now time.Time) (polyloop.RunFilter, error) {
-	rf := polyloop.RunFilter{Agent: f.agent, SnapshotHash: f.hash, StopReason: polyloop.StopReason(f.stopReason), Limit: f.limit}
+	rf := polyloop.RunFilter{Agent: f.agent, SnapshotHash: f.hash, StopReason: polyloop.StopReason(f.stopReason), TaskContains: f.task, Limit: f.limit}
 	if f.finished && f.unfinished {
 		return rf, fmt.Errorf("--finished and --unfinished exclude each other")
 	}
@@ -78,20 +80,5 @@ func listRuns(ctx context.Context, st store, f *filterFlags) ([]polyloop.RunSumm
 	if err != nil {
 		return nil, err
 	}
-	runs, err := st.ListRuns(ctx, rf)
-	if err != nil {
-		return nil, err
-	}
-	for i := range runs {
-		if runs[i].Totals != nil {
-			continue
-		}
-		log, err := st.ReadLog(ctx, runs[i].RunID)
-		if err != nil {
-			return nil, err
-		}
-		t := polyloop.ComputeTotals(log)
-		runs[i].Totals = &t
-	}
-	return runs, nil
+	return runstats.List(ctx, st, rf)
 }

@@ -1,123 +1,19 @@
 package main
 
 import (
-	"math"
-	"sort"
+	"github.com/polyloop/polyloop/internal/runstats"
+)
 
-	"github.com/polyloop/polyloop"
+// The statistics are the shared ones (internal/runstats), which polyloop
+// view draws too.
+type (
+	groupStats = runstats.Group
+	dist       = runstats.Dist
 )
 
 // stopReasons in the order statistics print them.
-var stopReasons = []polyloop.StopReason{
-	polyloop.StopCompleted, polyloop.StopMaxSteps, polyloop.StopTokenBudget, polyloop.StopCostBudget,
-	polyloop.StopLLMError, polyloop.StopEnvError, polyloop.StopResumeStateUnknown,
-}
-
-// groupStats are the statistics of one group of runs. Distributions are
-// over finished runs; unfinished runs are counted and listed, never dropped.
-type groupStats struct {
-	Group      string `json:"group"`
-	Runs       int    `json:"runs"`
-	Finished   int    `json:"finished"`
-	Unfinished int    `json:"unfinished"`
-	// StopReasons counts finished runs by stop reason (every reason, zeros
-	// included).
-	StopReasons map[polyloop.StopReason]int `json:"stop_reasons"`
-	Steps       dist                        `json:"steps"`
-	Tokens      dist                        `json:"tokens"`
-	// CostUSD is over the finished runs whose cost is known: a run with
-	// part of its cost unknown is left out, since its known part would
-	// read as its cost.
-	CostUSD dist `json:"cost_usd"`
-	// CostUnknownRuns counts the finished runs with part of their cost
-	// unknown, the ones CostUSD leaves out.
-	CostUnknownRuns int `json:"cost_unknown_runs"`
-	// UnknownModelCalls and UnknownActions sum the executions of unknown
-	// outcome over all the group's runs, unfinished ones included.
-	UnknownModelCalls int      `json:"unknown_model_calls"`
-	UnknownActions    int      `json:"unknown_actions"`
-	UnfinishedRuns    []string `json:"unfinished_runs"`
-}
-
-// dist is a distribution summary: nearest-rank percentiles. Over no values
-// the percentiles are nil (null in JSON): unknown, never zero.
-type dist struct {
-	N   int      `json:"n"`
-	P50 *float64 `json:"p50"`
-	P90 *float64 `json:"p90"`
-	Max *float64 `json:"max"`
-}
-
-// percentile is the nearest-rank percentile of sorted values.
-func percentile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(p*float64(len(sorted)))) - 1
-	return sorted[max(i, 0)]
-}
-
-func newDist(values []float64) dist {
-	sort.Float64s(values)
-	d := dist{N: len(values)}
-	if len(values) > 0 {
-		p50, p90, top := percentile(values, 0.5), percentile(values, 0.9), values[len(values)-1]
-		d.P50, d.P90, d.Max = &p50, &p90, &top
-	}
-	return d
-}
+var stopReasons = runstats.StopReasons
 
 // computeStats groups runs (by "agent", "hash", or "" for one group "all")
-// and summarizes each group, in order of first appearance. Every run must
-// carry Totals (listRuns computes them for unfinished runs).
-func computeStats(runs []polyloop.RunSummary, by string) []*groupStats {
-	var order []string
-	groups := map[string][]polyloop.RunSummary{}
-	for _, r := range runs {
-		key := "all"
-		switch by {
-		case "agent":
-			key = r.Agent
-		case "hash":
-			key = r.SnapshotHash
-		}
-		if _, ok := groups[key]; !ok {
-			order = append(order, key)
-		}
-		groups[key] = append(groups[key], r)
-	}
-	out := make([]*groupStats, 0, len(order))
-	for _, key := range order {
-		out = append(out, summarize(key, groups[key]))
-	}
-	return out
-}
-
-func summarize(group string, runs []polyloop.RunSummary) *groupStats {
-	g := &groupStats{Group: group, Runs: len(runs), StopReasons: map[polyloop.StopReason]int{}, UnfinishedRuns: []string{}}
-	for _, r := range stopReasons {
-		g.StopReasons[r] = 0
-	}
-	var steps, tokens, cost []float64
-	for _, r := range runs {
-		t := r.Totals
-		g.UnknownModelCalls += t.UnknownModelCalls
-		g.UnknownActions += t.UnknownActions
-		if !r.Finished {
-			g.Unfinished++
-			g.UnfinishedRuns = append(g.UnfinishedRuns, r.RunID)
-			continue
-		}
-		g.Finished++
-		g.StopReasons[r.StopReason]++
-		steps = append(steps, float64(t.Steps))
-		tokens = append(tokens, float64(t.Tokens()))
-		if t.CostUnknown {
-			g.CostUnknownRuns++
-		} else {
-			cost = append(cost, t.CostUSD)
-		}
-	}
-	g.Steps, g.Tokens, g.CostUSD = newDist(steps), newDist(tokens), newDist(cost)
-	return g
-}
+// and summarizes each group, in order of first appearance.
+var computeStats = runstats.Compute

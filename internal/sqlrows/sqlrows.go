@@ -19,7 +19,7 @@ import (
 
 // SummaryColumns are the columns of the runs table, in the order
 // ScanSummary reads them and SummaryArgs gives them.
-const SummaryColumns = `run_id, agent, snapshot_hash, started_at, updated_at, records, finished, stop_reason, totals, parent_run_id`
+const SummaryColumns = `run_id, agent, snapshot_hash, started_at, updated_at, records, finished, stop_reason, totals, parent_run_id, task`
 
 // Row is one row of a result: *sql.Row, *sql.Rows, pgx.Row, pgx.Rows.
 type Row interface{ Scan(dest ...any) error }
@@ -31,7 +31,7 @@ func ScanSummary(row Row) (polyloop.RunSummary, error) {
 	var started, updated *int64
 	var totals *string
 	var stop string
-	if err := row.Scan(&s.RunID, &s.Agent, &s.SnapshotHash, &started, &updated, &s.Records, &s.Finished, &stop, &totals, &s.ParentRunID); err != nil {
+	if err := row.Scan(&s.RunID, &s.Agent, &s.SnapshotHash, &started, &updated, &s.Records, &s.Finished, &stop, &totals, &s.ParentRunID, &s.Task); err != nil {
 		return s, err
 	}
 	s.StartedAt, s.UpdatedAt = fromNanos(started), fromNanos(updated)
@@ -58,7 +58,7 @@ func SummaryArgs(s polyloop.RunSummary) ([]any, error) {
 		totals = &t
 	}
 	return []any{s.RunID, s.Agent, s.SnapshotHash, toNanos(s.StartedAt), toNanos(s.UpdatedAt),
-		s.Records, s.Finished, string(s.StopReason), totals, s.ParentRunID}, nil
+		s.Records, s.Finished, string(s.StopReason), totals, s.ParentRunID, s.Task}, nil
 }
 
 func toNanos(t time.Time) *int64 {
@@ -76,17 +76,77 @@ func fromNanos(n *int64) time.Time {
 	return time.Unix(0, *n).UTC()
 }
 
+// Dialect is what differs between the stores' SQL.
+type Dialect struct {
+	// Placeholder gives the placeholder of the i-th argument, counted from
+	// 1 ("?" or "$i").
+	Placeholder func(i int) string
+	// Binary is the collation clause that compares text byte by byte
+	// (`COLLATE BINARY`, `COLLATE "C"`).
+	Binary string
+	// Contains is the condition that a column holds a substring, with %s
+	// for the column and the placeholder, in that order
+	// (`instr(%s, %s) > 0`, `strpos(%s, %s) > 0`).
+	Contains string
+}
+
+// OrderBy is the ORDER BY clause of a listing: (started_at, run_id), runs
+// without a start time first, run ids compared byte by byte; reversed
+// when the filter is Descending.
+func (d Dialect) OrderBy(f polyloop.RunFilter) string {
+	if f.Descending {
+		return " ORDER BY started_at DESC NULLS LAST, run_id " + d.Binary + " DESC"
+	}
+	return " ORDER BY started_at NULLS FIRST, run_id " + d.Binary
+}
+
+// Query is one SQL query and its arguments.
+type Query struct {
+	SQL  string
+	Args []any
+}
+
+// Listing is the queries that list the runs a filter selects, in order:
+// selectFrom ("SELECT … FROM runs") with the filter's WHERE and ORDER BY
+// clauses, the Limit left to the caller, who runs them one after another
+// until it has Limit rows. It is one query, or two for a descending listing
+// after a position with a start time: the runs started before it, then the
+// runs without a start time (which come last); one query with an OR would
+// keep the databases from seeking in their index.
+func (d Dialect) Listing(selectFrom string, f polyloop.RunFilter) []Query {
+	if !f.Descending || f.After == nil || f.After.StartedAt.IsZero() {
+		where, args := d.Where(f)
+		return []Query{{selectFrom + where + d.OrderBy(f), args}}
+	}
+	p := *f.After
+	before := f
+	before.After = nil
+	where, args := d.where(before, func(arg func(any) string) string {
+		return "(started_at, run_id " + d.Binary + ") < (" + arg(p.StartedAt.UnixNano()) + ", " + arg(p.RunID) + ")"
+	})
+	unstarted, uargs := d.where(before, func(func(any) string) string { return "started_at IS NULL" })
+	return []Query{
+		{selectFrom + where + d.OrderBy(f), args},
+		{selectFrom + unstarted + " ORDER BY run_id " + d.Binary + " DESC", uargs},
+	}
+}
+
 // Where turns a filter into a WHERE clause over the runs table (empty when
-// the filter has no condition) and its arguments. placeholder gives the
-// placeholder of the i-th argument, counted from 1 ("?" or "$i"). The
-// filter's Limit is left to the caller.
-func Where(f polyloop.RunFilter, placeholder func(i int) string) (string, []any) {
+// the filter has no condition) and its arguments. The filter's Limit and
+// order are left to the caller (OrderBy).
+func (d Dialect) Where(f polyloop.RunFilter) (string, []any) {
+	return d.where(f, nil)
+}
+
+// where is Where with one more condition, when extra is not nil.
+func (d Dialect) where(f polyloop.RunFilter, extra func(arg func(any) string) string) (string, []any) {
 	var conds []string
 	var args []any
-	add := func(cond string, arg any) {
-		args = append(args, arg)
-		conds = append(conds, cond+" "+placeholder(len(args)))
+	arg := func(v any) string {
+		args = append(args, v)
+		return d.Placeholder(len(args))
 	}
+	add := func(cond string, v any) { conds = append(conds, cond+" "+arg(v)) }
 	if f.Agent != "" {
 		add("agent =", f.Agent)
 	}
@@ -108,8 +168,36 @@ func Where(f polyloop.RunFilter, placeholder func(i int) string) (string, []any)
 	if f.ParentRunID != "" {
 		add("parent_run_id =", f.ParentRunID)
 	}
+	if f.TaskContains != "" {
+		conds = append(conds, fmt.Sprintf(d.Contains, "task", arg(f.TaskContains)))
+	}
+	if f.After != nil {
+		conds = append(conds, d.after(f, arg))
+	}
+	if extra != nil {
+		conds = append(conds, extra(arg))
+	}
 	if len(conds) == 0 {
 		return "", nil
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// after is the condition of a filter's After: the rows after the position
+// in the order listed, a NULL started_at standing for the zero time, which
+// comes first. The row-value comparisons let both databases seek in their
+// (started_at, run_id) index.
+func (d Dialect) after(f polyloop.RunFilter, arg func(any) string) string {
+	p := *f.After
+	id := "run_id " + d.Binary
+	switch {
+	case p.StartedAt.IsZero() && !f.Descending:
+		return "((started_at IS NULL AND " + id + " > " + arg(p.RunID) + ") OR started_at IS NOT NULL)"
+	case p.StartedAt.IsZero():
+		return "(started_at IS NULL AND " + id + " < " + arg(p.RunID) + ")"
+	case !f.Descending:
+		return "(started_at, " + id + ") > (" + arg(p.StartedAt.UnixNano()) + ", " + arg(p.RunID) + ")"
+	default:
+		return "((started_at, " + id + ") < (" + arg(p.StartedAt.UnixNano()) + ", " + arg(p.RunID) + ") OR started_at IS NULL)"
+	}
 }

@@ -93,11 +93,44 @@ func TestWhere(t *testing.T) {
 			StartedAfter: at, StartedBefore: at.Add(1), ParentRunID: "p"}, dollar,
 			" WHERE agent = $1 AND snapshot_hash = $2 AND finished = $3 AND stop_reason = $4 AND started_at >= $5 AND started_at < $6 AND parent_run_id = $7",
 			[]any{"a", "h", true, "completed", int64(42), int64(43), "p"}},
+		{polyloop.RunFilter{Agent: "a", After: &polyloop.RunPosition{StartedAt: at, RunID: "r"}}, dollar,
+			" WHERE agent = $1 AND (started_at, run_id COLLATE \"C\") > ($2, $3)",
+			[]any{"a", int64(42), "r"}},
+		{polyloop.RunFilter{Descending: true, After: &polyloop.RunPosition{StartedAt: at, RunID: "r"}}, question,
+			" WHERE ((started_at, run_id COLLATE \"C\") < (?, ?) OR started_at IS NULL)",
+			[]any{int64(42), "r"}},
+		{polyloop.RunFilter{After: &polyloop.RunPosition{RunID: "r"}}, question,
+			" WHERE ((started_at IS NULL AND run_id COLLATE \"C\" > ?) OR started_at IS NOT NULL)", []any{"r"}},
+		{polyloop.RunFilter{Descending: true, After: &polyloop.RunPosition{RunID: "r"}}, question,
+			" WHERE (started_at IS NULL AND run_id COLLATE \"C\" < ?)", []any{"r"}},
 	}
 	for _, tt := range tests {
-		where, args := Where(tt.f, tt.ph)
+		where, args := Dialect{Placeholder: tt.ph, Binary: `COLLATE "C"`}.Where(tt.f)
 		if where != tt.where || !reflect.DeepEqual(args, tt.args) {
 			t.Errorf("Where(%+v) = %q %v, want %q %v", tt.f, where, args, tt.where, tt.args)
+		}
+	}
+}
+
+// TestListingSplitsTheDescendingTail: a descending listing after a
+// position with a start time is two queries — the runs started before it,
+// with a row-value comparison the index can seek on, then the runs without
+// a start time — and every other listing is one.
+func TestListingSplitsTheDescendingTail(t *testing.T) {
+	t.Parallel()
+	d := Dialect{Placeholder: func(int) string { return "?" }, Binary: "COLLATE BINARY"}
+	at := time.Unix(0, 42)
+	qs := d.Listing("SELECT * FROM runs", polyloop.RunFilter{Agent: "a", Descending: true, After: &polyloop.RunPosition{StartedAt: at, RunID: "r"}})
+	want := []Query{
+		{"SELECT * FROM runs WHERE agent = ? AND (started_at, run_id COLLATE BINARY) < (?, ?) ORDER BY started_at DESC NULLS LAST, run_id COLLATE BINARY DESC", []any{"a", int64(42), "r"}},
+		{"SELECT * FROM runs WHERE agent = ? AND started_at IS NULL ORDER BY run_id COLLATE BINARY DESC", []any{"a"}},
+	}
+	if !reflect.DeepEqual(qs, want) {
+		t.Errorf("Listing:\n got  %q\n want %q", qs, want)
+	}
+	for _, f := range []polyloop.RunFilter{{}, {Descending: true}, {After: &polyloop.RunPosition{StartedAt: at}}, {Descending: true, After: &polyloop.RunPosition{RunID: "r"}}} {
+		if qs := d.Listing("SELECT * FROM runs", f); len(qs) != 1 {
+			t.Errorf("Listing(%+v): %d queries", f, len(qs))
 		}
 	}
 }

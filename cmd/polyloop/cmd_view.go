@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/polyloop/polyloop/view"
+	"github.com/spf13/cobra"
+)
+
+type viewFlags struct {
+	addr  string
+	hosts []string
+	poll  time.Duration
+}
+
+func newViewCmd(a *app) *cobra.Command {
+	var f viewFlags
+	c := &cobra.Command{
+		Use:   "view",
+		Short: "Serve a read-only web page of runs, trajectories, comparisons and statistics",
+		Long: `Serve a local, read-only web page of the store's runs: the runs list (filters,
+sort and page in the URL, so a link reproduces the view), a run's trajectory
+(replies, tool calls, decisions, each action's status and observation beside
+the executor's own audit text, failures, usage and cost, executions of unknown
+outcome, child runs, the resume history and configuration overrides), two runs
+compared step by step with the first divergence marked, and statistics drawn
+as SVG — the same numbers as polyloop stats. An unfinished run's page follows
+its log as records land.
+
+The page listens on loopback (127.0.0.1:8686) and answers only requests that
+name a loopback host, which defeats DNS rebinding; --allow-host adds a name
+(for example when --addr listens beyond loopback: anyone who can reach it can
+read every run). Nothing on the page loads from the network.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.view(cmd.Context(), &f)
+		},
+	}
+	c.Flags().StringVar(&f.addr, "addr", "127.0.0.1:8686", "address to listen on")
+	c.Flags().StringArrayVar(&f.hosts, "allow-host", nil, "a Host header to accept besides loopback names (host:port; repeatable)")
+	c.Flags().DurationVar(&f.poll, "poll", 500*time.Millisecond, "how often a live page reads its run's log again")
+	return c
+}
+
+func (a *app) view(ctx context.Context, f *viewFlags) error {
+	if f.poll <= 0 {
+		return fmt.Errorf("--poll must be positive")
+	}
+	st, err := openStore(ctx, a.store, existingStore)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	h, err := view.New(view.Options{Store: st, Poll: f.poll, AllowedHosts: f.hosts})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("--addr %s: %w", f.addr, err)
+	}
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		fmt.Fprintf(a.stderr, "polyloop view: listening on %s, beyond loopback: anyone who can reach it can read every run\n", ln.Addr())
+	}
+	fmt.Fprintf(a.stdout, "polyloop view: %s on http://%s/ (Ctrl-C stops)\n", redactDSN(a.store), ln.Addr())
+	return serveUntilInterrupted(ctx, ln, h)
+}
+
+// serveUntilInterrupted serves until SIGINT or SIGTERM, then lets the
+// requests in flight end (live pages are cut after a second).
+func serveUntilInterrupted(ctx context.Context, ln net.Listener, h http.Handler) error {
+	ictx, _, stop := interruptible(ctx)
+	defer stop()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ictx }}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ictx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

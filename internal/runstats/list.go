@@ -1,0 +1,44 @@
+package runstats
+
+import (
+	"context"
+
+	"github.com/polyloop/polyloop"
+)
+
+// Store is what List reads.
+type Store interface {
+	polyloop.Store
+	polyloop.RunLister
+}
+
+// List lists the runs a filter selects, with the totals of unfinished runs
+// computed from their logs (their summaries have none): only those logs
+// are read.
+func List(ctx context.Context, st Store, f polyloop.RunFilter) ([]polyloop.RunSummary, error) {
+	runs, err := st.ListRuns(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := FillTotals(ctx, st, runs); err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+// FillTotals sets the Totals of the runs that have none (unfinished runs)
+// from their logs.
+func FillTotals(ctx context.Context, st polyloop.Store, runs []polyloop.RunSummary) error {
+	for i := range runs {
+		if runs[i].Totals != nil {
+			continue
+		}
+		log, err := st.ReadLog(ctx, runs[i].RunID)
+		if err != nil {
+			return err
+		}
+		t := polyloop.ComputeTotals(log)
+		runs[i].Totals = &t
+	}
+	return nil
+}

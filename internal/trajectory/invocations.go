@@ -1,0 +1,153 @@
+package trajectory
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/polyloop/polyloop"
+)
+
+// Invocation is a stretch of the log written by one invocation of Run or
+// Resume (one process, as a rule): records FirstSeq to LastSeq.
+type Invocation struct {
+	FirstSeq int64     `json:"first_seq"`
+	LastSeq  int64     `json:"last_seq"`
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	// FirstStep and LastStep are the steps its records belong to (0 for
+	// records outside a step: run_started, config_override, run_finished
+	// between steps).
+	FirstStep int `json:"first_step"`
+	LastStep  int `json:"last_step"`
+	// Evidence says how the start of the invocation was recognized: "run
+	// started" for the first; for a resume, the record that no
+	// uninterrupted invocation writes first (see Invocations).
+	Evidence string `json:"evidence"`
+	// Gap is the time between the previous invocation's last record and
+	// this one's first (0 for the first invocation).
+	Gap time.Duration `json:"gap,omitempty"`
+}
+
+// Invocations infers which invocation wrote which records, from the log
+// alone.
+//
+// The library stamps every record of one Append with the same time, so the
+// log splits into writes: maximal runs of consecutive records with equal
+// timestamps. An uninterrupted invocation starts its writes in only a few
+// ways: run_started (the first write of the run); a model_call_result
+// right after the write that held its intent (the call returned); an
+// action_result, step_completed or child_reception right after a write
+// that left an action in flight (an action ended or received a child).
+// Every other record is written together with the record before it. So a
+// write that starts with anything else was begun by a new invocation —
+// a resume — and its first record says how: a retried model call (attempt
+// > 1), a replayed action (attempt > 1), a config_override, a step
+// started after a log that ended between steps, a reply parsed again, or
+// a finish the log already determined. Time gaps alone are not taken as
+// evidence (a model call or an action may take hours); they are reported
+// in Gap.
+//
+// Records with identical timestamps that were written apart (a hand-made
+// log, a clock that does not move) merge into one write, and a resume
+// between them goes unseen.
+func Invocations(log polyloop.RunLog) []Invocation {
+	var out []Invocation
+	recs := log.Records
+	step := 0
+	for i := 0; i < len(recs); {
+		j := i + 1
+		for j < len(recs) && recs[j].At.Equal(recs[i].At) {
+			j++
+		}
+		first := recs[i]
+		var prev polyloop.RecordBody
+		if i > 0 {
+			prev = recs[i-1].Body
+		}
+		if i == 0 || !continues(prev, first.Body) {
+			inv := Invocation{FirstSeq: first.Seq, From: first.At, Evidence: evidence(prev, first.Body), FirstStep: stepOf(first.Body, step)}
+			if n := len(out); n > 0 {
+				inv.Gap = first.At.Sub(out[n-1].To)
+			}
+			out = append(out, inv)
+		}
+		for _, r := range recs[i:j] {
+			step = stepOf(r.Body, step)
+		}
+		cur := &out[len(out)-1]
+		cur.LastSeq, cur.To, cur.LastStep = recs[j-1].Seq, recs[j-1].At, step
+		i = j
+	}
+	return out
+}
+
+// stepOf is the step a record belongs to, or cur for records outside
+// steps.
+func stepOf(b polyloop.RecordBody, cur int) int {
+	switch b := b.(type) {
+	case *polyloop.ModelCallIntent:
+		return b.Step
+	case *polyloop.ModelCallResult:
+		return b.Step
+	case *polyloop.ActionIntent:
+		return b.Step
+	case *polyloop.ActionResult:
+		return b.Step
+	case *polyloop.ChildReception:
+		return b.Step
+	case *polyloop.StepCompleted:
+		return b.Step
+	}
+	return cur
+}
+
+// continues reports whether an uninterrupted invocation may begin a write
+// with next after a write that ended with prev.
+func continues(prev, next polyloop.RecordBody) bool {
+	switch next.(type) {
+	case *polyloop.ModelCallResult:
+		_, ok := prev.(*polyloop.ModelCallIntent)
+		return ok
+	case *polyloop.ActionResult, *polyloop.StepCompleted, *polyloop.ChildReception:
+		switch prev.(type) {
+		case *polyloop.ActionIntent, *polyloop.ActionResult, *polyloop.ChildReception:
+			return true
+		}
+	}
+	return false
+}
+
+// evidence says in words why a write begins an invocation.
+func evidence(prev, next polyloop.RecordBody) string {
+	switch b := next.(type) {
+	case *polyloop.RunStarted:
+		return "run started"
+	case *polyloop.ModelCallIntent:
+		if b.Attempt > 1 {
+			return fmt.Sprintf("resume: model call %s retried (attempt %d; the earlier intent had no result)", b.CallID, b.Attempt)
+		}
+		return fmt.Sprintf("resume: step %d started after a log that ended between steps", b.Step)
+	case *polyloop.ActionIntent:
+		if b.Attempt > 1 {
+			return fmt.Sprintf("resume: action %s replayed (attempt %d; its outcome was unknown)", b.ActionID, b.Attempt)
+		}
+		return fmt.Sprintf("resume: the stored reply of step %d parsed again, action %s started", b.Step, b.ActionID)
+	case *polyloop.ConfigOverride:
+		return fmt.Sprintf("resume with a changed configuration (config_override: %d fields)", len(b.Fields))
+	case *polyloop.LeaseTakeover:
+		return fmt.Sprintf("resume on %s (pid %d), taking the run over from %s (pid %d): %s",
+			b.To.Host, b.To.PID, b.From.Host, b.From.PID, b.Reason)
+	case *polyloop.RunFinished:
+		return fmt.Sprintf("resume: wrote the finish the log already determined (%s)", b.StopReason)
+	case *polyloop.StepCompleted:
+		return fmt.Sprintf("resume: step %d settled from its stored reply", b.Step)
+	}
+	return fmt.Sprintf("resume: a write starting with %s after %s", next.Kind(), kindOf(prev))
+}
+
+func kindOf(b polyloop.RecordBody) polyloop.RecordKind {
+	if b == nil {
+		return ""
+	}
+	return b.Kind()
+}

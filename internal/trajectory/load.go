@@ -1,0 +1,32 @@
+package trajectory
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/polyloop/polyloop"
+)
+
+// Store is what Load reads: a run log and the listing of a run's children.
+type Store interface {
+	polyloop.Store
+	polyloop.RunLister
+}
+
+// Load reads a run's log and lists its children. A run without records is
+// an error wrapping polyloop.ErrRunNotFound.
+func Load(ctx context.Context, st Store, id string) (*Trajectory, error) {
+	log, err := st.ReadLog(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if log.Empty() {
+		return nil, fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
+	}
+	log.RunID = id
+	t := Build(log)
+	if t.Children, err = st.ListRuns(ctx, polyloop.RunFilter{ParentRunID: id}); err != nil {
+		return nil, err
+	}
+	return t, nil
+}

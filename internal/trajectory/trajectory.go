@@ -1,0 +1,222 @@
+// Package trajectory turns a run log into the per-step view that people
+// read: `polyloop show` prints it and `polyloop view` renders it. It is
+// built from the log alone (Build), plus the run's children from the
+// store's listing (Load); it never decides anything about the run.
+package trajectory
+
+import (
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/diag"
+)
+
+// Trajectory is a run as people read it: its steps, each with its model
+// calls, actions and settlement, its configuration overrides, how it ended
+// (or what resume would do), and the invocations that wrote it.
+type Trajectory struct {
+	RunID        string              `json:"run_id"`
+	Agent        string              `json:"agent"`
+	SnapshotHash string              `json:"snapshot_hash"`
+	StartedAt    time.Time           `json:"started_at"`
+	Task         string              `json:"task"`
+	System       string              `json:"system,omitempty"`
+	Parent       *polyloop.ParentRef `json:"parent,omitempty"`
+	// Snapshot is the RunStarted snapshot (overrides carry their own).
+	Snapshot  polyloop.Snapshot `json:"-"`
+	Records   int               `json:"records"`
+	Steps     []*Step           `json:"steps"`
+	Overrides []*Override       `json:"config_overrides,omitempty"`
+	// Takeovers are the lease take-overs the log records.
+	Takeovers []*polyloop.LeaseTakeover `json:"lease_takeovers,omitempty"`
+	Finished  *polyloop.RunFinished     `json:"finished,omitempty"`
+	// UpdatedAt is the time of the last record.
+	UpdatedAt time.Time `json:"updated_at"`
+	// Totals are computed from the log (for an unfinished run too).
+	Totals polyloop.Totals `json:"totals"`
+	// Plan is what resume would do (unfinished runs); PlanError says why
+	// the log cannot be planned (a corrupt log).
+	Plan      *polyloop.ResumePlan  `json:"plan,omitempty"`
+	PlanError string                `json:"plan_error,omitempty"`
+	Children  []polyloop.RunSummary `json:"children,omitempty"`
+	// Invocations are the processes (or calls of Run and Resume) that
+	// wrote the log, inferred from it (see Invocations).
+	Invocations []Invocation `json:"invocations,omitempty"`
+}
+
+// Override is a config_override record and where it stands in the log,
+// with the fields that differ from the snapshot in force before it.
+type Override struct {
+	*polyloop.ConfigOverride
+	Seq int64     `json:"seq"`
+	At  time.Time `json:"at"`
+	// Diff lists the differing paths (polyloop.DiffSnapshots) between the
+	// snapshot in force before the override and the override's.
+	Diff []string `json:"diff,omitempty"`
+}
+
+// Step is one step: its model calls (orphaned intents included), its action
+// intents (replays included), the child receptions, and its step record.
+type Step struct {
+	Step       int                     `json:"step"`
+	ModelCalls []*Call                 `json:"model_calls"`
+	Actions    []*Action               `json:"actions,omitempty"`
+	Receptions []*Reception            `json:"receptions,omitempty"`
+	Completed  *polyloop.StepCompleted `json:"completed,omitempty"`
+	// FirstSeq and LastSeq bound the step's records.
+	FirstSeq int64 `json:"first_seq"`
+	LastSeq  int64 `json:"last_seq"`
+}
+
+// Reply is the reply of the step's answered model call, or nil.
+func (s *Step) Reply() *polyloop.ModelReply {
+	for i := len(s.ModelCalls) - 1; i >= 0; i-- {
+		if r := s.ModelCalls[i].Reply; r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// Call is one model-call intent and its result, if any.
+type Call struct {
+	CallID  string               `json:"call_id"`
+	Attempt int                  `json:"attempt"`
+	Seq     int64                `json:"seq"`
+	At      time.Time            `json:"at"`
+	Reply   *polyloop.ModelReply `json:"reply,omitempty"`
+	Failure *diag.Diagnostic     `json:"failure,omitempty"`
+	// Usage is what a failed call is known to have consumed.
+	Usage *polyloop.Usage `json:"usage,omitempty"`
+	// Unknown marks an intent without a result: a call of unknown outcome.
+	Unknown bool `json:"unknown,omitempty"`
+}
+
+// Action is one action intent — an attempt of one action of the step's
+// batch — and its settlement, if that attempt was settled.
+type Action struct {
+	ActionID string                `json:"action_id"`
+	Attempt  int                   `json:"attempt"`
+	Index    int                   `json:"index"`
+	Of       int                   `json:"of"`
+	Seq      int64                 `json:"seq"`
+	At       time.Time             `json:"at"`
+	Action   polyloop.Action       `json:"action"`
+	Replay   polyloop.ReplayPolicy `json:"replay"`
+	// Settled is the action's settled outcome (from an action_result or
+	// the step record); nil while unknown.
+	Settled *polyloop.SettledAction `json:"settled,omitempty"`
+	// SettledSeq is the seq of the record that settled it.
+	SettledSeq int64 `json:"settled_seq,omitempty"`
+	// Unknown marks an intent without a settlement: an action of unknown
+	// outcome (a crash, an executor error, or a replay that followed).
+	Unknown bool `json:"unknown,omitempty"`
+	// Replayed marks an attempt that a later attempt of the same action
+	// replaced.
+	Replayed bool `json:"replayed,omitempty"`
+}
+
+// Reception is a child_reception record and its seq.
+type Reception struct {
+	*polyloop.ChildReception
+	Seq int64 `json:"seq"`
+}
+
+// Build folds a log into a trajectory. A corrupt log gives the trajectory
+// of what it holds, with PlanError saying what is wrong (unfinished runs).
+func Build(log polyloop.RunLog) *Trajectory {
+	t := &Trajectory{RunID: log.RunID, Records: len(log.Records), Steps: []*Step{}, Totals: polyloop.ComputeTotals(log)}
+	b := builder{t: t}
+	for _, r := range log.Records {
+		b.add(r)
+	}
+	if n := len(log.Records); n > 0 {
+		t.UpdatedAt = log.Records[n-1].At
+	}
+	if t.Finished == nil && len(log.Records) > 0 {
+		plan, err := polyloop.PlanResume(log)
+		if err != nil {
+			t.PlanError = err.Error()
+		} else {
+			t.Plan = &plan
+		}
+	}
+	t.Invocations = Invocations(log)
+	return t
+}
+
+type builder struct {
+	t    *Trajectory
+	snap polyloop.Snapshot
+}
+
+func (b *builder) step(n int, seq int64) *Step {
+	t := b.t
+	if len(t.Steps) == 0 || t.Steps[len(t.Steps)-1].Step != n {
+		t.Steps = append(t.Steps, &Step{Step: n, ModelCalls: []*Call{}, FirstSeq: seq})
+	}
+	s := t.Steps[len(t.Steps)-1]
+	s.LastSeq = seq
+	return s
+}
+
+func (b *builder) add(r polyloop.Record) {
+	t := b.t
+	switch body := r.Body.(type) {
+	case *polyloop.RunStarted:
+		t.Agent, t.SnapshotHash, t.Task, t.System, t.Parent = body.Snapshot.Agent, body.SnapshotHash, body.Snapshot.Task.Input, body.Snapshot.System, body.Parent
+		t.StartedAt, t.Snapshot, b.snap = r.At, body.Snapshot, body.Snapshot
+		if t.RunID == "" {
+			t.RunID = body.RunID
+		}
+	case *polyloop.ModelCallIntent:
+		s := b.step(body.Step, r.Seq)
+		s.ModelCalls = append(s.ModelCalls, &Call{CallID: body.CallID, Attempt: body.Attempt, Seq: r.Seq, At: r.At, Unknown: true})
+	case *polyloop.ModelCallResult:
+		for _, c := range b.step(body.Step, r.Seq).ModelCalls {
+			if c.CallID == body.CallID {
+				c.Reply, c.Failure, c.Usage, c.Unknown = body.Reply, body.Failure, body.Usage, false
+			}
+		}
+	case *polyloop.ActionIntent:
+		s := b.step(body.Step, r.Seq)
+		for _, a := range s.Actions {
+			if a.ActionID == body.ActionID && a.Settled == nil {
+				a.Replayed = true
+			}
+		}
+		s.Actions = append(s.Actions, &Action{ActionID: body.ActionID, Attempt: body.Attempt, Index: body.Index, Of: body.BatchSize(),
+			Seq: r.Seq, At: r.At, Action: body.Action, Replay: body.Replay, Unknown: true})
+	case *polyloop.ChildReception:
+		s := b.step(body.Step, r.Seq)
+		s.Receptions = append(s.Receptions, &Reception{ChildReception: body, Seq: r.Seq})
+	case *polyloop.ActionResult:
+		settle(b.step(body.Step, r.Seq), &body.SettledAction, r.Seq)
+	case *polyloop.StepCompleted:
+		s := b.step(body.Step, r.Seq)
+		s.Completed = body
+		if body.Outcome != nil {
+			settle(s, &body.SettledAction, r.Seq)
+		}
+	case *polyloop.ConfigOverride:
+		t.Overrides = append(t.Overrides, &Override{ConfigOverride: body, Seq: r.Seq, At: r.At, Diff: polyloop.DiffSnapshots(b.snap, body.Snapshot)})
+		b.snap = body.Snapshot
+	case *polyloop.LeaseTakeover:
+		t.Takeovers = append(t.Takeovers, body)
+	case *polyloop.RunFinished:
+		t.Finished = body
+	}
+}
+
+// settle attaches a settlement to the intent it settles: the one with its
+// action id and attempt (the latest with that id in a 1.0 log, which has
+// no attempts on outcomes).
+func settle(s *Step, sa *polyloop.SettledAction, seq int64) {
+	for i := len(s.Actions) - 1; i >= 0; i-- {
+		a := s.Actions[i]
+		if a.ActionID == sa.ResultID && (sa.Attempt == 0 || sa.Attempt == a.Attempt) {
+			a.Settled, a.SettledSeq, a.Unknown, a.Replayed = sa, seq, false, false
+			return
+		}
+	}
+}

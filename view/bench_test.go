@@ -1,0 +1,112 @@
+package view_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/runfixture"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/scriptmodel"
+	"github.com/polyloop/polyloop/sqlitestore"
+	"github.com/polyloop/polyloop/view"
+)
+
+// BenchmarkTrajectory1000Steps renders the page of a 1,000-step run, each
+// step a model call, a tool call and its observation: the server's time
+// from the request to the last byte (reading the log, folding it,
+// rendering).
+func BenchmarkTrajectory1000Steps(b *testing.B) {
+	st := memstore.New()
+	turns := make([]scriptmodel.Turn, 0, 1001)
+	for i := range 1000 {
+		turns = append(turns, runfixture.Echo(fmt.Sprintf("c%d", i), fmt.Sprintf("observation of step %d: some output of a tool", i+1)))
+	}
+	turns = append(turns, scriptmodel.Reply("done"))
+	agent := runfixture.Agent("long", "")
+	agent.Limits.MaxSteps = 1001
+	runfixture.Run(b, runfixture.Runner(st, runfixture.NewClock(runfixture.Base), 0.000001, turns...), "long", agent, "a long task")
+	s, err := view.New(view.Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/run?id=long", nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var size int
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%d", rec.Code)
+		}
+		size = rec.Body.Len()
+	}
+	b.ReportMetric(float64(size)/1e6, "MB/page")
+}
+
+// BenchmarkRunsList100k lists the newest page, and a page 1,000 pages deep
+// (through its cursor), of a SQLite store holding 100,000 runs.
+func BenchmarkRunsList100k(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "runs.db")
+	st, err := sqlitestore.Open(path, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	fill(b, st, 100000)
+	s, err := view.New(view.Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	deep := fmt.Sprintf("/?after=%d.r%06d", runfixture.Base.Add(50000*time.Millisecond).UnixNano(), 50000)
+	for name, target := range map[string]string{"first": "/", "deep": deep, "sorted-by-cost-refused": "/?sort=cost"} {
+		b.Run(name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+target, nil)
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				s.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%d", rec.Code)
+				}
+			}
+		})
+	}
+}
+
+// fill appends n finished runs of three records, from 32 writers at once
+// (the store's group commit).
+func fill(b *testing.B, st polyloop.Store, n int) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	ch := make(chan int)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ch {
+				id := fmt.Sprintf("r%06d", i)
+				at := runfixture.Base.Add(time.Duration(i) * time.Millisecond)
+				recs := []polyloop.Record{
+					{Seq: 0, At: at, Body: &polyloop.RunStarted{RunID: id, SnapshotHash: "sha256:h", LibraryVersion: "bench", Snapshot: polyloop.Snapshot{Agent: "a"}}},
+					{Seq: 1, At: at, Body: &polyloop.ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1}},
+					{Seq: 2, At: at, Body: &polyloop.RunFinished{StopReason: polyloop.StopMaxSteps, Totals: polyloop.Totals{Steps: i % 9, InputTokens: int64(i)}}},
+				}
+				if err := st.Append(ctx, id, recs...); err != nil {
+					b.Error(err)
+				}
+			}
+		}()
+	}
+	for i := range n {
+		ch <- i
+	}
+	close(ch)
+	wg.Wait()
+}

@@ -1,0 +1,30 @@
+// Package view serves a read-only web page of a store's runs: the runs
+// list, a run's trajectory, two runs compared step by step, and
+// statistics drawn as SVG. `polyloop view` serves it on loopback; a Go
+// service may mount it with New.
+//
+// Pages:
+//
+//	/                 the runs list: filters, sort and page in the URL
+//	/run?id=ID        a run's trajectory; an unfinished run's page follows
+//	                  its log live (server-sent events from /live)
+//	/compare?a=A&b=B  two runs aligned by step, the first divergence marked
+//	/stats            statistics of the runs the list's filters select,
+//	                  grouped by agent or snapshot hash; per sweep with
+//	                  Options.Sweeps
+//	/sweeps           the sweeps (with Options.Sweeps)
+//
+// The runs list reads one page of summaries at a time through
+// polyloop.RunLister (Limit and a keyset cursor, newest or oldest first),
+// so a store of any size lists in the time of one page; sorting by another
+// column sorts in memory and is refused beyond Options.MaxSort runs.
+//
+// Safety: every handler only reads (GET and HEAD; other methods get 405);
+// every text from a model, a tool or a run id reaches the page through
+// html/template's contextual escaping, never as markup; the pages carry a
+// Content-Security-Policy that allows no inline script, no inline style,
+// no plug-ins, no frames and no other origin (the page's script and style
+// are served from the binary, no CDN, no network); requests whose Host
+// header is not loopback (or an allowed host) are refused, which defeats
+// DNS rebinding.
+package view

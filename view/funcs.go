@@ -1,0 +1,216 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/runstats"
+	"github.com/polyloop/polyloop/internal/trajectory"
+)
+
+// funcs are the templates' functions. None returns template.HTML: every
+// text they give is escaped by html/template where it lands.
+var funcs = template.FuncMap{
+	"cut":      cut,
+	"pretty":   prettyJSON,
+	"args":     argsText,
+	"usd":      usd,
+	"cost":     callCost,
+	"tokens":   tokensText,
+	"when":     when,
+	"clock":    func(t time.Time) string { return t.UTC().Format("15:04:05.000") },
+	"dur":      durText,
+	"pct":      func(n, of int) string { return pct(n, of) },
+	"num":      num,
+	"exact":    exact,
+	"add":      func(a, b int) int { return a + b },
+	"status":   statusOf,
+	"finished": func(s polyloop.RunSummary) string { return runStatus(s) },
+	"snapshot": func(s polyloop.Snapshot) string { return prettyJSON(s) },
+	"short":    shortHash,
+	"stepOf":   func(st *trajectory.Step, p *runPage) stepData { return stepData{Step: st, Page: p} },
+	"pick":     pick,
+	"excerpt":  excerpt,
+	"histOf":   func(name string, c chart, d runstats.Dist, cost bool) histData { return histData{name, c, d, cost} },
+	"add2":     func(a, b float64) float64 { return a + b + 4 },
+	"deref":    func(v *float64) float64 { return *v },
+	"first":    func(s string) string { f, _, _ := strings.Cut(s, " "); return f },
+}
+
+// histData is what the hist template draws: a histogram and its
+// distribution's summary.
+type histData struct {
+	Name  string
+	Chart chart
+	Dist  runstats.Dist
+	Cost  bool
+}
+
+// pick is a compare row's step of one side (of trajectory t), for the
+// step template.
+func pick(st *trajectory.Step, t *trajectory.Trajectory, full bool) stepData {
+	return stepData{Step: st, Page: &runPage{Full: full, T: t}}
+}
+
+// maxText is how much of a text a page shows unless asked for all.
+const maxText = 4000
+
+// clipped is a text cut for a page: Text and how many characters were
+// left out.
+type clipped struct {
+	Text string
+	More int
+}
+
+func cut(s string, full bool) clipped {
+	if full || len(s) <= maxText {
+		return clipped{Text: s}
+	}
+	r := []rune(s)
+	if len(r) <= maxText {
+		return clipped{Text: s}
+	}
+	return clipped{Text: string(r[:maxText]), More: len(r) - maxText}
+}
+
+// prettyJSON indents a value as JSON, without HTML escaping (the template
+// escapes it).
+func prettyJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("<not encodable: %v>", err)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// argsText is tool arguments as people read them: indented JSON, or the
+// raw text when it is not JSON.
+func argsText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return string(raw)
+	}
+	return prettyJSON(v)
+}
+
+// usd is a cost to 6 significant digits, as polyloop stats prints it.
+func usd(v float64) string { return "$" + strconv.FormatFloat(v, 'g', 6, 64) }
+
+// callCost is a call's cost, or "cost unknown".
+func callCost(u polyloop.Usage) string {
+	if u.CostUSD == nil {
+		return "cost unknown"
+	}
+	return usd(*u.CostUSD)
+}
+
+// tokensText is a run's tokens, marked when a lower bound.
+func tokensText(t polyloop.Totals) string {
+	s := strconv.FormatInt(t.Tokens(), 10)
+	if t.TokensUnknown {
+		s += "+?"
+	}
+	return s
+}
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+func durText(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return ""
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+func pct(n, of int) string {
+	if of == 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(100*float64(n)/float64(of), 'f', 1, 64) + "%"
+}
+
+// num is a statistic for people: counts in full, costs to 6 digits,
+// "unknown" when nil.
+func num(v *float64, isCost bool) string {
+	switch {
+	case v == nil:
+		return "unknown"
+	case isCost:
+		return usd(*v)
+	default:
+		return strconv.FormatFloat(*v, 'f', -1, 64)
+	}
+}
+
+// exact is a statistic at full float64 precision, for data attributes
+// ("null" when unknown, as in polyloop stats --json).
+func exact(v any) string {
+	switch v := v.(type) {
+	case *float64:
+		if v == nil {
+			return "null"
+		}
+		return strconv.FormatFloat(*v, 'g', -1, 64)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case int:
+		return strconv.Itoa(v)
+	}
+	return fmt.Sprint(v)
+}
+
+// statusOf is a settled action's status, or "unknown".
+func statusOf(a *polyloop.SettledAction) string {
+	if a == nil || a.Outcome == nil {
+		return "unknown"
+	}
+	return string(a.Outcome.Status)
+}
+
+func runStatus(s polyloop.RunSummary) string {
+	if !s.Finished {
+		return "unfinished"
+	}
+	return string(s.StopReason)
+}
+
+// shortHash is a snapshot hash cut for a table cell.
+func shortHash(h string) string {
+	h = strings.TrimPrefix(h, "sha256:")
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// excerpt is the first n characters of a one-line rendering of s.
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,133 @@
+package view
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/trajectory"
+)
+
+// runPage is the data of the trajectory page.
+type runPage struct {
+	Title string
+	T     *trajectory.Trajectory
+	Ann   *Annotation
+	// Full shows texts whole; FullURL is the page with full texts.
+	Full    bool
+	FullURL string
+	// Live is the URL of the page's event stream (unfinished runs).
+	Live string
+	// Timeline is the resume history drawn as a bar.
+	Timeline []segment
+}
+
+// segment is one invocation on the timeline, as a share of the records.
+type segment struct {
+	trajectory.Invocation
+	N           int
+	Left, Width float64 // percent of the bar
+}
+
+// timeline lays the invocations out along the log's records.
+func timeline(t *trajectory.Trajectory) []segment {
+	var out []segment
+	for i, inv := range t.Invocations {
+		n := int(inv.LastSeq-inv.FirstSeq) + 1
+		out = append(out, segment{Invocation: inv, N: i + 1,
+			Left:  100 * float64(inv.FirstSeq) / float64(max(t.Records, 1)),
+			Width: 100 * float64(n) / float64(max(t.Records, 1))})
+	}
+	return out
+}
+
+func (s *Server) run(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("id")
+	if id == "" {
+		s.fail(w, r, http.StatusBadRequest, errors.New("no run id: /run?id=RUN_ID"))
+		return
+	}
+	t, err := trajectory.Load(r.Context(), s.opts.Store, id)
+	if err != nil {
+		s.fail(w, r, notFound(err), err)
+		return
+	}
+	p := &runPage{Title: "Run " + id, T: t, Full: r.URL.Query().Get("full") == "1", Timeline: timeline(t)}
+	p.FullURL = "/run?" + url.Values{"id": {id}, "full": {"1"}}.Encode()
+	if t.Finished == nil {
+		p.Live = "/live?" + url.Values{"id": {id}, "seq": {strconv.Itoa(t.Records)}}.Encode()
+	}
+	if s.opts.Sweeps != nil {
+		anns, err := s.opts.Sweeps.Annotate(r.Context(), []string{id})
+		if err != nil {
+			s.fail(w, r, http.StatusInternalServerError, err)
+			return
+		}
+		if a, ok := anns[id]; ok {
+			p.Ann = &a
+		}
+	}
+	s.render(w, r, "run", p)
+}
+
+// comparePage is the data of the comparison page.
+type comparePage struct {
+	Title      string
+	A, B       *trajectory.Trajectory
+	Divergence *trajectory.Divergence
+	// SnapshotDiff lists the snapshot paths that differ (nil when the
+	// hashes are equal).
+	SnapshotDiff []string
+	Rows         []compareRow
+	Full         bool
+}
+
+// compareRow is one step of both runs (either may be missing).
+type compareRow struct {
+	Step     int
+	A, B     *trajectory.Step
+	Diverges bool
+}
+
+func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
+	ids := [2]string{r.URL.Query().Get("a"), r.URL.Query().Get("b")}
+	if ids[0] == "" || ids[1] == "" {
+		s.fail(w, r, http.StatusBadRequest, errors.New("compare needs two runs: /compare?a=RUN_ID&b=RUN_ID"))
+		return
+	}
+	var ts [2]*trajectory.Trajectory
+	for i, id := range ids {
+		t, err := trajectory.Load(r.Context(), s.opts.Store, id)
+		if err != nil {
+			s.fail(w, r, notFound(err), err)
+			return
+		}
+		ts[i] = t
+	}
+	p := &comparePage{Title: "Compare " + ids[0] + " and " + ids[1], A: ts[0], B: ts[1],
+		Divergence: trajectory.FirstDivergence(ts[0], ts[1]), Full: r.URL.Query().Get("full") == "1"}
+	if ts[0].SnapshotHash != ts[1].SnapshotHash {
+		p.SnapshotDiff = polyloop.DiffSnapshots(ts[0].Snapshot, ts[1].Snapshot)
+	}
+	p.Rows = alignSteps(ts[0], ts[1], p.Divergence)
+	s.render(w, r, "compare", p)
+}
+
+// alignSteps pairs the steps of two runs by number.
+func alignSteps(a, b *trajectory.Trajectory, d *trajectory.Divergence) []compareRow {
+	var rows []compareRow
+	for i := 0; i < max(len(a.Steps), len(b.Steps)); i++ {
+		row := compareRow{Step: i + 1}
+		if i < len(a.Steps) {
+			row.A, row.Step = a.Steps[i], a.Steps[i].Step
+		}
+		if i < len(b.Steps) {
+			row.B, row.Step = b.Steps[i], b.Steps[i].Step
+		}
+		row.Diverges = d != nil && d.Step == row.Step
+		rows = append(rows, row)
+	}
+	return rows
+}
