@@ -145,6 +145,11 @@ type RunSummary struct {
 	StopReason  StopReason `json:"stop_reason,omitempty"`
 	Totals      *Totals    `json:"totals,omitempty"`
 	ParentRunID string     `json:"parent_run_id,omitempty"`
+	// Awaiting says what an unfinished run waits for: "approval",
+	// "delivery", or both ("approval+delivery"); empty when it waits for
+	// nothing. Stores do not keep it: a reader that folds the run's log
+	// (PendingGates) sets it.
+	Awaiting string `json:"awaiting,omitempty"`
 	// Task is the start of the task's input: its first MaxSummaryTask
 	// characters (runes), for lists and searches; invalid UTF-8 and NUL
 	// characters are replaced by U+FFFD.

@@ -16,7 +16,8 @@ func newLsCmd(a *app) *cobra.Command {
 		Use:   "ls",
 		Short: "List runs: id, agent, start, steps, stop reason or unfinished, tokens, cost",
 		Long: `List runs, oldest first. Unfinished runs show "unfinished" and their totals so
-far, computed from their logs. The text rounds costs to 4 decimals, marks a
+far, computed from their logs; a run suspended at a gate shows "awaiting
+approval" or "awaiting delivery" (polyloop approve, polyloop deliver). The text rounds costs to 4 decimals, marks a
 cost partly unknown with "+?" and says "unknown" when no cost is known; --json
 gives the totals as stored, at full float64 precision (cost_unknown says
 whether part of the cost is unknown).
@@ -56,8 +57,11 @@ func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
 	fmt.Fprintln(tw, "RUN\tAGENT\tSTARTED\tSTEPS\tSTOP\tTOKENS\tCOST")
 	for _, r := range runs {
 		stop := "unfinished"
-		if r.Finished {
+		switch {
+		case r.Finished:
 			stop = string(r.StopReason)
+		case r.Awaiting != "":
+			stop = "awaiting " + r.Awaiting
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", r.RunID, r.Agent, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
 			r.Totals.Steps, stop, r.Totals.Tokens(), costShort.cost(r.Totals.CostUSD, r.Totals.CostUnknown))

@@ -224,6 +224,9 @@ func (s *showWriter) end(t *trajectory) {
 			fmt.Fprintf(s.w, " — %s", s.cut(t.Finished.FinalAnswer))
 		}
 		fmt.Fprintln(s.w)
+	case t.Awaiting != nil:
+		printGates(s.w, t.RunID, t.Awaiting)
+		fmt.Fprintf(s.w, "SUSPENDED: waiting for the answers above (polyloop approve / deliver), then resume\n")
 	case t.Plan != nil:
 		fmt.Fprintf(s.w, "UNFINISHED; resume would: %s\n", planRow(*t.Plan))
 	default:

@@ -39,6 +39,24 @@ func FillTotals(ctx context.Context, st polyloop.Store, runs []polyloop.RunSumma
 		}
 		t := polyloop.ComputeTotals(log)
 		runs[i].Totals = &t
+		runs[i].Awaiting = awaiting(log)
 	}
 	return nil
+}
+
+// awaiting says what an unfinished run waits for (RunSummary.Awaiting).
+func awaiting(log polyloop.RunLog) string {
+	s, err := polyloop.PendingGates(log)
+	if err != nil {
+		return ""
+	}
+	switch {
+	case len(s.Approvals) > 0 && len(s.Deliveries) > 0:
+		return "approval+delivery"
+	case len(s.Approvals) > 0:
+		return "approval"
+	case len(s.Deliveries) > 0:
+		return "delivery"
+	}
+	return ""
 }

@@ -27,6 +27,9 @@ type Trajectory struct {
 	Records   int               `json:"records"`
 	Steps     []*Step           `json:"steps"`
 	Overrides []*Override       `json:"config_overrides,omitempty"`
+	// Awaiting lists the gates an unfinished run waits at (approvals,
+	// deliveries), with the actions' arguments.
+	Awaiting *polyloop.Suspension `json:"awaiting,omitempty"`
 	// Takeovers are the lease take-overs the log records.
 	Takeovers []*polyloop.LeaseTakeover `json:"lease_takeovers,omitempty"`
 	Finished  *polyloop.RunFinished     `json:"finished,omitempty"`
@@ -139,6 +142,9 @@ func Build(log polyloop.RunLog) *Trajectory {
 			t.PlanError = err.Error()
 		} else {
 			t.Plan = &plan
+		}
+		if s, err := polyloop.PendingGates(log); err == nil && len(s.Approvals)+len(s.Deliveries) > 0 {
+			t.Awaiting = s
 		}
 	}
 	t.Invocations = Invocations(log)
