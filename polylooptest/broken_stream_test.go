@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -224,4 +225,22 @@ func (slowRelease) Stream(ctx context.Context, _ polyloop.ModelRequest, deltas f
 	<-ctx.Done()
 	time.Sleep(200 * time.Millisecond)
 	return polyloop.ModelReply{}, ctx.Err()
+}
+
+// CheckDeltas is the suite's check, for an adapter's own fixtures.
+func TestCheckDeltas(t *testing.T) {
+	good := append([]polyloop.Delta{}, goodDeltas...)
+	for i := range good {
+		good[i].Attempt = 1
+	}
+	if err := CheckDeltas(good, goodReply); err != nil {
+		t.Errorf("good deltas: %v", err)
+	}
+	glued := append(append([]polyloop.Delta{}, partialDeltas...), polyloop.Delta{Attempt: 2, Text: "Hello"})
+	for i := range partialDeltas {
+		glued[i].Attempt = 1
+	}
+	if err := CheckDeltas(glued, polyloop.ModelReply{Text: "Hello"}); !slices.Contains(rulesOf(err), ruleSupersedeBeforeNew) {
+		t.Errorf("glued attempts: %v", err)
+	}
 }

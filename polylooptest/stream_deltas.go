@@ -132,3 +132,17 @@ func canonical(raw []byte) (string, error) {
 }
 
 func cutText(s string) string { return cut([]byte(s)) }
+
+// CheckDeltas reports how the deltas one call of Stream delivered, in the
+// order they came, break the StreamingModelClient contract given the reply
+// that call returned: their form, the superseded rule, and that the
+// accepted attempt's deltas concatenate to the reply. Each failure names
+// the rule it breaks. TestStreamingModelClient applies it; an adapter's
+// own tests can apply it to each of their fixtures.
+func CheckDeltas(deltas []polyloop.Delta, reply polyloop.ModelReply) error {
+	accepted, _, err := checkDeltas(deltas)
+	if err != nil {
+		return err
+	}
+	return concatenates(accepted, reply)
+}
