@@ -16,12 +16,19 @@ import (
 
 // progress is an EventSink that prints a run's progress, one line per fact:
 // step, action, status, tokens and cost so far. On a terminal it uses
-// colour; piped, it writes plain lines.
+// colour (unless NO_COLOR is set) and shows the text a streaming model
+// client delivers as it arrives, erasing a superseded candidate (see
+// preview); piped, it writes plain lines and no streamed text.
 type progress struct {
-	mu     sync.Mutex
-	w      io.Writer
-	color  bool
-	prefix string
+	mu    sync.Mutex
+	w     io.Writer
+	color bool
+	// live: w is a terminal of width columns and height rows (0: unknown),
+	// where the streamed text is shown.
+	live          bool
+	width, height int
+	pv            preview
+	prefix        string
 	// since labels the running totals: the sink sees only this invocation.
 	since  string
 	tokens int64
@@ -31,20 +38,28 @@ type progress struct {
 }
 
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, color: isTerminal(w), since: "so far"}
+	p := &progress{w: w, since: "so far"}
+	if f := terminal(w); f != nil {
+		p.live, p.color = true, os.Getenv("NO_COLOR") == ""
+		p.width, p.height = terminalSize(f)
+	}
+	return p
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
+// terminal is the terminal w writes to, or nil when w is not a character
+// device.
+func terminal(w io.Writer) *os.File {
 	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // pipeWriter
 		w = u.Unwrap()
 	}
 	f, ok := w.(*os.File)
 	if !ok {
-		return false
+		return nil
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return f
 }
 
 const (
@@ -68,12 +83,38 @@ func (p *progress) paint(code, s string) string {
 func (p *progress) Emit(ctx context.Context, ev polyloop.Event) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	line := p.line(ev)
-	if line == "" {
+	out := p.render(ev)
+	if out == "" {
 		return nil
 	}
-	_, err := fmt.Fprintln(p.w, p.prefix+line)
+	_, err := io.WriteString(p.w, out)
 	return err
+}
+
+// render is what an event writes: a preview's change on a terminal, or a
+// line (below the preview that became the reply, if one is shown).
+func (p *progress) render(ev polyloop.Event) string {
+	switch ev.Kind {
+	case polyloop.EventModelDelta:
+		if !p.live || ev.Delta == nil {
+			return ""
+		}
+		return p.previewDelta(ev)
+	case polyloop.EventCandidateSuperseded:
+		if !p.live {
+			return ""
+		}
+		return p.previewSuperseded(ev)
+	}
+	line := p.line(ev)
+	if line == "" {
+		return ""
+	}
+	lead := p.endPreview()
+	if ev.Kind == polyloop.EventModelCallFinished && ev.Failure != nil && p.pv.shown {
+		lead = p.erase() // a failed call's text was no reply
+	}
+	return lead + p.prefix + line + "\n"
 }
 
 func (p *progress) line(ev polyloop.Event) string {
