@@ -12,8 +12,13 @@ import (
 	"github.com/polyloop/polyloop"
 )
 
-// maxResponseBytes bounds the body of one response.
-const maxResponseBytes = 32 << 20
+// maxResponseBytes bounds the body of one response; maxStreamBytes the
+// events of one stream, which are read as they come and not kept (a long
+// reply streams a few hundred bytes of events per token).
+const (
+	maxResponseBytes = 32 << 20
+	maxStreamBytes   = 256 << 20
+)
 
 // Exchange is what one attempt saw on the wire, captured by Middleware so
 // that failures are classified from facts rather than from the SDK's error
@@ -103,7 +108,7 @@ func (x *Exchange) failed(req *http.Request, err error) {
 }
 
 // streamBody is the body of a streamed success: it records a read failure
-// in the Exchange and bounds what is read to maxResponseBytes.
+// in the Exchange and bounds what is read to maxStreamBytes.
 type streamBody struct {
 	x    *Exchange
 	req  *http.Request
@@ -115,10 +120,10 @@ func (b *streamBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.read += n
 	switch {
-	case b.read > maxResponseBytes:
-		b.x.bodyErr = errTooLarge
-		return n, errTooLarge
-	case err != nil && err != io.EOF && b.x.connErr == nil:
+	case b.read > maxStreamBytes:
+		b.x.bodyErr = errStreamTooLarge
+		return n, errStreamTooLarge
+	case err != nil && !errors.Is(err, io.EOF) && b.x.connErr == nil:
 		b.x.failed(b.req, err)
 	}
 	return n, err
@@ -136,7 +141,10 @@ func safeURLError(err error) error {
 	return err
 }
 
-var errTooLarge = fmt.Errorf("response body exceeds %d bytes", maxResponseBytes)
+var (
+	errTooLarge       = fmt.Errorf("response body exceeds %d bytes", maxResponseBytes)
+	errStreamTooLarge = fmt.Errorf("stream exceeds %d bytes", maxStreamBytes)
+)
 
 func readAll(body io.ReadCloser) ([]byte, error) {
 	defer body.Close()
