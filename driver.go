@@ -229,7 +229,7 @@ func (d *driver) finish(ctx context.Context, rd ready) (RunResult, error) {
 func (d *driver) callModel(ctx context.Context, req ModelRequest) error {
 	var reply ModelReply
 	var err error
-	if sm, ok := d.r.Model.(StreamingModelClient); ok && len(d.r.Sinks) > 0 && d.sinks.active() {
+	if sm, ok := d.r.Model.(StreamingModelClient); ok && d.sinks.wantDeltas() {
 		reply, err = d.stream(ctx, sm, req)
 	} else {
 		reply, err = d.r.Model.Complete(ctx, req)

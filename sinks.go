@@ -46,6 +46,16 @@ func (s *sinkSet) active() bool {
 	return false
 }
 
+// wantDeltas reports whether an active sink wants model_delta events.
+func (s *sinkSet) wantDeltas() bool {
+	for i, k := range s.sinks {
+		if ds, ok := k.(DeltaSink); ok && !s.reports[i].Disabled && ds.WantsDeltas() {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *sinkSet) emit(ctx context.Context, ev Event) {
 	for i, k := range s.sinks {
 		rep := &s.reports[i]

@@ -25,11 +25,22 @@ import "context"
 //     stream promptly and returns an error for which errors.Is(err,
 //     ctx.Err()) holds.
 //
-// The library streams only when the runner has event sinks; otherwise it
-// calls Complete.
+// The library streams only when one of the runner's sinks wants deltas
+// (DeltaSink); otherwise it calls Complete.
 type StreamingModelClient interface {
 	ModelClient
 	Stream(ctx context.Context, req ModelRequest, deltas func(Delta)) (ModelReply, error)
+}
+
+// DeltaSink is an optional interface of an EventSink: WantsDeltas says
+// whether the sink shows or keeps model_delta events (a terminal showing the
+// text as it comes, a debug log). The runner streams a model call only when
+// an active sink wants deltas, so that a run whose sinks would drop them
+// makes the plain call — the same records either way. WantsDeltas MUST be
+// cheap and MUST NOT change during a run.
+type DeltaSink interface {
+	EventSink
+	WantsDeltas() bool
 }
 
 // Delta is a fragment of a reply while it is being produced: a preview, not

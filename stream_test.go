@@ -45,6 +45,11 @@ func (s *streamScript) Stream(ctx context.Context, req polyloop.ModelRequest, de
 	return polyloop.ModelReply{Text: text, Usage: polyloop.Usage{InputTokens: 5, OutputTokens: 2}}, nil
 }
 
+// deltaSink is a collectSink that wants deltas.
+type deltaSink struct{ collectSink }
+
+func (*deltaSink) WantsDeltas() bool { return true }
+
 // render lists the model events of a run: deltas, superseded candidates and
 // the finished calls.
 func renderStream(events []polyloop.Event) string {
@@ -76,7 +81,7 @@ func renderStream(events []polyloop.Event) string {
 // attempt; a client retry supersedes its attempt explicitly; the final
 // reply is the last attempt's text, and deltas are never records.
 func TestStreamedDeltasAndSuperseded(t *testing.T) {
-	sink := &collectSink{}
+	sink := &deltaSink{}
 	store := memstore.New()
 	model := &streamScript{steps: map[int][][]string{1: {{"Hel", "p"}, {"Hel", "lo"}}}}
 	r := &polyloop.Runner{Model: model, Parser: testParser{}, Executor: newTestExec(), Store: store, Sinks: []polyloop.EventSink{sink}}
@@ -104,7 +109,7 @@ finished m1.1 "Hello"
 // A stream that fails after some deltas: the library announces the
 // attempt superseded, and the run finishes llm_error.
 func TestStreamFailureSupersedes(t *testing.T) {
-	sink := &collectSink{}
+	sink := &deltaSink{}
 	model := &streamScript{steps: map[int][][]string{1: {{"Par", "tial"}}}, fail: true}
 	r := &polyloop.Runner{Model: model, Parser: testParser{}, Executor: newTestExec(), Store: memstore.New(), Sinks: []polyloop.EventSink{sink}}
 	res, err := r.Run(context.Background(), "s", testAgent(), polyloop.Task{Input: "t"})
@@ -129,7 +134,7 @@ func TestStreamResumeSupersedesTheOrphan(t *testing.T) {
 	log, _ := full.ReadLog(ctx, "s")
 	crashed := memstore.New()
 	crashed.Put("s", log.Records[:2]) // run_started and the intent: the call's result was lost
-	sink := &collectSink{}
+	sink := &deltaSink{}
 	r := &polyloop.Runner{Model: model, Parser: testParser{}, Executor: newTestExec(), Store: crashed, Sinks: []polyloop.EventSink{sink}}
 	if _, err := r.Resume(ctx, "s", testAgent()); err != nil {
 		t.Fatal(err)
@@ -140,15 +145,18 @@ func TestStreamResumeSupersedesTheOrphan(t *testing.T) {
 	}
 }
 
-// Without sinks nothing streams: the client's Complete is called.
-func TestNoSinksNoStream(t *testing.T) {
-	model := &countingStream{}
-	r := &polyloop.Runner{Model: model, Parser: testParser{}, Executor: newTestExec(), Store: memstore.New()}
-	if _, err := r.Run(context.Background(), "s", testAgent(), polyloop.Task{Input: "t"}); err != nil {
-		t.Fatal(err)
-	}
-	if model.streams != 0 || model.completes != 1 {
-		t.Fatalf("%d streams, %d completes", model.streams, model.completes)
+// Without a sink that wants deltas nothing streams: the client's Complete
+// is called.
+func TestNoDeltaSinkNoStream(t *testing.T) {
+	for name, sinks := range map[string][]polyloop.EventSink{"no sinks": nil, "a sink without deltas": {&collectSink{}}} {
+		model := &countingStream{}
+		r := &polyloop.Runner{Model: model, Parser: testParser{}, Executor: newTestExec(), Store: memstore.New(), Sinks: sinks}
+		if _, err := r.Run(context.Background(), "s", testAgent(), polyloop.Task{Input: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		if model.streams != 0 || model.completes != 1 {
+			t.Fatalf("%s: %d streams, %d completes", name, model.streams, model.completes)
+		}
 	}
 }
 

@@ -12,7 +12,27 @@ var wire = provider.Wire{
 	ParseError:        parseError,
 	ErrAttemptTimeout: ErrAttemptTimeout,
 	ErrBadRequest:     ErrBadRequest,
+	EventStatus:       eventStatus,
 }
+
+// eventStatuses are the HTTP statuses the Messages API documents for its
+// error types, which an error event of a stream names.
+var eventStatuses = map[string]int{
+	"invalid_request_error": 400,
+	"authentication_error":  401,
+	"billing_error":         402,
+	"permission_error":      403,
+	"not_found_error":       404,
+	"request_too_large":     413,
+	"rate_limit_error":      429,
+	"api_error":             500,
+	"timeout_error":         504,
+	"overloaded_error":      529,
+}
+
+// eventStatus is the status documented for an error event's type; 0 for a
+// type the API does not document.
+func eventStatus(f provider.ErrorFields) int { return eventStatuses[f.Type] }
 
 // errorBody is the Messages API's error shape:
 // {"type": "error", "error": {"type", "message", "details": {"error_code"}}, "request_id"}.

@@ -24,6 +24,15 @@ func (c *Client) Complete(ctx context.Context, req polyloop.ModelRequest) (polyl
 
 // attempt makes one request.
 func (c *Client) attempt(ctx context.Context, x *provider.Exchange, params anthropic.MessageNewParams) (polyloop.ModelReply, error) {
+	msg, err := c.sdk.Messages.New(ctx, params, c.requestOptions(x)...)
+	if err != nil {
+		return polyloop.ModelReply{}, c.p.Classify(x, err)
+	}
+	return c.reply(msg, x, string(params.Model))
+}
+
+// requestOptions are the SDK's options of an attempt.
+func (c *Client) requestOptions(x *provider.Exchange) []option.RequestOption {
 	opts := []option.RequestOption{option.WithMiddleware(x.Middleware)}
 	if c.p.Timeout > 0 {
 		// Setting the SDK's timeout too (ctx already has it) keeps it from
@@ -31,9 +40,5 @@ func (c *Client) attempt(ctx context.Context, x *provider.Exchange, params anthr
 		// its default.
 		opts = append(opts, option.WithRequestTimeout(c.p.Timeout))
 	}
-	msg, err := c.sdk.Messages.New(ctx, params, opts...)
-	if err != nil {
-		return polyloop.ModelReply{}, c.p.Classify(x, err)
-	}
-	return c.reply(msg, x, string(params.Model))
+	return opts
 }

@@ -68,7 +68,9 @@
 // Every failure is an error: *APIError for an error status (HTTP status,
 // error type such as "rate_limit_error" or "overloaded_error", error code,
 // request id, Retry-After), *ConnectionError when no complete response
-// arrived, *ResponseError when a response could not be understood. All
+// arrived, *ResponseError when a response could not be understood; a failed
+// call that consumed tokens wraps its failure in a *UsageError (see
+// Streaming). All
 // implement diag.Fielder and none contains the API key: the provider's
 // message is kept with the key redacted, and the SDK's own error values —
 // whose text includes raw response bodies — are not wrapped.
@@ -85,4 +87,23 @@
 //
 // Cancellation returns promptly, closing the connection in flight, with an
 // error for which errors.Is(err, ctx.Err()) holds.
+//
+// # Streaming
+//
+// Client implements polyloop.StreamingModelClient: Stream sends the same
+// request with "stream": true and delivers the reply's deltas while the
+// server sends them (the runner streams when it has event sinks). The retry
+// policy is the same; an attempt that delivered deltas and is retried — a
+// stream cut short, or an error event such as overloaded_error or
+// rate_limit_error in the middle of a stream — is superseded
+// (polyloop.Delta{Attempt: n, Superseded: true}) before the next attempt's
+// deltas. An error event is an *APIError with InStream set and the status
+// the API documents for its type (529 for overloaded_error, 429 for
+// rate_limit_error, ...), so that it is retried as that status would be; a
+// stream that ends without message_stop is a *ConnectionError caused by
+// ErrIncompleteStream. The stream reports usage early (message_start: the
+// input tokens; message_delta: the output tokens): a failed attempt's usage
+// is added to the reply of a call that then succeeds, or carried by a
+// *UsageError when the call fails, so a billed call is never free. The
+// reply is the one Complete returns for the same message.
 package anthropicmodel

@@ -14,9 +14,9 @@ import (
 // of the next user turn, in order.
 var endToEnd = providertest.EndToEnd{
 	Script: []response{
-		{Status: 200, Fixture: "two_tool_uses.json"},
-		{Status: 200, Fixture: "tool_use.json"},
-		{Status: 200, Fixture: "text.json"},
+		{Status: 200, Fixture: "two_tool_uses.json", SSE: "two_tool_uses.sse"},
+		{Status: 200, Fixture: "tool_use.json", SSE: "tool_use.sse"},
+		{Status: 200, Fixture: "text.json", SSE: "text.sse"},
 	},
 	Tool: "get_weather", Input: "Weather in Boston and in Paris?", Answer: "Hi! My name is Claude.",
 	CheckRequest: checkTurns,

@@ -32,7 +32,7 @@ var harness = providertest.Harness[pkg]{
 		return New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient})
 	},
 	PriceTable:        PriceTableVersion,
-	OK:                response{Status: 200, Fixture: "text.json"},
+	OK:                response{Status: 200, Fixture: "text.json", SSE: "text.sse"},
 	ErrorStatus:       response{Status: 500, Fixture: "error_500.json"},
 	Overloaded:        response{Status: 529, Fixture: "error_529.json"},
 	RetryAfter150ms:   response{Status: 429, Fixture: "error_429.json", Header: map[string]string{"Retry-After": "0.15"}},
@@ -51,6 +51,16 @@ var harness = providertest.Harness[pkg]{
 	Failing: map[string]response{
 		"http_529":      {Status: 529, Fixture: "error_529.json"},
 		"not_a_message": {Status: 200, Fixture: "empty_object.json"},
+	},
+	Stream: providertest.StreamCase{
+		Fields:      map[string]string{"stream": "true"},
+		Other:       "text_other.sse",
+		RateLimited: "rate_limited.sse", ServerError: "server_error.sse",
+		Incomplete: "incomplete.sse", Malformed: "malformed.sse",
+		// message_start, the text block's start, a ping, then two deltas
+		// (of three); the first delta is the fourth event.
+		CutAfter: 5, FirstDelta: 4,
+		EarlyUsage: true, // message_start reports the input tokens
 	},
 }
 

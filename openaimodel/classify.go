@@ -14,6 +14,22 @@ var wire = provider.Wire{
 	ParseError:        parseError,
 	ErrAttemptTimeout: ErrAttemptTimeout,
 	ErrBadRequest:     ErrBadRequest,
+	EventStatus:       eventStatus,
+}
+
+// eventStatus is the HTTP status OpenAI answers with for the error an error
+// event of a stream reports: 429 for rate limits and exhausted quotas, 500
+// for a server error, 400 for an invalid request; 0 for others.
+func eventStatus(f provider.ErrorFields) int {
+	switch {
+	case f.Code == "rate_limit_exceeded" || f.Code == "insufficient_quota" || f.Type == "requests" || f.Type == "tokens":
+		return 429
+	case f.Type == "server_error":
+		return 500
+	case f.Type == "invalid_request_error":
+		return 400
+	}
+	return 0
 }
 
 // errorBody covers the error bodies of OpenAI ({"error": {...}}), of servers

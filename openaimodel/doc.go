@@ -60,7 +60,8 @@
 // provider error type, code and param, request id, Retry-After),
 // *ConnectionError when no complete response arrived (refused, reset, a body
 // cut short, an attempt timeout), *ResponseError when a response could not
-// be understood. All implement diag.Fielder and none contains the API key:
+// be understood; a failed call that is known to have consumed tokens wraps
+// its failure in a *UsageError (see Streaming). All implement diag.Fielder and none contains the API key:
 // the provider's message is stored with the key redacted, and the SDK's own
 // error values — whose text includes raw response bodies — are not wrapped.
 //
@@ -76,4 +77,23 @@
 //
 // Cancellation returns promptly, closing the connection in flight, with an
 // error for which errors.Is(err, ctx.Err()) holds.
+//
+// # Streaming
+//
+// Client implements polyloop.StreamingModelClient: Stream sends the same
+// request with "stream": true and stream_options.include_usage, and delivers
+// the reply's deltas while the server sends them (the runner streams when it
+// has event sinks). The retry policy is the same; an attempt that delivered
+// deltas and is retried — a stream cut short, or an error event such as a
+// rate limit in the middle of a stream — is superseded
+// (polyloop.Delta{Attempt: n, Superseded: true}) before the next attempt's
+// deltas. An error event is an *APIError with InStream set and the status
+// OpenAI answers with for its type (429 for rate limits, 500 for server
+// errors), so that it is retried as that status would be; a stream that ends
+// without a finish reason is a *ConnectionError caused by
+// ErrIncompleteStream. OpenAI reports a stream's usage only in its last
+// chunk: an attempt that delivered deltas and failed before it was billed an
+// unknown amount, so the call's cost is unknown (a nil CostUSD on the reply
+// of a call that then succeeded, or a *UsageError of unknown cost when the
+// call fails). The reply is the one Complete returns for the same completion.
 package openaimodel

@@ -14,9 +14,9 @@ import (
 // message.
 var endToEnd = providertest.EndToEnd{
 	Script: []response{
-		{Status: 200, Fixture: "two_tool_calls.json"},
-		{Status: 200, Fixture: "tool_call.json"},
-		{Status: 200, Fixture: "text.json"},
+		{Status: 200, Fixture: "two_tool_calls.json", SSE: "two_tool_calls.sse"},
+		{Status: 200, Fixture: "tool_call.json", SSE: "tool_call.sse"},
+		{Status: 200, Fixture: "text.json", SSE: "text.sse"},
 	},
 	Tool: "get_current_weather", Input: "Weather in Boston and in Paris?", Answer: "The capital of France is Paris.",
 	CheckRequest: checkToolPairing,

@@ -46,3 +46,15 @@ type ConnectionError = provider.ConnectionError[pkg]
 // status whose body is not a chat completion (malformed JSON, no choices,
 // too large). It is not retried.
 type ResponseError = provider.ResponseError[pkg]
+
+// UsageError is a failed call that consumed tokens: Usage is what its
+// attempts reported (a nil CostUSD when part of it is unknown; no tokens at
+// all when a stream was billed but reported nothing), Err the failure (an
+// *APIError, *ConnectionError or *ResponseError). It implements
+// polyloop.UsageCarrier: the run's log keeps the usage on the failed call's
+// result and its totals count it.
+type UsageError = provider.UsageError[pkg]
+
+// ErrIncompleteStream is the cause of a *ConnectionError for a stream that
+// ended before the reply was complete.
+var ErrIncompleteStream = provider.ErrIncompleteStream

@@ -33,7 +33,7 @@ var harness = providertest.Harness[pkg]{
 		return New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient})
 	},
 	PriceTable:      PriceTableVersion,
-	OK:              response{Status: 200, Fixture: "text.json"},
+	OK:              response{Status: 200, Fixture: "text.json", SSE: "text.sse"},
 	ErrorStatus:     response{Status: 500, Fixture: "error_500.json"},
 	Overloaded:      response{Status: 503, Fixture: "error_500.json"},
 	RetryAfter150ms: response{Status: 429, Fixture: "error_429.json", Header: map[string]string{"retry-after-ms": "150"}},
@@ -52,6 +52,15 @@ var harness = providertest.Harness[pkg]{
 	DeepestDecoded: 10000,
 	Failing: map[string]response{
 		"no_choices": {Status: 200, Fixture: "empty_object.json"},
+	},
+	Stream: providertest.StreamCase{
+		Fields:      map[string]string{"stream": "true", "stream_options": `{"include_usage":true}`},
+		Other:       "text_other.sse",
+		RateLimited: "rate_limited.sse", ServerError: "server_error.sse",
+		Incomplete: "incomplete.sse", Malformed: "malformed.sse",
+		// The role chunk, then two deltas (of three); the first delta is
+		// in the second event.
+		CutAfter: 3, FirstDelta: 2,
 	},
 }
 

@@ -19,6 +19,16 @@ var errNoChoices = errors.New("the completion has no choices")
 // model the request named; callID is the library's id of the call, used to
 // name tool calls that came without an id.
 func (c *Client) reply(resp *openai.ChatCompletion, x *provider.Exchange, requested, callID string) (polyloop.ModelReply, error) {
+	var usage *openai.CompletionUsage
+	if resp.JSON.Usage.Valid() {
+		usage = &resp.Usage
+	}
+	return c.convert(resp, x, requested, callID, usage)
+}
+
+// convert is reply with the completion's usage given apart (nil: none
+// reported), as a stream reports it in a chunk of its own.
+func (c *Client) convert(resp *openai.ChatCompletion, x *provider.Exchange, requested, callID string, usage *openai.CompletionUsage) (polyloop.ModelReply, error) {
 	if len(resp.Choices) == 0 {
 		return polyloop.ModelReply{}, &ResponseError{StatusCode: x.Status(), RequestID: x.RequestID(), Err: errNoChoices}
 	}
@@ -39,8 +49,8 @@ func (c *Client) reply(resp *openai.ChatCompletion, x *provider.Exchange, reques
 	if r.Model == "" {
 		r.Model = requested
 	}
-	if resp.JSON.Usage.Valid() {
-		r.Usage = c.usage(resp.Usage, r.Model)
+	if usage != nil {
+		r.Usage = c.usage(*usage, r.Model)
 	}
 	return r, nil
 }

@@ -133,6 +133,8 @@ func (s *Sink) Emit(ctx context.Context, ev polyloop.Event) error {
 		s.finishInvocation(ev)
 	case polyloop.EventStepCompleted, polyloop.EventConfigOverridden, polyloop.EventChildReceived:
 		s.addSpanEvent(ctx, ev)
+	case polyloop.EventCandidateSuperseded:
+		s.superseded(ctx, ev)
 	}
 	return nil
 }

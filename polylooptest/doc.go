@@ -5,6 +5,7 @@
 // testing/fstest.TestFS or golang.org/x/net/nettest.TestConn:
 //
 //	TestModelClient(t, ModelClientHarness{...})  // polyloop.ModelClient
+//	TestStreamingModelClient(t, StreamingClientHarness{...}) // its Stream
 //	TestDecisionParser(t, ParserHarness{...})    // polyloop.DecisionParser
 //	TestActionExecutor(t, ExecutorHarness{...})  // polyloop.ActionExecutor
 //	TestStore(t, StoreHarness{...})              // polyloop.Store

@@ -81,7 +81,7 @@ const (
 
 // allRules are the rules the kit checks; each is caught broken by the
 // kit's self-test.
-var allRules = []rule{
+var allRules = append([]rule{
 	ruleNoPanic, ruleReturns, ruleCancelPromptly, ruleCancelError, ruleNoGoroutineLeak, ruleConcurrentUse,
 	ruleModelAnswers, ruleModelUsage, ruleModelID, ruleModelAttempts, ruleRequestNotModified, ruleFailureIsError,
 	ruleFailureNotCancelled,
@@ -92,7 +92,7 @@ var allRules = []rule{
 	ruleEmptyLog, ruleAcceptsNext, ruleReadsBack, ruleSeqConflict, ruleBatchSeqs, ruleAtomic, ruleRunsIsolated,
 	ruleOneWriterWins, ruleCancelAtomic, ruleDurable, ruleListSummaries, ruleListOrder, ruleListLimitAfter,
 	ruleSinkDelivers, ruleEventNotModified, ruleSinkFailureReturned, ruleSinkFailureNotCtx,
-}
+}, streamRules...)
 
 // violation is a check's failure: the rule broken, and what was seen.
 type violation struct {

@@ -45,6 +45,7 @@ func allBrokenCases() []brokenCase {
 	all = append(all, brokenExecutorCases()...)
 	all = append(all, brokenStoreCases()...)
 	all = append(all, brokenLeaseCases()...)
+	all = append(all, brokenStreamCases()...)
 	return append(all, brokenSinkCases()...)
 }
 
@@ -120,6 +121,7 @@ func TestEveryCheckHasABrokenCase(t *testing.T) {
 	names = append(names, prefixed("ActionExecutor", executorChecks)...)
 	names = append(names, prefixed("Store", storeChecks)...)
 	names = append(names, prefixed("EventSink", sinkChecks)...)
+	names = append(names, prefixed("StreamingModelClient", streamChecks)...)
 	var missing []string
 	for _, n := range names {
 		if !covered[n] {

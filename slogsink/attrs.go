@@ -38,6 +38,9 @@ func (s *Sink) groups(ev polyloop.Event) []slog.Attr {
 	if ev.Plan != nil {
 		a = append(a, planGroup(ev.Plan))
 	}
+	if ev.Delta != nil {
+		a = append(a, s.deltaGroup(ev.Delta))
+	}
 	if ev.Reply != nil {
 		a = append(a, s.replyGroup(ev.Reply))
 	}
@@ -108,6 +111,23 @@ func (s *Sink) replyGroup(r *polyloop.ModelReply) slog.Attr {
 	a = appendNonZero(a, "request_id", r.RequestID)
 	a = s.appendText(a, "text", r.Text)
 	return slog.Attr{Key: "reply", Value: slog.GroupValue(a...)}
+}
+
+// deltaGroup is a preview: the client's attempt and the fragment, or the
+// attempt superseded.
+func (s *Sink) deltaGroup(d *polyloop.Delta) slog.Attr {
+	a := []slog.Attr{slog.Int("attempt", d.Attempt)}
+	if d.Superseded {
+		a = append(a, slog.Bool("superseded", true))
+	}
+	a = s.appendText(a, "text", d.Text)
+	if d.ToolCallID != "" || d.ToolName != "" || d.Args != "" {
+		a = append(a, slog.Int("tool_call", d.ToolCall))
+		a = appendNonZero(a, "tool_call_id", d.ToolCallID)
+		a = appendNonZero(a, "tool_name", d.ToolName)
+		a = s.appendText(a, "args", d.Args)
+	}
+	return slog.Attr{Key: "delta", Value: slog.GroupValue(a...)}
 }
 
 // failureGroup logs a diagnostic; its message is already bounded by diag.

@@ -5,14 +5,22 @@
 // event version "v", "run_id", "agent", "seq" (the seq of the record the
 // event reflects) and, where they apply, "step", "call_id", "attempt" and
 // "action_id"; the rest is grouped by what it describes: "plan", "reply",
-// "failure", "action", "outcome", "step_record", "totals", "override",
-// "reception". The record's time is the event's At: when the reflected record
+// "delta", "failure", "action", "outcome", "step_record", "totals",
+// "override", "reception". The record's time is the event's At: when the reflected record
 // was built.
 //
 // Levels (LevelOf): a failed model call, an env_error action and a run
 // finishing with llm_error or env_error are errors; a not_executed action, a
 // run finishing with resume_state_unknown, a configuration override and a
-// failed child reception are warnings; everything else is info.
+// failed child reception are warnings; a streamed delta (model_delta) is
+// debug, so a handler at its default level logs none; everything else is
+// info, candidate_superseded included.
+//
+// Streamed previews carry the group "delta": the client's "attempt", and
+// "text", or "tool_call" with "tool_call_id", "tool_name" and "args" — or
+// "superseded" on a candidate_superseded of one client attempt (a resume's
+// superseded orphan has no delta group: "call_id" and "attempt" name the
+// call made again).
 //
 // Events hold no secrets, but they hold content: the task and system prompt
 // (in the snapshot), model replies, tool arguments, observations. Snapshots
@@ -65,6 +73,10 @@ func New(logger *slog.Logger, opts Options) *Sink {
 	return &Sink{h: logger.Handler(), opts: opts}
 }
 
+// WantsDeltas implements polyloop.DeltaSink: the sink keeps deltas when its
+// handler logs at DEBUG, the level of model_delta.
+func (s *Sink) WantsDeltas() bool { return s.h.Enabled(context.Background(), slog.LevelDebug) }
+
 // Emit implements polyloop.EventSink. It calls the handler directly, so the
 // handler's error (a failed write, say) is returned, not swallowed. It returns
 // ctx's error when ctx is already done, and nil without writing when the
@@ -89,6 +101,8 @@ func (s *Sink) Emit(ctx context.Context, ev polyloop.Event) error {
 // LevelOf is the level of an event's record.
 func LevelOf(ev polyloop.Event) slog.Level {
 	switch ev.Kind {
+	case polyloop.EventModelDelta:
+		return slog.LevelDebug // a call streams many
 	case polyloop.EventModelCallFinished:
 		if ev.Failure != nil {
 			return slog.LevelError

@@ -16,13 +16,19 @@ import (
 
 // progress is an EventSink that prints a run's progress, one line per fact:
 // step, action, status, tokens and cost so far. On a terminal it uses
-// colour, unless NO_COLOR is set or TERM is dumb; piped, it writes plain
-// lines.
+// colour (unless NO_COLOR is set or TERM is dumb) and shows the text a
+// streaming model client delivers as it arrives, erasing a superseded
+// candidate (see preview); piped, it writes plain lines and no streamed text.
 type progress struct {
-	mu     sync.Mutex
-	w      io.Writer
-	color  bool
-	prefix string
+	mu    sync.Mutex
+	w     io.Writer
+	color bool
+	// live: w is a terminal of width columns and height rows (0: unknown),
+	// where the streamed text is shown.
+	live          bool
+	width, height int
+	pv            preview
+	prefix        string
 	// since labels the running totals: the sink sees only this invocation.
 	since  string
 	tokens int64
@@ -32,7 +38,15 @@ type progress struct {
 }
 
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, color: useColor(isTerminal(w), os.Getenv), since: "so far"}
+	p := &progress{w: w, since: "so far"}
+	if f := terminal(w); f != nil {
+		// A live preview moves the cursor: a terminal without a
+		// description (TERM unset or dumb) gets plain lines.
+		term := os.Getenv("TERM")
+		p.live, p.color = term != "" && term != "dumb", useColor(true, os.Getenv)
+		p.width, p.height = terminalSize(f)
+	}
+	return p
 }
 
 // useColor decides colour for an output: only on a terminal, and not when
@@ -43,17 +57,20 @@ func useColor(terminal bool, getenv func(string) string) bool {
 	return terminal && getenv("NO_COLOR") == "" && term != "" && term != "dumb"
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
+// terminal is the terminal w writes to, or nil when w is not a character
+// device.
+func terminal(w io.Writer) *os.File {
 	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // pipeWriter
 		w = u.Unwrap()
 	}
 	f, ok := w.(*os.File)
 	if !ok {
-		return false
+		return nil
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return f
 }
 
 const (
@@ -74,15 +91,45 @@ func (p *progress) paint(code, s string) string {
 
 // Emit implements polyloop.EventSink. A write failure is returned, as the
 // contract asks; the runner counts it and the loop goes on.
+// WantsDeltas implements polyloop.DeltaSink: streamed text is shown live on a
+// terminal only; elsewhere the model is called without streaming.
+func (p *progress) WantsDeltas() bool { return p.live }
+
 func (p *progress) Emit(ctx context.Context, ev polyloop.Event) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	line := p.line(ev)
-	if line == "" {
+	out := p.render(ev)
+	if out == "" {
 		return nil
 	}
-	_, err := fmt.Fprintln(p.w, p.prefix+line)
+	_, err := io.WriteString(p.w, out)
 	return err
+}
+
+// render is what an event writes: a preview's change on a terminal, or a
+// line (below the preview that became the reply, if one is shown).
+func (p *progress) render(ev polyloop.Event) string {
+	switch ev.Kind {
+	case polyloop.EventModelDelta:
+		if !p.live || ev.Delta == nil {
+			return ""
+		}
+		return p.previewDelta(ev)
+	case polyloop.EventCandidateSuperseded:
+		if !p.live {
+			return ""
+		}
+		return p.previewSuperseded(ev)
+	}
+	line := p.line(ev)
+	if line == "" {
+		return ""
+	}
+	lead := p.endPreview()
+	if ev.Kind == polyloop.EventModelCallFinished && ev.Failure != nil && p.pv.shown {
+		lead = p.erase() // a failed call's text was no reply
+	}
+	return lead + p.prefix + line + "\n"
 }
 
 func (p *progress) line(ev polyloop.Event) string {

@@ -21,6 +21,10 @@ type Wire struct {
 	ErrAttemptTimeout error
 	// ErrBadRequest wraps the SDK's error for a request it refused to send.
 	ErrBadRequest error
+	// EventStatus is the HTTP status the provider documents for the error
+	// an error event of a stream reports (429 for a rate limit); 0 when it
+	// documents none.
+	EventStatus func(f ErrorFields) int
 }
 
 // Caller makes a client's calls: the retry loop, one timeout per attempt,
@@ -41,45 +45,60 @@ type Send func(ctx context.Context, x *Exchange) (polyloop.ModelReply, error)
 // ModelParams.Retries and RetryBackoffMS) retries no more, or ctx is done:
 // then the error satisfies errors.Is(err, ctx.Err()).
 func (c *Caller[P]) Call(ctx context.Context, mp polyloop.ModelParams, send Send) (polyloop.ModelReply, error) {
+	return c.call(ctx, mp, nil, send)
+}
+
+// call is the retry loop of Call and Stream; deltas is nil for Call.
+func (c *Caller[P]) call(ctx context.Context, mp polyloop.ModelParams, deltas func(polyloop.Delta), send Send) (polyloop.ModelReply, error) {
 	policy := retryPolicy{
 		retries:       max(mp.Retries, 0),
 		base:          time.Duration(max(mp.RetryBackoffMS, 0)) * time.Millisecond,
 		maxBackoff:    c.MaxBackoff,
 		maxRetryAfter: c.MaxRetryAfter,
 	}
+	var spent spending
 	for attempt := 1; ; attempt++ {
-		reply, err := c.attempt(ctx, send)
+		x := c.exchange(ctx, attempt, deltas)
+		reply, err := c.attempt(ctx, x, send)
 		if err == nil {
 			reply.Attempts = attempt
+			reply.Usage = spent.onto(reply.Usage)
 			return reply, nil
 		}
 		if cerr := ctx.Err(); cerr != nil {
 			return polyloop.ModelReply{}, fmt.Errorf("%s: call cancelled (attempt %d): %w", name[P](), attempt, cerr)
 		}
+		spent.add(x)
 		var n counted
 		if errors.As(err, &n) {
 			n.setAttempts(attempt)
 		}
 		wait, retry := policy.delay(err, attempt)
 		if !retry {
-			return polyloop.ModelReply{}, err
+			return polyloop.ModelReply{}, spent.carry(err, func(u polyloop.Usage, err error) error { return &UsageError[P]{Usage: u, Err: err} })
 		}
+		x.supersede()
 		if serr := sleep(ctx, wait); serr != nil {
 			return polyloop.ModelReply{}, fmt.Errorf("%s: call cancelled waiting to retry after %d attempts: %w", name[P](), attempt, serr)
 		}
 	}
 }
 
+// exchange is the Exchange of one attempt.
+func (c *Caller[P]) exchange(ctx context.Context, attempt int, deltas func(polyloop.Delta)) *Exchange {
+	return &Exchange{callerCtx: ctx, timeoutErr: c.Wire.ErrAttemptTimeout, requestIDHeader: c.Wire.RequestIDHeader,
+		attempt: attempt, deltas: deltas}
+}
+
 // attempt makes one request, bounded by the attempt timeout. A reply beyond
 // the log's limits (CheckReply) is a *ResponseError.
-func (c *Caller[P]) attempt(ctx context.Context, send Send) (polyloop.ModelReply, error) {
+func (c *Caller[P]) attempt(ctx context.Context, x *Exchange, send Send) (polyloop.ModelReply, error) {
 	actx := ctx
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
 		actx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	x := &Exchange{callerCtx: ctx, timeoutErr: c.Wire.ErrAttemptTimeout, requestIDHeader: c.Wire.RequestIDHeader}
 	reply, err := send(actx, x)
 	if err != nil {
 		return reply, err

@@ -44,6 +44,12 @@ func (c *Caller[P]) apiError(x *Exchange) *APIError[P] {
 		e.Message = c.clean(string(bytes.TrimSpace(x.body)))
 		return e
 	}
+	c.fill(e, f)
+	return e
+}
+
+// fill sets the fields of e that an error body gives, cleaned.
+func (c *Caller[P]) fill(e *APIError[P], f ErrorFields) {
 	e.Type = c.clean(f.Type)
 	e.Code = c.clean(f.Code)
 	e.Param = c.clean(f.Param)
@@ -51,7 +57,6 @@ func (c *Caller[P]) apiError(x *Exchange) *APIError[P] {
 	if e.RequestID == "" {
 		e.RequestID = c.clean(f.RequestID)
 	}
-	return e
 }
 
 // clean redacts every occurrence of the API key from text that came from the

@@ -1,7 +1,9 @@
 // Package provider holds what the model clients (openaimodel,
 // anthropicmodel) have in common and that does not depend on a provider's
 // wire format or SDK: the error types and their classification from what an
-// attempt saw on the wire, the explicit retry policy and loop, the settings
+// attempt saw on the wire, the explicit retry policy and loop (for Complete
+// and for streamed calls, whose retried attempts are superseded and whose
+// failed attempts' usage is kept), the settings
 // every client has and how Describe reports them, and the pairing of tool
 // calls with their results in the history.
 //

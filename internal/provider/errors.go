@@ -43,12 +43,23 @@ type APIError[P Package] struct {
 	RetryAfter time.Duration
 	// Attempts is how many requests the call made, this one included.
 	Attempts int
+	// InStream marks an error that came as an event of a stream whose HTTP
+	// status was a success: StatusCode is then the status the provider
+	// documents for the error's type (429 for a rate limit), 0 when it
+	// documents none.
+	InStream bool
 }
 
 func (e *APIError[P]) Error() string {
 	s := fmt.Sprintf("%s: HTTP %d", name[P](), e.StatusCode)
 	if t := http.StatusText(e.StatusCode); t != "" {
 		s += " " + t
+	}
+	if e.InStream {
+		s = name[P]() + ": error event in the stream"
+		if e.StatusCode != 0 {
+			s += fmt.Sprintf(" (as HTTP %d)", e.StatusCode)
+		}
 	}
 	if e.Type != "" {
 		s += " (" + e.Type
@@ -86,6 +97,9 @@ func (e *APIError[P]) DiagFields() map[string]string {
 	}
 	if e.Attempts > 0 {
 		f["attempts"] = strconv.Itoa(e.Attempts)
+	}
+	if e.InStream {
+		f["in_stream"] = "true"
 	}
 	return f
 }
@@ -192,3 +206,41 @@ func (e *ConnectionError[P]) DiagType() string { return "*" + name[P]() + ".Conn
 
 // DiagType names the error for package diag as its client's type.
 func (e *ResponseError[P]) DiagType() string { return "*" + name[P]() + ".ResponseError" }
+
+// UsageError is a failed call that consumed what its attempts reported (or,
+// with a nil CostUSD and no tokens, that was billed an unknown amount: a
+// stream broke after it delivered deltas). Err is the failure. It
+// implements polyloop.UsageCarrier, so that the library keeps the usage on
+// the failed call's result and the run's totals count it.
+type UsageError[P Package] struct {
+	Usage polyloop.Usage
+	Err   error
+}
+
+func (e *UsageError[P]) Error() string {
+	if e.Usage.Tokens() == 0 {
+		return e.Err.Error() + " (the call was billed; its usage is unknown)"
+	}
+	return fmt.Sprintf("%s (the call consumed %d input and %d output tokens)", e.Err.Error(), e.Usage.InputTokens, e.Usage.OutputTokens)
+}
+
+// Unwrap returns the failure.
+func (e *UsageError[P]) Unwrap() error { return e.Err }
+
+// CallUsage implements polyloop.UsageCarrier.
+func (e *UsageError[P]) CallUsage() polyloop.Usage { return e.Usage }
+
+// DiagFields gives the usage to package diag.
+func (e *UsageError[P]) DiagFields() map[string]string {
+	f := map[string]string{
+		"input_tokens":  strconv.FormatInt(e.Usage.InputTokens, 10),
+		"output_tokens": strconv.FormatInt(e.Usage.OutputTokens, 10),
+	}
+	if e.Usage.CostUSD != nil {
+		f["cost_usd"] = strconv.FormatFloat(*e.Usage.CostUSD, 'g', -1, 64)
+	}
+	return f
+}
+
+// DiagType names the error for package diag as its client's type.
+func (e *UsageError[P]) DiagType() string { return "*" + name[P]() + ".UsageError" }

@@ -8,15 +8,23 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+
+	"github.com/polyloop/polyloop"
 )
 
-// maxResponseBytes bounds the body of one response.
-const maxResponseBytes = 32 << 20
+// maxResponseBytes bounds the body of one response; maxStreamBytes the
+// events of one stream, which are read as they come and not kept (a long
+// reply streams a few hundred bytes of events per token).
+const (
+	maxResponseBytes = 32 << 20
+	maxStreamBytes   = 256 << 20
+)
 
 // Exchange is what one attempt saw on the wire, captured by Middleware so
 // that failures are classified from facts rather than from the SDK's error
 // values: the status and headers, the whole body, or the connection error.
-// Caller.Call makes one per attempt.
+// Caller.Call and Caller.Stream make one per attempt. A streamed attempt
+// also delivers its deltas and reports its usage through it.
 type Exchange struct {
 	callerCtx       context.Context // the context of the call: done means cancellation
 	timeoutErr      error           // the cause of an attempt that timed out
@@ -27,16 +35,51 @@ type Exchange struct {
 	body    []byte
 	connErr error // no complete response (not set for cancellation)
 	bodyErr error // a response too large to read
+
+	// Of a streamed attempt (deltas is nil for Call's).
+	attempt   int
+	deltas    func(polyloop.Delta)
+	delivered int             // deltas delivered
+	usage     *polyloop.Usage // the usage the stream reported last
+}
+
+// Emit delivers a delta of this attempt, numbered with the attempt. It does
+// nothing for an attempt of Caller.Call.
+func (x *Exchange) Emit(d polyloop.Delta) {
+	if x.deltas == nil {
+		return
+	}
+	d.Attempt, d.Superseded = x.attempt, false
+	x.delivered++
+	x.deltas(d)
+}
+
+// Report records the usage the attempt's stream reported so far. Providers
+// report running totals, so each report replaces the previous one.
+func (x *Exchange) Report(u polyloop.Usage) { x.usage = &u }
+
+// supersede announces that the attempt's deltas must be dropped, if it
+// delivered any.
+func (x *Exchange) supersede() {
+	if x.delivered > 0 {
+		x.deltas(polyloop.Delta{Attempt: x.attempt, Superseded: true})
+	}
 }
 
 // Middleware records the attempt and buffers the body, so that a body cut
-// short is a connection failure of this attempt. When the call's context is
-// done the failure is a cancellation, which Caller.Call reports itself. It
+// short is a connection failure of this attempt. The success body of a
+// streamed attempt is not buffered: it is handed over as it arrives, and a
+// failure to read it is recorded as it happens. When the call's context is
+// done the failure is a cancellation, which the Caller reports itself. It
 // has the signature of both SDKs' option.Middleware.
 func (x *Exchange) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	res, err := next(req)
 	if err == nil {
 		x.status, x.header = res.StatusCode, res.Header
+		if x.deltas != nil && res.StatusCode < 300 {
+			res.Body = &streamBody{x: x, req: req, r: res.Body}
+			return res, nil
+		}
 		x.body, err = readAll(res.Body)
 		if err == nil {
 			res.Body = io.NopCloser(bytes.NewReader(x.body))
@@ -47,14 +90,46 @@ func (x *Exchange) Middleware(req *http.Request, next func(*http.Request) (*http
 			return nil, err
 		}
 	}
-	if x.callerCtx.Err() == nil {
-		if req.Context().Err() != nil {
-			err = x.timeoutErr
-		}
-		x.connErr = safeURLError(err)
-	}
+	x.failed(req, err)
 	return nil, err
 }
+
+// failed records a failure to get the response or read its body as a
+// connection failure: an attempt timeout when the attempt's context is
+// done, nothing when the call's is (a cancellation).
+func (x *Exchange) failed(req *http.Request, err error) {
+	if x.callerCtx.Err() != nil {
+		return
+	}
+	if req.Context().Err() != nil {
+		err = x.timeoutErr
+	}
+	x.connErr = safeURLError(err)
+}
+
+// streamBody is the body of a streamed success: it records a read failure
+// in the Exchange and bounds what is read to maxStreamBytes.
+type streamBody struct {
+	x    *Exchange
+	req  *http.Request
+	r    io.ReadCloser
+	read int
+}
+
+func (b *streamBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.read += n
+	switch {
+	case b.read > maxStreamBytes:
+		b.x.bodyErr = errStreamTooLarge
+		return n, errStreamTooLarge
+	case err != nil && !errors.Is(err, io.EOF) && b.x.connErr == nil:
+		b.x.failed(b.req, err)
+	}
+	return n, err
+}
+
+func (b *streamBody) Close() error { return b.r.Close() }
 
 // safeURLError redacts the URL an *url.Error names, as SafeBaseURL does: its
 // text goes into diagnostics, and a query may hold a key.
@@ -66,7 +141,10 @@ func safeURLError(err error) error {
 	return err
 }
 
-var errTooLarge = fmt.Errorf("response body exceeds %d bytes", maxResponseBytes)
+var (
+	errTooLarge       = fmt.Errorf("response body exceeds %d bytes", maxResponseBytes)
+	errStreamTooLarge = fmt.Errorf("stream exceeds %d bytes", maxStreamBytes)
+)
 
 func readAll(body io.ReadCloser) ([]byte, error) {
 	defer body.Close()

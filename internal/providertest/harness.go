@@ -53,7 +53,8 @@ type Harness[P provider.Package] struct {
 	// the shipped table.
 	NewDefault func(Options) (Client, error)
 	PriceTable string
-	// OK is a success; ErrorStatus a retryable error status.
+	// OK is a success, with an SSE of the same reply; ErrorStatus a
+	// retryable error status.
 	OK, ErrorStatus Response
 	// Overloaded is a retryable error status other than ErrorStatus.
 	Overloaded Response
@@ -89,6 +90,8 @@ type Harness[P provider.Package] struct {
 	// such a body (arguments the wire nests inside the body's JSON, rather
 	// than in a string, lose the levels around them).
 	DeepestDecoded int
+	// Stream describes the client's streamed responses.
+	Stream StreamCase
 }
 
 // Serve starts a fake server of the client's API answering with script.

@@ -17,7 +17,12 @@ func Run[P provider.Package](t *testing.T, h Harness[P]) {
 		len(h.RejectedFields) == 0 || len(h.RateLimitedFields) == 0 || len(h.EndToEnd.Script) == 0 || h.ToolCallBody == nil || h.DeepestDecoded == 0 {
 		t.Fatal("providertest: the Harness lacks New, API errors, replies, unreadable responses, failure modes, expected fields, an end-to-end run or tool-call bodies")
 	}
+	if h.OK.SSE == "" || len(h.Stream.Fields) == 0 || h.Stream.Other == "" || h.Stream.RateLimited == "" || h.Stream.ServerError == "" ||
+		h.Stream.Incomplete == "" || h.Stream.Malformed == "" || h.Stream.CutAfter <= 0 || h.Stream.FirstDelta <= 0 {
+		t.Fatal("providertest: the Harness lacks OK's SSE or a field of Stream")
+	}
 	t.Run("Contract", func(t *testing.T) { TestContract(t, h, h.Failing) })
+	t.Run("StreamingContract", func(t *testing.T) { TestStreamingContract(t, h) })
 	t.Run("Secrets", func(t *testing.T) { TestSecrets(t, h, h.Rejected) })
 	t.Run("EndToEnd", func(t *testing.T) { TestEndToEnd(t, h, h.EndToEnd) })
 	t.Run("EndToEndFailure", func(t *testing.T) { TestEndToEndFailure(t, h, h.Rejected, h.RejectedFields) })
@@ -32,6 +37,11 @@ func Run[P provider.Package](t *testing.T, h Harness[P]) {
 		"Unreadable":         func(t *testing.T) { checkUnreadable(t, h) },
 		"ShippedPrices":      func(t *testing.T) { checkShippedPricesOnlyProviderAPI(t, h) },
 		"ReplyLimits":        func(t *testing.T) { CheckReplyLimits(t, h) },
+		"StreamedReplies":    func(t *testing.T) { CheckStreamedReplies(t, h, h.Replies) },
+		"StreamRequest":      func(t *testing.T) { CheckStreamRequest(t, h) },
+		"StreamFailures":     func(t *testing.T) { CheckStreamFailures(t, h) },
+		"StreamEvents":       func(t *testing.T) { TestStreamEvents(t, h) },
+		"StreamWrites":       func(t *testing.T) { CheckStreamingWritesNothingMore(t, h) },
 	}
 	for name, test := range parallel {
 		t.Run(name, func(t *testing.T) {

@@ -2,6 +2,8 @@ package providertest
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -28,6 +30,18 @@ type Response struct {
 	CutShort bool
 	// Stall holds the request until the client goes away.
 	Stall bool
+	// SSE is a fixture of server-sent events under testdata/responses,
+	// events separated by blank lines, sent one at a time (each flushed)
+	// with status 200 (or Status) when the request asks for a stream (its
+	// body has "stream": true). A streamed request to a response without
+	// SSE gets the response as a call of Complete would.
+	SSE string
+	// CutAfter > 0 drops the connection after that many events of SSE,
+	// without ending the response.
+	CutAfter int
+	// StallAfter > 0 holds the stream after that many events of SSE until
+	// the client goes away.
+	StallAfter int
 }
 
 // Received is one request the fake server saw.
@@ -85,8 +99,11 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if resp.Stall {
-		<-r.Context().Done()
-		f.once.Do(func() { close(f.abandoned) })
+		f.hold(r)
+		return
+	}
+	if resp.SSE != "" && streamed(body) {
+		f.stream(w, r, resp)
 		return
 	}
 	payload := resp.Body
@@ -105,6 +122,57 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(payload)
+}
+
+// hold waits until the client goes away from r.
+func (f *Server) hold(r *http.Request) {
+	<-r.Context().Done()
+	f.once.Do(func() { close(f.abandoned) })
+}
+
+// streamed reports whether a request body asks for a stream.
+func streamed(body []byte) bool {
+	var b struct {
+		Stream bool `json:"stream"`
+	}
+	return json.Unmarshal(body, &b) == nil && b.Stream
+}
+
+// stream sends resp.SSE event by event, cutting or holding it as resp says.
+func (f *Server) stream(w http.ResponseWriter, r *http.Request, resp Response) {
+	events := Events(f.payload(resp.SSE, r))
+	for k, v := range resp.Header {
+		w.Header().Set(k, v)
+	}
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "text/event-stream")
+	}
+	w.WriteHeader(cmp.Or(resp.Status, http.StatusOK))
+	flusher := w.(http.Flusher)
+	for i, ev := range events {
+		switch {
+		case resp.CutAfter > 0 && i == resp.CutAfter:
+			flusher.Flush()
+			panic(http.ErrAbortHandler) // net/http drops the connection, silently
+		case resp.StallAfter > 0 && i == resp.StallAfter:
+			flusher.Flush()
+			f.hold(r)
+			return
+		}
+		_, _ = w.Write(append(ev, "\n\n"...))
+		flusher.Flush()
+	}
+}
+
+// Events splits server-sent events at their blank lines.
+func Events(sse []byte) [][]byte {
+	var out [][]byte
+	for _, ev := range bytes.Split(bytes.ReplaceAll(sse, []byte("\r\n"), []byte("\n")), []byte("\n\n")) {
+		if ev = bytes.Trim(ev, "\n"); len(ev) > 0 {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // payload reads a fixture; {{API_KEY}} becomes the bearer token received,
