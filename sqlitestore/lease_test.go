@@ -38,7 +38,9 @@ func TestLeaseConformance(t *testing.T) {
 			l.set.remove(l)
 			l.f.Close()
 		},
-		LostWithin: 4 * LeasePollInterval,
+		// The documented bound is one poll; a loaded machine (-race, other
+		// builds) may delay the poller well past it, so the check allows more.
+		LostWithin: 20 * LeasePollInterval,
 	})
 }
 
