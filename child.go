@@ -54,8 +54,9 @@ func (f *ChildFailure) Error() string {
 	return fmt.Sprintf("polyloop: child run %q finished with %s", f.ChildRunID, f.StopReason)
 }
 
-// ErrNotInAction is returned by InvokeChild outside an action's Execute.
-var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action")
+// ErrNotInAction is returned by InvokeChild outside an action's Execute or a
+// step's maintenance (Maintainer.Maintain).
+var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action or a step's maintenance")
 
 // InvokeChild runs a child agent on task, once, from inside an action, and
 // delivers its outcome as recv says. There is no implicit retry: a caller
@@ -115,7 +116,8 @@ func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receiv
 	if err != nil {
 		return zero, &ChildError{ChildRunID: childID, Err: err} // an error, not a failure: never received
 	}
-	rec := &ChildReception{Step: ref.Step, Action: ref.Action, Index: ref.Index, Key: ref.Key, ChildRunID: childID, StopReason: res.StopReason}
+	rec := &ChildReception{Step: ref.Step, Action: ref.Action, Index: ref.Index, Key: ref.Key, ChildRunID: childID, StopReason: res.StopReason,
+		Maintenance: ref.Maintenance}
 	if res.StopReason == StopCompleted {
 		return receive(ctx, scope, rec, "succeeded", recv.Succeeded, res, func() (T, error) { return any(res).(T), nil })
 	}
@@ -230,8 +232,18 @@ func AsChildFailure(err error) (*ChildFailure, bool) {
 // the first of its batch ("<parent>/<step>-<action>.<index>"). After the
 // step's digits comes '.', ':' or '-', so no two forms collide, and since
 // keys hold no '/', no child id collides with a grandchild's.
+//
+// A child of a step's maintenance is "<parent>/<step>~<index>", or
+// "<parent>/<step>~:<key>" when keyed ('~' follows no other form's step).
 func ChildRunID(ref ParentRef) string {
 	at := ref.RunID + "/" + strconv.Itoa(ref.Step)
+	if ref.Maintenance {
+		at += "~"
+		if ref.Key != "" {
+			return at + ":" + ref.Key
+		}
+		return at + strconv.Itoa(ref.Index)
+	}
 	if ref.Action > 0 {
 		at += "-" + strconv.Itoa(ref.Action)
 	}
