@@ -14,8 +14,8 @@ type maintState struct {
 	// of the history; step is its record; view the view its model call
 	// showed.
 	added int
-	step *StepCompleted
-	view *ViewRef
+	step  *StepCompleted
+	view  *ViewRef
 }
 
 // maintenancePending reports whether the last completed step waits for its

@@ -66,7 +66,9 @@ type funcMaintainer struct {
 	fn    func(ctx context.Context, s polyloop.MaintainedStep) error
 }
 
-func (m *funcMaintainer) Describe() polyloop.Component { return polyloop.Component{Name: "funcMaintainer"} }
+func (m *funcMaintainer) Describe() polyloop.Component {
+	return polyloop.Component{Name: "funcMaintainer"}
+}
 
 func (m *funcMaintainer) Maintain(ctx context.Context, s polyloop.MaintainedStep) error {
 	m.mu.Lock()
