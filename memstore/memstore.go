@@ -48,6 +48,7 @@ type Store struct {
 	total   int
 	appends int
 	crashed bool
+	mem     memoryData // agent memory (memory.go)
 }
 
 // New returns an empty store with no fault injection.
