@@ -133,3 +133,7 @@ func sortedEntries(es []Entry) []Entry {
 	slices.SortFunc(es, func(a, b Entry) int { return compareIDs(a.ID(), b.ID()) })
 	return es
 }
+
+func containsID(ids []EntryID, id EntryID) bool { return slices.Contains(ids, id) }
+
+func sortIDs(ids []EntryID) { slices.SortFunc(ids, compareIDs) }
