@@ -53,7 +53,10 @@ func TestTableProposalFailure(t *testing.T) {
 		{"model failure", func(context.Context, int) (string, error) { return "", errors.New("503 overloaded") },
 			func(err error) bool { _, ok := polyloop.AsChildFailure(err); return ok }},
 		{"content rejection", func(context.Context, int) (string, error) { return "I would rather not.", nil },
-			func(err error) bool { var re *polyloop.ReceptionError; return errors.As(err, &re) && !polyloop.MustPropagate(err) }},
+			func(err error) bool {
+				var re *polyloop.ReceptionError
+				return errors.As(err, &re) && !polyloop.MustPropagate(err)
+			}},
 	} {
 		t.Run(tc.name+"/skip", func(t *testing.T) {
 			w := newWorld(t, memstore.New(), policies(memory.Skip, memory.Fail, memory.Fail), oneFinal(), tc.propose)
