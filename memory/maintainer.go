@@ -213,6 +213,9 @@ func (mt *Maintainer) propose(ctx context.Context, step polyloop.MaintainedStep,
 	child := mt.opts.Proposer
 	child.Key = "proposal." + n
 	recv := polyloop.Receive[Proposal]{Succeeded: func(r polyloop.RunResult) (Proposal, error) {
+		if receivedHook != nil {
+			receivedHook(r.RunID)
+		}
 		p, err := parseProposal(r.FinalAnswer, mt.opts.Memory.Namespaces(), in)
 		if err != nil && mt.opts.OnProposalFailure == Skip {
 			return Proposal{Skipped: true, Reason: err.Error()}, nil
@@ -226,6 +229,10 @@ func (mt *Maintainer) propose(ctx context.Context, step polyloop.MaintainedStep,
 	}
 	return polyloop.InvokeChild(ctx, child, polyloop.Task{Input: proposalTask(step, in)}, recv)
 }
+
+// receivedHook, when set (tests), is told of each run of the proposal's
+// Succeeded handler.
+var receivedHook func(childRunID string)
 
 // memoryOutcome is the recorded outcome of the memory operation.
 type memoryOutcome struct {
