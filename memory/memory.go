@@ -176,7 +176,7 @@ func (m *Memory) History(ctx context.Context, namespace, key string) ([]Entry, e
 //
 // Writes are applied one at a time.
 func (m *Memory) Apply(ctx context.Context, w Write) (Commit, error) {
-	w, err := normalize(w, m.opts.Namespaces)
+	w, err := normalize(w, m.opts.Namespaces, true)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -210,6 +210,32 @@ func (m *Memory) Apply(ctx context.Context, w Write) (Commit, error) {
 		return c, &polyloop.PublicationError{Op: "memory commit " + w.ID, Err: err}
 	}
 	return c, nil
+}
+
+// Committed reports whether a write is committed already, by its id: in
+// this Memory, or in the store (a write issued again after a crash, whose
+// first attempt may have committed). A commit of that id with other
+// operations is ErrWriteIDReused. A store failure is a
+// *polyloop.PersistenceError; it does not break the Memory (nothing was
+// written).
+func (m *Memory) Committed(ctx context.Context, w Write) (Commit, bool, error) {
+	w, err := normalize(w, m.opts.Namespaces, false)
+	if err != nil {
+		return Commit{}, false, err
+	}
+	m.mu.Lock()
+	c, ok := m.commits[w.ID]
+	m.mu.Unlock()
+	if !ok {
+		if c, ok, err = m.store.LookupWrite(ctx, w.ID); err != nil {
+			return Commit{}, false, persistenceError("memory lookup", w.Provenance.RunID, err)
+		}
+	}
+	if ok && c.Digest != WriteDigest(w) {
+		return Commit{}, false, fmt.Errorf("memory: write %q: %w", w.ID, ErrWriteIDReused)
+	}
+	c.Replayed = ok
+	return c, ok, nil
 }
 
 // stale lists the entries whose installed version is not the one the write

@@ -128,7 +128,7 @@ func parseProposal(answer string, namespaces []string, in proposalInput) (Propos
 		}
 	}
 	w := Write{ID: "proposal", Basis: in.basis(), Ops: p.Ops}
-	if _, err := normalize(w, namespaces); err != nil {
+	if _, err := normalize(w, namespaces, true); err != nil {
 		return Proposal{}, fmt.Errorf("%w: %v", errNotAProposal, err)
 	}
 	if pj.View != nil {

@@ -26,8 +26,10 @@ func validName(s string) bool {
 
 // normalize checks a write against the namespaces a Memory serves and puts
 // its values in compact form (so that digests and stored bytes do not
-// depend on spacing). It returns the write to commit.
-func normalize(w Write, served []string) (Write, error) {
+// depend on spacing). It returns the write to commit. Without forCommit, a
+// delete need not name its version in the basis (the write is only looked
+// up by its id and digest).
+func normalize(w Write, served []string, forCommit bool) (Write, error) {
 	if !validName(w.ID) {
 		return w, invalid(w.ID, "the write id must be a non-empty name")
 	}
@@ -52,7 +54,7 @@ func normalize(w Write, served []string) (Write, error) {
 		}
 		touched[op.ID()] = true
 		var err error
-		if op, err = normalizeOp(w, op); err != nil {
+		if op, err = normalizeOp(w, op, forCommit); err != nil {
 			return w, err
 		}
 		ops[i] = op
@@ -63,7 +65,7 @@ func normalize(w Write, served []string) (Write, error) {
 	return w, nil
 }
 
-func normalizeOp(w Write, op Op) (Op, error) {
+func normalizeOp(w Write, op Op, forCommit bool) (Op, error) {
 	switch op.Kind {
 	case OpPut:
 		if len(op.Value) > MaxValueBytes {
@@ -78,7 +80,7 @@ func normalizeOp(w Write, op Op) (Op, error) {
 		if len(op.Value) > 0 {
 			return op, invalid(w.ID, "a delete of %s carries a value", op.ID())
 		}
-		if w.Basis.Version(op.ID()) < 1 {
+		if forCommit && w.Basis.Version(op.ID()) < 1 {
 			return op, invalid(w.ID, "a delete of %s needs the basis to name its live version", op.ID())
 		}
 	default:
