@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -238,11 +237,13 @@ func cloneCommit(c memory.Commit) memory.Commit {
 	return c
 }
 
-// cloneView copies a version through JSON: nothing of it is shared.
+// cloneView copies a version: nothing of it is shared, and its values keep
+// their bytes.
 func cloneView(v memory.ViewVersion) memory.ViewVersion {
-	b, _ := json.Marshal(v) // decoded values always encode
-	var out memory.ViewVersion
-	_ = json.Unmarshal(b, &out)
-	out.Replayed, out.Digest = v.Replayed, v.Digest
-	return out
+	v.Sources = slices.Clone(v.Sources)
+	v.Members = slices.Clone(v.Members)
+	for i := range v.Members {
+		v.Members[i] = cloneEntry(v.Members[i])
+	}
+	return v
 }

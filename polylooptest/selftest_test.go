@@ -40,6 +40,7 @@ func allBrokenCases() []brokenCase {
 	all = append(all, brokenParserCases()...)
 	all = append(all, brokenExecutorCases()...)
 	all = append(all, brokenStoreCases()...)
+	all = append(all, brokenMemoryCases()...)
 	return append(all, brokenSinkCases()...)
 }
 
@@ -74,6 +75,7 @@ func TestEveryCheckHasABrokenCase(t *testing.T) {
 	names = append(names, prefixed("ActionExecutor", executorChecks)...)
 	names = append(names, prefixed("Store", storeChecks)...)
 	names = append(names, prefixed("EventSink", sinkChecks)...)
+	names = append(names, prefixed("MemoryStore", memoryChecks)...)
 	var missing []string
 	for _, n := range names {
 		if !covered[n] {
