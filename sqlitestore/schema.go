@@ -33,11 +33,46 @@ var migrations = []string{
 	CREATE INDEX runs_by_start ON runs (started_at, run_id);
 	CREATE INDEX runs_by_agent ON runs (agent, started_at);
 	CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id <> '';`,
+	// 2 (memory): agent memory beside the run logs (memory.go). Every version
+	// of every entry; the head of each entry (its last version, and
+	// whether that is live); the committed write ids; view versions.
+	`CREATE TABLE memory_versions (
+		namespace TEXT NOT NULL,
+		key       TEXT NOT NULL,
+		version   INTEGER NOT NULL,
+		deleted   INTEGER NOT NULL DEFAULT 0,
+		value     BLOB,
+		run_id    TEXT NOT NULL DEFAULT '',
+		step      INTEGER NOT NULL DEFAULT 0,
+		call_id   TEXT NOT NULL DEFAULT '',
+		write_id  TEXT NOT NULL,
+		PRIMARY KEY (namespace, key, version)
+	) WITHOUT ROWID;
+	CREATE TABLE memory_heads (
+		namespace TEXT NOT NULL,
+		key       TEXT NOT NULL,
+		version   INTEGER NOT NULL,
+		live      INTEGER NOT NULL,
+		PRIMARY KEY (namespace, key)
+	) WITHOUT ROWID;
+	CREATE TABLE memory_writes (
+		write_id TEXT PRIMARY KEY,
+		digest   TEXT NOT NULL,
+		entries  TEXT NOT NULL
+	) WITHOUT ROWID;
+	CREATE TABLE view_versions (
+		view     TEXT NOT NULL,
+		version  INTEGER NOT NULL,
+		write_id TEXT NOT NULL UNIQUE,
+		digest   TEXT NOT NULL,
+		data     BLOB NOT NULL,
+		PRIMARY KEY (view, version)
+	) WITHOUT ROWID;`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.
