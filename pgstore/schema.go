@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -45,6 +45,42 @@ var migrations = []string{
 	// reads the index in order instead of sorting every run.
 	`DROP INDEX {s}.runs_by_start;
 	CREATE INDEX runs_by_start ON {s}.runs (started_at NULLS FIRST, run_id COLLATE "C");`,
+	// 3 (memory): agent memory beside the run logs (memory.go). Every
+	// version of every entry; the head of each entry (its last version,
+	// and whether that is live), which a commit locks; the committed write
+	// ids; view versions.
+	`CREATE TABLE {s}.memory_versions (
+		namespace text NOT NULL,
+		key       text NOT NULL,
+		version   bigint NOT NULL,
+		deleted   boolean NOT NULL DEFAULT false,
+		value     bytea,
+		run_id    text NOT NULL DEFAULT '',
+		step      integer NOT NULL DEFAULT 0,
+		call_id   text NOT NULL DEFAULT '',
+		write_id  text NOT NULL,
+		PRIMARY KEY (namespace, key, version)
+	);
+	CREATE TABLE {s}.memory_heads (
+		namespace text NOT NULL,
+		key       text NOT NULL,
+		version   bigint NOT NULL,
+		live      boolean NOT NULL,
+		PRIMARY KEY (namespace, key)
+	);
+	CREATE TABLE {s}.memory_writes (
+		write_id text PRIMARY KEY,
+		digest   text NOT NULL,
+		entries  bytea NOT NULL
+	);
+	CREATE TABLE {s}.view_versions (
+		view     text NOT NULL,
+		version  bigint NOT NULL,
+		write_id text NOT NULL UNIQUE,
+		digest   text NOT NULL,
+		data     bytea NOT NULL,
+		PRIMARY KEY (view, version)
+	);`,
 }
 
 // migrate creates the schema and brings it to SchemaVersion in one
