@@ -17,6 +17,8 @@ type File struct {
 	Tools      ToolsSpec     `yaml:"tools"`
 	Limits     LimitsSpec    `yaml:"limits"`
 	Synthetic  SyntheticSpec `yaml:"synthetic"`
+	// Memory is what the agent remembers (memory_spec.go); nil: nothing.
+	Memory *MemorySpec `yaml:"memory"`
 }
 
 // ModelSpec configures the model client. Every field except the script,
