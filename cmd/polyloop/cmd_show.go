@@ -133,8 +133,18 @@ func (s *showWriter) step(st *stepView) {
 			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without a step record\n")
 		}
 	}
-	for _, r := range st.Receptions {
-		fmt.Fprintf(s.w, "  child %s (%s): reception %s", r.ChildRunID, r.StopReason, r.Reception)
+	s.receptions("  ", st.Receptions)
+	if st.Completed != nil {
+		s.completed(st.Completed)
+	}
+	if m := st.Maintenance; m != nil {
+		s.maintenance(m)
+	}
+}
+
+func (s *showWriter) receptions(indent string, rs []*polyloop.ChildReception) {
+	for _, r := range rs {
+		fmt.Fprintf(s.w, "%schild %s (%s): reception %s", indent, r.ChildRunID, r.StopReason, r.Reception)
 		if len(r.Value) > 0 {
 			fmt.Fprintf(s.w, ", value %s", s.cut(string(r.Value)))
 		}
@@ -143,13 +153,36 @@ func (s *showWriter) step(st *stepView) {
 			s.block("failure:", r.Failure.String())
 		}
 	}
-	if st.Completed != nil {
-		s.completed(st.Completed)
+}
+
+// maintenance shows what a step's maintenance recorded.
+func (s *showWriter) maintenance(m *maintenanceView) {
+	state := "done"
+	if !m.Done {
+		state = "NOT DONE"
+	}
+	fmt.Fprintf(s.w, "  maintenance (%s)\n", state)
+	s.receptions("    ", m.Receptions)
+	for _, op := range m.Operations {
+		fmt.Fprintf(s.w, "    %s %s", op.Name, op.Outcome)
+		if op.WriteID != "" {
+			fmt.Fprintf(s.w, " (write %s)", op.WriteID)
+		}
+		if len(op.Value) > 0 {
+			fmt.Fprintf(s.w, ": %s", s.cut(string(op.Value)))
+		}
+		fmt.Fprintln(s.w)
+		if op.Failure != nil {
+			s.block("failure:", op.Failure.String())
+		}
 	}
 }
 
 func (s *showWriter) call(c *callView) {
 	fmt.Fprintf(s.w, "  model call %s (attempt %d)", c.CallID, c.Attempt)
+	if c.View != nil {
+		fmt.Fprintf(s.w, ", showing view %s version %d", c.View.Name, c.View.Version)
+	}
 	switch {
 	case c.Unknown:
 		fmt.Fprintf(s.w, ": outcome UNKNOWN (intent without a result)\n")

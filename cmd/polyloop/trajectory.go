@@ -38,6 +38,23 @@ type stepView struct {
 	Actions    []*actionView              `json:"actions,omitempty"`
 	Receptions []*polyloop.ChildReception `json:"receptions,omitempty"`
 	Completed  *polyloop.StepCompleted    `json:"completed,omitempty"`
+	// Maintenance is what the step's maintenance recorded: the children it
+	// received, its operations, and whether it is done.
+	Maintenance *maintenanceView `json:"maintenance,omitempty"`
+}
+
+type maintenanceView struct {
+	Receptions []*polyloop.ChildReception `json:"receptions,omitempty"`
+	Operations []*polyloop.MaintenanceOp  `json:"operations,omitempty"`
+	Done       bool                       `json:"done"`
+}
+
+// maintenance is the step's maintenance view, made on first use.
+func (s *stepView) maintenance() *maintenanceView {
+	if s.Maintenance == nil {
+		s.Maintenance = &maintenanceView{}
+	}
+	return s.Maintenance
 }
 
 type callView struct {
@@ -47,6 +64,8 @@ type callView struct {
 	Failure *diag.Diagnostic     `json:"failure,omitempty"`
 	// Unknown marks an intent without a result: a call of unknown outcome.
 	Unknown bool `json:"unknown,omitempty"`
+	// View is the view version the call showed.
+	View *polyloop.ViewRef `json:"view,omitempty"`
 }
 
 type actionView struct {
@@ -79,7 +98,7 @@ func buildTrajectory(log polyloop.RunLog) *trajectory {
 			for _, c := range s.ModelCalls {
 				c.Unknown = c.Unknown || (c.Reply == nil && c.Failure == nil)
 			}
-			s.ModelCalls = append(s.ModelCalls, &callView{CallID: b.CallID, Attempt: b.Attempt, Unknown: true})
+			s.ModelCalls = append(s.ModelCalls, &callView{CallID: b.CallID, Attempt: b.Attempt, Unknown: true, View: b.View})
 		case *polyloop.ModelCallResult:
 			for _, c := range step(b.Step).ModelCalls {
 				if c.CallID == b.CallID {
@@ -91,7 +110,16 @@ func buildTrajectory(log polyloop.RunLog) *trajectory {
 			s.Actions = append(s.Actions, &actionView{ActionID: b.ActionID, Attempt: b.Attempt, Action: b.Action, Replay: b.Replay, Unknown: true})
 		case *polyloop.ChildReception:
 			s := step(b.Step)
+			if b.Maintenance {
+				s.maintenance().Receptions = append(s.maintenance().Receptions, b)
+				continue
+			}
 			s.Receptions = append(s.Receptions, b)
+		case *polyloop.MaintenanceOp:
+			m := step(b.Step).maintenance()
+			m.Operations = append(m.Operations, b)
+		case *polyloop.MaintenanceDone:
+			step(b.Step).maintenance().Done = true
 		case *polyloop.StepCompleted:
 			s := step(b.Step)
 			s.Completed = b
