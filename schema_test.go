@@ -55,6 +55,13 @@ func TestLogSchema(t *testing.T) {
 		&polyloop.ChildReception{Step: 1, Index: 1, ChildRunID: "p/1.1", StopReason: polyloop.StopMaxSteps, Handler: "failed",
 			Reception: polyloop.ReceptionHandled, Value: json.RawMessage(`"fallback"`)},
 		&polyloop.RunFinished{StopReason: polyloop.StopEnvError, Sinks: []polyloop.SinkReport{{Index: 0, Sink: "x", Errors: 3, Disabled: true}}},
+		&polyloop.ModelCallIntent{Step: 2, CallID: "m2.1", Attempt: 1, View: &polyloop.ViewRef{Name: "notes", Version: 3}},
+		&polyloop.ChildReception{Step: 1, Index: 0, Key: "proposal.1", ChildRunID: "p/1~:proposal.1", StopReason: polyloop.StopCompleted,
+			Handler: "succeeded", Reception: polyloop.ReceptionHandled, Value: json.RawMessage(`{}`), Maintenance: true},
+		&polyloop.MaintenanceOp{Step: 1, Name: "memory.1", WriteID: "p/1~memory.1", Outcome: polyloop.OpReceived,
+			Value: json.RawMessage(`{"conflict":true}`), Failure: diag.From(errors.New("stale"))},
+		&polyloop.MaintenanceOp{Step: 1, Name: "context.1", Outcome: polyloop.OpDone, Value: json.RawMessage(`{"view":0}`)},
+		&polyloop.MaintenanceDone{Step: 1},
 	}
 	for _, b := range extra {
 		line, err := polyloop.Record{Seq: 5, At: at, Body: b}.MarshalJSON()
@@ -72,6 +79,10 @@ func TestLogSchema(t *testing.T) {
 		`{"seq":1,"at":"x","kind":"model_call_result","v":1,"step":1,"call_id":"m1.1","reply":{},"failure":{"type":"t","message":"m"}}`,
 		`{"seq":1,"at":"x","kind":"step_completed","v":1,"step":1,"model_call_id":"m1.1","decision":"act","result_id":"a1"}`,
 		`{"seq":1,"at":"x","kind":"run_finished","v":1,"stop_reason":"gave_up","totals":{"steps":0,"model_calls":0,"actions":0,"input_tokens":0,"output_tokens":0,"cost_usd":0}}`,
+		`{"seq":1,"at":"x","kind":"maintenance_op","v":1,"step":1,"name":"memory.1","outcome":"maybe","value":1}`,
+		`{"seq":1,"at":"x","kind":"maintenance_op","v":1,"step":1,"outcome":"done","value":1}`,
+		`{"seq":1,"at":"x","kind":"maintenance_done","v":1}`,
+		`{"seq":1,"at":"x","kind":"model_call_intent","v":1,"step":1,"call_id":"m1.1","attempt":1,"view":{"name":"v","version":-1}}`,
 	} {
 		if validateLine(rs, []byte(bad)) == nil {
 			t.Errorf("schema accepted %s", bad)
