@@ -101,7 +101,8 @@ func (d *driver) fetchView(ctx context.Context) error {
 }
 
 // renderView renders a view version with the template of the snapshot in
-// force.
+// force. A version never changes: the last rendering is reused for the same
+// version and template.
 func (d *driver) renderView(v ViewContent) (string, error) {
 	text := d.m.st.snap.Memory.Template
 	if d.viewTmpl == nil || d.viewTmplText != text {
@@ -109,9 +110,16 @@ func (d *driver) renderView(v ViewContent) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("%w: view template: %v", ErrInvalidConfig, err)
 		}
-		d.viewTmpl, d.viewTmplText = t, text
+		d.viewTmpl, d.viewTmplText, d.rendered = t, text, nil
 	}
-	return renderView(d.viewTmpl, v)
+	if d.rendered != nil && d.rendered.ref == v.Ref() {
+		return d.rendered.text, nil
+	}
+	out, err := renderView(d.viewTmpl, v)
+	if err == nil {
+		d.rendered = &fedView{ref: v.Ref(), text: out}
+	}
+	return out, err
 }
 
 // keepFacts writes the facts the machine has pending and returns cause,
@@ -128,4 +136,5 @@ type driverMemory struct {
 	memory       *AgentMemory
 	viewTmpl     *template.Template
 	viewTmplText string
+	rendered     *fedView // the last rendering, by version
 }

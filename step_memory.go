@@ -1,5 +1,7 @@
 package polyloop
 
+import "strings"
+
 // The step machine's part in memory: the view each model call shows, and
 // the maintenance after each step.
 
@@ -10,8 +12,8 @@ type machineMemory struct {
 	view *fedView
 	// maintaining is set while the maintenance handed out has not ended.
 	maintaining bool
-	// msgBuf holds the request's messages when a view is shown (reused).
-	msgBuf []Message
+	// shown is the history with the view's message, kept up to date.
+	shown viewHistory
 }
 
 type fedView struct {
@@ -43,13 +45,51 @@ func (m *machine) viewRef() *ViewRef {
 func (m *machine) requestMessages() []Message {
 	msgs := m.st.hist.msgs
 	if m.view != nil {
-		m.msgBuf = withView(m.msgBuf, msgs, m.view.text)
-		if len(m.msgBuf) > len(msgs) {
-			msgs = m.msgBuf
-		}
+		msgs = m.shown.with(msgs, m.view.text)
 		m.view = nil
 	}
 	return msgs
+}
+
+// viewHistory mirrors the history with a view's message after the system
+// prompt. The history only grows between calls, but for its start and its
+// system prompt (a config override): the mirror appends what is new, and is
+// rebuilt when the start changed, so a step costs what it added, not the
+// whole history.
+type viewHistory struct {
+	buf      []Message // the mirror: [system] view rest…
+	mirrored int       // history messages in buf
+	system   *Message  // the history's system message when mirrored, or nil
+}
+
+func (h *viewHistory) with(msgs []Message, text string) []Message {
+	if strings.TrimSpace(text) == "" {
+		return msgs
+	}
+	var sys *Message
+	if len(msgs) > 0 && msgs[0].Role == RoleSystem {
+		sys = &msgs[0]
+	}
+	if h.mirrored > len(msgs) || h.buf == nil || (sys == nil) != (h.system == nil) || (sys != nil && sys.Content != h.system.Content) {
+		h.buf, h.mirrored, h.system = withView(h.buf[:0], msgs, text), len(msgs), nil
+		if sys != nil {
+			s := *sys
+			h.system = &s
+		}
+		return h.buf
+	}
+	h.buf = append(h.buf, msgs[h.mirrored:]...)
+	h.mirrored = len(msgs)
+	h.buf[h.viewAt()].Content = text
+	return h.buf
+}
+
+// viewAt is the index of the view's message in the mirror.
+func (h *viewHistory) viewAt() int {
+	if h.system != nil {
+		return 1
+	}
+	return 0
 }
 
 // maintain hands out the maintenance of the last completed step.
