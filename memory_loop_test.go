@@ -9,6 +9,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/polylooptest"
 	"github.com/polyloop/polyloop/scriptmodel"
 )
 
@@ -285,5 +286,38 @@ func TestMaintenanceCancelled(t *testing.T) {
 	}
 	if ran.get("first") != 3 || ran.get("second") != 3 {
 		t.Fatalf("first ran %d times, second %d: want 3 each (one per step)", ran.get("first"), ran.get("second"))
+	}
+}
+
+// Sinks see the view on step_started and model_call_started, and the
+// maintenance's records as maintenance_op and maintenance_done events, each
+// after its record is durable.
+func TestMaintenanceEvents(t *testing.T) {
+	store := memstore.New()
+	v := newStepView()
+	sink := &polylooptest.FaultySink{}
+	r := newRunner(memoryScript(), store, newTestExec())
+	r.Sinks = []polyloop.EventSink{sink}
+	if _, err := r.Run(context.Background(), "r", memoryAgent(v, viewMaintainer(v, &counter{})), polyloop.Task{Input: "task"}); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := store.ReadLog(context.Background(), "r")
+	var got []string
+	for _, ev := range sink.Events() {
+		switch ev.Kind {
+		case polyloop.EventStepStarted:
+			got = append(got, fmt.Sprintf("%s@%d", ev.Kind, ev.View.Version))
+		case polyloop.EventMaintenanceOp:
+			got = append(got, fmt.Sprintf("%s %s %s", ev.Kind, ev.Operation.Name, ev.Operation.Outcome))
+			if log.Records[ev.Seq].Kind() != polyloop.KindMaintenanceOp {
+				t.Errorf("event seq %d is a %s record", ev.Seq, log.Records[ev.Seq].Kind())
+			}
+		case polyloop.EventMaintenanceDone:
+			got = append(got, fmt.Sprintf("%s %d", ev.Kind, ev.Step))
+		}
+	}
+	want := "step_started@0 maintenance_op view done maintenance_done 1 step_started@1 maintenance_op view done maintenance_done 2 step_started@2 maintenance_op view done maintenance_done 3"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, " "), want)
 	}
 }

@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,7 +116,7 @@ func NewMaintainer(opts MaintainerOptions) (*Maintainer, error) {
 // namespaces, the view and the proposer agent, in the snapshot.
 func (mt *Maintainer) Describe() polyloop.Component {
 	o := mt.opts
-	cfg := map[string]any{"namespaces": o.Memory.Namespaces(), "proposer": o.Proposer.Agent.Name,
+	cfg := map[string]any{"namespaces": o.Memory.Namespaces(), "proposer": proposerIdentity(o.Proposer),
 		"on_proposal_failure": policyName(o.OnProposalFailure), "on_conflict": policyName(o.OnConflict),
 		"on_view_rejected": policyName(o.OnViewRejected), "max_entries": o.MaxEntries}
 	if o.OnConflict == Regenerate {
@@ -125,6 +127,23 @@ func (mt *Maintainer) Describe() polyloop.Component {
 	}
 	raw, _ := json.Marshal(cfg)
 	return polyloop.Component{Name: "memory.Maintainer", Config: raw}
+}
+
+// proposerIdentity is what of the proposer changes its proposals: its
+// agent's name, prompt (by digest), limits and model parameters, and its
+// seams' identities.
+func proposerIdentity(c polyloop.Child) map[string]any {
+	a := c.Agent
+	sum := sha256.Sum256([]byte(a.System))
+	id := map[string]any{"agent": a.Name, "system_sha256": hex.EncodeToString(sum[:]), "limits": a.Limits, "model": a.Model}
+	if r := c.Runner; r != nil {
+		for name, seam := range map[string]any{"model_client": r.Model, "parser": r.Parser} {
+			if seam != nil {
+				id[name] = polyloop.Describe(seam)
+			}
+		}
+	}
+	return id
 }
 
 func policyName(p Policy) string {
