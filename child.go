@@ -58,8 +58,9 @@ func (f *ChildFailure) Error() string {
 // step's maintenance (Maintainer.Maintain).
 var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action or a step's maintenance")
 
-// InvokeChild runs a child agent on task, once, from inside an action, and
-// delivers its outcome as recv says. There is no implicit retry: a caller
+// InvokeChild runs a child agent on task, once, from inside an action or a
+// step's maintenance (Maintainer.Maintain), and delivers its outcome as recv
+// says. There is no implicit retry: a caller
 // that wants to retry writes the loop and gets a new child per attempt (a
 // new Key, or a new call index).
 //
@@ -75,8 +76,9 @@ var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action 
 // Values returned by handlers must therefore marshal to JSON. A handler's
 // error does not re-enter Failed: it is recorded and returned as is.
 //
-// InvokeChild must return before the Execute call of its action returns:
-// the reception is written into the action's place in the parent's log. An
+// InvokeChild must return before the Execute call of its action (or the
+// Maintain call of its maintenance) returns: the reception is written into
+// the action's place in the parent's log (or the step's maintenance). An
 // action that returns while a child it started is still being received
 // fails with ErrNotInAction (its step's state is then unknown), and a child
 // started after the action returned is refused.
