@@ -162,7 +162,8 @@ func (m *Memory) History(ctx context.Context, namespace, key string) ([]Entry, e
 //     unless listed), is at the expected version. A stale basis is a
 //     *ConflictError — unless the store holds the write id already (a
 //     write issued again after a crash meets its own commit): that commit
-//     is returned and installed. The basis is never swapped.
+//     is returned (a failure of that lookup is a port failure, as in 6).
+//     The basis is never swapped.
 //  5. A write without operations stops here: its basis is checked, nothing
 //     is committed, and its Commit has no entries.
 //  6. The store's commit, and the checks of what it returned: any failure

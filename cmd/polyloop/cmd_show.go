@@ -162,8 +162,12 @@ func (s *showWriter) maintenance(m *maintenanceView) {
 		state = "NOT DONE"
 	}
 	fmt.Fprintf(s.w, "  maintenance (%s)\n", state)
-	s.receptions("    ", m.Receptions)
-	for _, op := range m.Operations {
+	for _, r := range m.Records {
+		op := r.Operation
+		if op == nil {
+			s.receptions("    ", []*polyloop.ChildReception{r.Reception})
+			continue
+		}
 		fmt.Fprintf(s.w, "    %s %s", op.Name, op.Outcome)
 		if op.WriteID != "" {
 			fmt.Fprintf(s.w, " (write %s)", op.WriteID)

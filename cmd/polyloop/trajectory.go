@@ -44,9 +44,15 @@ type stepView struct {
 }
 
 type maintenanceView struct {
-	Receptions []*polyloop.ChildReception `json:"receptions,omitempty"`
-	Operations []*polyloop.MaintenanceOp  `json:"operations,omitempty"`
-	Done       bool                       `json:"done"`
+	// Records are its receptions and operations, in log order.
+	Records []maintenanceRecord `json:"records,omitempty"`
+	Done    bool                `json:"done"`
+}
+
+// maintenanceRecord is a reception or an operation of a step's maintenance.
+type maintenanceRecord struct {
+	Reception *polyloop.ChildReception `json:"reception,omitempty"`
+	Operation *polyloop.MaintenanceOp  `json:"operation,omitempty"`
 }
 
 // maintenance is the step's maintenance view, made on first use.
@@ -111,13 +117,14 @@ func buildTrajectory(log polyloop.RunLog) *trajectory {
 		case *polyloop.ChildReception:
 			s := step(b.Step)
 			if b.Maintenance {
-				s.maintenance().Receptions = append(s.maintenance().Receptions, b)
+				m := s.maintenance()
+				m.Records = append(m.Records, maintenanceRecord{Reception: b})
 				continue
 			}
 			s.Receptions = append(s.Receptions, b)
 		case *polyloop.MaintenanceOp:
 			m := step(b.Step).maintenance()
-			m.Operations = append(m.Operations, b)
+			m.Records = append(m.Records, maintenanceRecord{Operation: b})
 		case *polyloop.MaintenanceDone:
 			step(b.Step).maintenance().Done = true
 		case *polyloop.StepCompleted:
