@@ -321,3 +321,40 @@ func TestMaintenanceEvents(t *testing.T) {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, " "), want)
 	}
 }
+
+// A cancellation that lands once the maintenance returned: its end is a
+// fact and is written; the next intent is not, and no view is asked for.
+func TestCancelAfterMaintenance(t *testing.T) {
+	store := memstore.New()
+	v := newStepView()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := &funcMaintainer{fn: func(context.Context, polyloop.MaintainedStep) error { cancel(); return nil }}
+	r := newRunner(memoryScript(), store, newTestExec())
+	if _, err := r.Run(ctx, "r", memoryAgent(v, m), polyloop.Task{Input: "task"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	log, _ := store.ReadLog(context.Background(), "r")
+	if lastKind(log) != polyloop.KindMaintenanceDone || v.current != 1 {
+		t.Fatalf("log ends with %s (view asked %d times): %v", lastKind(log), v.current, kinds(log))
+	}
+}
+
+// A batch whose actions run in parallel is maintained once it is complete.
+func TestMaintenanceAfterParallelBatch(t *testing.T) {
+	store := memstore.New()
+	v := newStepView()
+	two := scriptmodel.Turn{ToolCalls: []polyloop.ToolCall{
+		{ID: "c1", Name: "echo", Args: []byte(`{"text":"x"}`)}, {ID: "c2", Name: "echo", Args: []byte(`{"text":"y"}`)}}}
+	var got []int
+	m := &funcMaintainer{fn: func(ctx context.Context, s polyloop.MaintainedStep) error { got = append(got, len(s.Messages)); return nil }}
+	agent := memoryAgent(v, m)
+	agent.ParallelActions = true
+	res, err := newRunner(scriptmodel.New(two, scriptmodel.Reply("done")), store, newTestExec()).Run(context.Background(), "r", agent, polyloop.Task{Input: "task"})
+	if err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if fmt.Sprint(got) != "[3 1]" {
+		t.Fatalf("maintained steps with %v messages, want [3 1]", got)
+	}
+}
