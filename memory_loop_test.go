@@ -347,7 +347,10 @@ func TestMaintenanceAfterParallelBatch(t *testing.T) {
 	two := scriptmodel.Turn{ToolCalls: []polyloop.ToolCall{
 		{ID: "c1", Name: "echo", Args: []byte(`{"text":"x"}`)}, {ID: "c2", Name: "echo", Args: []byte(`{"text":"y"}`)}}}
 	var got []int
-	m := &funcMaintainer{fn: func(ctx context.Context, s polyloop.MaintainedStep) error { got = append(got, len(s.Messages)); return nil }}
+	m := &funcMaintainer{fn: func(ctx context.Context, s polyloop.MaintainedStep) error {
+		got = append(got, len(s.Messages))
+		return nil
+	}}
 	agent := memoryAgent(v, m)
 	agent.ParallelActions = true
 	res, err := newRunner(scriptmodel.New(two, scriptmodel.Reply("done")), store, newTestExec()).Run(context.Background(), "r", agent, polyloop.Task{Input: "task"})
