@@ -55,7 +55,14 @@ func (m *AgentMemory) validate() error {
 	if m.View == nil && m.Template != "" {
 		return errors.New("memory: a view template without a view")
 	}
-	if _, err := viewTemplate(m.Template); err != nil {
+	t, err := viewTemplate(m.Template)
+	if err != nil {
+		return fmt.Errorf("memory: view template: %v", err)
+	}
+	// A field that does not exist fails only when the template runs: run
+	// it once on a sample view, with an entry.
+	sample := ViewContent{Name: "view", Version: 1, Entries: []ViewEntry{{Namespace: "ns", Key: "key", Version: 1, Value: []byte(`"value"`)}}}
+	if _, err := renderView(t, sample); err != nil {
 		return fmt.Errorf("memory: view template: %v", err)
 	}
 	return nil

@@ -361,3 +361,22 @@ func TestMaintenanceAfterParallelBatch(t *testing.T) {
 		t.Fatalf("maintained steps with %v messages, want [3 1]", got)
 	}
 }
+
+// A view template that does not parse, or does not execute on a view
+// (a field that does not exist), or without a view, is refused before the
+// run starts.
+func TestViewTemplateChecked(t *testing.T) {
+	for name, mem := range map[string]*polyloop.AgentMemory{
+		"syntax":    {View: newStepView(), Template: "{{.Name"},
+		"field":     {View: newStepView(), Template: "{{range .Entries}}{{.Nope}}{{end}}"},
+		"no view":   {Template: "{{.Name}}"},
+		"top field": {View: newStepView(), Template: "{{.Members}}"},
+	} {
+		agent := testAgent()
+		agent.Memory = mem
+		_, err := newRunner(memoryScript(), memstore.New(), newTestExec()).Run(context.Background(), "r", agent, polyloop.Task{Input: "x"})
+		if !errors.Is(err, polyloop.ErrInvalidConfig) {
+			t.Errorf("%s: err = %v, want ErrInvalidConfig", name, err)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"text/template"
 	"unicode"
+
+	"github.com/polyloop/polyloop"
 )
 
 // memory checks the memory section.
@@ -48,6 +50,11 @@ func (v *validator) view(p path, vs *ViewSpec, namespaces []string) {
 	if vs.Template != "" {
 		if _, err := template.New("view").Parse(vs.Template); err != nil {
 			v.fail(p.at("template"), "the view template does not parse (text/template): %v", err)
+			return
+		}
+		sample := polyloop.ViewContent{Name: "view", Version: 1, Entries: []polyloop.ViewEntry{{Namespace: "ns", Key: "key", Version: 1, Value: []byte(`"value"`)}}}
+		if _, err := polyloop.RenderView(vs.Template, sample); err != nil {
+			v.fail(p.at("template"), "the view template does not run on a view (its fields: .Name, .Version, .Entries with .Namespace, .Key, .Version, .Value, .Text): %v", err)
 		}
 	}
 }
