@@ -17,8 +17,12 @@ type Options struct {
 	// Publish, when set, is the publication a commit requires once it is
 	// installed (notify other processes, an outbox). It is called once per
 	// commit this Memory made, never for a commit found again by its write
-	// id; its failure is returned as a *polyloop.PublicationError and the
-	// commit stands.
+	// id, and with the Memory's writes held, so that publications come in
+	// commit order (keep it short); its failure is returned as a
+	// *polyloop.PublicationError and the commit stands. Publication is at
+	// most once: after a crash between a commit and its publication, the
+	// publication is lost, and consumers that need every change read the
+	// store's history.
 	Publish func(ctx context.Context, c Commit) error
 }
 
