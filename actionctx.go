@@ -24,6 +24,10 @@ type actionKey struct{}
 type actionScope struct {
 	info ActionInfo
 	d    *driver
+	// maintenance: the scope of a step's maintenance, not of an action
+	// (maintenance_driver.go); info then holds the run and the step.
+	maintenance bool
+	ops         map[string]bool // operation names used (Perform)
 
 	mu       sync.Mutex
 	unkeyed  int             // unkeyed children started, in call order
@@ -43,16 +47,16 @@ type actionScope struct {
 func (s *actionScope) startChild(key string) (ref ParentRef, ran, received func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ref = ParentRef{RunID: s.info.RunID, Step: s.info.Step, Action: s.info.Index, Key: key}
+	ref = ParentRef{RunID: s.info.RunID, Step: s.info.Step, Action: s.info.Index, Key: key, Maintenance: s.maintenance}
 	if s.closed {
-		return ref, nil, nil, fmt.Errorf("%w: action %s has already returned", ErrNotInAction, s.info.ActionID)
+		return ref, nil, nil, fmt.Errorf("%w: %s has already returned", ErrNotInAction, s.name())
 	}
 	if key != "" {
 		if strings.Contains(key, "/") {
 			return ref, nil, nil, fmt.Errorf("%w: child key %q contains '/'", ErrInvalidConfig, key)
 		}
 		if s.keys[key] {
-			return ref, nil, nil, fmt.Errorf("%w: child key %q used twice in action %s", ErrInvalidConfig, key, s.info.ActionID)
+			return ref, nil, nil, fmt.Errorf("%w: child key %q used twice in %s", ErrInvalidConfig, key, s.name())
 		}
 		if s.keys == nil {
 			s.keys = map[string]bool{}
@@ -95,7 +99,7 @@ func withAction(ctx context.Context, d *driver, in *ActionIntent) (context.Conte
 // the runner's call to Execute.
 func ActionFromContext(ctx context.Context) (ActionInfo, bool) {
 	s, ok := ctx.Value(actionKey{}).(*actionScope)
-	if !ok {
+	if !ok || s.maintenance {
 		return ActionInfo{}, false
 	}
 	return s.info, true
@@ -108,7 +112,7 @@ func (s *actionScope) writeReception(ctx context.Context, rec *ChildReception) e
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return fmt.Errorf("%w: action %s returned before child %q was received", ErrNotInAction, s.info.ActionID, rec.ChildRunID)
+		return fmt.Errorf("%w: %s returned before child %q was received", ErrNotInAction, s.name(), rec.ChildRunID)
 	}
 	return s.d.writeReception(ctx, rec)
 }

@@ -23,6 +23,10 @@ type Agent struct {
 	// ApprovalPolicy decides for the tools with ApprovalByPolicy; its Name
 	// is in the snapshot.
 	ApprovalPolicy *ApprovalPolicy `json:"-"`
+	// Memory is what the agent remembers and shows its model, and the
+	// maintenance after each step (package memory); the identities of its
+	// parts and the view's template are in the snapshot. Nil: none.
+	Memory *AgentMemory `json:"-"`
 }
 
 // ToolSpec describes one tool to the model and to the library.

@@ -54,11 +54,13 @@ func (f *ChildFailure) Error() string {
 	return fmt.Sprintf("polyloop: child run %q finished with %s", f.ChildRunID, f.StopReason)
 }
 
-// ErrNotInAction is returned by InvokeChild outside an action's Execute.
-var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action")
+// ErrNotInAction is returned by InvokeChild outside an action's Execute or a
+// step's maintenance (Maintainer.Maintain).
+var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action or a step's maintenance")
 
-// InvokeChild runs a child agent on task, once, from inside an action, and
-// delivers its outcome as recv says. There is no implicit retry: a caller
+// InvokeChild runs a child agent on task, once, from inside an action or a
+// step's maintenance (Maintainer.Maintain), and delivers its outcome as recv
+// says. There is no implicit retry: a caller
 // that wants to retry writes the loop and gets a new child per attempt (a
 // new Key, or a new call index).
 //
@@ -74,8 +76,9 @@ var ErrNotInAction = errors.New("polyloop: InvokeChild called outside an action"
 // Values returned by handlers must therefore marshal to JSON. A handler's
 // error does not re-enter Failed: it is recorded and returned as is.
 //
-// InvokeChild must return before the Execute call of its action returns:
-// the reception is written into the action's place in the parent's log. An
+// InvokeChild must return before the Execute call of its action (or the
+// Maintain call of its maintenance) returns: the reception is written into
+// the action's place in the parent's log (or the step's maintenance). An
 // action that returns while a child it started is still being received
 // fails with ErrNotInAction (its step's state is then unknown), and a child
 // started after the action returned is refused.
@@ -116,7 +119,8 @@ func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receiv
 	if err != nil {
 		return zero, &ChildError{ChildRunID: childID, Err: err} // an error, not a failure: never received
 	}
-	rec := &ChildReception{Step: ref.Step, Action: ref.Action, Index: ref.Index, Key: ref.Key, ChildRunID: childID, StopReason: res.StopReason}
+	rec := &ChildReception{Step: ref.Step, Action: ref.Action, Index: ref.Index, Key: ref.Key, ChildRunID: childID, StopReason: res.StopReason,
+		Maintenance: ref.Maintenance}
 	if res.StopReason == StopCompleted {
 		return receive(ctx, scope, rec, "succeeded", recv.Succeeded, res, func() (T, error) { return any(res).(T), nil })
 	}
@@ -231,8 +235,18 @@ func AsChildFailure(err error) (*ChildFailure, bool) {
 // the first of its batch ("<parent>/<step>-<action>.<index>"). After the
 // step's digits comes '.', ':' or '-', so no two forms collide, and since
 // keys hold no '/', no child id collides with a grandchild's.
+//
+// A child of a step's maintenance is "<parent>/<step>~<index>", or
+// "<parent>/<step>~:<key>" when keyed ('~' follows no other form's step).
 func ChildRunID(ref ParentRef) string {
 	at := ref.RunID + "/" + strconv.Itoa(ref.Step)
+	if ref.Maintenance {
+		at += "~"
+		if ref.Key != "" {
+			return at + ":" + ref.Key
+		}
+		return at + strconv.Itoa(ref.Index)
+	}
 	if ref.Action > 0 {
 		at += "-" + strconv.Itoa(ref.Action)
 	}

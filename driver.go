@@ -31,6 +31,8 @@ type driver struct {
 	broken error
 	// appends counts the Appends attempted.
 	appends int
+
+	driverMemory // the agent's view and maintainer (maintenance_driver.go)
 }
 
 func newDriver(r *Runner, runID string, m *machine, opts ResumeOptions) *driver {
@@ -73,6 +75,16 @@ func (d *driver) run(ctx context.Context) (RunResult, error) {
 		case effectExecute:
 			if err = d.begin(ctx, rd); err == nil {
 				rd, err = d.execute(ctx, e.intents)
+			}
+		case effectView:
+			if err = d.fetchView(ctx); err == nil {
+				rd = d.next()
+			}
+		case effectMaintain:
+			if err = d.begin(ctx, rd); err == nil {
+				if err = d.maintain(ctx, e.maint); err == nil {
+					rd = d.next()
+				}
 			}
 		default:
 			panic("polyloop: internal error: the machine waits with no action in flight")

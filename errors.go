@@ -124,8 +124,8 @@ func (e *ChildError) Error() string {
 func (e *ChildError) Unwrap() error { return e.Err }
 
 // MustPropagate reports whether err carries a mark the library puts on
-// errors that must leave the run as errors: a *PersistenceError or a
-// *ChildError anywhere in its chain. An executor that reports a function's
+// errors that must leave the run as errors: a *PersistenceError, a
+// *ChildError or a *PublicationError anywhere in its chain. An executor that reports a function's
 // error as an action that ran and failed must return these errors instead:
 // receiving them would turn a mechanism failure into an observation. The
 // marks come from the boundary where the failure happened, never from an
@@ -133,5 +133,6 @@ func (e *ChildError) Unwrap() error { return e.Err }
 func MustPropagate(err error) bool {
 	var pe *PersistenceError
 	var ce *ChildError
-	return errors.As(err, &pe) || errors.As(err, &ce)
+	var pub *PublicationError
+	return errors.As(err, &pe) || errors.As(err, &ce) || errors.As(err, &pub)
 }

@@ -63,6 +63,11 @@ const (
 	// EventGateAnswered reflects ApprovalDecided or DeliveryReceived
 	// (Answer is set).
 	EventGateAnswered EventKind = "gate_answered"
+	// EventMaintenanceOp reflects MaintenanceOp (Operation is set): an
+	// operation of a step's maintenance and its outcome.
+	EventMaintenanceOp EventKind = "maintenance_op"
+	// EventMaintenanceDone reflects MaintenanceDone.
+	EventMaintenanceDone EventKind = "maintenance_done"
 )
 
 // Event is an observation of a fact already durable in the log. Fields that
@@ -124,9 +129,14 @@ type Event struct {
 	// (approval_requested or delivery_requested) and the request; Answer,
 	// on gate_answered: the answer record's body (*ApprovalDecided or
 	// *DeliveryReceived).
-	Gate RecordKind `json:"gate,omitempty"`
+	Gate        RecordKind   `json:"gate,omitempty"`
+	GateRequest *GateRequest `json:"gate_request,omitempty"`
+	Answer      RecordBody   `json:"answer,omitempty"`
 	// Takeover, on lease_taken_over.
-	Takeover    *LeaseTakeover `json:"takeover,omitempty"`
-	GateRequest *GateRequest   `json:"gate_request,omitempty"`
-	Answer      RecordBody     `json:"answer,omitempty"`
+	Takeover *LeaseTakeover `json:"takeover,omitempty"`
+
+	// View, on step_started and model_call_started: the view version the
+	// call shows. Operation, on maintenance_op: the record.
+	View      *ViewRef       `json:"view,omitempty"`
+	Operation *MaintenanceOp `json:"operation,omitempty"`
 }

@@ -11,7 +11,7 @@ func recordEvents(runID, agent string, r Record, audit *ActionOutcome) []Event {
 	case *RunStarted:
 		ev.Kind, ev.Snapshot, ev.SnapshotHash = EventRunStarted, &b.Snapshot, b.SnapshotHash
 	case *ModelCallIntent:
-		ev.Step, ev.CallID, ev.Attempt = b.Step, b.CallID, b.Attempt
+		ev.Step, ev.CallID, ev.Attempt, ev.View = b.Step, b.CallID, b.Attempt, b.View
 		ev.Kind = EventModelCallStarted
 		first := ev
 		if b.Attempt == 1 {
@@ -55,6 +55,10 @@ func recordEvents(runID, agent string, r Record, audit *ActionOutcome) []Event {
 		ev.Kind, ev.Step, ev.ActionID, ev.Gate, ev.Answer = EventGateAnswered, b.Step, b.ActionID, KindApprovalRequested, b
 	case *DeliveryReceived:
 		ev.Kind, ev.Step, ev.ActionID, ev.Gate, ev.Answer = EventGateAnswered, b.Step, b.ActionID, KindDeliveryRequested, b
+	case *MaintenanceOp:
+		ev.Kind, ev.Step, ev.Operation = EventMaintenanceOp, b.Step, b
+	case *MaintenanceDone:
+		ev.Kind, ev.Step = EventMaintenanceDone, b.Step
 	default:
 		return nil
 	}

@@ -25,7 +25,8 @@ var ErrForkPoint = errors.New("polyloop: cannot fork at that step")
 // The task is the source's. atStep must be a step whose record is in the
 // source's log (ErrForkPoint otherwise: an open step, whose actions may be of
 // unknown outcome, cannot be forked at). Errors as for Run; a source that
-// does not exist is ErrRunNotFound.
+// does not exist is ErrRunNotFound. The new run's lease is held while it runs,
+// as for Run.
 func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string, agent Agent) (RunResult, error) {
 	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
@@ -45,6 +46,11 @@ func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string,
 	if newID == "" {
 		newID = NewRunID()
 	}
+	held, ctx, err := r.acquireLease(ctx, newID, false)
+	if err != nil {
+		return RunResult{RunID: newID}, err
+	}
+	defer held.release(ctx)
 	existing, err := r.Store.ReadLog(ctx, newID)
 	if err != nil {
 		return RunResult{}, persistenceError("read", newID, err)
@@ -69,7 +75,8 @@ func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string,
 		m.addRecord(rec)
 	}
 	d := newDriver(r, newID, m, ResumeOptions{})
-	res, err := d.run(ctx)
+	d.memory = agent.Memory
+	res, err := held.result(d.run(ctx))
 	if err != nil {
 		if d.appends == 0 {
 			err = errors.Join(err, ErrRunNotStarted)
@@ -94,8 +101,41 @@ func forkPrefix(log RunLog, atStep int) ([]Record, *logState, error) {
 			return nil, nil, err
 		}
 		if sc, ok := rec.Body.(*StepCompleted); ok && sc.Step == atStep {
-			return log.Records[1 : i+2], st, nil
+			return forkStepEnd(log, st, i+2, atStep)
 		}
 	}
 	return nil, nil, fmt.Errorf("%w: run %q has no record of step %d (it ends in step %d, %s)", ErrForkPoint, log.RunID, atStep, st.step, st.plan().Action)
+}
+
+// forkStepEnd extends a fork's prefix, which ends with step atStep's record
+// at index end-1 of log, over that step's maintenance: a fork copies the
+// facts of the steps it keeps, and a maintenance whose write is in the
+// memory must not run again under the fork's id. A step whose maintenance
+// is open cannot be forked at.
+func forkStepEnd(log RunLog, st *logState, end, atStep int) ([]Record, *logState, error) {
+	for end < len(log.Records) && isMaintenanceOf(log.Records[end].Body, atStep) {
+		if err := st.apply(log.Records[end]); err != nil {
+			return nil, nil, err
+		}
+		end++
+		if st.maint.done == atStep {
+			break
+		}
+	}
+	if st.maint.open {
+		return nil, nil, fmt.Errorf("%w: run %q: step %d's maintenance is not done", ErrForkPoint, log.RunID, atStep)
+	}
+	return log.Records[1:end], st, nil
+}
+
+func isMaintenanceOf(b RecordBody, step int) bool {
+	switch b := b.(type) {
+	case *MaintenanceOp:
+		return b.Step == step
+	case *MaintenanceDone:
+		return b.Step == step
+	case *ChildReception:
+		return b.Maintenance && b.Step == step
+	}
+	return false
 }

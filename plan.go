@@ -46,6 +46,10 @@ const (
 	PlanWriteFinish PlanAction = "finish"
 	// PlanAlreadyFinished: the run is finished; nothing runs.
 	PlanAlreadyFinished PlanAction = "finished"
+	// PlanMaintain: the last step's maintenance is not done (no
+	// maintenance_done); the agent's Maintainer runs again for it, reusing
+	// the children and operations the log records of it.
+	PlanMaintain PlanAction = "maintain"
 )
 
 // ResumePlan is what PlanResume decided for a log: a description, for
@@ -108,6 +112,11 @@ func PlanResume(log RunLog) (ResumePlan, error) {
 // plan describes what resuming from this state does.
 func (st *logState) plan() ResumePlan {
 	p := ResumePlan{LastSeq: st.next - 1, Step: st.step}
+	if st.maintenancePending() {
+		p.Action = PlanMaintain
+		p.Reason = fmt.Sprintf("step %d's maintenance is not done; the maintainer runs again, reusing what the log records of it", st.step)
+		return p
+	}
 	switch st.phase {
 	case phaseFinished:
 		p.Action, p.StopReason, p.FinalAnswer = PlanAlreadyFinished, st.fin.StopReason, st.fin.FinalAnswer

@@ -55,7 +55,8 @@ type Record struct {
 	At time.Time
 	// Body is one of *RunStarted, *ModelCallIntent, *ModelCallResult,
 	// *ActionIntent, *ActionResult, *StepCompleted, *RunFinished,
-	// *ConfigOverride, *ChildReception.
+	// *ConfigOverride, *ChildReception, the gate records and the
+	// maintenance records (*MaintenanceOp, *MaintenanceDone).
 	Body RecordBody
 }
 
@@ -118,6 +119,9 @@ type ParentRef struct {
 	// caller's name for the child, when given (see Child.Key).
 	Index int    `json:"index"`
 	Key   string `json:"key,omitempty"`
+	// Maintenance: the child was started by the step's maintenance
+	// (Maintainer), not by an action; Action is then 0.
+	Maintenance bool `json:"maintenance,omitempty"`
 }
 
 // ModelCallIntent is written before a model call.
@@ -125,6 +129,9 @@ type ModelCallIntent struct {
 	Step    int    `json:"step"`
 	CallID  string `json:"call_id"`
 	Attempt int    `json:"attempt"`
+	// View is the immutable view version the call shows (AgentMemory);
+	// nil when the agent has no view.
+	View *ViewRef `json:"view,omitempty"`
 }
 
 // ModelCallResult is written right after a model call returns, before
@@ -267,6 +274,9 @@ type ChildReception struct {
 	Reception  Reception        `json:"reception"`
 	Value      json.RawMessage  `json:"value,omitempty"`
 	Failure    *diag.Diagnostic `json:"failure,omitempty"`
+	// Maintenance: the child was received by the step's maintenance, after
+	// the step record.
+	Maintenance bool `json:"maintenance,omitempty"`
 }
 
 func (*RunStarted) recordBody()      {}
@@ -321,6 +331,9 @@ func (b *RunStarted) Validate() error {
 func (b *ModelCallIntent) Validate() error {
 	if b.Step < 1 || b.CallID == "" || b.Attempt < 1 {
 		return fmt.Errorf("model_call_intent: step %d, call_id %q, attempt %d", b.Step, b.CallID, b.Attempt)
+	}
+	if v := b.View; v != nil && (v.Name == "" || v.Version < 0) {
+		return fmt.Errorf("model_call_intent: view %q version %d", v.Name, v.Version)
 	}
 	return nil
 }
@@ -421,7 +434,7 @@ func (b *ChildReception) Validate() error {
 	default:
 		return fmt.Errorf("child_reception: unknown reception %q", b.Reception)
 	}
-	if b.ChildRunID == "" || b.Step < 1 || b.Action < 0 {
+	if b.ChildRunID == "" || b.Step < 1 || b.Action < 0 || (b.Maintenance && b.Action != 0) {
 		return fmt.Errorf("child_reception: step %d, action %d, child_run_id %q", b.Step, b.Action, b.ChildRunID)
 	}
 	return nil
@@ -523,6 +536,10 @@ func newBody(k RecordKind) RecordBody {
 		return &DeliveryReceived{}
 	case KindLeaseTakeover:
 		return &LeaseTakeover{}
+	case KindMaintenanceOp:
+		return &MaintenanceOp{}
+	case KindMaintenanceDone:
+		return &MaintenanceDone{}
 	}
 	return nil
 }

@@ -94,6 +94,7 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	m.add(start)
 	held.record(m)
 	d := newDriver(r, runID, m, ResumeOptions{})
+	d.memory = agent.Memory
 	res, err := held.result(d.run(ctx))
 	if err != nil {
 		if d.appends == 0 {
@@ -158,7 +159,11 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 	if err != nil {
 		return RunResult{RunID: runID}, err
 	}
+	if err := reloadMemory(ctx, runID, agent.Memory); err != nil {
+		return RunResult{RunID: runID}, err
+	}
 	d := newDriver(r, runID, m, opts)
+	d.memory = agent.Memory
 	if len(r.Sinks) > 0 {
 		// The configuration the log holds; an override is its own event,
 		// once its record is durable.
@@ -222,6 +227,9 @@ func (r *Runner) validate(agent Agent) error {
 		if err := t.validateGate(agent.ApprovalPolicy); err != nil {
 			errs = append(errs, fmt.Errorf("tools[%d] %q: %v", i, t.Name, err))
 		}
+	}
+	if err := agent.Memory.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	l := agent.Limits
 	if l.MaxSteps < 0 || l.MaxTokens < 0 || l.MaxCostUSD < 0 || l.ObservationLimit < 0 {

@@ -56,6 +56,13 @@ func TestLogSchema(t *testing.T) {
 			Reception: polyloop.ReceptionHandled, Value: json.RawMessage(`"fallback"`)},
 		&polyloop.RunFinished{StopReason: polyloop.StopEnvError, Sinks: []polyloop.SinkReport{{Index: 0, Sink: "x", Errors: 3, Disabled: true}}},
 		&polyloop.LeaseTakeover{From: polyloop.LeaseOwner{Host: "a", PID: 1, Token: "t1", Since: at}, To: polyloop.LeaseOwner{Host: "b", PID: 2, Token: "t2", Since: at}, Reason: polyloop.TakeoverHolderDead},
+		&polyloop.ModelCallIntent{Step: 2, CallID: "m2.1", Attempt: 1, View: &polyloop.ViewRef{Name: "notes", Version: 3}},
+		&polyloop.ChildReception{Step: 1, Index: 0, Key: "proposal.1", ChildRunID: "p/1~:proposal.1", StopReason: polyloop.StopCompleted,
+			Handler: "succeeded", Reception: polyloop.ReceptionHandled, Value: json.RawMessage(`{}`), Maintenance: true},
+		&polyloop.MaintenanceOp{Step: 1, Name: "memory.1", WriteID: "p/1~memory.1", Outcome: polyloop.OpReceived,
+			Value: json.RawMessage(`{"conflict":true}`), Failure: diag.From(errors.New("stale"))},
+		&polyloop.MaintenanceOp{Step: 1, Name: "context.1", Outcome: polyloop.OpDone, Value: json.RawMessage(`{"view":0}`)},
+		&polyloop.MaintenanceDone{Step: 1},
 	}
 	for _, b := range extra {
 		line, err := polyloop.Record{Seq: 5, At: at, Body: b}.MarshalJSON()
@@ -74,6 +81,10 @@ func TestLogSchema(t *testing.T) {
 		`{"seq":1,"at":"x","kind":"step_completed","v":1,"step":1,"model_call_id":"m1.1","decision":"act","result_id":"a1"}`,
 		`{"seq":1,"at":"x","kind":"run_finished","v":1,"stop_reason":"gave_up","totals":{"steps":0,"model_calls":0,"actions":0,"input_tokens":0,"output_tokens":0,"cost_usd":0}}`,
 		`{"seq":1,"at":"x","kind":"lease_takeover","v":1,"from":{"host":"a","pid":1,"token":"t","since":"x"},"to":{"host":"b","pid":2,"token":"u","since":"x"},"reason":"stolen"}`,
+		`{"seq":1,"at":"x","kind":"maintenance_op","v":1,"step":1,"name":"memory.1","outcome":"maybe","value":1}`,
+		`{"seq":1,"at":"x","kind":"maintenance_op","v":1,"step":1,"outcome":"done","value":1}`,
+		`{"seq":1,"at":"x","kind":"maintenance_done","v":1}`,
+		`{"seq":1,"at":"x","kind":"model_call_intent","v":1,"step":1,"call_id":"m1.1","attempt":1,"view":{"name":"v","version":-1}}`,
 	} {
 		if validateLine(rs, []byte(bad)) == nil {
 			t.Errorf("schema accepted %s", bad)

@@ -35,6 +35,8 @@ type Snapshot struct {
 	ModelClient Component `json:"model_client"`
 	Parser      Component `json:"parser"`
 	Executor    Component `json:"executor"`
+	// Memory says how the agent remembers (Agent.Memory); nil: it does not.
+	Memory *MemorySnapshot `json:"memory,omitempty"`
 }
 
 // snapshot builds the snapshot of an agent, a task and the runner's seams.
@@ -72,6 +74,7 @@ func (r *Runner) snapshot(agent Agent, task Task) Snapshot {
 		ModelClient:     Describe(r.Model),
 		Parser:          Describe(r.Parser),
 		Executor:        Describe(r.Executor),
+		Memory:          agent.Memory.snapshot(),
 	}
 }
 

@@ -62,6 +62,7 @@ type logState struct {
 
 	totals totalsAcc
 	hist   historyBuilder
+	maint  maintState // the last completed step's maintenance (maintenance_state.go)
 
 	// onStep, when set, is told of each completed step before the state
 	// moves past it (Steps).
@@ -190,6 +191,9 @@ func (st *logState) check(r Record) error {
 		}
 		return nil
 	}
+	if err := st.checkMaintenanceOrder(r); err != nil {
+		return err
+	}
 	switch b := r.Body.(type) {
 	case *RunStarted:
 		return st.corrupt(r, "run_started after the first record")
@@ -207,6 +211,9 @@ func (st *logState) check(r Record) error {
 	case *ActionResult:
 		return st.checkActionResult(r, b)
 	case *ChildReception:
+		if b.Maintenance {
+			return st.checkMaintenance(r, b.Step, "")
+		}
 		if st.phase != phaseActing || b.Step != st.step || b.Action >= len(st.batch) || !st.batch[b.Action].open() {
 			return st.corrupt(r, "child_reception outside the open action %d of step %d", b.Action, b.Step)
 		}
@@ -223,6 +230,10 @@ func (st *logState) check(r Record) error {
 		return st.checkStepCompleted(r, b)
 	case *RunFinished:
 		return st.checkRunFinished(r, b)
+	case *MaintenanceOp:
+		return st.checkMaintenance(r, b.Step, b.Name)
+	case *MaintenanceDone:
+		return st.checkMaintenance(r, b.Step, "")
 	}
 	return st.corrupt(r, "unknown record kind")
 }
@@ -432,6 +443,7 @@ func (st *logState) fold(body RecordBody) {
 	case *ModelCallIntent:
 		st.phase, st.step, st.attempt, st.callID = phaseModelIntent, b.Step, b.Attempt, b.CallID
 		st.reply, st.batch, st.receptions = nil, st.batch[:0], nil
+		st.maint.view = b.View
 	case *ModelCallResult:
 		if b.Failure != nil {
 			st.phase = phaseModelFailed
@@ -458,10 +470,15 @@ func (st *logState) fold(body RecordBody) {
 			st.receptions = map[string]*ChildReception{}
 		}
 		st.receptions[b.ChildRunID] = b
+		if b.Maintenance {
+			st.foldMaintenance(b)
+		}
 	case *StepCompleted:
 		st.completeStep(b)
 	case *RunFinished:
 		st.phase, st.fin = phaseFinished, b
+	case *MaintenanceOp, *MaintenanceDone:
+		st.foldMaintenance(b)
 	}
 }
 
@@ -494,6 +511,7 @@ func (st *logState) settle(s *SettledAction) {
 }
 
 func (st *logState) completeStep(b *StepCompleted) {
+	from := len(st.hist.msgs)
 	if b.Outcome != nil {
 		st.settle(&b.SettledAction)
 	}
@@ -511,6 +529,7 @@ func (st *logState) completeStep(b *StepCompleted) {
 		}
 	}
 	st.reply, st.batch, st.receptions = nil, st.batch[:0], nil
+	st.beginMaintenance(b, from)
 }
 
 // batchDecides is what a complete batch decides: env_error if any action

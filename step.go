@@ -57,6 +57,8 @@ type machine struct {
 	// needsApproval is the agent's approval policy (ApprovalPolicy.Needs),
 	// for tools with ApprovalByPolicy.
 	needsApproval func(Action) bool
+
+	machineMemory // the view fed and the maintenance under way (step_memory.go)
 }
 
 // effectKind is what the driver does after making a ready's records
@@ -82,6 +84,13 @@ const (
 	// effectSuspend: nothing can go on until a gate is answered; the
 	// invocation returns with the run suspended (effect.suspended).
 	effectSuspend
+	// effectView: feed the current version of the agent's view (viewed)
+	// for the next model-call intent. Asking has no side effect, so a view
+	// ready carries no records.
+	effectView
+	// effectMaintain: run the maintenance of the step just completed
+	// (effect.maint), then feed maintained.
+	effectMaintain
 )
 
 type effect struct {
@@ -92,6 +101,7 @@ type effect struct {
 	reason    StopReason
 	answer    string
 	suspended *Suspension
+	maint     MaintainedStep
 }
 
 // ready is what the machine asks of its driver: make records durable, then
@@ -155,7 +165,7 @@ func (m *machine) take() []Record {
 // with it.
 func (m *machine) next() ready {
 	e := m.advance()
-	if e.kind == effectParse {
+	if e.kind == effectParse || e.kind == effectView {
 		return ready{effect: e} // what is pending waits for the next write
 	}
 	return ready{records: m.take(), effect: e}
@@ -165,18 +175,27 @@ func (m *machine) advance() effect {
 	st := m.st
 	switch st.phase {
 	case phaseIdle:
+		if st.maintenancePending() {
+			return m.maintain()
+		}
 		if reason := m.stopCheck(); reason != "" {
 			return effect{kind: effectFinish, reason: reason}
 		}
+		if m.wantsView() {
+			return effect{kind: effectView}
+		}
 		n := st.step + 1
-		m.add(&ModelCallIntent{Step: n, CallID: modelCallID(n, 1), Attempt: 1})
+		m.add(&ModelCallIntent{Step: n, CallID: modelCallID(n, 1), Attempt: 1, View: m.viewRef()})
 		return m.callModel()
 	case phaseModelIntent:
 		if m.calling {
 			panic("polyloop: internal error: next called while the model call is under way")
 		}
+		if m.wantsView() {
+			return effect{kind: effectView}
+		}
 		a := st.attempt + 1 // an orphaned intent: the call is made again
-		m.add(&ModelCallIntent{Step: st.step, CallID: modelCallID(st.step, a), Attempt: a})
+		m.add(&ModelCallIntent{Step: st.step, CallID: modelCallID(st.step, a), Attempt: a, View: m.viewRef()})
 		return m.callModel()
 	case phaseModelResult:
 		if m.actions == nil {
@@ -191,6 +210,9 @@ func (m *machine) advance() effect {
 	case phaseModelFailed:
 		return effect{kind: effectFinish, reason: StopLLMError}
 	case phaseDecided:
+		if st.maintenancePending() {
+			return m.maintain()
+		}
 		return effect{kind: effectFinish, reason: st.decided, answer: st.answer}
 	}
 	panic(fmt.Sprintf("polyloop: internal error: no next effect in phase %d", st.phase))
@@ -227,7 +249,7 @@ func (m *machine) callModel() effect {
 	st := m.st
 	m.calling = true
 	return effect{kind: effectCallModel, req: ModelRequest{RunID: st.runID, Step: st.step, CallID: st.callID,
-		Messages: st.hist.msgs, Tools: st.snap.Tools, Params: st.snap.Model}}
+		Messages: m.requestMessages(), Tools: st.snap.Tools, Params: st.snap.Model}}
 }
 
 // modelReplied feeds the reply of the call under way. A reply whose tool-call

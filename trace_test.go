@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/polyloop/polyloop/diag"
 )
 
 // TestPlanTraces runs the planner's data-driven cases (testdata/plan): a log
@@ -72,6 +73,12 @@ func renderPlan(p ResumePlan, err error) string {
 //	deliver ID status=S [obs=S]      Runner.Deliver's record, then a resume
 //	again                            a resume of the log so far
 //	advance D                        the clock moves on by D (a duration)
+//	view V [text=S]                  the agent's view is at version V (rendered S)
+//	op NAME [outcome=O]              a maintenance operation's record
+//	maintained                       the step's maintenance returned
+//
+// `new` and `resume` take `view` (the snapshot has a view) and `maintain`
+// (it has a maintainer).
 //
 // Tools: echo (replay_safe), send (never_replay), ask (needs approval,
 // never_replay), askd (needs approval within 1h), hook (deferred, within
@@ -124,7 +131,7 @@ func (tr *trace) run(t *testing.T, d *datadriven.TestData) string {
 	if err := feedTrace(t, d, tr.m); err != nil {
 		return "error: " + err.Error() + "\n"
 	}
-	if d.Cmd == "receive" {
+	if d.Cmd == "receive" || d.Cmd == "op" {
 		recs := tr.m.take()
 		tr.log = append(tr.log, recs...)
 		return renderRecords(recs)
@@ -182,6 +189,15 @@ func traceSnapshot(t *testing.T, d *datadriven.TestData) Snapshot {
 			{Name: "askd", Replay: ReplaySafe, Approval: ApprovalRequired, Deadline: time.Hour},
 			{Name: "hook", Deferred: true, Deadline: time.Hour}},
 		ParallelActions: d.HasArg("parallel")}
+	if d.HasArg("view") || d.HasArg("maintain") {
+		snap.Memory = &MemorySnapshot{}
+		if d.HasArg("view") {
+			snap.Memory.View, snap.Memory.Template = &Component{Name: "view"}, DefaultViewTemplate
+		}
+		if d.HasArg("maintain") {
+			snap.Memory.Maintainer = &Component{Name: "maintainer"}
+		}
+	}
 	d.MaybeScanArgs(t, "max-steps", &snap.Limits.MaxSteps)
 	d.MaybeScanArgs(t, "max-tokens", &snap.Limits.MaxTokens)
 	d.MaybeScanArgs(t, "max-cost", &snap.Limits.MaxCostUSD)
@@ -254,6 +270,27 @@ func feedTrace(t *testing.T, d *datadriven.TestData, m *machine) error {
 		}
 		m.add(&ChildReception{Step: m.st.step, Action: i, Index: 1, ChildRunID: fmt.Sprintf("r/%d-%d.1", m.st.step, i),
 			StopReason: StopCompleted, Reception: ReceptionAccepted})
+	case "view":
+		var v int64
+		if _, err := fmt.Sscan(d.CmdArgs[0].Key, &v); err != nil {
+			d.Fatalf(t, "view: version: %v", err)
+		}
+		text := fmt.Sprintf("view at %d", v)
+		d.MaybeScanArgs(t, "text", &text)
+		m.viewed(ViewRef{Name: "notes", Version: v}, text)
+	case "op":
+		outcome := string(OpDone)
+		d.MaybeScanArgs(t, "outcome", &outcome)
+		op := &MaintenanceOp{Step: m.st.step, Name: d.CmdArgs[0].Key, Outcome: OpOutcome(outcome), Value: json.RawMessage(`{}`)}
+		if op.Outcome != OpDone {
+			op.Failure = &diag.Diagnostic{Message: "stale basis"}
+		}
+		if op.Outcome == OpFailed {
+			op.Value = nil
+		}
+		m.add(op)
+	case "maintained":
+		m.maintained()
 	default:
 		d.Fatalf(t, "unknown command %q", d.Cmd)
 	}
@@ -312,8 +349,16 @@ func renderReady(m *machine, rd ready) (string, []Record) {
 			res.Totals.Steps, res.Totals.Actions, res.Totals.UnknownActions, res.Totals.UnknownModelCalls)
 	case effectSuspend:
 		fmt.Fprintf(&b, "effect suspend approvals=%s deliveries=%s\n", gateIDs(e.suspended.Approvals), gateIDs(e.suspended.Deliveries))
+	case effectView:
+		b.WriteString("effect view\n")
+	case effectMaintain:
+		fmt.Fprintf(&b, "effect maintain step=%d decision=%s messages=%s", e.maint.Step, e.maint.Decision, renderMessages(e.maint.Messages))
+		if e.maint.View != nil {
+			fmt.Fprintf(&b, " view=%d", e.maint.View.Version)
+		}
+		b.WriteString("\n")
 	}
-	if e.kind == effectParse {
+	if e.kind == effectParse || e.kind == effectView {
 		recs = nil // what is pending waits for the next write
 	}
 	return b.String(), recs
@@ -336,6 +381,9 @@ func renderMessages(msgs []Message) string {
 	parts := make([]string, len(msgs))
 	for i, m := range msgs {
 		parts[i] = string(m.Role)
+		if m.Role == RoleSystem && i > 0 {
+			parts[i] += "=" + strconv.Quote(m.Content)
+		}
 		if m.Role == RoleTool {
 			parts[i] += ":" + m.ToolCallID + "=" + strconv.Quote(truncateBytes(m.Content, 24))
 		}
@@ -356,6 +404,9 @@ func renderBody(body RecordBody) string {
 	case *RunStarted:
 		return "run_started"
 	case *ModelCallIntent:
+		if b.View != nil {
+			return fmt.Sprintf("model_call_intent %s view=%s@%d", b.CallID, b.View.Name, b.View.Version)
+		}
 		return fmt.Sprintf("model_call_intent %s", b.CallID)
 	case *ModelCallResult:
 		if b.Failure != nil {
@@ -397,6 +448,10 @@ func renderBody(body RecordBody) string {
 		return s
 	case *RunFinished:
 		return fmt.Sprintf("run_finished %s", b.StopReason)
+	case *MaintenanceOp:
+		return fmt.Sprintf("maintenance_op %d %s %s", b.Step, b.Name, b.Outcome)
+	case *MaintenanceDone:
+		return fmt.Sprintf("maintenance_done %d", b.Step)
 	}
 	return fmt.Sprintf("%T", body)
 }

@@ -39,6 +39,11 @@ func (b *builder) build(ctx context.Context) (*Config, error) {
 	if cfg.Model, err = b.model(); err != nil {
 		return nil, err
 	}
+	if b.f.Memory != nil {
+		if cfg.memory, err = b.memoryParts(); err != nil {
+			return nil, err
+		}
+	}
 	tools, err := b.executor(ctx, cfg)
 	if err != nil {
 		cfg.Close()
@@ -64,6 +69,12 @@ func (b *builder) build(ctx context.Context) (*Config, error) {
 		},
 		Model:           b.modelParams(),
 		ParallelActions: b.f.ParallelActions,
+	}
+	if b.f.Memory != nil {
+		if cfg.Agent.Memory, err = b.agentMemory(cfg); err != nil {
+			cfg.Close()
+			return nil, err
+		}
 	}
 	return cfg, nil
 }
@@ -134,8 +145,21 @@ func keyEnv(named, def string) string {
 
 func (b *builder) script() (polyloop.ModelClient, error) {
 	m := b.f.Model
-	turns := make([]scriptmodel.Turn, len(m.Script))
-	for i, t := range m.Script {
+	turns, err := b.turns(m.Script, path{"model", "script"})
+	if err != nil {
+		return nil, err
+	}
+	model := m.Model
+	if model == "" {
+		model = "script"
+	}
+	return scriptmodel.NewWithOptions(scriptmodel.Options{CostPerToken: m.CostPerToken, Model: model}, turns...), nil
+}
+
+// turns converts scripted turns; p is where they are in the file.
+func (b *builder) turns(script []TurnSpec, p path) ([]scriptmodel.Turn, error) {
+	turns := make([]scriptmodel.Turn, len(script))
+	for i, t := range script {
 		turn := scriptmodel.Turn{Text: t.Text, Delay: time.Duration(t.DelayMS) * time.Millisecond}
 		if t.Fail != "" {
 			turn.Err = errors.New(t.Fail)
@@ -143,7 +167,7 @@ func (b *builder) script() (polyloop.ModelClient, error) {
 		if t.Tool != "" {
 			args, err := toJSON(t.Args)
 			if err != nil {
-				return nil, b.loc.errorAt(path{"model", "script", i, "args"}, fmt.Sprintf("expected a mapping that converts to a JSON object: %v", err))
+				return nil, b.loc.errorAt(p.at(i, "args"), fmt.Sprintf("expected a mapping that converts to a JSON object: %v", err))
 			}
 			id := t.ID
 			if id == "" {
@@ -153,11 +177,7 @@ func (b *builder) script() (polyloop.ModelClient, error) {
 		}
 		turns[i] = turn
 	}
-	model := m.Model
-	if model == "" {
-		model = "script"
-	}
-	return scriptmodel.NewWithOptions(scriptmodel.Options{CostPerToken: m.CostPerToken, Model: model}, turns...), nil
+	return turns, nil
 }
 
 // toJSON converts decoded YAML (whose nested mappings may have non-string
@@ -254,6 +274,15 @@ func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpe
 		}
 		cfg.closers = append(cfg.closers, ex)
 		if err := add("mcp:"+m.Name, p, ex, ex.ToolSpecs()); err != nil {
+			return nil, err
+		}
+	}
+	if m := b.f.Memory; m != nil && m.Tools {
+		ex, err := b.memoryTools(cfg.memory)
+		if err != nil {
+			return nil, err
+		}
+		if err := add("memory", path{"memory", "tools"}, ex, ex.ToolSpecs()); err != nil {
 			return nil, err
 		}
 	}

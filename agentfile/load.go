@@ -43,11 +43,15 @@ type Config struct {
 	Executor polyloop.ActionExecutor
 
 	closers []io.Closer
+	memory  *memoryParts // the memory section's parts, bound by Runner
 }
 
 // Runner returns a polyloop.Runner on the Config's seams, with the caller's
-// store and sinks.
+// store and sinks. An agent with memory keeps it in that store (which must
+// implement memory.Store and memory.ViewStore, as the SQLite and
+// PostgreSQL stores do): Runner binds the agent's memory to it.
 func (c *Config) Runner(store polyloop.Store, sinks ...polyloop.EventSink) *polyloop.Runner {
+	c.memory.bind(store, sinks)
 	return &polyloop.Runner{Model: c.Model, Parser: c.Parser, Executor: c.Executor, Store: store, Sinks: sinks}
 }
 

@@ -21,6 +21,8 @@ type File struct {
 	// of one reply) run concurrently (polyloop.Agent.ParallelActions);
 	// default false: one after another, in the reply's order.
 	ParallelActions bool `yaml:"parallel_actions"`
+	// Memory is what the agent remembers (memory_spec.go); nil: nothing.
+	Memory *MemorySpec `yaml:"memory"`
 }
 
 // ModelSpec configures the model client. Every field except the script,

@@ -74,6 +74,7 @@ func (v *validator) file(f *File) {
 	v.parser(f.Parser, f.Tools)
 	v.tools(f.Tools)
 	v.limits(f.Limits)
+	v.memory(f)
 }
 
 var providers = []string{"openai", "anthropic", "script"}

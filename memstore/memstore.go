@@ -49,6 +49,7 @@ type Store struct {
 	appends int
 	crashed bool
 	leases  leaseTable
+	mem     memoryData // agent memory (memory.go)
 }
 
 // New returns an empty store with no fault injection.

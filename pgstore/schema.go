@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -59,7 +59,43 @@ var migrations = []string{
 	// 4: crc, the CRC-32C of data (sqlrows.Checksum), checked on every
 	// read. Rows written before have none (NULL) and are read unchecked.
 	`ALTER TABLE {s}.records ADD COLUMN crc bigint;`,
-	// 5: the start of each run's task in its summary (RunSummary.Task),
+	// 5: agent memory beside the run logs (memory.go). Every
+	// version of every entry; the head of each entry (its last version,
+	// and whether that is live), which a commit locks; the committed write
+	// ids; view versions.
+	`CREATE TABLE {s}.memory_versions (
+		namespace text NOT NULL,
+		key       text NOT NULL,
+		version   bigint NOT NULL,
+		deleted   boolean NOT NULL DEFAULT false,
+		value     bytea,
+		run_id    text NOT NULL DEFAULT '',
+		step      integer NOT NULL DEFAULT 0,
+		call_id   text NOT NULL DEFAULT '',
+		write_id  text NOT NULL,
+		PRIMARY KEY (namespace, key, version)
+	);
+	CREATE TABLE {s}.memory_heads (
+		namespace text NOT NULL,
+		key       text NOT NULL,
+		version   bigint NOT NULL,
+		live      boolean NOT NULL,
+		PRIMARY KEY (namespace, key)
+	);
+	CREATE TABLE {s}.memory_writes (
+		write_id text PRIMARY KEY,
+		digest   text NOT NULL,
+		entries  bytea NOT NULL
+	);
+	CREATE TABLE {s}.view_versions (
+		view     text NOT NULL,
+		version  bigint NOT NULL,
+		write_id text NOT NULL UNIQUE,
+		digest   text NOT NULL,
+		data     bytea NOT NULL,
+		PRIMARY KEY (view, version)
+	);`,
+	// 6: the start of each run's task in its summary (RunSummary.Task),
 	// taken from the run_started record of the runs already stored.
 	`ALTER TABLE {s}.runs ADD COLUMN task text NOT NULL DEFAULT '';
 	UPDATE {s}.runs AS r SET task = coalesce(substr(convert_from(rec.data, 'UTF8')::jsonb #>> '{snapshot,task,input}', 1, 1000), '')

@@ -25,7 +25,7 @@ func TestTaskMigration(t *testing.T) {
 		}
 	}
 	q := pgx.Identifier{s.schema}.Sanitize()
-	for _, stmt := range []string{"ALTER TABLE " + q + ".runs DROP COLUMN task", "UPDATE " + q + ".schema_version SET version = 4"} {
+	for _, stmt := range []string{"ALTER TABLE " + q + ".runs DROP COLUMN task", "UPDATE " + q + ".schema_version SET version = 5"} {
 		if _, err := s.pool.Exec(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}

@@ -11,6 +11,7 @@
 //	TestStore(t, StoreHarness{...})              // polyloop.Store
 //	TestEventSink(t, SinkHarness{...})           // polyloop.EventSink
 //	TestLeaser(t, LeaseHarness{...})             // polyloop.Leaser (a Store's leases)
+//	TestMemoryStore(t, MemoryStoreHarness{...})  // memory.Store and memory.ViewStore
 //
 // Each check of a suite is a subtest with a stable name (listed in the
 // function's doc), so `go test -run 'TestSQLiteStore/SeqRule'` runs one.
@@ -87,7 +88,10 @@
 // # Fakes
 //
 // FaultyStore wraps any Store to fail an append or a read, lose an
-// acknowledgement after a commit, or "crash" after N records; FaultyModel
+// acknowledgement after a commit, or "crash" after N records;
+// FaultyMemoryStore wraps memory ports to fail a commit before or after it
+// lands, refuse it as a compare-and-set would, or break the port's
+// contract; FaultyModel
 // fails call N of a client; HangingExecutor and HangingModel block until
 // cancelled; FaultySink fails, panics or hangs on chosen calls and records
 // what it delivers. The wrappers keep the wrapped seam's snapshot identity,

@@ -46,6 +46,7 @@ func allBrokenCases() []brokenCase {
 	all = append(all, brokenStoreCases()...)
 	all = append(all, brokenLeaseCases()...)
 	all = append(all, brokenStreamCases()...)
+	all = append(all, brokenMemoryCases()...)
 	return append(all, brokenSinkCases()...)
 }
 
@@ -80,7 +81,7 @@ func TestEveryRuleHasABrokenCase(t *testing.T) {
 	for _, bc := range allBrokenCases() {
 		caught[bc.rule] = true
 	}
-	for _, r := range append(allRules, leaseRules...) {
+	for _, r := range append(append(allRules, leaseRules...), memoryRules...) {
 		if !caught[r] {
 			t.Errorf("no broken implementation breaks «%s»", r)
 		}
@@ -122,6 +123,7 @@ func TestEveryCheckHasABrokenCase(t *testing.T) {
 	names = append(names, prefixed("Store", storeChecks)...)
 	names = append(names, prefixed("EventSink", sinkChecks)...)
 	names = append(names, prefixed("StreamingModelClient", streamChecks)...)
+	names = append(names, prefixed("MemoryStore", memoryChecks)...)
 	var missing []string
 	for _, n := range names {
 		if !covered[n] {

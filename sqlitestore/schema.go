@@ -36,7 +36,42 @@ var migrations = []string{
 	// 2: crc, the CRC-32C of data (sqlrows.Checksum), checked on every
 	// read. Rows written before have none (NULL) and are read unchecked.
 	`ALTER TABLE records ADD COLUMN crc INTEGER;`,
-	// 3: the start of each run's task in its summary (RunSummary.Task),
+	// 3: agent memory beside the run logs (memory.go). Every version
+	// of every entry; the head of each entry (its last version, and
+	// whether that is live); the committed write ids; view versions.
+	`CREATE TABLE memory_versions (
+		namespace TEXT NOT NULL,
+		key       TEXT NOT NULL,
+		version   INTEGER NOT NULL,
+		deleted   INTEGER NOT NULL DEFAULT 0,
+		value     BLOB,
+		run_id    TEXT NOT NULL DEFAULT '',
+		step      INTEGER NOT NULL DEFAULT 0,
+		call_id   TEXT NOT NULL DEFAULT '',
+		write_id  TEXT NOT NULL,
+		PRIMARY KEY (namespace, key, version)
+	) WITHOUT ROWID;
+	CREATE TABLE memory_heads (
+		namespace TEXT NOT NULL,
+		key       TEXT NOT NULL,
+		version   INTEGER NOT NULL,
+		live      INTEGER NOT NULL,
+		PRIMARY KEY (namespace, key)
+	) WITHOUT ROWID;
+	CREATE TABLE memory_writes (
+		write_id TEXT PRIMARY KEY,
+		digest   TEXT NOT NULL,
+		entries  TEXT NOT NULL
+	) WITHOUT ROWID;
+	CREATE TABLE view_versions (
+		view     TEXT NOT NULL,
+		version  INTEGER NOT NULL,
+		write_id TEXT NOT NULL UNIQUE,
+		digest   TEXT NOT NULL,
+		data     BLOB NOT NULL,
+		PRIMARY KEY (view, version)
+	) WITHOUT ROWID;`,
+	// 4: the start of each run's task in its summary (RunSummary.Task),
 	// taken from the run_started record of the runs already stored.
 	`ALTER TABLE runs ADD COLUMN task TEXT NOT NULL DEFAULT '';
 	UPDATE runs SET task = coalesce((SELECT substr(json_extract(CAST(data AS TEXT), '$.snapshot.task.input'), 1, 1000)
@@ -45,7 +80,7 @@ var migrations = []string{
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.

@@ -12,7 +12,7 @@ import (
 	"github.com/polyloop/polyloop/sqlitestore"
 )
 
-// TestTaskMigration: a file of schema version 2 (no task in its summaries)
+// TestTaskMigration: a file of schema version 3 (no task in its summaries)
 // gets the task of every stored run when it is opened.
 func TestTaskMigration(t *testing.T) {
 	ctx := context.Background()
@@ -34,7 +34,7 @@ func TestTaskMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"ALTER TABLE runs DROP COLUMN task", "PRAGMA user_version = 2"} {
+	for _, q := range []string{"ALTER TABLE runs DROP COLUMN task", "PRAGMA user_version = 3"} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

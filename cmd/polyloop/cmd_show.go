@@ -139,7 +139,19 @@ func (s *showWriter) step(st *stepView) {
 		}
 	}
 	for _, r := range st.Receptions {
-		fmt.Fprintf(s.w, "  child %s (%s): reception %s", r.ChildRunID, r.StopReason, r.Reception)
+		s.receptions("  ", []*polyloop.ChildReception{r.ChildReception})
+	}
+	if st.Completed != nil {
+		s.completed(st.Completed)
+	}
+	if m := st.Maintenance; m != nil {
+		s.maintenance(m)
+	}
+}
+
+func (s *showWriter) receptions(indent string, rs []*polyloop.ChildReception) {
+	for _, r := range rs {
+		fmt.Fprintf(s.w, "%schild %s (%s): reception %s", indent, r.ChildRunID, r.StopReason, r.Reception)
 		if len(r.Value) > 0 {
 			fmt.Fprintf(s.w, ", value %s", s.cut(string(r.Value)))
 		}
@@ -148,13 +160,40 @@ func (s *showWriter) step(st *stepView) {
 			s.block("failure:", r.Failure.String())
 		}
 	}
-	if st.Completed != nil {
-		s.completed(st.Completed)
+}
+
+// maintenance shows what a step's maintenance recorded.
+func (s *showWriter) maintenance(m *maintenanceView) {
+	state := "done"
+	if !m.Done {
+		state = "NOT DONE"
+	}
+	fmt.Fprintf(s.w, "  maintenance (%s)\n", state)
+	for _, r := range m.Records {
+		op := r.Operation
+		if op == nil {
+			s.receptions("    ", []*polyloop.ChildReception{r.Reception})
+			continue
+		}
+		fmt.Fprintf(s.w, "    %s %s", op.Name, op.Outcome)
+		if op.WriteID != "" {
+			fmt.Fprintf(s.w, " (write %s)", op.WriteID)
+		}
+		if len(op.Value) > 0 {
+			fmt.Fprintf(s.w, ": %s", s.cut(string(op.Value)))
+		}
+		fmt.Fprintln(s.w)
+		if op.Failure != nil {
+			s.block("failure:", op.Failure.String())
+		}
 	}
 }
 
 func (s *showWriter) call(c *callView) {
 	fmt.Fprintf(s.w, "  model call %s (attempt %d)", c.CallID, c.Attempt)
+	if c.View != nil {
+		fmt.Fprintf(s.w, ", showing view %s version %d", c.View.Name, c.View.Version)
+	}
 	switch {
 	case c.Unknown:
 		fmt.Fprintf(s.w, ": outcome UNKNOWN (intent without a result)\n")

@@ -11,6 +11,8 @@ type (
 	trajectory = traj.Trajectory
 	stepView   = traj.Step
 	callView   = traj.Call
+	// maintenanceView is a step's maintenance.
+	maintenanceView = traj.Maintenance
 )
 
 // buildTrajectory folds a log into a trajectory.

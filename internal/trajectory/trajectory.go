@@ -66,9 +66,33 @@ type Step struct {
 	Actions    []*Action               `json:"actions,omitempty"`
 	Receptions []*Reception            `json:"receptions,omitempty"`
 	Completed  *polyloop.StepCompleted `json:"completed,omitempty"`
+	// Maintenance is what the step's maintenance recorded: the children it
+	// received, its operations, and whether it is done.
+	Maintenance *Maintenance `json:"maintenance,omitempty"`
 	// FirstSeq and LastSeq bound the step's records.
 	FirstSeq int64 `json:"first_seq"`
 	LastSeq  int64 `json:"last_seq"`
+}
+
+// Maintenance is a step's maintenance: its receptions and operations, in log
+// order.
+type Maintenance struct {
+	Records []MaintenanceRecord `json:"records,omitempty"`
+	Done    bool                `json:"done"`
+}
+
+// MaintenanceRecord is a reception or an operation of a step's maintenance.
+type MaintenanceRecord struct {
+	Reception *polyloop.ChildReception `json:"reception,omitempty"`
+	Operation *polyloop.MaintenanceOp  `json:"operation,omitempty"`
+}
+
+// maintenance is the step's maintenance, made on first use.
+func (s *Step) maintenance() *Maintenance {
+	if s.Maintenance == nil {
+		s.Maintenance = &Maintenance{}
+	}
+	return s.Maintenance
 }
 
 // Reply is the reply of the step's answered model call, or nil.
@@ -93,6 +117,8 @@ type Call struct {
 	Usage *polyloop.Usage `json:"usage,omitempty"`
 	// Unknown marks an intent without a result: a call of unknown outcome.
 	Unknown bool `json:"unknown,omitempty"`
+	// View is the view version the call showed.
+	View *polyloop.ViewRef `json:"view,omitempty"`
 }
 
 // Action is one action intent — an attempt of one action of the step's
@@ -177,7 +203,7 @@ func (b *builder) add(r polyloop.Record) {
 		}
 	case *polyloop.ModelCallIntent:
 		s := b.step(body.Step, r.Seq)
-		s.ModelCalls = append(s.ModelCalls, &Call{CallID: body.CallID, Attempt: body.Attempt, Seq: r.Seq, At: r.At, Unknown: true})
+		s.ModelCalls = append(s.ModelCalls, &Call{CallID: body.CallID, Attempt: body.Attempt, Seq: r.Seq, At: r.At, Unknown: true, View: body.View})
 	case *polyloop.ModelCallResult:
 		for _, c := range b.step(body.Step, r.Seq).ModelCalls {
 			if c.CallID == body.CallID {
@@ -195,7 +221,17 @@ func (b *builder) add(r polyloop.Record) {
 			Seq: r.Seq, At: r.At, Action: body.Action, Replay: body.Replay, Unknown: true})
 	case *polyloop.ChildReception:
 		s := b.step(body.Step, r.Seq)
+		if body.Maintenance {
+			m := s.maintenance()
+			m.Records = append(m.Records, MaintenanceRecord{Reception: body})
+			return
+		}
 		s.Receptions = append(s.Receptions, &Reception{ChildReception: body, Seq: r.Seq})
+	case *polyloop.MaintenanceOp:
+		m := b.step(body.Step, r.Seq).maintenance()
+		m.Records = append(m.Records, MaintenanceRecord{Operation: body})
+	case *polyloop.MaintenanceDone:
+		b.step(body.Step, r.Seq).maintenance().Done = true
 	case *polyloop.ActionResult:
 		settle(b.step(body.Step, r.Seq), &body.SettledAction, r.Seq)
 	case *polyloop.StepCompleted:
