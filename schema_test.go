@@ -63,6 +63,17 @@ func TestLogSchema(t *testing.T) {
 			Value: json.RawMessage(`{"conflict":true}`), Failure: diag.From(errors.New("stale"))},
 		&polyloop.MaintenanceOp{Step: 1, Name: "context.1", Outcome: polyloop.OpDone, Value: json.RawMessage(`{"view":0}`)},
 		&polyloop.MaintenanceDone{Step: 1},
+		&polyloop.ApprovalRequested{GateRequest: polyloop.GateRequest{Step: 1, ActionID: "a1.2", Index: 1, Of: 2,
+			Action: polyloop.Action{CallID: "c2", Tool: "send", Args: json.RawMessage(`{"to":"x"}`)}, Deadline: &at}},
+		&polyloop.ApprovalDecided{Step: 1, ActionID: "a1.2", Allow: false, By: "ana", Note: "no", Timeout: true, Clock: &at},
+		&polyloop.DeliveryRequested{GateRequest: polyloop.GateRequest{Step: 1, ActionID: "a1", Action: polyloop.Action{Tool: "book"}}},
+		&polyloop.DeliveryReceived{Step: 1, ActionID: "a1", Outcome: polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "booked", Done: true}, By: "hook"},
+		&polyloop.ActionResult{Step: 1, SettledAction: polyloop.SettledAction{ResultID: "a1.1", Attempt: 2,
+			Outcome: &polyloop.StepOutcome{Status: polyloop.NotExecuted}, Observation: "denied", Synthetic: true, Audit: "a person said no"}},
+		&polyloop.RunStarted{RunID: "f", Snapshot: polyloop.Snapshot{Agent: "a"}, SnapshotHash: "sha256:" + strings.Repeat("0", 64), LibraryVersion: "x",
+			LogVersion: "1.1", ForkedFrom: &polyloop.RunSource{RunID: "src", SnapshotHash: "sha256:y", Fields: []string{"system"}, AtStep: 3, Copied: 11}},
+		&polyloop.RunStarted{RunID: "r", Snapshot: polyloop.Snapshot{Agent: "a"}, SnapshotHash: "sha256:" + strings.Repeat("1", 64), LibraryVersion: "x",
+			ReplayOf: &polyloop.RunSource{RunID: "src", SnapshotHash: "sha256:y"}},
 	}
 	for _, b := range extra {
 		line, err := polyloop.Record{Seq: 5, At: at, Body: b}.MarshalJSON()
@@ -84,6 +95,9 @@ func TestLogSchema(t *testing.T) {
 		`{"seq":1,"at":"x","kind":"maintenance_op","v":1,"step":1,"name":"memory.1","outcome":"maybe","value":1}`,
 		`{"seq":1,"at":"x","kind":"maintenance_op","v":1,"step":1,"outcome":"done","value":1}`,
 		`{"seq":1,"at":"x","kind":"maintenance_done","v":1}`,
+		`{"seq":1,"at":"x","kind":"approval_decided","v":1,"step":1}`,
+		`{"seq":1,"at":"x","kind":"delivery_received","v":1,"step":1,"action_id":"a1","outcome":{"status":"maybe"}}`,
+		`{"seq":1,"at":"x","kind":"approval_requested","v":1,"step":1,"action":{}}`,
 		`{"seq":1,"at":"x","kind":"model_call_intent","v":1,"step":1,"call_id":"m1.1","attempt":1,"view":{"name":"v","version":-1}}`,
 	} {
 		if validateLine(rs, []byte(bad)) == nil {
