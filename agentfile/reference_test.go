@@ -267,6 +267,15 @@ func TestSchemaRefusesWhatCheckRefuses(t *testing.T) {
 		"bad env name":          scriptHead + "tools:\n  shell: {env_allow: ['not a name']}\n",
 		"unknown parser kind":   scriptHead + "parser: {kind: regex}\n",
 		"both prompts":          scriptHead + "system: a\nsystem_file: b\n",
+		"oauth on a command":    scriptHead + "tools:\n  mcp: [{name: x, command: c, oauth: {}}]\n",
+		"unknown grant":         scriptHead + "tools:\n  mcp: [{name: x, url: 'http://h/mcp', oauth: {grant: password}}]\n",
+		"grant without secret":  scriptHead + "tools:\n  mcp: [{name: x, url: 'http://h/mcp', oauth: {grant: client_credentials, client_id_env: ID}}]\n",
+		"secret without client": scriptHead + "tools:\n  mcp: [{name: x, url: 'http://h/mcp', oauth: {client_secret_env: S}}]\n",
+		"metadata over http":    scriptHead + "tools:\n  mcp: [{name: x, url: 'http://h/mcp', oauth: {client_metadata_url: 'http://h/c.json'}}]\n",
+		"prefix with a space":   scriptHead + "tools:\n  mcp: [{name: x, command: c, prefix: 'a b'}]\n",
+		"negative max actions":  scriptHead + "parser: {options: {max_actions_per_step: -1}}\n",
+		"check_args not a bool": scriptHead + "parser: {options: {check_args: 'yes'}}\n",
+		"parallel not a bool":   scriptHead + "parallel_actions: 1\n",
 	} {
 		if err := agentschema.Validate(rs, []byte(src)); err == nil {
 			t.Errorf("%s: the schema accepts\n%s", name, src)
