@@ -25,16 +25,20 @@
 //	parallel_actions: true      # the actions of one reply run concurrently (default false: in order)
 //	tools:
 //	  shell: {dir: work, timeout_ms: 30000, output_limit: 10000, env_allow: [GOPATH],
-//	          env: {CI: "1"}, done_sentinel: SUBMIT, shell: bash, replay: never_replay}
+//	          env: {CI: "1"}, done_sentinel: SUBMIT, shell: bash, replay: never_replay,
+//	          approval: required, approval_deadline: 24h}   # each command waits for polyloop approve
 //	  mcp:
-//	    - {name: files, command: mcp-files, args: [--root, .], env_allow: [HOME], tools: [read_file],
-//	       replay: {read_file: replay_safe}}
+//	    - {name: files, command: mcp-files, args: [--root, .], env_allow: [HOME], tools: [read_file, write_file],
+//	       replay: {read_file: replay_safe}, approval: {write_file: required}, approval_deadline: 4h}
 //	    - {name: search, url: https://mcp.example.com/mcp, headers_env: {Authorization: SEARCH_MCP_AUTH}}
 //	    - {name: docs, url: https://docs.example.com/mcp, prefix: docs_,
 //	       oauth: {client_id_env: DOCS_CLIENT_ID, client_secret_env: DOCS_CLIENT_SECRET,
 //	               token_cache: .polyloop/oauth/docs.json}}
+//	  deferred:                 # results delivered from outside (polyloop deliver); never executed
+//	    - {name: human_review, description: "A maintainer reviews the change.",
+//	       parameters: {type: object, properties: {summary: {type: string}}}, deadline: 72h}
 //	limits: {max_steps: 30, max_tokens: 200000, max_cost_usd: 0.5, observation_limit: 8000}
-//	synthetic: {not_executed: "...", env_error: "..."}   # defaults: polyloop.DefaultNotExecuted, DefaultEnvError
+//	synthetic: {not_executed: "...", env_error: "...", denied: "..."}   # defaults: polyloop.DefaultNotExecuted, DefaultEnvError, DefaultDenied
 //
 // A scripted model (provider script) answers from the file itself, offline:
 // turn i answers step i+1.
@@ -93,6 +97,18 @@
 // server's tool names, so that two servers offering the same name can serve
 // one agent.
 //
+// # Gates
+//
+// A tool may wait for a person's decision (approval: required, on the shell
+// or per MCP tool) or have its results delivered from outside (a deferred
+// tool): the run is suspended until polyloop approve or polyloop deliver
+// answers, then resume goes on (package polyloop, Runner.Approve and
+// Runner.Deliver). approval_deadline and a deferred tool's deadline are Go
+// durations from the request. An approval policy is a Go function
+// (polyloop.Agent.ApprovalPolicy): a file cannot give one, and approval:
+// policy is refused. Code actions are gated by no tool, so a shell approval
+// with parser kind code is refused.
+//
 // # Load
 //
 // Load builds a Config: the polyloop.Agent (its tools are those the
@@ -104,5 +120,7 @@
 // a missing one is created. With
 // a shell and MCP servers, or several servers, one executor routes each
 // action to the source that offers its tool (code actions go to the shell);
-// tool names must be unique across sources.
+// tool names must be unique across sources. An agent with gates is always
+// routed: the router lists the tools with their gates, and refuses an action
+// of a deferred tool as not executed (the loop never hands it one).
 package agentfile

@@ -276,6 +276,12 @@ func TestSchemaRefusesWhatCheckRefuses(t *testing.T) {
 		"negative max actions":  scriptHead + "parser: {options: {max_actions_per_step: -1}}\n",
 		"check_args not a bool": scriptHead + "parser: {options: {check_args: 'yes'}}\n",
 		"parallel not a bool":   scriptHead + "parallel_actions: 1\n",
+		"approval policy":       scriptHead + "tools:\n  shell: {approval: policy}\n",
+		"deadline not duration": scriptHead + "tools:\n  shell: {approval: required, approval_deadline: tomorrow}\n",
+		"deadline, no approval": scriptHead + "tools:\n  mcp: [{name: x, command: c, approval_deadline: 1h}]\n",
+		"deferred without name": scriptHead + "tools:\n  deferred: [{description: d}]\n",
+		"deferred not object":   scriptHead + "tools:\n  deferred: [{name: r, parameters: {type: string}}]\n",
+		"deferred bad deadline": scriptHead + "tools:\n  deferred: [{name: r, deadline: 3d}]\n",
 	} {
 		if err := agentschema.Validate(rs, []byte(src)); err == nil {
 			t.Errorf("%s: the schema accepts\n%s", name, src)

@@ -73,6 +73,7 @@ func (v *validator) file(f *File) {
 	v.model(f.Model)
 	v.parser(f.Parser, f.Tools)
 	v.tools(f.Tools)
+	v.gates(f)
 	v.limits(f.Limits)
 }
 
