@@ -17,16 +17,26 @@ var errNoChoices = errors.New("the completion has no choices")
 
 // reply converts a completion into the library's reply. requested is the
 // model the request named; callID is the library's id of the call, used to
-// name tool calls that came without an id.
+// name tool calls that came without an id. A completion without choices is
+// a *ResponseError carrying the usage the completion reports.
 func (c *Client) reply(resp *openai.ChatCompletion, x *provider.Exchange, requested, callID string) (polyloop.ModelReply, error) {
+	model := resp.Model
+	if model == "" {
+		model = requested
+	}
 	if len(resp.Choices) == 0 {
-		return polyloop.ModelReply{}, &ResponseError{StatusCode: x.Status(), RequestID: x.RequestID(), Err: errNoChoices}
+		e := &ResponseError{StatusCode: x.Status(), RequestID: x.RequestID(), Err: errNoChoices}
+		if resp.JSON.Usage.Valid() {
+			u := c.usage(resp.Usage, model)
+			e.Usage = &u
+		}
+		return polyloop.ModelReply{}, e
 	}
 	ch := resp.Choices[0]
 	r := polyloop.ModelReply{
 		Text:         ch.Message.Content,
 		ToolCalls:    toolCalls(ch.Message.ToolCalls, callID),
-		Model:        resp.Model,
+		Model:        model,
 		FinishReason: ch.FinishReason,
 		RequestID:    x.RequestID(),
 	}
@@ -35,9 +45,6 @@ func (c *Client) reply(resp *openai.ChatCompletion, x *provider.Exchange, reques
 			r.Text = ch.Message.Refusal
 		}
 		r.FinishReason = "refusal"
-	}
-	if r.Model == "" {
-		r.Model = requested
 	}
 	if resp.JSON.Usage.Valid() {
 		r.Usage = c.usage(resp.Usage, r.Model)

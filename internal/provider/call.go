@@ -71,7 +71,8 @@ func (c *Caller[P]) Call(ctx context.Context, mp polyloop.ModelParams, send Send
 }
 
 // attempt makes one request, bounded by the attempt timeout. A reply beyond
-// the log's limits (CheckReply) is a *ResponseError.
+// the log's limits (CheckReply) is a *ResponseError carrying the reply's
+// usage.
 func (c *Caller[P]) attempt(ctx context.Context, send Send) (polyloop.ModelReply, error) {
 	actx := ctx
 	if c.Timeout > 0 {
@@ -85,7 +86,8 @@ func (c *Caller[P]) attempt(ctx context.Context, send Send) (polyloop.ModelReply
 		return reply, err
 	}
 	if err := CheckReply(reply); err != nil {
-		return polyloop.ModelReply{}, &ResponseError[P]{StatusCode: x.Status(), RequestID: x.RequestID(), Err: err}
+		u := reply.Usage
+		return polyloop.ModelReply{}, &ResponseError[P]{StatusCode: x.Status(), RequestID: x.RequestID(), Usage: &u, Err: err}
 	}
 	return reply, nil
 }

@@ -75,6 +75,10 @@ type Harness[P provider.Package] struct {
 	Unreadable map[string]error
 	// Replies are success responses and the replies they must give.
 	Replies []ReplyCase
+	// Refused are success responses the client receives and refuses, with
+	// the tokens their bodies report (CheckRefusedKeepUsage, and the
+	// contract kit's RefusedKeepsUsage).
+	Refused map[string]RefusedCase
 	// Failing are the responses besides the standard ones (see
 	// TestContract) that fail a call, named for the contract kit
 	// ("http_529").

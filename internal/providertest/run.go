@@ -13,9 +13,9 @@ import (
 // environment variable, and the contract kit's leak checks count the
 // process's goroutines; those run first, the others then in parallel.
 func Run[P provider.Package](t *testing.T, h Harness[P]) {
-	if h.New == nil || h.NewDefault == nil || h.PriceTable == "" || len(h.APIErrors) == 0 || len(h.Replies) == 0 || len(h.Unreadable) == 0 || len(h.Failing) == 0 ||
+	if h.New == nil || h.NewDefault == nil || h.PriceTable == "" || len(h.APIErrors) == 0 || len(h.Replies) == 0 || len(h.Unreadable) == 0 || len(h.Failing) == 0 || len(h.Refused) == 0 ||
 		len(h.RejectedFields) == 0 || len(h.RateLimitedFields) == 0 || len(h.EndToEnd.Script) == 0 || h.ToolCallBody == nil || h.DeepestDecoded == 0 {
-		t.Fatal("providertest: the Harness lacks New, API errors, replies, unreadable responses, failure modes, expected fields, an end-to-end run or tool-call bodies")
+		t.Fatal("providertest: the Harness lacks New, API errors, replies, unreadable responses, failure modes, refused replies, expected fields, an end-to-end run or tool-call bodies")
 	}
 	t.Run("Contract", func(t *testing.T) { TestContract(t, h, h.Failing) })
 	t.Run("Secrets", func(t *testing.T) { TestSecrets(t, h, h.Rejected) })
@@ -32,6 +32,7 @@ func Run[P provider.Package](t *testing.T, h Harness[P]) {
 		"Unreadable":         func(t *testing.T) { checkUnreadable(t, h) },
 		"ShippedPrices":      func(t *testing.T) { checkShippedPricesOnlyProviderAPI(t, h) },
 		"ReplyLimits":        func(t *testing.T) { CheckReplyLimits(t, h) },
+		"RefusedKeepUsage":   func(t *testing.T) { CheckRefusedKeepUsage(t, h, h.Refused, "malformed.json") },
 	}
 	for name, test := range parallel {
 		t.Run(name, func(t *testing.T) {
