@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/pricing"
 	"github.com/polyloop/polyloop/internal/provider"
 )
 
@@ -31,6 +32,9 @@ type Options struct {
 	Model      string
 	Timeout    time.Duration
 	HTTPClient *http.Client
+	// Prices is the price table (NewDefault: nil is the package's
+	// default).
+	Prices *pricing.Table
 }
 
 // Harness describes a client to the shared tests. P is the type the client

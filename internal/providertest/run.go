@@ -33,6 +33,7 @@ func Run[P provider.Package](t *testing.T, h Harness[P]) {
 		"ShippedPrices":      func(t *testing.T) { checkShippedPricesOnlyProviderAPI(t, h) },
 		"ReplyLimits":        func(t *testing.T) { CheckReplyLimits(t, h) },
 		"RefusedKeepUsage":   func(t *testing.T) { CheckRefusedKeepUsage(t, h, h.Refused, "malformed.json") },
+		"CostKnown":          func(t *testing.T) { CheckCostKnown(t, h) },
 	}
 	for name, test := range parallel {
 		t.Run(name, func(t *testing.T) {
