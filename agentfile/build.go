@@ -39,6 +39,9 @@ func (b *builder) build(ctx context.Context) (*Config, error) {
 	if cfg.Model, err = b.model(); err != nil {
 		return nil, err
 	}
+	if err := b.checkBudget(cfg.Model); err != nil {
+		return nil, err
+	}
 	tools, err := b.executor(ctx, cfg)
 	if err != nil {
 		cfg.Close()
@@ -100,11 +103,11 @@ func (b *builder) model() (polyloop.ModelClient, error) {
 		return b.script()
 	case "openai":
 		return b.remote("OPENAI_API_KEY", func(key string) (polyloop.ModelClient, error) {
-			return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+			return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model, Prices: b.priceTable()})
 		})
 	case "anthropic":
 		return b.remote("ANTHROPIC_API_KEY", func(key string) (polyloop.ModelClient, error) {
-			return anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+			return anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model, Prices: b.priceTable()})
 		})
 	}
 	return nil, b.loc.errorAt(path{"model", "provider"}, fmt.Sprintf("provider %s is not available in this build of polyloop", m.Provider))

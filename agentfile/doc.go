@@ -16,6 +16,8 @@
 //	  retry_backoff_ms: 500
 //	  parallel_tool_calls: false    # may the model call several tools in one reply (default: the provider's, yes)
 //	  api_key_env: MY_GATEWAY_KEY   # default OPENAI_API_KEY / ANTHROPIC_API_KEY
+//	  prices: {gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075}}   # USD per million tokens;
+//	                            # default: the shipped prices, on the provider's own API only
 //	parser:
 //	  kind: toolcall            # toolcall | json | code
 //	  options: {require_action: true}   # toolcall: require_action; json: ignore, text_is_final;
@@ -64,7 +66,10 @@
 // and the keys of that mapping), values of the wrong type (nothing is
 // converted silently: 1.5 is not an integer, "3" not a number), values out
 // of range, options that do not belong to the chosen provider or parser
-// kind, an unreadable system_file. An empty or comment-only file is refused
+// kind, an unreadable system_file. Load refuses, besides, a cost budget
+// (limits.max_cost_usd) on a model whose price the client does not know
+// (model.prices, or cost_per_token for a script, say it): such a budget
+// could never stop a run. The error matches polyloop.ErrUncheckableBudget. An empty or comment-only file is refused
 // as empty. The errors match ErrInvalid; a list of them is an ErrorList.
 //
 // The file is decoded over go-yaml's syntax tree, one value at a time.

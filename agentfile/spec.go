@@ -24,7 +24,8 @@ type File struct {
 }
 
 // ModelSpec configures the model client. Every field except the script,
-// cost_per_token and api_key_env enters the snapshot as a model parameter.
+// cost_per_token, prices and api_key_env enters the snapshot as a model
+// parameter; prices enter it in the client's description.
 type ModelSpec struct {
 	// Provider is "openai" (any OpenAI-compatible Chat Completions server),
 	// "anthropic" or "script" (answers from Script, offline).
@@ -53,6 +54,22 @@ type ModelSpec struct {
 	// CostPerToken prices the scripted model's usage (provider "script"
 	// only); zero leaves cost unknown.
 	CostPerToken float64 `yaml:"cost_per_token"`
+	// Prices price the model's tokens (openai and anthropic), by model id:
+	// they replace the client's shipped price table, which prices the
+	// provider's own API only. The client describes them in the snapshot.
+	Prices map[string]PriceSpec `yaml:"prices"`
+}
+
+// PriceSpec is one model's price, in US dollars per million tokens.
+type PriceSpec struct {
+	// Input and Output are required: the price of input tokens (neither
+	// read from nor written to a prompt cache) and of output tokens.
+	Input  *float64 `yaml:"input"`
+	Output *float64 `yaml:"output"`
+	// CachedInput prices input tokens read from a prompt cache, CacheWrite
+	// those written to one; unset: the input price.
+	CachedInput *float64 `yaml:"cached_input"`
+	CacheWrite  *float64 `yaml:"cache_write"`
 }
 
 // TurnSpec is one scripted answer: text, a tool call, or a failure.

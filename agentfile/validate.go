@@ -103,6 +103,7 @@ func (v *validator) model(m ModelSpec) {
 	v.nonNegative(p.at("max_output_tokens"), int64(m.MaxOutputTokens))
 	v.nonNegative(p.at("retries"), int64(m.Retries))
 	v.nonNegative(p.at("retry_backoff_ms"), int64(m.RetryBackoffMS))
+	v.prices(m)
 }
 
 func (v *validator) nonNegative(p path, n int64) {
