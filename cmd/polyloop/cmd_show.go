@@ -159,15 +159,14 @@ func (s *showWriter) call(c *callView) {
 	case c.Unknown:
 		fmt.Fprintf(s.w, ": outcome UNKNOWN (intent without a result)\n")
 	case c.Failure != nil:
-		fmt.Fprintf(s.w, ": FAILED\n")
+		fmt.Fprintf(s.w, ": FAILED")
+		if c.Usage != nil { // a reply received and refused: it was billed
+			fmt.Fprintf(s.w, ", %s (the reply received)", usageText(*c.Usage))
+		}
+		fmt.Fprintln(s.w)
 		s.block("diagnostic:", c.Failure.String())
 	default:
-		u := c.Reply.Usage
-		cost := "cost unknown"
-		if u.CostUSD != nil {
-			cost = fmt.Sprintf("$%.6f", *u.CostUSD)
-		}
-		fmt.Fprintf(s.w, ": %s, %d in / %d out tokens, %s\n", c.Reply.Model, u.InputTokens, u.OutputTokens, cost)
+		fmt.Fprintf(s.w, ": %s, %s\n", c.Reply.Model, usageText(c.Reply.Usage))
 		if c.Reply.Text != "" {
 			s.block("reply:", c.Reply.Text)
 		}
@@ -229,9 +228,23 @@ func (s *showWriter) end(t *trajectory) {
 	default:
 		fmt.Fprintf(s.w, "UNFINISHED and not resumable: %s\n", t.PlanError)
 	}
-	fmt.Fprintf(s.w, "totals: %d steps, %d model calls, %d actions, %d tokens, %s", tt.Steps, tt.ModelCalls, tt.Actions, tt.Tokens(), cost)
+	fmt.Fprintf(s.w, "totals: %d steps, %d model calls, %d actions, %s, %s", tt.Steps, tt.ModelCalls, tt.Actions, tokens(tt.Tokens(), tt.TokensUnknown), cost)
 	if tt.UnknownModelCalls+tt.UnknownActions > 0 {
 		fmt.Fprintf(s.w, ", unknown outcome: %d model calls, %d actions", tt.UnknownModelCalls, tt.UnknownActions)
 	}
 	fmt.Fprintln(s.w)
+}
+
+// usageText is one call's usage: "10 in / 5 out tokens, $0.000120", or
+// "usage unknown" for a call that reported none (the totals count it as
+// unknown).
+func usageText(u polyloop.Usage) string {
+	if u.InputTokens == 0 && u.OutputTokens == 0 && u.CachedTokens == 0 {
+		return "usage unknown"
+	}
+	cost := "cost unknown"
+	if u.CostUSD != nil {
+		cost = fmt.Sprintf("$%.6f", *u.CostUSD)
+	}
+	return fmt.Sprintf("%d in / %d out tokens, %s", u.InputTokens, u.OutputTokens, cost)
 }
