@@ -11,6 +11,7 @@ type (
 	trajectory = traj.Trajectory
 	stepView   = traj.Step
 	callView   = traj.Call
+	gateView   = traj.Gate
 )
 
 // buildTrajectory folds a log into a trajectory.
