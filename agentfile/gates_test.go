@@ -183,21 +183,7 @@ func TestCheckRefusesBadGates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p := writeFile(t, "agent.yaml", tt.src)
-			_, err := Check(p)
-			if !errors.Is(err, ErrInvalid) {
-				t.Fatalf("Check: %v, want an error matching ErrInvalid", err)
-			}
-			var e *Error
-			if !errors.As(err, &e) {
-				t.Fatalf("Check: %T is not an *Error", err)
-			}
-			if e.Line != tt.line || e.Column != tt.col {
-				t.Errorf("position %d:%d, want %d:%d (%v)", e.Line, e.Column, tt.line, tt.col, err)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q does not say %q", err, tt.want)
-			}
+			checkRefused(t, tt.src, tt.line, tt.col, tt.want)
 		})
 	}
 }

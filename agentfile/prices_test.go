@@ -128,11 +128,7 @@ func TestCheckRefusesBadPrices(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := Check(writeFile(t, "agent.yaml", tt.src))
-			var e *Error
-			if !errors.As(err, &e) || e.Line != tt.line || e.Column != tt.col || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Check: %v\nwant at %d:%d: %s", err, tt.line, tt.col, tt.want)
-			}
+			checkRefused(t, tt.src, tt.line, tt.col, tt.want)
 		})
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -251,13 +252,8 @@ func checkModelFailureIsError(e *env, h ModelClientHarness) error {
 	if len(h.Failing) == 0 {
 		return skipf("the harness gives no Failing clients, so no failure can be provoked")
 	}
-	names := make([]string, 0, len(h.Failing))
-	for name := range h.Failing {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	var errs []error
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(h.Failing)) {
 		reply, err := h.Failing[name](e.t).Complete(e.ctx, h.request())
 		switch {
 		case err == nil:
@@ -292,13 +288,8 @@ func checkModelRefusedKeepsUsage(e *env, h ModelClientHarness) error {
 	if len(h.Refusing) == 0 {
 		return skipf("the harness gives no Refusing clients, so no reply can be refused")
 	}
-	names := make([]string, 0, len(h.Refusing))
-	for name := range h.Refusing {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	var errs []error
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(h.Refusing)) {
 		want := h.Refusing[name].Usage
 		_, err := h.Refusing[name].New(e.t).Complete(e.ctx, h.request())
 		if err == nil {
