@@ -3,12 +3,11 @@ package agentfile
 import (
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/anthropicmodel"
+	"github.com/polyloop/polyloop/internal/provider"
 	"github.com/polyloop/polyloop/openaimodel"
 )
 
@@ -108,12 +107,5 @@ func (b *builder) providerAPI() bool {
 	if b.f.Model.Provider == "anthropic" {
 		def = anthropicmodel.DefaultBaseURL
 	}
-	return b.f.Model.BaseURL == "" || sameHost(b.f.Model.BaseURL, def)
-}
-
-// sameHost reports whether two URLs name the same host.
-func sameHost(a, b string) bool {
-	ua, errA := url.Parse(a)
-	ub, errB := url.Parse(b)
-	return errA == nil && errB == nil && ua.Hostname() != "" && strings.EqualFold(ua.Hostname(), ub.Hostname())
+	return b.f.Model.BaseURL == "" || provider.SameHost(b.f.Model.BaseURL, def)
 }

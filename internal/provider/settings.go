@@ -76,7 +76,7 @@ func (s *Settings) Defaults(d Defaults) error {
 		return err
 	}
 	if s.Prices == nil {
-		if !sameHost(s.BaseURL, d.BaseURL) {
+		if !SameHost(s.BaseURL, d.BaseURL) {
 			return nil // not the provider's API: every cost unknown
 		}
 		s.Prices = shipped
@@ -106,8 +106,9 @@ func (s *Settings) DescribedPrices() map[string]pricing.Price {
 	return s.Prices.Models
 }
 
-// sameHost reports whether two URLs name the same host.
-func sameHost(a, b string) bool {
+// SameHost reports whether two URLs name the same host: the shipped
+// prices apply only to a base URL on the provider's own host.
+func SameHost(a, b string) bool {
 	ua, errA := url.Parse(a)
 	ub, errB := url.Parse(b)
 	return errA == nil && errB == nil && ua.Hostname() != "" && strings.EqualFold(ua.Hostname(), ub.Hostname())
