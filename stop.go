@@ -80,7 +80,11 @@ type RunResult struct {
 	// Suspended lists what a suspended run waits for.
 	Suspended   *Suspension `json:"suspended,omitempty"`
 	FinalAnswer string      `json:"final_answer,omitempty"`
-	Totals      Totals      `json:"totals"`
+	// Totals are the whole log's, as RunFinished records them (for a
+	// suspended run, so far). Their token and cost sums are lower bounds
+	// when TokensUnknown or CostUnknown is set (see Totals): report them
+	// as "at least", never as the spend.
+	Totals Totals `json:"totals"`
 	// Sinks reports event delivery failures of this invocation.
 	Sinks []SinkReport `json:"sinks,omitempty"`
 	// Plan is the resume plan followed (nil for Run).

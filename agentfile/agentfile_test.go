@@ -57,25 +57,32 @@ func TestCheckRefusesBadFiles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p := writeFile(t, "agent.yaml", tt.src)
-			_, err := Check(p)
-			if !errors.Is(err, ErrInvalid) {
-				t.Fatalf("Check: %v, want an error matching ErrInvalid", err)
-			}
-			var e *Error
-			if !errors.As(err, &e) {
-				t.Fatalf("Check: %T is not an *Error", err)
-			}
-			if e.File != p || e.Line != tt.line || e.Column != tt.col {
-				t.Errorf("position %s:%d:%d, want %s:%d:%d (%v)", e.File, e.Line, e.Column, p, tt.line, tt.col, err)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q does not say %q", err, tt.want)
-			}
-			if errors.Is(err, ErrSecret) {
-				t.Errorf("error %v matches ErrSecret", err)
-			}
+			checkRefused(t, tt.src, tt.line, tt.col, tt.want)
 		})
+	}
+}
+
+// checkRefused checks that Check refuses src with an *Error at line:col
+// that says want (and is no secret).
+func checkRefused(t *testing.T, src string, line, col int, want string) {
+	t.Helper()
+	p := writeFile(t, "agent.yaml", src)
+	_, err := Check(p)
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Check: %v, want an error matching ErrInvalid", err)
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("Check: %T is not an *Error", err)
+	}
+	if e.File != p || e.Line != line || e.Column != col {
+		t.Errorf("position %s:%d:%d, want %s:%d:%d (%v)", e.File, e.Line, e.Column, p, line, col, err)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+	if errors.Is(err, ErrSecret) {
+		t.Errorf("error %v matches ErrSecret", err)
 	}
 }
 

@@ -39,6 +39,9 @@ func (b *builder) build(ctx context.Context) (*Config, error) {
 	if cfg.Model, err = b.model(); err != nil {
 		return nil, err
 	}
+	if err := b.checkBudget(cfg.Model); err != nil {
+		return nil, err
+	}
 	if b.f.Memory != nil {
 		if cfg.memory, err = b.memoryParts(); err != nil {
 			return nil, err
@@ -60,6 +63,7 @@ func (b *builder) build(ctx context.Context) (*Config, error) {
 		Synthetic: polyloop.SyntheticObservations{
 			NotExecuted: b.f.Synthetic.NotExecuted,
 			EnvError:    b.f.Synthetic.EnvError,
+			Denied:      b.f.Synthetic.Denied,
 		},
 		Limits: polyloop.Limits{
 			MaxSteps:         b.f.Limits.MaxSteps,
@@ -110,11 +114,11 @@ func (b *builder) model() (polyloop.ModelClient, error) {
 		return b.script()
 	case "openai":
 		return b.remote("OPENAI_API_KEY", func(key string) (polyloop.ModelClient, error) {
-			return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+			return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model, Prices: b.priceTable()})
 		})
 	case "anthropic":
 		return b.remote("ANTHROPIC_API_KEY", func(key string) (polyloop.ModelClient, error) {
-			return anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model})
+			return anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model, Prices: b.priceTable()})
 		})
 	}
 	return nil, b.loc.errorAt(path{"model", "provider"}, fmt.Sprintf("provider %s is not available in this build of polyloop", m.Provider))
@@ -239,9 +243,9 @@ func (b *builder) parser(tools []polyloop.ToolSpec) (polyloop.DecisionParser, er
 // refuse anyway, but with feedback that names the field.
 func checkArgs(o ParserOptions) bool { return o.CheckArgs == nil || *o.CheckArgs }
 
-// executor builds the executors and returns the agent's tool specs. With
-// exactly one executor it is used as is; otherwise a router hands each
-// action to the executor that offers its tool.
+// executor builds the executors and returns the agent's tool specs, with
+// the file's gates. With exactly one executor and no gate it is used as is;
+// otherwise a router hands each action to the executor that offers its tool.
 func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpec, error) {
 	r := &router{owners: map[string]polyloop.ActionExecutor{}}
 	var specs []polyloop.ToolSpec
@@ -262,7 +266,9 @@ func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpe
 			return nil, err
 		}
 		r.code = sh
-		if err := add("shell", path{"tools", "shell"}, sh, sh.ToolSpecs()); err != nil {
+		tools := sh.ToolSpecs()
+		shellGates(*s, tools)
+		if err := add("shell", path{"tools", "shell"}, sh, tools); err != nil {
 			return nil, err
 		}
 	}
@@ -273,7 +279,16 @@ func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpe
 			return nil, err
 		}
 		cfg.closers = append(cfg.closers, ex)
-		if err := add("mcp:"+m.Name, p, ex, ex.ToolSpecs()); err != nil {
+		tools := ex.ToolSpecs()
+		if err := b.mcpGates(p, m, tools); err != nil {
+			return nil, err
+		}
+		if err := add("mcp:"+m.Name, p, ex, tools); err != nil {
+			return nil, err
+		}
+	}
+	if d := b.f.Tools.Deferred; len(d) > 0 {
+		if err := add("deferred", path{"tools", "deferred"}, deferredExec{}, deferredTools(d)); err != nil {
 			return nil, err
 		}
 	}
@@ -288,7 +303,10 @@ func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpe
 	}
 	r.specs = specs
 	cfg.Executor = r
-	if len(r.parts) == 1 {
+	// A lone source is used as is, so that its description (in the
+	// snapshot) is its own; gated tools need the router, whose tool list
+	// carries the gates.
+	if len(r.parts) == 1 && !b.f.gated() {
 		cfg.Executor = r.parts[0].exec
 	}
 	return specs, nil

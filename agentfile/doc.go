@@ -16,6 +16,8 @@
 //	  retry_backoff_ms: 500
 //	  parallel_tool_calls: false    # may the model call several tools in one reply (default: the provider's, yes)
 //	  api_key_env: MY_GATEWAY_KEY   # default OPENAI_API_KEY / ANTHROPIC_API_KEY
+//	  prices: {gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075}}   # USD per million tokens;
+//	                            # default: the shipped prices, on the provider's own API only
 //	parser:
 //	  kind: toolcall            # toolcall | json | code
 //	  options: {require_action: true}   # toolcall: require_action; json: ignore, text_is_final;
@@ -25,16 +27,20 @@
 //	parallel_actions: true      # the actions of one reply run concurrently (default false: in order)
 //	tools:
 //	  shell: {dir: work, timeout_ms: 30000, output_limit: 10000, env_allow: [GOPATH],
-//	          env: {CI: "1"}, done_sentinel: SUBMIT, shell: bash, replay: never_replay}
+//	          env: {CI: "1"}, done_sentinel: SUBMIT, shell: bash, replay: never_replay,
+//	          approval: required, approval_deadline: 24h}   # each command waits for polyloop approve
 //	  mcp:
-//	    - {name: files, command: mcp-files, args: [--root, .], env_allow: [HOME], tools: [read_file],
-//	       replay: {read_file: replay_safe}}
+//	    - {name: files, command: mcp-files, args: [--root, .], env_allow: [HOME], tools: [read_file, write_file],
+//	       replay: {read_file: replay_safe}, approval: {write_file: required}, approval_deadline: 4h}
 //	    - {name: search, url: https://mcp.example.com/mcp, headers_env: {Authorization: SEARCH_MCP_AUTH}}
 //	    - {name: docs, url: https://docs.example.com/mcp, prefix: docs_,
 //	       oauth: {client_id_env: DOCS_CLIENT_ID, client_secret_env: DOCS_CLIENT_SECRET,
 //	               token_cache: .polyloop/oauth/docs.json}}
+//	  deferred:                 # results delivered from outside (polyloop deliver); never executed
+//	    - {name: human_review, description: "A maintainer reviews the change.",
+//	       parameters: {type: object, properties: {summary: {type: string}}}, deadline: 72h}
 //	limits: {max_steps: 30, max_tokens: 200000, max_cost_usd: 0.5, observation_limit: 8000}
-//	synthetic: {not_executed: "...", env_error: "..."}   # defaults: polyloop.DefaultNotExecuted, DefaultEnvError
+//	synthetic: {not_executed: "...", env_error: "...", denied: "..."}   # defaults: polyloop.DefaultNotExecuted, DefaultEnvError, DefaultDenied
 //
 // A scripted model (provider script) answers from the file itself, offline:
 // turn i answers step i+1.
@@ -60,7 +66,10 @@
 // and the keys of that mapping), values of the wrong type (nothing is
 // converted silently: 1.5 is not an integer, "3" not a number), values out
 // of range, options that do not belong to the chosen provider or parser
-// kind, an unreadable system_file. An empty or comment-only file is refused
+// kind, an unreadable system_file. Load refuses, besides, a cost budget
+// (limits.max_cost_usd) on a model whose price the client does not know
+// (model.prices, or cost_per_token for a script, say it): such a budget
+// could never stop a run. The error matches polyloop.ErrUncheckableBudget. An empty or comment-only file is refused
 // as empty. The errors match ErrInvalid; a list of them is an ErrorList.
 //
 // The file is decoded over go-yaml's syntax tree, one value at a time.
@@ -93,6 +102,18 @@
 // server's tool names, so that two servers offering the same name can serve
 // one agent.
 //
+// # Gates
+//
+// A tool may wait for a person's decision (approval: required, on the shell
+// or per MCP tool) or have its results delivered from outside (a deferred
+// tool): the run is suspended until polyloop approve or polyloop deliver
+// answers, then resume goes on (package polyloop, Runner.Approve and
+// Runner.Deliver). approval_deadline and a deferred tool's deadline are Go
+// durations from the request. An approval policy is a Go function
+// (polyloop.Agent.ApprovalPolicy): a file cannot give one, and approval:
+// policy is refused. Code actions are gated by no tool, so a shell approval
+// with parser kind code is refused.
+//
 // # Load
 //
 // Load builds a Config: the polyloop.Agent (its tools are those the
@@ -104,5 +125,7 @@
 // a missing one is created. With
 // a shell and MCP servers, or several servers, one executor routes each
 // action to the source that offers its tool (code actions go to the shell);
-// tool names must be unique across sources.
+// tool names must be unique across sources. An agent with gates is always
+// routed: the router lists the tools with their gates, and refuses an action
+// of a deferred tool as not executed (the loop never hands it one).
 package agentfile

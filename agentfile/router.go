@@ -68,3 +68,19 @@ func (r *router) Describe() polyloop.Component {
 	cfg, _ := json.Marshal(map[string]any{"executors": entries})
 	return polyloop.Component{Name: "agentfile.router", Config: cfg}
 }
+
+// deferredExec is the router's owner of the deferred tools: the loop never
+// executes their actions (it waits for their delivery), so an action reaching
+// it was not executed.
+type deferredExec struct{}
+
+// Execute implements polyloop.ActionExecutor: NotExecuted, always.
+func (deferredExec) Execute(_ context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	return polyloop.ActionOutcome{Status: polyloop.NotExecuted,
+		Observation: fmt.Sprintf("tool %q is deferred: its results are delivered from outside (polyloop deliver), never executed", a.Tool)}, nil
+}
+
+// Describe implements polyloop.Describer.
+func (deferredExec) Describe() polyloop.Component {
+	return polyloop.Component{Name: "agentfile.deferred"}
+}

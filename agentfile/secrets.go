@@ -124,15 +124,18 @@ func (v *validator) walkSecrets(n ast.Node, at []string, key string) {
 // rather than configuration names, so that the key-ish name rule does not
 // apply to them: a scripted turn's tool arguments (at any depth: {key:
 // user_profile_42} is an argument), the tool names of an MCP server's replay
-// overrides ({refresh_token: never_replay}; the values are checked against
-// the two policies) and the header names of its headers_env (the values
-// name environment variables). Value shapes (sk-..., tokens) are checked
-// there all the same.
+// overrides and approvals ({refresh_token: never_replay}; the values are
+// checked against the policies and modes), the header names of its
+// headers_env (the values name environment variables), and a deferred
+// tool's parameter schema (at any depth: its property names are the
+// tool's). Value shapes (sk-..., tokens) are checked there all the same.
 func dataKeys(at []string) bool {
 	switch {
 	case len(at) >= 3 && at[0] == "model" && at[1] == "script" && at[2] == "args":
 		return true
-	case len(at) == 3 && at[0] == "tools" && at[1] == "mcp" && (at[2] == "replay" || at[2] == "headers_env"):
+	case len(at) == 3 && at[0] == "tools" && at[1] == "mcp" && (at[2] == "replay" || at[2] == "approval" || at[2] == "headers_env"):
+		return true
+	case len(at) >= 3 && at[0] == "tools" && at[1] == "deferred" && at[2] == "parameters":
 		return true
 	}
 	return false

@@ -26,7 +26,8 @@ type File struct {
 }
 
 // ModelSpec configures the model client. Every field except the script,
-// cost_per_token and api_key_env enters the snapshot as a model parameter.
+// cost_per_token, prices and api_key_env enters the snapshot as a model
+// parameter; prices enter it in the client's description.
 type ModelSpec struct {
 	// Provider is "openai" (any OpenAI-compatible Chat Completions server),
 	// "anthropic" or "script" (answers from Script, offline).
@@ -55,6 +56,22 @@ type ModelSpec struct {
 	// CostPerToken prices the scripted model's usage (provider "script"
 	// only); zero leaves cost unknown.
 	CostPerToken float64 `yaml:"cost_per_token"`
+	// Prices price the model's tokens (openai and anthropic), by model id:
+	// they replace the client's shipped price table, which prices the
+	// provider's own API only. The client describes them in the snapshot.
+	Prices map[string]PriceSpec `yaml:"prices"`
+}
+
+// PriceSpec is one model's price, in US dollars per million tokens.
+type PriceSpec struct {
+	// Input and Output are required: the price of input tokens (neither
+	// read from nor written to a prompt cache) and of output tokens.
+	Input  *float64 `yaml:"input"`
+	Output *float64 `yaml:"output"`
+	// CachedInput prices input tokens read from a prompt cache, CacheWrite
+	// those written to one; unset: the input price.
+	CachedInput *float64 `yaml:"cached_input"`
+	CacheWrite  *float64 `yaml:"cache_write"`
 }
 
 // TurnSpec is one scripted answer: text, a tool call, or a failure.
@@ -106,11 +123,14 @@ type ParserOptions struct {
 	CheckArgs *bool `yaml:"check_args"`
 }
 
-// ToolsSpec configures the executors: a shell, MCP servers, or both. A
-// tool name may be offered by only one of them.
+// ToolsSpec configures the tool sources: a shell, MCP servers, deferred
+// tools. A tool name may be offered by only one of them.
 type ToolsSpec struct {
 	Shell *ShellSpec `yaml:"shell"`
 	MCP   []MCPSpec  `yaml:"mcp"`
+	// Deferred are tools whose results come from outside (polyloop
+	// deliver): the model is shown them, no executor runs them.
+	Deferred []DeferredSpec `yaml:"deferred"`
 }
 
 // ShellSpec configures the shell executor (package shellexec).
@@ -130,6 +150,13 @@ type ShellSpec struct {
 	// Replay is the replay policy of the bash tool: never_replay (default)
 	// or replay_safe. Code actions are never replayed.
 	Replay string `yaml:"replay"`
+	// Approval gates the bash tool's actions behind a person's decision
+	// (polyloop approve): "required", or empty for none.
+	Approval string `yaml:"approval"`
+	// ApprovalDeadline bounds the wait for that decision, from the request:
+	// a Go duration ("24h"). After it, a resume denies the action. Empty:
+	// no deadline.
+	ApprovalDeadline string `yaml:"approval_deadline"`
 }
 
 // MCPSpec configures one MCP server (package mcpexec): a command started
@@ -164,6 +191,29 @@ type MCPSpec struct {
 	// Replay overrides the server's annotations, per tool (its own names,
 	// without the prefix): replay_safe or never_replay.
 	Replay map[string]string `yaml:"replay"`
+	// Approval gates tools of the server behind a person's decision, per
+	// tool (its own names, without the prefix): {send_email: required}.
+	Approval map[string]string `yaml:"approval"`
+	// ApprovalDeadline bounds the wait for each of those decisions, as
+	// ShellSpec.ApprovalDeadline.
+	ApprovalDeadline string `yaml:"approval_deadline"`
+}
+
+// DeferredSpec declares a deferred tool (polyloop.ToolSpec.Deferred): the
+// model calls it like any tool, the run waits, suspended, and its result is
+// delivered from outside (polyloop deliver). No executor runs it.
+type DeferredSpec struct {
+	// Name is the tool's name, as the model sees it. Required; letters,
+	// digits, _ and - only.
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Parameters is the JSON Schema of the tool's arguments, written in
+	// YAML: an object schema. Empty: the tool takes no arguments.
+	Parameters map[string]any `yaml:"parameters"`
+	// Deadline bounds the wait for the delivery, from the request (a Go
+	// duration); after it, a resume settles the action env_error. Empty:
+	// no deadline.
+	Deadline string `yaml:"deadline"`
 }
 
 // LimitsSpec bounds a run (zero: no limit).
@@ -175,8 +225,11 @@ type LimitsSpec struct {
 }
 
 // SyntheticSpec overrides the synthetic observations (defaults
-// polyloop.DefaultNotExecuted and polyloop.DefaultEnvError).
+// polyloop.DefaultNotExecuted, DefaultEnvError and DefaultDenied).
 type SyntheticSpec struct {
 	NotExecuted string `yaml:"not_executed"`
 	EnvError    string `yaml:"env_error"`
+	// Denied is the text for an action a person denied, or whose approval
+	// timed out (default polyloop.DefaultDenied).
+	Denied string `yaml:"denied"`
 }

@@ -73,6 +73,7 @@ func (v *validator) file(f *File) {
 	v.model(f.Model)
 	v.parser(f.Parser, f.Tools)
 	v.tools(f.Tools)
+	v.gates(f)
 	v.limits(f.Limits)
 	v.memory(f)
 }
@@ -103,6 +104,7 @@ func (v *validator) model(m ModelSpec) {
 	v.nonNegative(p.at("max_output_tokens"), int64(m.MaxOutputTokens))
 	v.nonNegative(p.at("retries"), int64(m.Retries))
 	v.nonNegative(p.at("retry_backoff_ms"), int64(m.RetryBackoffMS))
+	v.prices(m)
 }
 
 func (v *validator) nonNegative(p path, n int64) {

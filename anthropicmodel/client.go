@@ -78,6 +78,7 @@ type Client struct {
 var _ interface {
 	polyloop.ModelClient
 	polyloop.Describer
+	polyloop.CostReporter
 } = (*Client)(nil)
 
 // New returns a client. It fails without an API key or with an invalid price

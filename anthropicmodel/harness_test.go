@@ -1,6 +1,7 @@
 package anthropicmodel
 
 import (
+	"github.com/polyloop/polyloop"
 	"testing"
 
 	"github.com/polyloop/polyloop/internal/providertest"
@@ -29,7 +30,7 @@ var harness = providertest.Harness[pkg]{
 		return c, nil
 	},
 	NewDefault: func(o providertest.Options) (providertest.Client, error) {
-		return New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient})
+		return New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient, Prices: o.Prices})
 	},
 	PriceTable:        PriceTableVersion,
 	OK:                response{Status: 200, Fixture: "text.json", SSE: "text.sse"},
@@ -48,6 +49,11 @@ var harness = providertest.Harness[pkg]{
 	// it up to 9997 levels (encoding/json's 10000 for the whole body).
 	ToolCallBody:   toolUseBody,
 	DeepestDecoded: 9997,
+	Refused: map[string]providertest.RefusedCase{
+		"reply_without_content": {Response: response{Status: 200, Fixture: "no_content_usage.json"}, InputTokens: 120, OutputTokens: 7},
+		"beyond_limits": {Response: response{Status: 200, Body: toolUseBody(providertest.Nested(polyloop.MaxJSONDepth + 1))},
+			InputTokens: 10, OutputTokens: 5},
+	},
 	Failing: map[string]response{
 		"http_529":      {Status: 529, Fixture: "error_529.json"},
 		"not_a_message": {Status: 200, Fixture: "empty_object.json"},

@@ -16,10 +16,20 @@ import (
 var errNoContent = errors.New("the response is not a message: it has no content")
 
 // reply converts a message into the library's reply. requested is the model
-// the request named.
+// the request named. A body that is not a message is a *ResponseError
+// carrying the usage it reports, if any.
 func (c *Client) reply(msg *anthropic.Message, x *provider.Exchange, requested string) (polyloop.ModelReply, error) {
+	model := string(msg.Model)
+	if model == "" {
+		model = requested
+	}
 	if !msg.JSON.Content.Valid() {
-		return polyloop.ModelReply{}, &ResponseError{StatusCode: x.Status(), RequestID: x.RequestID(), Err: errNoContent}
+		e := &ResponseError{StatusCode: x.Status(), RequestID: x.RequestID(), Err: errNoContent}
+		if msg.JSON.Usage.Valid() {
+			u := c.usage(msg.Usage, model)
+			e.Usage = &u
+		}
+		return polyloop.ModelReply{}, e
 	}
 	var text strings.Builder
 	var calls []polyloop.ToolCall
@@ -34,12 +44,9 @@ func (c *Client) reply(msg *anthropic.Message, x *provider.Exchange, requested s
 	r := polyloop.ModelReply{
 		Text:         text.String(),
 		ToolCalls:    calls,
-		Model:        string(msg.Model),
+		Model:        model,
 		FinishReason: string(msg.StopReason),
 		RequestID:    x.RequestID(),
-	}
-	if r.Model == "" {
-		r.Model = requested
 	}
 	if msg.JSON.Usage.Valid() {
 		r.Usage = c.usage(msg.Usage, r.Model)

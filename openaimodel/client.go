@@ -69,6 +69,7 @@ type Client struct {
 var _ interface {
 	polyloop.ModelClient
 	polyloop.Describer
+	polyloop.CostReporter
 } = (*Client)(nil)
 
 // New returns a client. It fails for an unknown MaxTokensField, an invalid

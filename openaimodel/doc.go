@@ -52,7 +52,10 @@
 // calls have unknown cost unless Options.Prices is set (DefaultPrices() for a
 // gateway that passes OpenAI's prices through). A model the table does not
 // know, or a reply without usage, gives a nil CostUSD: unknown, never zero.
-// Describe names the table in force ("none (costs unknown)" without one).
+// Describe names the table in force ("none (costs unknown)" without one),
+// and holds the prices of a table of the caller's own. KnowsCost
+// (polyloop.CostReporter) says whether the table prices a model: the
+// Runner refuses a cost budget on a model it does not price.
 //
 // # Failures and retries
 //

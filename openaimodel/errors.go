@@ -43,8 +43,12 @@ type APIError = provider.APIError[pkg]
 type ConnectionError = provider.ConnectionError[pkg]
 
 // ResponseError is a response that could not be understood: a success
-// status whose body is not a chat completion (malformed JSON, no choices,
-// too large). It is not retried.
+// status whose body is not a chat completion (malformed JSON, no choices, too large),
+// or whose reply is beyond the log's limits. It is not retried. It carries
+// what the response says the call consumed (polyloop.UsageCarrier; Usage
+// nil when the body could not be read): the run keeps that usage, and a
+// body it could not read leaves the run's tokens and cost unknown, never
+// free.
 type ResponseError = provider.ResponseError[pkg]
 
 // UsageError is a failed call that consumed tokens: Usage is what its

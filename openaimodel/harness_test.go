@@ -2,6 +2,7 @@ package openaimodel
 
 import (
 	"encoding/json"
+	"github.com/polyloop/polyloop"
 	"testing"
 
 	"github.com/polyloop/polyloop/internal/providertest"
@@ -30,7 +31,7 @@ var harness = providertest.Harness[pkg]{
 		return c, nil
 	},
 	NewDefault: func(o providertest.Options) (providertest.Client, error) {
-		return New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient})
+		return New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient, Prices: o.Prices})
 	},
 	PriceTable:      PriceTableVersion,
 	OK:              response{Status: 200, Fixture: "text.json", SSE: "text.sse"},
@@ -50,6 +51,11 @@ var harness = providertest.Harness[pkg]{
 	// encoding/json accepts.
 	ToolCallBody:   toolCallBody,
 	DeepestDecoded: 10000,
+	Refused: map[string]providertest.RefusedCase{
+		"reply_without_content": {Response: response{Status: 200, Fixture: "no_choices_usage.json"}, InputTokens: 120, OutputTokens: 7},
+		"beyond_limits": {Response: response{Status: 200, Body: toolCallBody(providertest.Nested(polyloop.MaxJSONDepth + 1))},
+			InputTokens: 10, OutputTokens: 5},
+	},
 	Failing: map[string]response{
 		"no_choices": {Status: 200, Fixture: "empty_object.json"},
 	},

@@ -17,7 +17,8 @@ var errNoChoices = errors.New("the completion has no choices")
 
 // reply converts a completion into the library's reply. requested is the
 // model the request named; callID is the library's id of the call, used to
-// name tool calls that came without an id.
+// name tool calls that came without an id. A completion without choices is
+// a *ResponseError carrying the usage the completion reports.
 func (c *Client) reply(resp *openai.ChatCompletion, x *provider.Exchange, requested, callID string) (polyloop.ModelReply, error) {
 	var usage *openai.CompletionUsage
 	if resp.JSON.Usage.Valid() {
@@ -29,14 +30,23 @@ func (c *Client) reply(resp *openai.ChatCompletion, x *provider.Exchange, reques
 // convert is reply with the completion's usage given apart (nil: none
 // reported), as a stream reports it in a chunk of its own.
 func (c *Client) convert(resp *openai.ChatCompletion, x *provider.Exchange, requested, callID string, usage *openai.CompletionUsage) (polyloop.ModelReply, error) {
+	model := resp.Model
+	if model == "" {
+		model = requested
+	}
 	if len(resp.Choices) == 0 {
-		return polyloop.ModelReply{}, &ResponseError{StatusCode: x.Status(), RequestID: x.RequestID(), Err: errNoChoices}
+		e := &ResponseError{StatusCode: x.Status(), RequestID: x.RequestID(), Err: errNoChoices}
+		if usage != nil {
+			u := c.usage(*usage, model)
+			e.Usage = &u
+		}
+		return polyloop.ModelReply{}, e
 	}
 	ch := resp.Choices[0]
 	r := polyloop.ModelReply{
 		Text:         ch.Message.Content,
 		ToolCalls:    toolCalls(ch.Message.ToolCalls, callID),
-		Model:        resp.Model,
+		Model:        model,
 		FinishReason: ch.FinishReason,
 		RequestID:    x.RequestID(),
 	}
@@ -45,9 +55,6 @@ func (c *Client) convert(resp *openai.ChatCompletion, x *provider.Exchange, requ
 			r.Text = ch.Message.Refusal
 		}
 		r.FinishReason = "refusal"
-	}
-	if r.Model == "" {
-		r.Model = requested
 	}
 	if usage != nil {
 		r.Usage = c.usage(*usage, r.Model)

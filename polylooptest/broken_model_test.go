@@ -110,5 +110,17 @@ func brokenModelCases() []brokenCase {
 			}
 		})),
 		c("Concurrent", ruleConcurrentUse, modelWith(func(h *ModelClientHarness) { h.New = newModel(&brokenModel{busy: true}) })),
+		c("RefusedKeepsUsage", ruleRefusedKeepsUsage, modelWith(func(h *ModelClientHarness) {
+			h.Refusing = map[string]RefusedReply{"no usage": {New: newModel(refusingModel{}), Usage: refusedUsage()}}
+		})),
+		c("RefusedKeepsUsage", ruleRefusedKeepsUsage, modelWith(func(h *ModelClientHarness) {
+			h.Refusing = map[string]RefusedReply{"wrong usage": {New: newModel(refusingModel{carries: true, wrong: true}), Usage: refusedUsage()}}
+		})),
+		c("RefusedKeepsUsage", ruleRefusedKeepsUsage, modelWith(func(h *ModelClientHarness) {
+			h.Refusing = map[string]RefusedReply{"cost dropped": {New: newModel(refusingModel{carries: true, noCost: true}), Usage: refusedUsage()}}
+		})),
+		c("RefusedKeepsUsage", ruleFailureIsError, modelWith(func(h *ModelClientHarness) {
+			h.Refusing = map[string]RefusedReply{"accepted": {New: newModel(goodModel{}), Usage: refusedUsage()}}
+		})),
 	}
 }

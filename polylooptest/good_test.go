@@ -33,7 +33,43 @@ func goodModelHarness() ModelClientHarness {
 			"injected": func(testing.TB) polyloop.ModelClient { return &FaultyModel{Model: goodModel{}, FailOn: 1} },
 		},
 		NewHanging: func(testing.TB) polyloop.ModelClient { return &HangingModel{} },
+		Refusing: map[string]RefusedReply{
+			"arguments not JSON": {New: func(testing.TB) polyloop.ModelClient { return refusingModel{carries: true} }, Usage: refusedUsage()},
+		},
 	}
+}
+
+// refusedUsage is what refusingModel's refused reply reports.
+func refusedUsage() polyloop.Usage {
+	cost := 0.0042
+	return polyloop.Usage{InputTokens: 120, OutputTokens: 7, CostUSD: &cost}
+}
+
+// refusingModel receives a reply it cannot accept: its error carries the
+// reply's usage when carries is set, else nothing (a broken client), or the
+// wrong usage when wrong is set.
+type refusingModel struct{ carries, wrong, noCost bool }
+
+// refusedError is the error of a refused reply, with its usage.
+type refusedError struct{ u polyloop.Usage }
+
+func (refusedError) Error() string               { return "refusingModel: the reply's arguments are not JSON" }
+func (e refusedError) CallUsage() polyloop.Usage { return e.u }
+
+func (m refusingModel) Complete(ctx context.Context, _ polyloop.ModelRequest) (polyloop.ModelReply, error) {
+	if err := ctx.Err(); err != nil {
+		return polyloop.ModelReply{}, err
+	}
+	u := refusedUsage()
+	switch {
+	case !m.carries:
+		return polyloop.ModelReply{}, errors.New("refusingModel: the reply's arguments are not JSON")
+	case m.wrong:
+		u.InputTokens = 0
+	case m.noCost:
+		u.CostUSD = nil
+	}
+	return polyloop.ModelReply{}, fmt.Errorf("wrapped: %w", refusedError{u})
 }
 
 // goodParser: the tool calls of a reply are an Act of one action each,

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -35,6 +36,12 @@ type ModelClientHarness struct {
 	// done (for an HTTP client: a server whose handler waits for the
 	// request's context). Nil: the in-flight cancellation checks are skipped.
 	NewHanging func(t testing.TB) polyloop.ModelClient
+	// Refusing names replies the client receives and cannot accept (a
+	// completion without choices, arguments beyond the log's limits), each
+	// with a factory of clients whose every call gets that reply and the
+	// usage the reply reports. Empty: the RefusedKeepsUsage check is
+	// skipped.
+	Refusing map[string]RefusedReply
 	// Skip names checks the implementation cannot honour, each with the
 	// reason logged when it is skipped, e.g.
 	// {"ModelID": "llama.cpp does not report a model id"}. A name that is no
@@ -45,6 +52,16 @@ type ModelClientHarness struct {
 	// CancelWithin is how soon a call must return once its context is done
 	// (DefaultCancelWithin when zero).
 	CancelWithin time.Duration
+}
+
+// RefusedReply is a reply a client receives and refuses (see
+// ModelClientHarness.Refusing).
+type RefusedReply struct {
+	// New returns a client whose every call receives the reply.
+	New func(t testing.TB) polyloop.ModelClient
+	// Usage is what the reply reports: the input and output tokens the
+	// call's error must carry and, when CostUSD is set, its cost.
+	Usage polyloop.Usage
 }
 
 // DefaultRequest is the request TestModelClient sends when the harness gives
@@ -83,6 +100,10 @@ func DefaultRequest() polyloop.ModelRequest {
 //   - FailureIsError: each of h.Failing's clients returns a non-nil error
 //     (never an empty reply), and not one that looks like a cancellation.
 //   - Concurrent: concurrent calls on one client all succeed.
+//   - RefusedKeepsUsage: each of h.Refusing's clients returns an error that
+//     carries the refused reply's usage (polyloop.UsageCarrier in its
+//     chain): the same input and output tokens and, when the harness gives
+//     one, the same cost. A billed call the client refuses is never free.
 func TestModelClient(t *testing.T, h ModelClientHarness) {
 	t.Helper()
 	if h.New == nil {
@@ -102,6 +123,7 @@ var modelChecks = []check[ModelClientHarness]{
 	{"DeadlineInFlight", checkModelDeadlineInFlight},
 	{"FailureIsError", checkModelFailureIsError},
 	{"Concurrent", checkModelConcurrent},
+	{"RefusedKeepsUsage", checkModelRefusedKeepsUsage},
 }
 
 func (h ModelClientHarness) request() polyloop.ModelRequest {
@@ -230,13 +252,8 @@ func checkModelFailureIsError(e *env, h ModelClientHarness) error {
 	if len(h.Failing) == 0 {
 		return skipf("the harness gives no Failing clients, so no failure can be provoked")
 	}
-	names := make([]string, 0, len(h.Failing))
-	for name := range h.Failing {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	var errs []error
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(h.Failing)) {
 		reply, err := h.Failing[name](e.t).Complete(e.ctx, h.request())
 		switch {
 		case err == nil:
@@ -265,4 +282,40 @@ func checkModelConcurrent(e *env, h ModelClientHarness) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+func checkModelRefusedKeepsUsage(e *env, h ModelClientHarness) error {
+	if len(h.Refusing) == 0 {
+		return skipf("the harness gives no Refusing clients, so no reply can be refused")
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(h.Refusing)) {
+		want := h.Refusing[name].Usage
+		_, err := h.Refusing[name].New(e.t).Complete(e.ctx, h.request())
+		if err == nil {
+			errs = append(errs, broke(ruleFailureIsError, "refused reply %q: Complete returned a nil error", name))
+			continue
+		}
+		var uc polyloop.UsageCarrier
+		if !errors.As(err, &uc) {
+			errs = append(errs, broke(ruleRefusedKeepsUsage, "refused reply %q: the error %q carries no usage (no polyloop.UsageCarrier in its chain)", name, err))
+			continue
+		}
+		got := uc.CallUsage()
+		if got.InputTokens != want.InputTokens || got.OutputTokens != want.OutputTokens {
+			errs = append(errs, broke(ruleRefusedKeepsUsage, "refused reply %q: the error carries %d input and %d output tokens; the reply reported %d and %d",
+				name, got.InputTokens, got.OutputTokens, want.InputTokens, want.OutputTokens))
+		}
+		if want.CostUSD != nil && (got.CostUSD == nil || math.Abs(*got.CostUSD-*want.CostUSD) > 1e-9*max(1, *want.CostUSD)) {
+			errs = append(errs, broke(ruleRefusedKeepsUsage, "refused reply %q: the error carries cost %s; the reply cost %g USD", name, costText(got.CostUSD), *want.CostUSD))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func costText(c *float64) string {
+	if c == nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%g USD", *c)
 }

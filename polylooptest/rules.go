@@ -30,6 +30,7 @@ const (
 	ruleRequestNotModified  rule = "Complete MUST NOT modify the request"
 	ruleFailureIsError      rule = "a failed call MUST return a non-nil error, never an empty reply"
 	ruleFailureNotCancelled rule = "a failure MUST NOT look like a cancellation (errors.Is a context error)"
+	ruleRefusedKeepsUsage   rule = "a reply the client receives and refuses MUST fail with an error carrying its usage (polyloop.UsageCarrier)"
 )
 
 // The rules of DecisionParser.
@@ -84,7 +85,7 @@ const (
 var allRules = append([]rule{
 	ruleNoPanic, ruleReturns, ruleCancelPromptly, ruleCancelError, ruleNoGoroutineLeak, ruleConcurrentUse,
 	ruleModelAnswers, ruleModelUsage, ruleModelID, ruleModelAttempts, ruleRequestNotModified, ruleFailureIsError,
-	ruleFailureNotCancelled,
+	ruleFailureNotCancelled, ruleRefusedKeepsUsage,
 	ruleParserCorpus, ruleOneDecision, ruleActHasActions, ruleArgsAreJSON, ruleInvalidFeedback, ruleDeterministic,
 	ruleReplyNotModified,
 	ruleRanIsExecuted, ruleNotStartedIsRefused, ruleEnvFailureIsEnvError, ruleFailureObserved, ruleTruncatedCount,

@@ -38,6 +38,8 @@ var funcs = template.FuncMap{
 	"pick":     pick,
 	"excerpt":  excerpt,
 	"histOf":   func(name string, c chart, d runstats.Dist, cost bool) histData { return histData{name, c, d, cost} },
+	"spendOf":  func(name string, s runstats.Spend) spendData { return spendData{name, s} },
+	"bound":    bound,
 	"add2":     func(a, b float64) float64 { return a + b + 4 },
 	"deref":    func(v *float64) float64 { return *v },
 	"first":    func(s string) string { f, _, _ := strings.Cut(s, " "); return f },
@@ -50,6 +52,25 @@ type histData struct {
 	Chart chart
 	Dist  runstats.Dist
 	Cost  bool
+}
+
+// spendData is what the spend template shows: a group's spend, named as
+// in polyloop stats --json.
+type spendData struct {
+	Name  string
+	Spend runstats.Spend
+}
+
+// bound is a sum as people read it: a lower bound marked "≥", a sum none
+// of which is known "unknown" — never the known part as the whole.
+func bound(s string, zero, unknown bool) string {
+	switch {
+	case !unknown:
+		return s
+	case zero:
+		return "unknown"
+	}
+	return "≥ " + s
 }
 
 // pick is a compare row's step of one side (of trajectory t), for the
@@ -118,13 +139,10 @@ func callCost(u polyloop.Usage) string {
 	return usd(*u.CostUSD)
 }
 
-// tokensText is a run's tokens, marked when a lower bound.
+// tokensText is a run's tokens: "≥ 120" when a lower bound, "unknown"
+// when none is known.
 func tokensText(t polyloop.Totals) string {
-	s := strconv.FormatInt(t.Tokens(), 10)
-	if t.TokensUnknown {
-		s += "+?"
-	}
-	return s
+	return bound(strconv.FormatInt(t.Tokens(), 10), t.Tokens() == 0, t.TokensUnknown)
 }
 
 func when(t time.Time) string {

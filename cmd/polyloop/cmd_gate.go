@@ -210,11 +210,16 @@ func deadline(g polyloop.PendingGate) string {
 // reportSuspended says what a suspended run waits for and how to go on.
 func (a *app) reportSuspended(res polyloop.RunResult) error {
 	printGates(a.stdout, res.RunID, res.Suspended)
+	agent := a.agentPath
+	if agent == "" {
+		agent = "AGENT.yaml"
+	}
+	resume := fmt.Sprintf("polyloop resume %s --agent %s%s", res.RunID, agent, a.storeFlag())
 	if len(res.Suspended.Approvals) > 0 {
-		fmt.Fprintf(a.stdout, "answer with: polyloop approve %s ACTION --allow|--deny; then polyloop resume %s\n", res.RunID, res.RunID)
+		fmt.Fprintf(a.stdout, "answer with: polyloop approve %s ACTION --allow|--deny; then %s\n", res.RunID, resume)
 	}
 	if len(res.Suspended.Deliveries) > 0 {
-		fmt.Fprintf(a.stdout, "answer with: polyloop deliver %s ACTION --status executed --observation TEXT; then polyloop resume %s\n", res.RunID, res.RunID)
+		fmt.Fprintf(a.stdout, "answer with: polyloop deliver %s ACTION --status executed --observation TEXT; then %s\n", res.RunID, resume)
 	}
 	return &exitErr{code: exitSuspended}
 }

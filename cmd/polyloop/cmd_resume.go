@@ -116,5 +116,6 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 		return a.runFailed(st, id, f.agent, err, in)
 	}
 	printPlan(a.stderr, *res.Plan)
+	a.agentPath = f.agent
 	return a.report(res, f.json)
 }

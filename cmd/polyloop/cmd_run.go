@@ -115,6 +115,7 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 	if err != nil {
 		return a.runFailed(st, id, agentPath, err, in)
 	}
+	a.agentPath = agentPath
 	return a.report(res, f.json)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/polyloop/polyloop"
 	"github.com/spf13/cobra"
@@ -73,6 +74,8 @@ func loadTrajectory(ctx context.Context, st store, id string) (*trajectory, erro
 type showWriter struct {
 	w     io.Writer
 	limit int
+	// shownAtGate are the actions settled at their gate, printed there.
+	shownAtGate map[string]bool
 }
 
 func (s *showWriter) cut(text string) string {
@@ -124,6 +127,9 @@ func (s *showWriter) step(st *stepView) {
 	for _, c := range st.ModelCalls {
 		s.call(c)
 	}
+	for _, g := range st.Gates {
+		s.gate(g)
+	}
 	for _, ac := range st.Actions {
 		fmt.Fprintf(s.w, "  action %s (attempt %d, %s): %s\n", ac.ActionID, ac.Attempt, ac.Replay, describeAction(&ac.Action, 200))
 		if ac.Action.IsCode() && strings.Contains(ac.Action.Code, "\n") {
@@ -135,7 +141,7 @@ func (s *showWriter) step(st *stepView) {
 		case ac.Unknown:
 			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without a step record\n")
 		case st.Completed == nil || ac.Settled != &st.Completed.SettledAction:
-			s.outcome(ac.Settled) // settled by an action_result
+			s.outcome(ac.Settled, "executor said:") // settled by an action_result
 		}
 	}
 	for _, r := range st.Receptions {
@@ -198,15 +204,14 @@ func (s *showWriter) call(c *callView) {
 	case c.Unknown:
 		fmt.Fprintf(s.w, ": outcome UNKNOWN (intent without a result)\n")
 	case c.Failure != nil:
-		fmt.Fprintf(s.w, ": FAILED\n")
+		fmt.Fprintf(s.w, ": FAILED")
+		if c.Usage != nil { // a reply received and refused: it was billed
+			fmt.Fprintf(s.w, ", %s (the reply received)", usageText(*c.Usage))
+		}
+		fmt.Fprintln(s.w)
 		s.block("diagnostic:", c.Failure.String())
 	default:
-		u := c.Reply.Usage
-		cost := "cost unknown"
-		if u.CostUSD != nil {
-			cost = fmt.Sprintf("$%.6f", *u.CostUSD)
-		}
-		fmt.Fprintf(s.w, ": %s, %d in / %d out tokens, %s\n", c.Reply.Model, u.InputTokens, u.OutputTokens, cost)
+		fmt.Fprintf(s.w, ": %s, %s\n", c.Reply.Model, usageText(c.Reply.Usage))
 		if c.Reply.Text != "" {
 			s.block("reply:", c.Reply.Text)
 		}
@@ -223,12 +228,67 @@ func (s *showWriter) completed(c *polyloop.StepCompleted) {
 	case polyloop.DecisionFinal:
 		s.block("final answer:", c.Answer)
 	case polyloop.DecisionAct:
-		s.outcome(&c.SettledAction)
+		if !s.shownAtGate[c.ResultID] { // a denied or delivered action's lines are its gate's
+			s.outcome(&c.SettledAction, "executor said:")
+		}
 	}
 }
 
-// outcome prints an action's settled outcome.
-func (s *showWriter) outcome(c *polyloop.SettledAction) {
+// gate prints an action's gate: what it waits for, or its answer, and the
+// settlement of an action settled there (denied, delivered).
+func (s *showWriter) gate(g *gateView) {
+	what := "approval"
+	if g.Kind == polyloop.KindDeliveryRequested {
+		what = "delivery"
+	}
+	fmt.Fprintf(s.w, "  %s of %s %s: ", what, g.Request.ActionID, describeAction(&g.Request.Action, 200))
+	switch {
+	case g.Decided != nil && g.Decided.Timeout:
+		fmt.Fprintf(s.w, "denied: the deadline passed (resumed at %s)\n", g.Decided.Clock.UTC().Format(time.RFC3339))
+	case g.Decided != nil:
+		verdict := "denied"
+		if g.Decided.Allow {
+			verdict = "allowed"
+		}
+		fmt.Fprintf(s.w, "%s by %s%s\n", verdict, g.Decided.By, noteText(g.Decided.Note))
+	case g.Delivered != nil && g.Delivered.Timeout:
+		fmt.Fprintf(s.w, "not delivered: the deadline passed (resumed at %s)\n", g.Delivered.Clock.UTC().Format(time.RFC3339))
+	case g.Delivered != nil:
+		fmt.Fprintf(s.w, "delivered by %s (%s)\n", g.Delivered.By, g.Delivered.Outcome.Status)
+	default:
+		fmt.Fprintf(s.w, "waiting%s\n", deadlineText(g.Request.Deadline))
+	}
+	if g.Settled == nil {
+		return
+	}
+	label := "executor said:"
+	if g.Decided != nil {
+		label = "note (not shown to the model):"
+	}
+	s.outcome(g.Settled, label)
+	if s.shownAtGate == nil {
+		s.shownAtGate = map[string]bool{}
+	}
+	s.shownAtGate[g.Request.ActionID] = true
+}
+
+func noteText(note string) string {
+	if note == "" {
+		return ""
+	}
+	return " — " + note
+}
+
+func deadlineText(d *time.Time) string {
+	if d == nil {
+		return ""
+	}
+	return " (deadline " + d.UTC().Format(time.RFC3339) + ")"
+}
+
+// outcome prints an action's settled outcome; audit labels its audit text
+// (the executor's own text, or the note of a denial).
+func (s *showWriter) outcome(c *polyloop.SettledAction, audit string) {
 	var marks []string
 	if c.Synthetic {
 		marks = append(marks, "synthetic")
@@ -249,7 +309,7 @@ func (s *showWriter) outcome(c *polyloop.SettledAction) {
 	fmt.Fprintf(s.w, "      → %s\n", label)
 	s.block("observation:", c.Observation)
 	if c.Audit != "" {
-		s.block("executor said:", c.Audit)
+		s.block(audit, c.Audit)
 	}
 }
 
@@ -271,9 +331,23 @@ func (s *showWriter) end(t *trajectory) {
 	default:
 		fmt.Fprintf(s.w, "UNFINISHED and not resumable: %s\n", t.PlanError)
 	}
-	fmt.Fprintf(s.w, "totals: %d steps, %d model calls, %d actions, %d tokens, %s", tt.Steps, tt.ModelCalls, tt.Actions, tt.Tokens(), cost)
+	fmt.Fprintf(s.w, "totals: %d steps, %d model calls, %d actions, %s, %s", tt.Steps, tt.ModelCalls, tt.Actions, tokens(tt.Tokens(), tt.TokensUnknown), cost)
 	if tt.UnknownModelCalls+tt.UnknownActions > 0 {
 		fmt.Fprintf(s.w, ", unknown outcome: %d model calls, %d actions", tt.UnknownModelCalls, tt.UnknownActions)
 	}
 	fmt.Fprintln(s.w)
+}
+
+// usageText is one call's usage: "10 in / 5 out tokens, $0.000120", or
+// "usage unknown" for a call that reported none (the totals count it as
+// unknown).
+func usageText(u polyloop.Usage) string {
+	if u.InputTokens == 0 && u.OutputTokens == 0 && u.CachedTokens == 0 {
+		return "usage unknown"
+	}
+	cost := "cost unknown"
+	if u.CostUSD != nil {
+		cost = fmt.Sprintf("$%.6f", *u.CostUSD)
+	}
+	return fmt.Sprintf("%d in / %d out tokens, %s", u.InputTokens, u.OutputTokens, cost)
 }

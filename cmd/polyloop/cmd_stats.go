@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/spf13/cobra"
 )
 
@@ -20,16 +21,22 @@ func newStatsCmd(a *app) *cobra.Command {
 	var f statsFlags
 	c := &cobra.Command{
 		Use:   "stats",
-		Short: "Statistics over runs: stop reasons, steps/tokens/cost percentiles, unfinished runs",
+		Short: "Statistics over runs: stop reasons, steps/tokens/cost sums and percentiles, spend, unfinished runs",
 		Long: `Statistics over the selected runs, optionally grouped by agent or snapshot hash:
-the stop-reason distribution and the steps, tokens and cost percentiles (p50,
-p90, max; nearest rank) over finished runs; the number of runs whose cost is
-partly unknown, which the cost percentiles leave out ("unknown" when no run's
-cost is known); model calls and actions of unknown outcome (intents without
-results); and the unfinished runs, counted and listed by id — never dropped.
+the stop-reason distribution; the steps, tokens and cost of the finished runs,
+each as n, sum and percentiles (p50, p90, max; nearest rank); the number of
+runs whose tokens or cost are partly unknown, which those distributions leave
+out; what all the runs spent, finished or not, and the unfinished runs' part
+of it; model calls and actions of unknown outcome (intents without results);
+and the unfinished runs, counted and listed by id — never dropped.
+
+A spend that is partly unknown (a model call of unknown outcome, a reply
+without usage or without a price) is a lower bound: text shows it as
+"≥ $0.12" or "≥ 1200 tokens", never as the spend; --json and --csv give the
+known part with tokens_unknown / cost_unknown set.
 
 Text and --csv print numbers to 6 significant digits; --json gives them at
-full float64 precision. A percentile without values is "unknown" in text, an
+full float64 precision. A statistic without values is "unknown" in text, an
 empty cell in CSV and null in JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -97,13 +104,21 @@ func writeStatsText(a *app, g *groupStats, by string) {
 	}
 	if g.Finished > 0 {
 		fmt.Fprintf(w, "  steps   %s\n", distText(g.Steps, count))
-		fmt.Fprintf(w, "  tokens  %s\n", distText(g.Tokens, count))
-		fmt.Fprintf(w, "  cost    %s", distText(g.CostUSD, func(v *float64) string { return "$" + usd(v) }))
+		fmt.Fprintf(w, "  tokens  %s", distText(g.Tokens, count))
+		if g.TokensUnknownRuns > 0 {
+			fmt.Fprintf(w, "  (%d runs with unknown tokens, left out)", g.TokensUnknownRuns)
+		}
+		fmt.Fprintf(w, "\n  cost    %s", distText(g.CostUSD, dollars))
 		if g.CostUnknownRuns > 0 {
 			fmt.Fprintf(w, "  (%d runs with unknown cost, left out)", g.CostUnknownRuns)
 		}
 		fmt.Fprintln(w)
 	}
+	fmt.Fprintf(w, "  spent   %s", spendText(g.Spend))
+	if g.Unfinished > 0 {
+		fmt.Fprintf(w, "; unfinished runs so far: %s", spendText(g.UnfinishedSpend))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  unknown outcome: %d model calls, %d actions\n", g.UnknownModelCalls, g.UnknownActions)
 	if g.Unfinished > 0 {
 		fmt.Fprintf(w, "  unfinished: %s\n", strings.Join(g.UnfinishedRuns, " "))
@@ -115,7 +130,23 @@ func distText(d dist, format func(*float64) string) string {
 	if d.N == 0 {
 		return "unknown"
 	}
-	return fmt.Sprintf("p50 %s  p90 %s  max %s", format(d.P50), format(d.P90), format(d.Max))
+	return fmt.Sprintf("n %d  sum %s  p50 %s  p90 %s  max %s", d.N, format(d.Sum), format(d.P50), format(d.P90), format(d.Max))
+}
+
+// dollars is a cost statistic, "$0.12".
+func dollars(v *float64) string { return "$" + usd(v) }
+
+// spendText is what runs spent: "1200 tokens, $0.12", with a lower bound
+// marked "≥" and a sum none of which is known "unknown".
+func spendText(s runstats.Spend) string {
+	cost := "cost unknown"
+	if !s.CostUnknown || s.CostUSD != 0 {
+		cost = "$" + usd(&s.CostUSD)
+		if s.CostUnknown {
+			cost = "≥ " + cost
+		}
+	}
+	return tokens(s.Tokens, s.TokensUnknown) + ", " + cost
 }
 
 // count is a statistic of counts (steps, tokens), or "" when unknown.
@@ -142,9 +173,13 @@ func writeStatsCSV(a *app, groups []*groupStats) error {
 		head = append(head, string(r))
 	}
 	for _, m := range []string{"steps", "tokens", "cost_usd"} {
-		head = append(head, m+"_p50", m+"_p90", m+"_max")
+		head = append(head, m+"_n", m+"_sum", m+"_p50", m+"_p90", m+"_max")
 	}
-	head = append(head, "cost_unknown_runs", "unknown_model_calls", "unknown_actions", "unfinished_runs")
+	head = append(head, "tokens_unknown_runs", "cost_unknown_runs", "unknown_model_calls", "unknown_actions")
+	for _, s := range []string{"spend", "unfinished_spend"} {
+		head = append(head, s+"_runs", s+"_tokens", s+"_tokens_unknown", s+"_cost_usd", s+"_cost_unknown")
+	}
+	head = append(head, "unfinished_runs")
 	if err := w.Write(head); err != nil {
 		return err
 	}
@@ -154,11 +189,17 @@ func writeStatsCSV(a *app, groups []*groupStats) error {
 			row = append(row, strconv.Itoa(g.StopReasons[r]))
 		}
 		for _, d := range []dist{g.Steps, g.Tokens} {
-			row = append(row, count(d.P50), count(d.P90), count(d.Max))
+			row = append(row, strconv.Itoa(d.N), count(d.Sum), count(d.P50), count(d.P90), count(d.Max))
 		}
-		row = append(row, usd(g.CostUSD.P50), usd(g.CostUSD.P90), usd(g.CostUSD.Max))
-		row = append(row, strconv.Itoa(g.CostUnknownRuns), strconv.Itoa(g.UnknownModelCalls), strconv.Itoa(g.UnknownActions),
-			strings.Join(g.UnfinishedRuns, " "))
+		c := g.CostUSD
+		row = append(row, strconv.Itoa(c.N), usd(c.Sum), usd(c.P50), usd(c.P90), usd(c.Max))
+		row = append(row, strconv.Itoa(g.TokensUnknownRuns), strconv.Itoa(g.CostUnknownRuns), strconv.Itoa(g.UnknownModelCalls),
+			strconv.Itoa(g.UnknownActions))
+		for _, s := range []runstats.Spend{g.Spend, g.UnfinishedSpend} {
+			row = append(row, strconv.Itoa(s.Runs), strconv.FormatInt(s.Tokens, 10), strconv.FormatBool(s.TokensUnknown),
+				usd(&s.CostUSD), strconv.FormatBool(s.CostUnknown))
+		}
+		row = append(row, strings.Join(g.UnfinishedRuns, " "))
 		if err := w.Write(row); err != nil {
 			return err
 		}

@@ -33,8 +33,9 @@ type progress struct {
 	since  string
 	tokens int64
 	cost   float64
-	// costUnknown is set once a reply had usage without a known cost.
-	costUnknown bool
+	// costUnknown is set once a reply had usage without a known cost;
+	// tokensUnknown once a reply reported no usage at all.
+	costUnknown, tokensUnknown bool
 }
 
 func newProgress(w io.Writer) *progress {
@@ -158,16 +159,29 @@ func (p *progress) line(ev polyloop.Event) string {
 
 func (p *progress) modelLine(ev polyloop.Event) string {
 	if ev.Failure != nil {
-		return p.paint(ansiRed, "model call failed: "+ev.Failure.Message)
+		line := p.paint(ansiRed, "model call failed: "+ev.Failure.Message)
+		if ev.Usage == nil { // an error status: not billed
+			return line
+		}
+		n, cost := p.count(*ev.Usage)
+		return line + fmt.Sprintf(" (%s, %s; %s %s, %s)", n, cost, p.since, tokens(p.tokens, p.tokensUnknown), costProgress.cost(p.cost, p.costUnknown))
 	}
-	u := ev.Reply.Usage
+	n, _ := p.count(ev.Reply.Usage)
+	return fmt.Sprintf("model  %s (%s %s, %s)", n, p.since, tokens(p.tokens, p.tokensUnknown), costProgress.cost(p.cost, p.costUnknown))
+}
+
+// count adds a call's usage to the sums so far, as the run's totals do,
+// and says its tokens and cost.
+func (p *progress) count(u polyloop.Usage) (n, cost string) {
+	known := u.InputTokens != 0 || u.OutputTokens != 0 || u.CachedTokens != 0
 	p.tokens += u.Tokens()
-	if u.CostUSD != nil {
-		p.cost += *u.CostUSD
-	} else {
-		p.costUnknown = true // as in the run's totals: no cost is an unknown cost, never $0
+	p.tokensUnknown = p.tokensUnknown || !known
+	if u.CostUSD == nil || !known {
+		p.costUnknown = true // no cost is an unknown cost, never $0
+		return tokens(u.Tokens(), !known), costProgress.unknown
 	}
-	return fmt.Sprintf("model  %d tokens (%s %d tokens, %s)", u.Tokens(), p.since, p.tokens, costProgress.cost(p.cost, p.costUnknown))
+	p.cost += *u.CostUSD
+	return tokens(u.Tokens(), false), costProgress.cost(*u.CostUSD, false)
 }
 
 func (p *progress) outcomeLine(ev polyloop.Event) string {
@@ -206,7 +220,7 @@ func (p *progress) finishLine(ev polyloop.Event) string {
 	}
 	cost := costProgress.cost(t.CostUSD, t.CostUnknown)
 	return p.paint(color, fmt.Sprintf("finished: %s", ev.StopReason)) +
-		fmt.Sprintf(" — %d steps, %d tokens, %s", t.Steps, t.Tokens(), cost)
+		fmt.Sprintf(" — %d steps, %s, %s", t.Steps, tokens(t.Tokens(), t.TokensUnknown), cost)
 }
 
 // describeAction is an action on one line: the tool and its arguments, or

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/diag"
 )
 
 func progressEvents() []polyloop.Event {
@@ -63,18 +64,22 @@ func TestProgressNeverPrintsAnUnknownCostAsZero(t *testing.T) {
 	p := newProgress(&buf)
 	for _, ev := range []polyloop.Event{
 		{Kind: polyloop.EventModelCallFinished, Step: 1, Reply: &polyloop.ModelReply{}},
-		{Kind: polyloop.EventRunFinished, StopReason: polyloop.StopCompleted, Totals: &polyloop.Totals{Steps: 1, CostUnknown: true}},
+		{Kind: polyloop.EventRunFinished, StopReason: polyloop.StopCompleted, Totals: &polyloop.Totals{Steps: 1, TokensUnknown: true, CostUnknown: true}},
 		{Kind: polyloop.EventModelCallFinished, Step: 2, Reply: &polyloop.ModelReply{Usage: polyloop.Usage{InputTokens: 3, CostUSD: &cost}}},
-		{Kind: polyloop.EventRunFinished, StopReason: polyloop.StopCompleted, Totals: &polyloop.Totals{Steps: 2, InputTokens: 3, CostUSD: 0.25, CostUnknown: true}},
+		{Kind: polyloop.EventRunFinished, StopReason: polyloop.StopCompleted, Totals: &polyloop.Totals{Steps: 2, InputTokens: 3, CostUSD: 0.25, TokensUnknown: true, CostUnknown: true}},
+		{Kind: polyloop.EventModelCallFinished, Step: 3, Failure: &diag.Diagnostic{Message: "no choices"}, Usage: &polyloop.Usage{InputTokens: 5, OutputTokens: 2, CostUSD: &cost}},
+		{Kind: polyloop.EventRunFinished, StopReason: polyloop.StopLLMError, Totals: &polyloop.Totals{Steps: 2, InputTokens: 8, OutputTokens: 2, CostUSD: 0.5}},
 	} {
 		if err := p.Emit(context.Background(), ev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := `step 1   model  0 tokens (so far 0 tokens, cost unknown)
-finished: completed — 1 steps, 0 tokens, cost unknown
-step 2   model  3 tokens (so far 3 tokens, $0.2500 + unknown)
-finished: completed — 2 steps, 3 tokens, $0.2500 + unknown
+	want := `step 1   model  tokens unknown (so far tokens unknown, cost unknown)
+finished: completed — 1 steps, tokens unknown, cost unknown
+step 2   model  3 tokens (so far ≥ 3 tokens, ≥ $0.2500)
+finished: completed — 2 steps, ≥ 3 tokens, ≥ $0.2500
+step 3   model call failed: no choices (7 tokens, $0.2500; so far ≥ 10 tokens, ≥ $0.5000)
+finished: llm_error — 2 steps, 10 tokens, $0.5000
 `
 	if buf.String() != want {
 		t.Errorf("progress:\n%s\nwant:\n%s", buf.String(), want)
@@ -110,10 +115,11 @@ func TestCostStyles(t *testing.T) {
 	}{
 		{costShort, 0.00125, false, "$0.0013"},
 		{costShort, 0, false, "$0.0000"},
-		{costShort, 0.00125, true, "$0.0013+?"},
+		{costShort, 0.00125, true, "≥ $0.0013"},
 		{costShort, 0, true, "unknown"},
 		{costLong, 0.000484, false, "$0.000484"},
-		{costLong, 0.000484, true, "$0.000484 (some cost unknown)"},
+		{costLong, 0.000484, true, "≥ $0.000484 (some cost unknown)"},
+		{costProgress, 0.25, true, "≥ $0.2500"},
 		{costLong, 0, true, "cost unknown"},
 	} {
 		if got := tt.style.cost(tt.usd, tt.unknown); got != tt.want {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/runstats"
 )
 
 func TestComputeStatsKeepsUnfinishedRuns(t *testing.T) {
@@ -31,7 +32,7 @@ func TestComputeStatsKeepsUnfinishedRuns(t *testing.T) {
 		t.Errorf("stop reasons: %v", g.StopReasons)
 	}
 	// The unfinished run's 9 steps are not in the distribution of finished runs.
-	if got := distText(g.Steps, count); g.Steps.N != 3 || got != "p50 2  p90 4  max 4" {
+	if got := distText(g.Steps, count); g.Steps.N != 3 || got != "n 3  sum 7  p50 2  p90 4  max 4" {
 		t.Errorf("steps: n=%d %s", g.Steps.N, got)
 	}
 	if g.UnknownActions != 1 || g.UnknownModelCalls != 2 {
@@ -61,7 +62,7 @@ func TestCostPercentilesLeaveOutUnknownCost(t *testing.T) {
 		run("e", "local", 0, true),
 	}, "agent")
 	priced, local := groups[0], groups[1]
-	if got := distText(priced.CostUSD, usd); priced.CostUSD.N != 2 || got != "p50 0.5  p90 0.7  max 0.7" {
+	if got := distText(priced.CostUSD, usd); priced.CostUSD.N != 2 || got != "n 2  sum 1.2  p50 0.5  p90 0.7  max 0.7" {
 		t.Errorf("priced cost: n=%d %s, want the two known costs only", priced.CostUSD.N, got)
 	}
 	if priced.CostUnknownRuns != 2 || local.CostUnknownRuns != 1 {
@@ -74,7 +75,7 @@ func TestCostPercentilesLeaveOutUnknownCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(b) != `{"n":0,"p50":null,"p90":null,"max":null}` {
+	if string(b) != `{"n":0,"sum":null,"p50":null,"p90":null,"max":null}` {
 		t.Errorf("unknown cost in JSON: %s", b)
 	}
 }
@@ -91,5 +92,25 @@ func TestNumbersPrintedWithoutFloatNoise(t *testing.T) {
 	}
 	if usd(nil) != "" || count(nil) != "" {
 		t.Error("an unknown statistic prints as something")
+	}
+}
+
+// TestSpendTextIsALowerBound: a spend partly unknown reads "≥", one none of
+// which is known "unknown", never as the spend.
+func TestSpendTextIsALowerBound(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		s    runstats.Spend
+		want string
+	}{
+		{runstats.Spend{Tokens: 1200, CostUSD: 0.12}, "1200 tokens, $0.12"},
+		{runstats.Spend{Tokens: 1200, TokensUnknown: true, CostUSD: 0.12, CostUnknown: true}, "≥ 1200 tokens, ≥ $0.12"},
+		{runstats.Spend{Tokens: 1200, CostUnknown: true}, "1200 tokens, cost unknown"},
+		{runstats.Spend{TokensUnknown: true, CostUnknown: true}, "tokens unknown, cost unknown"},
+		{runstats.Spend{}, "0 tokens, $0"},
+	} {
+		if got := spendText(tt.s); got != tt.want {
+			t.Errorf("spendText(%+v) = %q, want %q", tt.s, got, tt.want)
+		}
 	}
 }

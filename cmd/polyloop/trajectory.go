@@ -11,6 +11,7 @@ type (
 	trajectory = traj.Trajectory
 	stepView   = traj.Step
 	callView   = traj.Call
+	gateView   = traj.Gate
 	// maintenanceView is a step's maintenance.
 	maintenanceView = traj.Maintenance
 )

@@ -88,7 +88,7 @@ func TestViewNumbersEqualStats(t *testing.T) {
 }
 
 func sameNumber(a, b string) bool {
-	if a == "null" || b == "null" {
+	if a == "null" || b == "null" || a == "true" || a == "false" {
 		return a == b
 	}
 	x, err1 := strconv.ParseFloat(a, 64)
@@ -107,8 +107,15 @@ func statsNumbers(t *testing.T, data []byte) map[string]string {
 	for _, g := range groups {
 		var name string
 		_ = json.Unmarshal(g["group"], &name)
-		for _, k := range []string{"runs", "finished", "unfinished", "cost_unknown_runs", "unknown_model_calls", "unknown_actions"} {
+		for _, k := range []string{"runs", "finished", "unfinished", "tokens_unknown_runs", "cost_unknown_runs", "unknown_model_calls", "unknown_actions"} {
 			out[name+"/"+k] = string(g[k])
+		}
+		for _, sp := range []string{"spend", "unfinished_spend"} {
+			var spend map[string]json.RawMessage
+			_ = json.Unmarshal(g[sp], &spend)
+			for k, v := range spend {
+				out[name+"/"+sp+"."+k] = string(v)
+			}
 		}
 		var reasons map[string]json.RawMessage
 		_ = json.Unmarshal(g["stop_reasons"], &reasons)

@@ -91,7 +91,8 @@ func (c *Caller[P]) exchange(ctx context.Context, attempt int, deltas func(polyl
 }
 
 // attempt makes one request, bounded by the attempt timeout. A reply beyond
-// the log's limits (CheckReply) is a *ResponseError.
+// the log's limits (CheckReply) is a *ResponseError carrying the reply's
+// usage.
 func (c *Caller[P]) attempt(ctx context.Context, x *Exchange, send Send) (polyloop.ModelReply, error) {
 	actx := ctx
 	if c.Timeout > 0 {
@@ -104,7 +105,8 @@ func (c *Caller[P]) attempt(ctx context.Context, x *Exchange, send Send) (polylo
 		return reply, err
 	}
 	if err := CheckReply(reply); err != nil {
-		return polyloop.ModelReply{}, &ResponseError[P]{StatusCode: x.Status(), RequestID: x.RequestID(), Err: err}
+		u := reply.Usage
+		return polyloop.ModelReply{}, &ResponseError[P]{StatusCode: x.Status(), RequestID: x.RequestID(), Usage: &u, Err: err}
 	}
 	return reply, nil
 }

@@ -136,11 +136,30 @@ func (e *ConnectionError[P]) retryWait() (time.Duration, bool) { return 0, true 
 // status whose body is not what the API answers (malformed JSON, a body
 // without the reply, too large), or whose reply is beyond the log's limits
 // (CheckReply; Err then wraps polyloop.ErrJSONLimit). It is not retried.
+//
+// The server answered with a success status, so the call may have been
+// billed: ResponseError is a polyloop.UsageCarrier, and the library keeps
+// its usage on the failed call's result and counts it in the run's totals.
 type ResponseError[P Package] struct {
 	StatusCode int
 	RequestID  string
 	Attempts   int
-	Err        error
+	// Usage is what the response reports the call consumed, with its cost
+	// when a price is known: set when the body could be read (a reply
+	// refused for what it holds), nil when it could not.
+	Usage *polyloop.Usage
+	Err   error
+}
+
+// CallUsage implements polyloop.UsageCarrier: Usage, or, when the body
+// could not be read, a Usage with no tokens — which the totals read as
+// tokens and cost unknown (a call answered and perhaps billed), never as a
+// free call.
+func (e *ResponseError[P]) CallUsage() polyloop.Usage {
+	if e.Usage == nil {
+		return polyloop.Usage{}
+	}
+	return *e.Usage
 }
 
 func (e *ResponseError[P]) Error() string {

@@ -3,6 +3,7 @@ package provider
 import (
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ type Settings struct {
 	MaxBackoff           time.Duration
 	MaxRetryAfter        time.Duration
 	Prices               *pricing.Table
+
+	// shipped: Prices is the client's shipped table (or a copy of it).
+	shipped bool
 }
 
 // Defaults are a client's own default settings.
@@ -67,21 +71,44 @@ func (s *Settings) Defaults(d Defaults) error {
 	if s.MaxRetryAfter <= 0 {
 		s.MaxRetryAfter = DefaultMaxRetryAfter
 	}
+	shipped, err := d.Prices()
+	if err != nil {
+		return err
+	}
 	if s.Prices == nil {
-		if !sameHost(s.BaseURL, d.BaseURL) {
+		if !SameHost(s.BaseURL, d.BaseURL) {
 			return nil // not the provider's API: every cost unknown
 		}
-		p, err := d.Prices()
-		if err != nil {
-			return err
-		}
-		s.Prices = p
+		s.Prices = shipped
 	}
+	s.shipped = s.Prices == shipped || (s.Prices.Version == shipped.Version && reflect.DeepEqual(s.Prices.Models, shipped.Models))
 	return s.Prices.Validate()
 }
 
-// sameHost reports whether two URLs name the same host.
-func sameHost(a, b string) bool {
+// KnowsCost reports whether the price table prices the model a request
+// naming requested is made with (requested, else Settings.Model): the
+// client then knows the cost of its calls (polyloop.CostReporter). A call
+// whose prompt exceeds a long-prompt threshold the table gives no tariff
+// for still has an unknown cost.
+func (s *Settings) KnowsCost(requested string) bool {
+	_, ok := s.Prices.Lookup(s.ChooseModel(requested))
+	return ok
+}
+
+// DescribedPrices are the prices Describe records: none for the shipped
+// table (its version names it) or without a table; every model of a table
+// of the caller's own, so that the snapshot holds the prices a run's costs
+// and cost budget are computed with.
+func (s *Settings) DescribedPrices() map[string]pricing.Price {
+	if s.Prices == nil || s.shipped {
+		return nil
+	}
+	return s.Prices.Models
+}
+
+// SameHost reports whether two URLs name the same host: the shipped
+// prices apply only to a base URL on the provider's own host.
+func SameHost(a, b string) bool {
 	ua, errA := url.Parse(a)
 	ub, errB := url.Parse(b)
 	return errA == nil && errB == nil && ua.Hostname() != "" && strings.EqualFold(ua.Hostname(), ub.Hostname())

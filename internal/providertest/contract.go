@@ -25,7 +25,7 @@ var standardFailures = map[string]Response{
 // ways (error statuses from error_400.json, error_401.json, error_429.json,
 // error_500.json and error_502.html; malformed.json), the client's own
 // (failing, named as the kit reports them), a body cut short and a refused
-// connection. It must not run in parallel: the kit's leak checks count the
+// connection; and h.Refused's replies, refused with their usage. It must not run in parallel: the kit's leak checks count the
 // process's goroutines.
 func TestContract[P provider.Package](t *testing.T, h Harness[P], failing map[string]Response) {
 	modes := map[string]func(t testing.TB) polyloop.ModelClient{
@@ -38,10 +38,16 @@ func TestContract[P provider.Package](t *testing.T, h Harness[P], failing map[st
 	for name, resp := range failing {
 		modes[name] = h.serving(resp)
 	}
+	refusing := map[string]polylooptest.RefusedReply{}
+	for name, rc := range h.Refused {
+		refusing[name] = polylooptest.RefusedReply{New: h.serving(rc.Response),
+			Usage: polyloop.Usage{InputTokens: rc.InputTokens, OutputTokens: rc.OutputTokens}}
+	}
 	polylooptest.TestModelClient(t, polylooptest.ModelClientHarness{
 		New:        h.serving(h.OK),
 		Failing:    modes,
 		NewHanging: h.serving(Response{Stall: true}),
+		Refusing:   refusing,
 	})
 }
 

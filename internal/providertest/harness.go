@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/pricing"
 	"github.com/polyloop/polyloop/internal/provider"
 )
 
@@ -31,6 +32,9 @@ type Options struct {
 	Model      string
 	Timeout    time.Duration
 	HTTPClient *http.Client
+	// Prices is the price table (NewDefault: nil is the package's
+	// default).
+	Prices *pricing.Table
 }
 
 // Harness describes a client to the shared tests. P is the type the client
@@ -76,6 +80,10 @@ type Harness[P provider.Package] struct {
 	Unreadable map[string]error
 	// Replies are success responses and the replies they must give.
 	Replies []ReplyCase
+	// Refused are success responses the client receives and refuses, with
+	// the tokens their bodies report (CheckRefusedKeepUsage, and the
+	// contract kit's RefusedKeepsUsage).
+	Refused map[string]RefusedCase
 	// Failing are the responses besides the standard ones (see
 	// TestContract) that fail a call, named for the contract kit
 	// ("http_529").

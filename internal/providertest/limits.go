@@ -1,7 +1,6 @@
 package providertest
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -10,8 +9,6 @@ import (
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/diag"
 	"github.com/polyloop/polyloop/internal/provider"
-	"github.com/polyloop/polyloop/memstore"
-	"github.com/polyloop/polyloop/toolcallparser"
 )
 
 // Nested is n arrays, one inside the other: JSON nested n levels deep.
@@ -58,23 +55,10 @@ func CheckReplyLimits[P provider.Package](t *testing.T, h Harness[P]) {
 
 // runWithArgs runs a one-tool agent whose model answers a call of f with
 // args, then "done"; it returns the result and the log read back from the
-// store.
+// store, which must plan.
 func (h *Harness[P]) runWithArgs(t *testing.T, args string) (polyloop.RunResult, polyloop.RunLog) {
 	t.Helper()
-	srv := h.Serve(t, Response{Status: 200, Body: h.ToolCallBody(args)}, h.OK)
-	store := memstore.New()
-	r := &polyloop.Runner{Model: h.Client(t, srv.URL()), Parser: toolcallparser.New(toolcallparser.Options{}),
-		Executor: WeatherExec{Tool: "f"}, Store: store}
-	agent := polyloop.Agent{Name: "limits", Tools: []polyloop.ToolSpec{{Name: "f", Replay: polyloop.ReplaySafe}},
-		Limits: polyloop.Limits{MaxSteps: 3}, Model: polyloop.ModelParams{Model: h.Model}}
-	res, err := r.Run(context.Background(), "limits", agent, polyloop.Task{Input: "go"})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	l, err := store.ReadLog(context.Background(), "limits")
-	if err != nil {
-		t.Fatalf("the log does not read back: %v", err)
-	}
+	res, l := h.runOnce(t, Response{Status: 200, Body: h.ToolCallBody(args)})
 	if _, err := polyloop.PlanResume(l); err != nil {
 		t.Fatalf("the log does not plan: %v", err)
 	}

@@ -13,9 +13,9 @@ import (
 // environment variable, and the contract kit's leak checks count the
 // process's goroutines; those run first, the others then in parallel.
 func Run[P provider.Package](t *testing.T, h Harness[P]) {
-	if h.New == nil || h.NewDefault == nil || h.PriceTable == "" || len(h.APIErrors) == 0 || len(h.Replies) == 0 || len(h.Unreadable) == 0 || len(h.Failing) == 0 ||
+	if h.New == nil || h.NewDefault == nil || h.PriceTable == "" || len(h.APIErrors) == 0 || len(h.Replies) == 0 || len(h.Unreadable) == 0 || len(h.Failing) == 0 || len(h.Refused) == 0 ||
 		len(h.RejectedFields) == 0 || len(h.RateLimitedFields) == 0 || len(h.EndToEnd.Script) == 0 || h.ToolCallBody == nil || h.DeepestDecoded == 0 {
-		t.Fatal("providertest: the Harness lacks New, API errors, replies, unreadable responses, failure modes, expected fields, an end-to-end run or tool-call bodies")
+		t.Fatal("providertest: the Harness lacks New, API errors, replies, unreadable responses, failure modes, refused replies, expected fields, an end-to-end run or tool-call bodies")
 	}
 	if h.OK.SSE == "" || len(h.Stream.Fields) == 0 || h.Stream.Other == "" || h.Stream.RateLimited == "" || h.Stream.ServerError == "" ||
 		h.Stream.Incomplete == "" || h.Stream.Malformed == "" || h.Stream.CutAfter <= 0 || h.Stream.FirstDelta <= 0 {
@@ -42,6 +42,8 @@ func Run[P provider.Package](t *testing.T, h Harness[P]) {
 		"StreamFailures":     func(t *testing.T) { CheckStreamFailures(t, h) },
 		"StreamEvents":       func(t *testing.T) { TestStreamEvents(t, h) },
 		"StreamWrites":       func(t *testing.T) { CheckStreamingWritesNothingMore(t, h) },
+		"RefusedKeepUsage":   func(t *testing.T) { CheckRefusedKeepUsage(t, h, h.Refused, "malformed.json") },
+		"CostKnown":          func(t *testing.T) { CheckCostKnown(t, h) },
 	}
 	for name, test := range parallel {
 		t.Run(name, func(t *testing.T) {

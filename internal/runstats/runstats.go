@@ -1,6 +1,7 @@
 // Package runstats computes the statistics of a set of runs from their
-// summaries: the stop-reason distribution, steps/tokens/cost percentiles,
-// executions of unknown outcome and the unfinished runs. `polyloop stats`
+// summaries: the stop-reason distribution, steps/tokens/cost sums and
+// percentiles, what the runs spent (unfinished ones included), executions
+// of unknown outcome and the unfinished runs. `polyloop stats`
 // prints them and `polyloop view` draws them; both call Compute, so the
 // numbers are the same.
 package runstats
@@ -19,7 +20,13 @@ var StopReasons = []polyloop.StopReason{
 }
 
 // Group holds the statistics of one group of runs. Distributions are over
-// finished runs; unfinished runs are counted and listed, never dropped.
+// finished runs; unfinished runs are counted and listed, never dropped, and
+// what they spent is in Spend and UnfinishedSpend.
+//
+// A run whose tokens or cost are partly unknown (Totals.TokensUnknown,
+// CostUnknown) is left out of that distribution, since its known part would
+// read as its value; it is counted (TokensUnknownRuns, CostUnknownRuns), and
+// its known part is in Spend, marked as a lower bound.
 type Group struct {
 	Group      string `json:"group"`
 	Runs       int    `json:"runs"`
@@ -29,7 +36,11 @@ type Group struct {
 	// included).
 	StopReasons map[polyloop.StopReason]int `json:"stop_reasons"`
 	Steps       Dist                        `json:"steps"`
-	Tokens      Dist                        `json:"tokens"`
+	// Tokens is over the finished runs whose tokens are known.
+	Tokens Dist `json:"tokens"`
+	// TokensUnknownRuns counts the finished runs with part of their tokens
+	// unknown, the ones Tokens leaves out.
+	TokensUnknownRuns int `json:"tokens_unknown_runs"`
 	// CostUSD is over the finished runs whose cost is known: a run with
 	// part of its cost unknown is left out, since its known part would
 	// read as its cost.
@@ -39,9 +50,14 @@ type Group struct {
 	CostUnknownRuns int `json:"cost_unknown_runs"`
 	// UnknownModelCalls and UnknownActions sum the executions of unknown
 	// outcome over all the group's runs, unfinished ones included.
-	UnknownModelCalls int      `json:"unknown_model_calls"`
-	UnknownActions    int      `json:"unknown_actions"`
-	UnfinishedRuns    []string `json:"unfinished_runs"`
+	UnknownModelCalls int `json:"unknown_model_calls"`
+	UnknownActions    int `json:"unknown_actions"`
+	// Spend is what all the group's runs spent, finished or not, known or
+	// partly unknown; UnfinishedSpend is the part the unfinished runs spent
+	// so far.
+	Spend           Spend    `json:"spend"`
+	UnfinishedSpend Spend    `json:"unfinished_spend"`
+	UnfinishedRuns  []string `json:"unfinished_runs"`
 	// Samples are the values the distributions summarize, sorted (for
 	// histograms).
 	Samples Samples `json:"-"`
@@ -52,10 +68,34 @@ type Samples struct {
 	Steps, Tokens, CostUSD []float64
 }
 
-// Dist is a distribution summary: nearest-rank percentiles. Over no values
-// the percentiles are nil (null in JSON): unknown, never zero.
+// Spend is what a set of runs consumed: the sums of their known tokens and
+// known costs. TokensUnknown and CostUnknown say that a sum is a lower
+// bound, not the total: some run's tokens or cost are not all known (a
+// model call of unknown outcome, a reply without usage or without a
+// price). A sum that is a lower bound reads "at least", never as the
+// spend.
+type Spend struct {
+	Runs          int     `json:"runs"`
+	Tokens        int64   `json:"tokens"`
+	TokensUnknown bool    `json:"tokens_unknown"`
+	CostUSD       float64 `json:"cost_usd"`
+	CostUnknown   bool    `json:"cost_unknown"`
+}
+
+func (s *Spend) add(t *polyloop.Totals) {
+	s.Runs++
+	s.Tokens += t.Tokens()
+	s.TokensUnknown = s.TokensUnknown || t.TokensUnknown
+	s.CostUSD += t.CostUSD
+	s.CostUnknown = s.CostUnknown || t.CostUnknown
+}
+
+// Dist is a distribution summary: the sum of its N values and nearest-rank
+// percentiles. Over no values the sum and percentiles are nil (null in
+// JSON): unknown, never zero.
 type Dist struct {
 	N   int      `json:"n"`
+	Sum *float64 `json:"sum"`
 	P50 *float64 `json:"p50"`
 	P90 *float64 `json:"p90"`
 	Max *float64 `json:"max"`
@@ -75,8 +115,12 @@ func newDist(values []float64) Dist {
 	sort.Float64s(values)
 	d := Dist{N: len(values)}
 	if len(values) > 0 {
+		var sum float64
+		for _, v := range values {
+			sum += v
+		}
 		p50, p90, top := percentile(values, 0.5), percentile(values, 0.9), values[len(values)-1]
-		d.P50, d.P90, d.Max = &p50, &p90, &top
+		d.Sum, d.P50, d.P90, d.Max = &sum, &p50, &p90, &top
 	}
 	return d
 }
@@ -129,15 +173,21 @@ func summarize(group string, runs []polyloop.RunSummary) *Group {
 		t := r.Totals
 		g.UnknownModelCalls += t.UnknownModelCalls
 		g.UnknownActions += t.UnknownActions
+		g.Spend.add(t)
 		if !r.Finished {
 			g.Unfinished++
 			g.UnfinishedRuns = append(g.UnfinishedRuns, r.RunID)
+			g.UnfinishedSpend.add(t)
 			continue
 		}
 		g.Finished++
 		g.StopReasons[r.StopReason]++
 		steps = append(steps, float64(t.Steps))
-		tokens = append(tokens, float64(t.Tokens()))
+		if t.TokensUnknown {
+			g.TokensUnknownRuns++
+		} else {
+			tokens = append(tokens, float64(t.Tokens()))
+		}
 		if t.CostUnknown {
 			g.CostUnknownRuns++
 		} else {

@@ -61,11 +61,13 @@ type Override struct {
 // Step is one step: its model calls (orphaned intents included), its action
 // intents (replays included), the child receptions, and its step record.
 type Step struct {
-	Step       int                     `json:"step"`
-	ModelCalls []*Call                 `json:"model_calls"`
-	Actions    []*Action               `json:"actions,omitempty"`
-	Receptions []*Reception            `json:"receptions,omitempty"`
-	Completed  *polyloop.StepCompleted `json:"completed,omitempty"`
+	Step       int          `json:"step"`
+	ModelCalls []*Call      `json:"model_calls"`
+	Actions    []*Action    `json:"actions,omitempty"`
+	Receptions []*Reception `json:"receptions,omitempty"`
+	// Gates are the actions of the step's batch that waited at a gate.
+	Gates     []*Gate                 `json:"gates,omitempty"`
+	Completed *polyloop.StepCompleted `json:"completed,omitempty"`
 	// Maintenance is what the step's maintenance recorded: the children it
 	// received, its operations, and whether it is done.
 	Maintenance *Maintenance `json:"maintenance,omitempty"`
@@ -143,6 +145,23 @@ type Action struct {
 	// Replayed marks an attempt that a later attempt of the same action
 	// replaced.
 	Replayed bool `json:"replayed,omitempty"`
+}
+
+// Gate is an action of a step's batch that waited at a gate: its request,
+// the answer when there is one, and the settlement of an action settled
+// without an intent (denied, or delivered from outside).
+type Gate struct {
+	// Kind is polyloop.KindApprovalRequested or KindDeliveryRequested.
+	Kind    polyloop.RecordKind  `json:"kind"`
+	Request polyloop.GateRequest `json:"request"`
+	Seq     int64                `json:"seq"`
+	// Decided answers an approval, Delivered a delivery; both nil while
+	// the gate waits.
+	Decided   *polyloop.ApprovalDecided  `json:"decided,omitempty"`
+	Delivered *polyloop.DeliveryReceived `json:"delivered,omitempty"`
+	// Settled is the action's settlement when it has no intent (a denied
+	// or delivered action); an allowed action's is on its Action.
+	Settled *polyloop.SettledAction `json:"settled,omitempty"`
 }
 
 // Reception is a child_reception record and its seq.
@@ -240,6 +259,20 @@ func (b *builder) add(r polyloop.Record) {
 		if body.Outcome != nil {
 			settle(s, &body.SettledAction, r.Seq)
 		}
+	case *polyloop.ApprovalRequested:
+		s := b.step(body.Step, r.Seq)
+		s.Gates = append(s.Gates, &Gate{Kind: polyloop.KindApprovalRequested, Request: body.GateRequest, Seq: r.Seq})
+	case *polyloop.DeliveryRequested:
+		s := b.step(body.Step, r.Seq)
+		s.Gates = append(s.Gates, &Gate{Kind: polyloop.KindDeliveryRequested, Request: body.GateRequest, Seq: r.Seq})
+	case *polyloop.ApprovalDecided:
+		if g := gateOf(b.step(body.Step, r.Seq), body.ActionID); g != nil {
+			g.Decided = body
+		}
+	case *polyloop.DeliveryReceived:
+		if g := gateOf(b.step(body.Step, r.Seq), body.ActionID); g != nil {
+			g.Delivered = body
+		}
 	case *polyloop.ConfigOverride:
 		t.Overrides = append(t.Overrides, &Override{ConfigOverride: body, Seq: r.Seq, At: r.At, Diff: polyloop.DiffSnapshots(b.snap, body.Snapshot)})
 		b.snap = body.Snapshot
@@ -261,4 +294,17 @@ func settle(s *Step, sa *polyloop.SettledAction, seq int64) {
 			return
 		}
 	}
+	if g := gateOf(s, sa.ResultID); g != nil { // settled at its gate, without an intent
+		g.Settled = sa
+	}
+}
+
+// gateOf is the gate of an action of the step, or nil.
+func gateOf(s *Step, actionID string) *Gate {
+	for _, g := range s.Gates {
+		if g.Request.ActionID == actionID {
+			return g
+		}
+	}
+	return nil
 }

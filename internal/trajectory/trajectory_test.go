@@ -173,3 +173,47 @@ func TestFirstDivergence(t *testing.T) {
 		t.Errorf("a vs shorter: %+v, want step 2", d)
 	}
 }
+
+// TestGatesOfABatch: the actions of a batch that waited at a gate carry
+// their request and answer; one denied — settled without an intent, by an
+// action_result before the last of its batch — keeps its settlement, with
+// the denial's note as its audit.
+func TestGatesOfABatch(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	clock := runfixture.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	agent := runfixture.Agent("gated", "You echo.")
+	for i := range agent.Tools {
+		if agent.Tools[i].Name == "echo" {
+			agent.Tools[i].Approval = polyloop.ApprovalRequired
+		}
+	}
+	ctx := context.Background()
+	r := runfixture.Runner(st, clock, 0, runfixture.Batch(runfixture.Echo("c1", "first"), runfixture.Echo("c2", "second")), scriptmodel.Reply("done"))
+	res := runfixture.Run(t, r, "g", agent, "go")
+	if res.Suspended == nil || len(res.Suspended.Approvals) != 2 {
+		t.Fatalf("not suspended on two approvals: %+v", res)
+	}
+	first, second := res.Suspended.Approvals[0].ActionID, res.Suspended.Approvals[1].ActionID
+	if err := r.Approve(ctx, "g", first, polyloop.ApprovalDecision{Allow: false, By: "ann", Note: "not this one"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Approve(ctx, "g", second, polyloop.ApprovalDecision{Allow: true, By: "ann"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := r.Resume(ctx, "g", agent); err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("resume: %+v, %v", res, err)
+	}
+	gates := load(t, st, "g").Steps[0].Gates
+	if len(gates) != 2 {
+		t.Fatalf("%d gates, want 2", len(gates))
+	}
+	denied, allowed := gates[0], gates[1]
+	if denied.Kind != polyloop.KindApprovalRequested || denied.Request.ActionID != first || denied.Decided == nil || denied.Decided.Allow ||
+		denied.Settled == nil || denied.Settled.Outcome.Status != polyloop.NotExecuted || denied.Settled.Audit != "not this one" {
+		t.Errorf("denied gate %+v, settled %+v", denied, denied.Settled)
+	}
+	if allowed.Decided == nil || !allowed.Decided.Allow || allowed.Settled != nil {
+		t.Errorf("allowed gate %+v: its settlement is its action's", allowed)
+	}
+}
