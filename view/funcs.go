@@ -41,6 +41,7 @@ var funcs = template.FuncMap{
 	"add2":     func(a, b float64) float64 { return a + b + 4 },
 	"deref":    func(v *float64) float64 { return *v },
 	"first":    func(s string) string { f, _, _ := strings.Cut(s, " "); return f },
+	"divIndex": divIndex,
 }
 
 // histData is what the hist template draws: a histogram and its
@@ -214,3 +215,7 @@ func excerpt(s string, n int) string {
 	}
 	return s
 }
+
+// divIndex reports whether a divergence names one action of its step's
+// batch (Divergence.Index applies).
+func divIndex(d *polyloop.Divergence) bool { return d.What == "outcome" || d.What == "observation" }

@@ -2,6 +2,7 @@ package view
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -74,14 +75,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 
 // comparePage is the data of the comparison page.
 type comparePage struct {
-	Title      string
-	A, B       *trajectory.Trajectory
-	Divergence *trajectory.Divergence
-	// SnapshotDiff lists the snapshot paths that differ (nil when the
-	// hashes are equal).
-	SnapshotDiff []string
-	Rows         []compareRow
-	Full         bool
+	Title string
+	A, B  *trajectory.Trajectory
+	// Diff is polyloop.DiffRuns of the two logs: the snapshot fields that
+	// differ and the first divergence.
+	Diff polyloop.RunDiff
+	Rows []compareRow
+	Full bool
 }
 
 // compareRow is one step of both runs (either may be missing).
@@ -97,26 +97,28 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, errors.New("compare needs two runs: /compare?a=RUN_ID&b=RUN_ID"))
 		return
 	}
-	var ts [2]*trajectory.Trajectory
+	var logs [2]polyloop.RunLog
 	for i, id := range ids {
-		t, err := trajectory.Load(r.Context(), s.opts.Store, id)
+		log, err := s.opts.Store.ReadLog(r.Context(), id)
+		if err == nil && log.Empty() {
+			err = fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
+		}
 		if err != nil {
 			s.fail(w, r, notFound(err), err)
 			return
 		}
-		ts[i] = t
+		log.RunID = id
+		logs[i] = log
 	}
-	p := &comparePage{Title: "Compare " + ids[0] + " and " + ids[1], A: ts[0], B: ts[1],
-		Divergence: trajectory.FirstDivergence(ts[0], ts[1]), Full: r.URL.Query().Get("full") == "1"}
-	if ts[0].SnapshotHash != ts[1].SnapshotHash {
-		p.SnapshotDiff = polyloop.DiffSnapshots(ts[0].Snapshot, ts[1].Snapshot)
-	}
-	p.Rows = alignSteps(ts[0], ts[1], p.Divergence)
+	p := &comparePage{Title: "Compare " + ids[0] + " and " + ids[1], A: trajectory.Build(logs[0]), B: trajectory.Build(logs[1]),
+		Diff: polyloop.DiffRuns(logs[0], logs[1]), Full: r.URL.Query().Get("full") == "1"}
+	p.Rows = alignSteps(p.A, p.B, p.Diff.First)
 	s.render(w, r, "compare", p)
 }
 
-// alignSteps pairs the steps of two runs by number.
-func alignSteps(a, b *trajectory.Trajectory, d *trajectory.Divergence) []compareRow {
+// alignSteps pairs the steps of two runs by number, marking the step of
+// the first divergence.
+func alignSteps(a, b *trajectory.Trajectory, d *polyloop.Divergence) []compareRow {
 	var rows []compareRow
 	for i := 0; i < max(len(a.Steps), len(b.Steps)); i++ {
 		row := compareRow{Step: i + 1}

@@ -149,27 +149,3 @@ func TestInvocationsOfBatches(t *testing.T) {
 		}
 	}
 }
-
-func TestFirstDivergence(t *testing.T) {
-	t.Parallel()
-	st := memstore.New()
-	clock := runfixture.NewClock(runfixture.Base)
-	agent := runfixture.Agent("alpha", "")
-	run := func(id string, turns ...scriptmodel.Turn) *trajectory.Trajectory {
-		runfixture.Run(t, runfixture.Runner(st, clock, 0, turns...), id, agent, "task")
-		return load(t, st, id)
-	}
-	a := run("a", runfixture.Echo("c1", "x"), runfixture.Echo("c2", "y"), scriptmodel.Reply("done"))
-	same := run("same", runfixture.Echo("c1", "x"), runfixture.Echo("c2", "y"), scriptmodel.Reply("done"))
-	other := run("other", runfixture.Echo("c1", "x"), runfixture.Echo("c2", "z"), scriptmodel.Reply("done"))
-	shorter := run("shorter", runfixture.Echo("c1", "x"), scriptmodel.Reply("done"))
-	if d := trajectory.FirstDivergence(a, same); d != nil {
-		t.Errorf("identical runs diverge: %+v", d)
-	}
-	if d := trajectory.FirstDivergence(a, other); d == nil || d.Step != 2 || d.What != "tool calls" {
-		t.Errorf("a vs other: %+v, want step 2 tool calls", d)
-	}
-	if d := trajectory.FirstDivergence(a, shorter); d == nil || d.Step != 2 {
-		t.Errorf("a vs shorter: %+v, want step 2", d)
-	}
-}
