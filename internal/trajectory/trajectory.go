@@ -31,8 +31,8 @@ type Trajectory struct {
 	// deliveries), with the actions' arguments.
 	Awaiting *polyloop.Suspension `json:"awaiting,omitempty"`
 	// Takeovers are the lease take-overs the log records.
-	Takeovers []*polyloop.LeaseTakeover `json:"lease_takeovers,omitempty"`
-	Finished  *polyloop.RunFinished     `json:"finished,omitempty"`
+	Takeovers []*Takeover           `json:"lease_takeovers,omitempty"`
+	Finished  *polyloop.RunFinished `json:"finished,omitempty"`
 	// UpdatedAt is the time of the last record.
 	UpdatedAt time.Time `json:"updated_at"`
 	// Totals are computed from the log (for an unfinished run too).
@@ -59,11 +59,13 @@ type Override struct {
 }
 
 // Step is one step: its model calls (orphaned intents included), its action
-// intents (replays included), the child receptions, and its step record.
+// intents (replays included), the gates its actions waited at, the child
+// receptions, and its step record.
 type Step struct {
 	Step       int                     `json:"step"`
 	ModelCalls []*Call                 `json:"model_calls"`
 	Actions    []*Action               `json:"actions,omitempty"`
+	Gates      []*Gate                 `json:"gates,omitempty"`
 	Receptions []*Reception            `json:"receptions,omitempty"`
 	Completed  *polyloop.StepCompleted `json:"completed,omitempty"`
 	// FirstSeq and LastSeq bound the step's records.
@@ -96,7 +98,9 @@ type Call struct {
 }
 
 // Action is one action intent — an attempt of one action of the step's
-// batch — and its settlement, if that attempt was settled.
+// batch — and its settlement, if that attempt was settled. An action
+// settled at its gate (denied, or delivered from outside) has no intent:
+// Attempt and Seq are 0 and Gate says how it was settled.
 type Action struct {
 	ActionID string                `json:"action_id"`
 	Attempt  int                   `json:"attempt"`
@@ -117,6 +121,8 @@ type Action struct {
 	// Replayed marks an attempt that a later attempt of the same action
 	// replaced.
 	Replayed bool `json:"replayed,omitempty"`
+	// Gate is the gate the action waited at, if any.
+	Gate *Gate `json:"-"`
 }
 
 // Reception is a child_reception record and its seq.
@@ -192,7 +198,7 @@ func (b *builder) add(r polyloop.Record) {
 			}
 		}
 		s.Actions = append(s.Actions, &Action{ActionID: body.ActionID, Attempt: body.Attempt, Index: body.Index, Of: body.BatchSize(),
-			Seq: r.Seq, At: r.At, Action: body.Action, Replay: body.Replay, Unknown: true})
+			Seq: r.Seq, At: r.At, Action: body.Action, Replay: body.Replay, Unknown: true, Gate: s.gate(body.ActionID)})
 	case *polyloop.ChildReception:
 		s := b.step(body.Step, r.Seq)
 		s.Receptions = append(s.Receptions, &Reception{ChildReception: body, Seq: r.Seq})
@@ -208,7 +214,21 @@ func (b *builder) add(r polyloop.Record) {
 		t.Overrides = append(t.Overrides, &Override{ConfigOverride: body, Seq: r.Seq, At: r.At, Diff: polyloop.DiffSnapshots(b.snap, body.Snapshot)})
 		b.snap = body.Snapshot
 	case *polyloop.LeaseTakeover:
-		t.Takeovers = append(t.Takeovers, body)
+		t.Takeovers = append(t.Takeovers, &Takeover{LeaseTakeover: body, Seq: r.Seq, At: r.At})
+	case *polyloop.ApprovalRequested:
+		s := b.step(body.Step, r.Seq)
+		s.Gates = append(s.Gates, &Gate{Kind: polyloop.KindApprovalRequested, GateRequest: &body.GateRequest, Seq: r.Seq, At: r.At})
+	case *polyloop.DeliveryRequested:
+		s := b.step(body.Step, r.Seq)
+		s.Gates = append(s.Gates, &Gate{Kind: polyloop.KindDeliveryRequested, GateRequest: &body.GateRequest, Seq: r.Seq, At: r.At})
+	case *polyloop.ApprovalDecided:
+		if g := b.step(body.Step, r.Seq).gate(body.ActionID); g != nil {
+			g.Decision, g.AnswerSeq, g.AnsweredAt = body, r.Seq, r.At
+		}
+	case *polyloop.DeliveryReceived:
+		if g := b.step(body.Step, r.Seq).gate(body.ActionID); g != nil {
+			g.Delivery, g.AnswerSeq, g.AnsweredAt = body, r.Seq, r.At
+		}
 	case *polyloop.RunFinished:
 		t.Finished = body
 	}
@@ -216,7 +236,8 @@ func (b *builder) add(r polyloop.Record) {
 
 // settle attaches a settlement to the intent it settles: the one with its
 // action id and attempt (the latest with that id in a 1.0 log, which has
-// no attempts on outcomes).
+// no attempts on outcomes). An action settled at its gate, which has no
+// intent, is added from its gate's request.
 func settle(s *Step, sa *polyloop.SettledAction, seq int64) {
 	for i := len(s.Actions) - 1; i >= 0; i-- {
 		a := s.Actions[i]
@@ -224,5 +245,9 @@ func settle(s *Step, sa *polyloop.SettledAction, seq int64) {
 			a.Settled, a.SettledSeq, a.Unknown, a.Replayed = sa, seq, false, false
 			return
 		}
+	}
+	if g := s.gate(sa.ResultID); g != nil {
+		s.Actions = append(s.Actions, &Action{ActionID: g.ActionID, Index: g.Index, Of: max(g.Of, 1), At: g.At, Action: g.Action,
+			Settled: sa, SettledSeq: seq, Gate: g})
 	}
 }
