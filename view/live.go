@@ -121,7 +121,7 @@ func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, seq *i
 	log.RunID = id
 	t := trajectory.Build(log)
 	var steps, status bytes.Buffer
-	p := &runPage{T: t, Timeline: timeline(t)}
+	p := newRunPage(t)
 	for _, st := range t.Steps {
 		if st.LastSeq >= int64(*seq) {
 			if err := s.pages.ExecuteTemplate(&steps, "step", stepData{Step: st, Page: p}); err != nil {

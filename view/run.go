@@ -21,15 +21,25 @@ type runPage struct {
 	FullURL string
 	// Live is the URL of the page's event stream (unfinished runs).
 	Live string
-	// Timeline is the resume history drawn as a bar.
-	Timeline []segment
+	// Timeline is the resume history drawn as a bar, Takeovers the lease
+	// take-overs marked on it.
+	Timeline  []segment
+	Takeovers []mark
 }
 
-// segment is one invocation on the timeline, as a share of the records.
+// segment is one invocation on the timeline, as a share of the records,
+// with the lease take-overs among its records.
 type segment struct {
 	trajectory.Invocation
 	N           int
 	Left, Width float64 // percent of the bar
+	Takeovers   []*trajectory.Takeover
+}
+
+// mark is a take-over's place on the timeline.
+type mark struct {
+	*trajectory.Takeover
+	Left float64 // percent of the bar
 }
 
 // timeline lays the invocations out along the log's records.
@@ -37,11 +47,34 @@ func timeline(t *trajectory.Trajectory) []segment {
 	var out []segment
 	for i, inv := range t.Invocations {
 		n := int(inv.LastSeq-inv.FirstSeq) + 1
-		out = append(out, segment{Invocation: inv, N: i + 1,
-			Left:  100 * float64(inv.FirstSeq) / float64(max(t.Records, 1)),
-			Width: 100 * float64(n) / float64(max(t.Records, 1))})
+		seg := segment{Invocation: inv, N: i + 1, Left: share(inv.FirstSeq, t), Width: 100 * float64(n) / float64(max(t.Records, 1))}
+		for _, k := range t.Takeovers {
+			if k.Seq >= inv.FirstSeq && k.Seq <= inv.LastSeq {
+				seg.Takeovers = append(seg.Takeovers, k)
+			}
+		}
+		out = append(out, seg)
 	}
 	return out
+}
+
+// takeoverMarks places the take-overs on the timeline.
+func takeoverMarks(t *trajectory.Trajectory) []mark {
+	var out []mark
+	for _, k := range t.Takeovers {
+		out = append(out, mark{Takeover: k, Left: share(k.Seq, t)})
+	}
+	return out
+}
+
+// share is where record seq starts along the bar, in percent.
+func share(seq int64, t *trajectory.Trajectory) float64 {
+	return 100 * float64(seq) / float64(max(t.Records, 1))
+}
+
+// newRunPage is the trajectory page of t.
+func newRunPage(t *trajectory.Trajectory) *runPage {
+	return &runPage{Title: "Run " + t.RunID, T: t, Timeline: timeline(t), Takeovers: takeoverMarks(t)}
 }
 
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +88,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, notFound(err), err)
 		return
 	}
-	p := &runPage{Title: "Run " + id, T: t, Full: r.URL.Query().Get("full") == "1", Timeline: timeline(t)}
+	p := newRunPage(t)
+	p.Full = r.URL.Query().Get("full") == "1"
 	p.FullURL = "/run?" + url.Values{"id": {id}, "full": {"1"}}.Encode()
 	if t.Finished == nil {
 		p.Live = "/live?" + url.Values{"id": {id}, "seq": {strconv.Itoa(t.Records)}}.Encode()

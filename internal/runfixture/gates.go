@@ -67,7 +67,8 @@ func Book(id, room string) scriptmodel.Turn {
 	return scriptmodel.Call(id, "book", BookArgs{Room: room})
 }
 
-func gateRunner(st polyloop.Store, clock *Clock, turns ...scriptmodel.Turn) *polyloop.Runner {
+// GateRunner is Runner with GateExecutor.
+func GateRunner(st polyloop.Store, clock *Clock, turns ...scriptmodel.Turn) *polyloop.Runner {
 	r := Runner(st, clock, 0.000001, turns...)
 	r.Executor = GateExecutor()
 	return r
@@ -79,17 +80,17 @@ func gateRunner(st polyloop.Store, clock *Clock, turns ...scriptmodel.Turn) *pol
 //     by ana, "not to bob"); step 2 sends to carol, whose approval times
 //     out at a resume after the deadline; step 3 answers; completed.
 //   - SuspendedRun: a batch of echo, send to dan and book room 9, waiting
-//     for an approval and a delivery (deadlines Base+… one and two hours
-//     after the request).
+//     for an approval and a delivery (deadlines one and two hours after
+//     the request).
 func Gated(tb testing.TB, st polyloop.Store, clock *Clock) {
 	tb.Helper()
 	ctx := context.Background()
 	turns := []scriptmodel.Turn{Batch(Send("c1", "ana"), Book("c2", "7"), Send("c3", "bob")), Send("c4", "carol"), scriptmodel.Reply("sent and booked")}
 	agent := GateAgent()
-	if res := Run(tb, gateRunner(st, clock, turns...), GatedRun, agent, "Send to ana and bob, book room 7."); res.Suspended == nil {
+	if res := Run(tb, GateRunner(st, clock, turns...), GatedRun, agent, "Send to ana and bob, book room 7."); res.Suspended == nil {
 		tb.Fatalf("run %s: %+v, want it suspended", GatedRun, res)
 	}
-	r := gateRunner(st, clock, turns...)
+	r := GateRunner(st, clock, turns...)
 	for _, answer := range []func() error{
 		func() error {
 			return r.Approve(ctx, GatedRun, "c1", polyloop.ApprovalDecision{Allow: true, By: "ana", Note: "fine"})
@@ -115,7 +116,7 @@ func Gated(tb testing.TB, st polyloop.Store, clock *Clock) {
 	}
 
 	clock.Skip(time.Minute)
-	res = Run(tb, gateRunner(st, clock, Batch(Echo("c1", "hi"), Send("c2", "dan"), Book("c3", "9"))), SuspendedRun, agent, "Say hi, send to dan, book room 9.")
+	res = Run(tb, GateRunner(st, clock, Batch(Echo("c1", "hi"), Send("c2", "dan"), Book("c3", "9"))), SuspendedRun, agent, "Say hi, send to dan, book room 9.")
 	if res.Suspended == nil || len(res.Suspended.Approvals) != 1 || len(res.Suspended.Deliveries) != 1 {
 		tb.Fatalf("run %s: %+v, want it suspended on an approval and a delivery", SuspendedRun, res)
 	}

@@ -121,8 +121,10 @@ type Action struct {
 	// Replayed marks an attempt that a later attempt of the same action
 	// replaced.
 	Replayed bool `json:"replayed,omitempty"`
-	// Gate is the gate the action waited at, if any.
-	Gate *Gate `json:"-"`
+	// Gate is the gate the action waited at, if any; AtGate marks an
+	// action settled there without an intent (denied, or delivered).
+	Gate   *Gate `json:"-"`
+	AtGate bool  `json:"at_gate,omitempty"`
 }
 
 // Reception is a child_reception record and its seq.
@@ -248,6 +250,6 @@ func settle(s *Step, sa *polyloop.SettledAction, seq int64) {
 	}
 	if g := s.gate(sa.ResultID); g != nil {
 		s.Actions = append(s.Actions, &Action{ActionID: g.ActionID, Index: g.Index, Of: max(g.Of, 1), At: g.At, Action: g.Action,
-			Settled: sa, SettledSeq: seq, Gate: g})
+			Settled: sa, SettledSeq: seq, Gate: g, AtGate: true})
 	}
 }
