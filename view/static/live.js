@@ -22,6 +22,8 @@
       pre.textContent = old.textContent;
       pre.dataset.attempt = old.dataset.attempt;
       pre.hidden = old.hidden;
+      var call = pre.closest(".call");
+      if (call) call.classList.toggle("streaming", !pre.hidden);
     });
   }
   es.addEventListener("steps", function (e) {
@@ -62,6 +64,8 @@
       pre.textContent += p.text || "";
     }
     pre.hidden = pre.textContent === "";
+    var call = pre.closest(".call");
+    if (call) call.classList.toggle("streaming", !pre.hidden);
   });
   es.addEventListener("end", function () {
     es.close();
