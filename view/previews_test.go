@@ -265,3 +265,31 @@ func TestPreviewSinkShowsToolCallArguments(t *testing.T) {
 		ev(polyloop.Delta{Attempt: 1, ToolCall: 0, Args: `xt":"x"}`}))
 	pg.shows(t, "m1.1", "Let me look.\n→ echo {\"text\":\"x\"}")
 }
+
+// BenchmarkPreviewSinkEmit is the cost of one delta to the run's driving
+// process: with no page open, and with a page reading as it can.
+func BenchmarkPreviewSinkEmit(b *testing.B) {
+	for _, pages := range []int{0, 1} {
+		b.Run(map[int]string{0: "no page", 1: "one page"}[pages], func(b *testing.B) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := view.NewPreviewSink()
+			for range pages {
+				ch, _ := s.Watch(ctx, "r")
+				go func() {
+					for range ch {
+					}
+				}()
+			}
+			ev := delta("r", "m1.1", 1, 1, "a fragment ")
+			fin := finished("r", "m1.1", 1)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				_ = s.Emit(ctx, ev)
+				if i%1000 == 999 { // a reply of 1,000 deltas, then the next call
+					_ = s.Emit(ctx, fin)
+				}
+			}
+		})
+	}
+}
