@@ -84,6 +84,21 @@ func previewOf(t *testing.T, e event) view.Preview {
 	return p
 }
 
+// readSignal is a store that signals each ReadLog.
+type readSignal struct {
+	*memstore.Store
+	reads chan struct{}
+}
+
+func (s *readSignal) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+	log, err := s.Store.ReadLog(ctx, runID)
+	select {
+	case s.reads <- struct{}{}:
+	default:
+	}
+	return log, err
+}
+
 // TestLiveStreamsPreviews: a run driven in this process, its client
 // streaming: the live stream of its page sends the step that holds the
 // call, then the call's text as it streams — before the reply is recorded
@@ -92,7 +107,7 @@ func previewOf(t *testing.T, e event) view.Preview {
 // waiting for the poll (which is an hour here).
 func TestLiveStreamsPreviews(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := &readSignal{Store: memstore.New(), reads: make(chan struct{}, 100)}
 	sink := view.NewPreviewSink()
 	s, _ := newServer(t, view.Options{Store: st, Previews: sink, Poll: time.Hour})
 	srv := httptest.NewServer(s)
@@ -100,8 +115,11 @@ func TestLiveStreamsPreviews(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	// The page is opened before the run writes anything.
+	// The page is opened, and has read the log, before the run writes
+	// anything: the step of the call reaches it only because a preview
+	// of that call came.
 	events := sse(t, ctx, srv.URL+"/live?id=streamed&seq=0")
+	<-st.reads
 	m := newPacedModel()
 	errc := startPacedRun(st, m, sink, "streamed")
 	m.send(t, polyloop.Delta{Attempt: 1, Text: "Hel"}, polyloop.Delta{Attempt: 1, Text: "lo"})
