@@ -85,6 +85,14 @@ func (s *PreviewSink) Emit(_ context.Context, ev polyloop.Event) error {
 		}
 		run = s.run(ev.RunID)
 	}
+	s.apply(run, ev)
+	run.notify()
+	s.forget(ev.RunID, run)
+	return nil
+}
+
+// apply folds one event into a run's previews; s.mu is held.
+func (s *PreviewSink) apply(run *runPreviews, ev polyloop.Event) {
 	switch ev.Kind {
 	case polyloop.EventModelDelta:
 		if ev.Delta != nil {
@@ -108,9 +116,6 @@ func (s *PreviewSink) Emit(_ context.Context, ev polyloop.Event) error {
 			w.ends = append(w.ends, Preview{Ended: true})
 		}
 	}
-	run.notify()
-	s.forget(ev.RunID, run)
-	return nil
 }
 
 // run is the state of a run, made if need be; s.mu is held.
