@@ -57,11 +57,16 @@ type Preview struct {
 //   - "steps": the HTML of every step that changed since the last event
 //     (new records), each an element with the step's id;
 //   - "status": the HTML of the run's status block;
-//   - "preview": a Preview as JSON (with Options.Previews);
+//   - "preview": a Preview as JSON (with Options.Previews), always after
+//     the steps event that holds its call; Ended previews are not sent:
+//     they make the stream read the log at once;
 //   - "end": the run finished; the stream closes.
 //
-// Each records event carries the number of records seen as its id, so a
-// reconnecting browser (Last-Event-ID) gets only what it lacks.
+// The log is read every Options.Poll, and at once when a preview names a
+// call the stream has not sent or ends a call or the run. Each records
+// event carries the number of records seen as its id, so a reconnecting
+// browser (Last-Event-ID) gets only what it lacks; previews carry none,
+// and a reconnecting page gets the text of each call under way whole.
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("id")
 	seq, err := strconv.Atoi(r.URL.Query().Get("seq"))
