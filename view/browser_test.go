@@ -20,7 +20,7 @@ import (
 	"github.com/polyloop/polyloop/view"
 )
 
-var rewrite = flag.Bool("rewrite", false, "write the browser test's trajectory screenshot to docs/view-trajectory.png too")
+var rewrite = flag.Bool("rewrite", false, "write the browser tests' screenshots to docs/ too (view-trajectory.png, view-preview.png)")
 
 // chromiumEnv names the Chromium the browser test drives; .ci/run sets it.
 const chromiumEnv = "POLYLOOP_TEST_CHROMIUM"
@@ -90,7 +90,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("after the resume: status %q, page %s", finish, marker)
 	}
 	do(t, ctx, "scroll to the top", chromedp.ScrollIntoView("h1"))
-	saveShot(t, value(t, ctx, "screenshot", chromedp.CaptureScreenshot()))
+	saveShot(t, "trajectory.png", value(t, ctx, "screenshot", chromedp.CaptureScreenshot()))
 
 	// Compare two runs chosen in the list.
 	do(t, ctx, "compare", chromedp.Navigate(srv.URL+"/?agent=beta"), chromedp.WaitVisible("#runs"),
@@ -123,7 +123,8 @@ func TestBrowser(t *testing.T) {
 // before the page opened and the text after —; a superseded attempt's text
 // disappears and the next attempt's replaces it, never glued on; the
 // recorded reply then takes the preview's place, without a reload. A
-// screenshot of the streaming page goes to the test's artifacts.
+// screenshot of the streaming page goes to the test's artifacts (and, with
+// -rewrite, to docs/view-preview.png).
 func TestBrowserPreviews(t *testing.T) {
 	exe := os.Getenv(chromiumEnv)
 	if exe == "" {
@@ -169,7 +170,7 @@ func TestBrowserPreviews(t *testing.T) {
 	if log, _ := st.ReadLog(context.Background(), "streamed"); len(log.Records) != 2 {
 		t.Fatalf("%d records while the call streams, want its intent only (run_started, model_call_intent)", len(log.Records))
 	}
-	saveArtifact(t, "preview.png", value(t, ctx, "screenshot", chromedp.CaptureScreenshot()))
+	saveShot(t, "preview.png", value(t, ctx, "screenshot", chromedp.CaptureScreenshot()))
 
 	m.send(t, polyloop.Delta{Attempt: 1, Superseded: true})
 	preview("the superseded attempt", "")
@@ -232,13 +233,13 @@ func resumeUnfinished(t *testing.T, st *sqlitestore.Store) {
 	}
 }
 
-// saveShot writes the screenshot into the test's artifacts and, with
-// -rewrite, into docs/.
-func saveShot(t *testing.T, png []byte) {
+// saveShot writes a screenshot into the test's artifacts as name and, with
+// -rewrite, into docs/ as view-NAME.
+func saveShot(t *testing.T, name string, png []byte) {
 	t.Helper()
-	saveArtifact(t, "trajectory.png", png)
+	saveArtifact(t, name, png)
 	if *rewrite {
-		if err := os.WriteFile(filepath.Join("..", "docs", "view-trajectory.png"), png, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join("..", "docs", "view-"+name), png, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
