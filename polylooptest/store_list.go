@@ -99,12 +99,7 @@ var orderedRuns = []struct {
 var orderedWriteOrder = []int{5, 6, 1, 3, 2, 4, 0}
 
 func checkStoreListOrder(e *env, h StoreHarness) error {
-	s := h.New(e.t)
-	lister, ok := s.(polyloop.RunLister)
-	if !ok {
-		return skipf("the store (%T) does not implement polyloop.RunLister", s)
-	}
-	all, err := writeOrderedRuns(e, s)
+	lister, all, err := orderedLister(e, h)
 	if err != nil {
 		return err
 	}

@@ -12,12 +12,7 @@ import (
 // and page by page (After, the keyset cursor), in both orders and with
 // several page sizes, and after a position that is no run's.
 func checkStoreListPages(e *env, h StoreHarness) error {
-	s := h.New(e.t)
-	lister, ok := s.(polyloop.RunLister)
-	if !ok {
-		return skipf("the store (%T) does not implement polyloop.RunLister", s)
-	}
-	all, err := writeOrderedRuns(e, s)
+	lister, all, err := orderedLister(e, h)
 	if err != nil {
 		return err
 	}
@@ -97,6 +92,18 @@ func pageThrough(e *env, lister polyloop.RunLister, descending bool, size int, o
 			size, descending, ids(got), ids(order), err)
 	}
 	return nil
+}
+
+// orderedLister is a new store of h holding orderedRuns, and their
+// summaries; a skip when the store lists no runs.
+func orderedLister(e *env, h StoreHarness) (polyloop.RunLister, []polyloop.RunSummary, error) {
+	s := h.New(e.t)
+	lister, ok := s.(polyloop.RunLister)
+	if !ok {
+		return nil, nil, skipf("the store (%T) does not implement polyloop.RunLister", s)
+	}
+	all, err := writeOrderedRuns(e, s)
+	return lister, all, err
 }
 
 // writeOrderedRuns writes orderedRuns into s and returns their summaries.

@@ -32,28 +32,12 @@ const chromiumEnv = "POLYLOOP_TEST_CHROMIUM"
 // a suspended run's pending gates; a screenshot of the trajectory goes to
 // the test's artifacts.
 func TestBrowser(t *testing.T) {
-	exe := os.Getenv(chromiumEnv)
-	if exe == "" {
-		t.Skipf("%s is not set (e.g. /usr/bin/chromium): the browser test needs a Chromium", chromiumEnv)
-	}
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "polyloop.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	clock := runfixture.Populate(t, st)
-	runfixture.Gated(t, st, clock)
-	h, err := view.New(view.Options{Store: st, Poll: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	ctx, stop := browser(t, exe)
-	defer stop()
+	ctx, base, st := browse(t, nil, func(st *sqlitestore.Store) {
+		runfixture.Gated(t, st, runfixture.Populate(t, st))
+	})
 
 	// The list, newest first.
-	do(t, ctx, "open the list", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible("#runs"))
+	do(t, ctx, "open the list", chromedp.Navigate(base+"/"), chromedp.WaitVisible("#runs"))
 	if rows := value(t, ctx, "count the runs", chromedp.Evaluate[int](`document.querySelectorAll("#runs a.runlink").length`)); rows != 9 {
 		t.Fatalf("the list shows %d runs, want 9", rows)
 	}
@@ -93,7 +77,7 @@ func TestBrowser(t *testing.T) {
 	saveShot(t, "trajectory.png", value(t, ctx, "screenshot", chromedp.CaptureScreenshot()))
 
 	// Compare two runs chosen in the list.
-	do(t, ctx, "compare", chromedp.Navigate(srv.URL+"/?agent=beta"), chromedp.WaitVisible("#runs"),
+	do(t, ctx, "compare", chromedp.Navigate(base+"/?agent=beta"), chromedp.WaitVisible("#runs"),
 		chromedp.Click(`input[name="a"][value="`+runfixture.OverriddenRun+`"]`),
 		chromedp.Click(`input[name="b"][value="`+runfixture.UnfinishedRun+`"]`),
 		chromedp.Click("#compare"), chromedp.WaitVisible("#divergence"))
@@ -107,7 +91,7 @@ func TestBrowser(t *testing.T) {
 
 	// A suspended run: what it awaits, each pending gate with its
 	// arguments and the command that answers it.
-	do(t, ctx, "a suspended run", chromedp.Navigate(srv.URL+"/run?id="+runfixture.SuspendedRun), chromedp.WaitVisible("#awaiting"))
+	do(t, ctx, "a suspended run", chromedp.Navigate(base+"/run?id="+runfixture.SuspendedRun), chromedp.WaitVisible("#awaiting"))
 	gates := value(t, ctx, "the pending gates", chromedp.Text("#awaiting"))
 	for _, want := range []string{"approval of action a1.2 (step 1) · send", `"to": "dan"`, "polyloop approve suspended-1 a1.2 --allow",
 		"delivery of action a1.3 (step 1) · book", `"room": "9"`} {
@@ -126,29 +110,13 @@ func TestBrowser(t *testing.T) {
 // screenshot of the streaming page goes to the test's artifacts (and, with
 // -rewrite, to docs/view-preview.png).
 func TestBrowserPreviews(t *testing.T) {
-	exe := os.Getenv(chromiumEnv)
-	if exe == "" {
-		t.Skipf("%s is not set (e.g. /usr/bin/chromium): the browser test needs a Chromium", chromiumEnv)
-	}
-	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "polyloop.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	sink := view.NewPreviewSink()
-	h, err := view.New(view.Options{Store: st, Previews: sink, Poll: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	ctx, stop := browser(t, exe)
-	defer stop()
+	ctx, base, st := browse(t, sink, nil)
 
 	m := newPacedModel()
 	errc := startPacedRun(st, m, sink, "streamed")
 	m.send(t, polyloop.Delta{Attempt: 1, Text: "Hel"}) // before the page opens
-	do(t, ctx, "open the run", chromedp.Navigate(srv.URL+"/run?id=streamed"), chromedp.WaitVisible(`pre.preview[data-call="m1.1"]`))
+	do(t, ctx, "open the run", chromedp.Navigate(base+"/run?id=streamed"), chromedp.WaitVisible(`pre.preview[data-call="m1.1"]`))
 	value(t, ctx, "mark the page", chromedp.Evaluate[string](`window.notReloaded = "yes"`))
 	preview := func(what, want string) {
 		t.Helper()
@@ -187,6 +155,37 @@ func TestBrowserPreviews(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// browse serves the view of a new SQLite store, which fill writes into
+// (when not nil), with previews (when not nil), to a headless Chromium:
+// it returns the browser's context, the view's URL and the store. The test
+// is skipped when POLYLOOP_TEST_CHROMIUM names no Chromium (.ci/run always
+// names one). The browser stops before the view's server, which stops
+// before the store closes.
+func browse(t *testing.T, previews view.Previews, fill func(*sqlitestore.Store)) (context.Context, string, *sqlitestore.Store) {
+	t.Helper()
+	exe := os.Getenv(chromiumEnv)
+	if exe == "" {
+		t.Skipf("%s is not set (e.g. /usr/bin/chromium): the browser test needs a Chromium", chromiumEnv)
+	}
+	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "polyloop.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if fill != nil {
+		fill(st)
+	}
+	h, err := view.New(view.Options{Store: st, Previews: previews, Poll: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	ctx, stop := browser(t, exe)
+	t.Cleanup(stop)
+	return ctx, srv.URL, st
 }
 
 // browser starts a headless Chromium for the test and returns its

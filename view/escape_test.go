@@ -236,8 +236,8 @@ func liveFragments(t *testing.T, s *view.Server, st *memstore.Store, id string) 
 	})
 	var b strings.Builder
 	for _, e := range events {
-		if e.name == "steps" || e.name == "status" {
-			b.WriteString(e.data)
+		if e.Name == "steps" || e.Name == "status" {
+			b.WriteString(e.Data)
 		}
 	}
 	return b.String()

@@ -1,10 +1,8 @@
 package view_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -14,44 +12,6 @@ import (
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/view"
 )
-
-// sse reads a live stream's events as they come.
-func sse(t *testing.T, ctx context.Context, url string) <-chan event {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d", url, res.StatusCode)
-	}
-	out := make(chan event, 1000)
-	go func() {
-		defer close(out)
-		defer res.Body.Close()
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		var cur event
-		var data []string
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				cur.data = strings.Join(data, "\n")
-				out <- cur
-				cur, data = event{}, nil
-			case strings.HasPrefix(line, "event: "):
-				cur.name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "id: "):
-				cur.id = strings.TrimPrefix(line, "id: ")
-			case strings.HasPrefix(line, "data: "):
-				data = append(data, strings.TrimPrefix(line, "data: "))
-			}
-		}
-	}()
-	return out
-}
 
 // until reads events until one satisfies ok, and returns the ones read
 // (it included); it fails after 10 s or when the stream ends first.
@@ -78,8 +38,8 @@ func until(t *testing.T, events <-chan event, what string, ok func(event) bool) 
 func previewOf(t *testing.T, e event) view.Preview {
 	t.Helper()
 	var p view.Preview
-	if err := json.Unmarshal([]byte(e.data), &p); err != nil {
-		t.Fatalf("preview %q: %v", e.data, err)
+	if err := json.Unmarshal([]byte(e.Data), &p); err != nil {
+		t.Fatalf("preview %q: %v", e.Data, err)
 	}
 	return p
 }
@@ -123,12 +83,12 @@ func TestLiveStreamsPreviews(t *testing.T) {
 	m := newPacedModel()
 	errc := startPacedRun(st, m, sink, "streamed")
 	m.send(t, polyloop.Delta{Attempt: 1, Text: "Hel"}, polyloop.Delta{Attempt: 1, Text: "lo"})
-	seen := until(t, events, "a preview", func(e event) bool { return e.name == "preview" })
-	if seen[0].name != "steps" || !strings.Contains(seen[0].data, `<pre class="preview" data-call="m1.1"`) {
+	seen := until(t, events, "a preview", func(e event) bool { return e.Name == "preview" })
+	if seen[0].Name != "steps" || !strings.Contains(seen[0].Data, `<pre class="preview" data-call="m1.1"`) {
 		t.Fatalf("the first event is not the step that holds the call: %+v", seen)
 	}
 	text := ""
-	for p := previewOf(t, seen[len(seen)-1]); ; p = previewOf(t, until(t, events, "a preview", func(e event) bool { return e.name == "preview" })[0]) {
+	for p := previewOf(t, seen[len(seen)-1]); ; p = previewOf(t, until(t, events, "a preview", func(e event) bool { return e.Name == "preview" })[0]) {
 		if p.CallID != "m1.1" || p.Attempt != 1 || p.Superseded {
 			t.Fatalf("preview %+v, want text of m1.1 attempt 1", p)
 		}
@@ -145,25 +105,25 @@ func TestLiveStreamsPreviews(t *testing.T) {
 	}
 
 	m.send(t, polyloop.Delta{Attempt: 1, Superseded: true})
-	p := previewOf(t, until(t, events, "the superseded attempt", func(e event) bool { return e.name == "preview" })[0])
+	p := previewOf(t, until(t, events, "the superseded attempt", func(e event) bool { return e.Name == "preview" })[0])
 	if !p.Superseded || p.Attempt != 1 || p.CallID != "m1.1" || p.Text != "" {
 		t.Fatalf("preview %+v, want attempt 1 of m1.1 superseded", p)
 	}
 	m.send(t, polyloop.Delta{Attempt: 2, Text: "World"})
-	p = previewOf(t, until(t, events, "attempt 2's text", func(e event) bool { return e.name == "preview" })[0])
+	p = previewOf(t, until(t, events, "attempt 2's text", func(e event) bool { return e.Name == "preview" })[0])
 	if p.Attempt != 2 || p.Text != "World" || !p.Whole {
 		t.Fatalf("preview %+v, want attempt 2's whole text", p)
 	}
 
 	m.answer(t, "World")
-	seen = until(t, events, "the end", func(e event) bool { return e.name == "end" })
+	seen = until(t, events, "the end", func(e event) bool { return e.Name == "end" })
 	var steps string
 	for _, e := range seen {
-		if e.name == "preview" {
+		if e.Name == "preview" {
 			t.Errorf("a preview after the reply: %+v", e)
 		}
-		if e.name == "steps" {
-			steps += e.data
+		if e.Name == "steps" {
+			steps += e.Data
 		}
 	}
 	if !strings.Contains(steps, `<span class="label">reply</span><pre class="text">World</pre>`) || strings.Contains(steps, `class="preview"`) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,35 +12,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/agentfile"
+	"github.com/polyloop/polyloop/internal/ssetest"
 	"github.com/polyloop/polyloop/polylooptest"
 	"github.com/polyloop/polyloop/sqlitestore"
 	"github.com/polyloop/polyloop/view"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a command writing while a test
-// reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // streamedCall is one request to pacedSSE: the test writes its chunks.
 type streamedCall struct {
@@ -114,7 +94,7 @@ func TestRunServesTheLiveView(t *testing.T) {
 	if err := os.WriteFile(agent, []byte(fmt.Sprintf("name: live\nmodel: {provider: openai, model: m, base_url: %q, retries: 1}\nlimits: {max_steps: 3}\n", api.URL+"/v1/")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr lockedBuffer
+	var stdout, stderr lockedBuf
 	exit := make(chan int, 1)
 	go func() {
 		exit <- execute([]string{"--store", "sqlite:" + filepath.Join(dir, "polyloop.db"), "run", agent, "Greet the world.", "--id", "r1", "--view", "127.0.0.1:0", "-q"},
@@ -139,11 +119,11 @@ func TestRunServesTheLiveView(t *testing.T) {
 			if !ok {
 				t.Fatalf("the stream ended before %s", what)
 			}
-			if e.name != "preview" {
+			if e.Name != "preview" {
 				continue
 			}
 			var p view.Preview
-			if err := json.Unmarshal([]byte(e.data), &p); err != nil {
+			if err := json.Unmarshal([]byte(e.Data), &p); err != nil {
 				t.Fatal(err)
 			}
 			if p.Text != "" && want.Text != "" && strings.HasPrefix(want.Text, p.Text) && p.Text != want.Text {
@@ -176,13 +156,13 @@ func TestRunServesTheLiveView(t *testing.T) {
 	second.finish(t)
 	var steps strings.Builder
 	for e := range events {
-		switch e.name {
+		switch e.Name {
 		case "steps":
-			steps.WriteString(e.data)
+			steps.WriteString(e.Data)
 		case "preview":
-			t.Errorf("a preview after the reply: %s", e.data)
+			t.Errorf("a preview after the reply: %s", e.Data)
 		}
-		if e.name == "end" {
+		if e.Name == "end" {
 			break
 		}
 	}
@@ -230,7 +210,7 @@ func TestResumeServesTheLiveView(t *testing.T) {
 	cfg.Close()
 	st.Close()
 
-	var stdout, stderr lockedBuffer
+	var stdout, stderr lockedBuf
 	exit := make(chan int, 1)
 	go func() {
 		exit <- execute([]string{"--store", "sqlite:" + path, "resume", "r2", "--agent", agent, "--view", "127.0.0.1:0", "-q"}, strings.NewReader(""), &stdout, &stderr)
@@ -245,9 +225,9 @@ func TestResumeServesTheLiveView(t *testing.T) {
 	events := liveEvents(t, ctx, page[1]+"/live?id=r2&seq=0")
 	call.text(t, "again")
 	for e := range events {
-		if e.name == "preview" {
+		if e.Name == "preview" {
 			var p view.Preview
-			_ = json.Unmarshal([]byte(e.data), &p)
+			_ = json.Unmarshal([]byte(e.Data), &p)
 			if p.CallID != "m1.2" || p.Text != "again" {
 				t.Fatalf("preview %+v, want the text of m1.2, the call made again", p)
 			}
@@ -280,36 +260,12 @@ func TestViewFlagRefusesABadAddress(t *testing.T) {
 	}
 }
 
-type sseEvent struct{ name, data string }
-
 // liveEvents reads a live stream's events as they come.
-func liveEvents(t *testing.T, ctx context.Context, url string) <-chan sseEvent {
+func liveEvents(t *testing.T, ctx context.Context, url string) <-chan ssetest.Event {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	res, err := http.DefaultClient.Do(req)
+	events, err := ssetest.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(chan sseEvent, 100)
-	go func() {
-		defer close(out)
-		defer res.Body.Close()
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		var cur sseEvent
-		var data []string
-		for sc.Scan() {
-			switch line := sc.Text(); {
-			case line == "":
-				cur.data = strings.Join(data, "\n")
-				out <- cur
-				cur, data = sseEvent{}, nil
-			case strings.HasPrefix(line, "event: "):
-				cur.name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				data = append(data, strings.TrimPrefix(line, "data: "))
-			}
-		}
-	}()
-	return out
+	return events
 }
