@@ -125,7 +125,11 @@ func (s *showWriter) step(st *stepView) {
 		s.call(c)
 	}
 	for _, ac := range st.Actions {
-		fmt.Fprintf(s.w, "  action %s (attempt %d, %s): %s\n", ac.ActionID, ac.Attempt, ac.Replay, describeAction(&ac.Action, 200))
+		if ac.AtGate {
+			fmt.Fprintf(s.w, "  action %s (settled at its gate, never run here): %s\n", ac.ActionID, describeAction(&ac.Action, 200))
+		} else {
+			fmt.Fprintf(s.w, "  action %s (attempt %d, %s): %s\n", ac.ActionID, ac.Attempt, ac.Replay, describeAction(&ac.Action, 200))
+		}
 		if ac.Action.IsCode() && strings.Contains(ac.Action.Code, "\n") {
 			s.block("code:", ac.Action.Code)
 		}
