@@ -29,6 +29,15 @@ type storeFaults struct {
 	tieFold     bool // ListRuns breaks ties by run id without case
 	noStartLast bool // ListRuns puts runs without RunStarted last
 	limitFirst  bool // ListRuns applies Limit before ordering
+	descIgnored bool // ListRuns ignores Descending
+	descTies    bool // Descending keeps ties by run id in forward order
+	descNoStart bool // Descending puts runs without RunStarted first (an ORDER BY … DESC NULLS FIRST)
+	afterEqual  bool // After keeps the run at the position too
+	afterAsc    bool // After keeps the runs after the position in ascending order, Descending or not
+	afterByID   bool // After finds the position by run id alone, ignoring the start time
+	taskFold    bool // TaskContains ignores case
+	taskLike    bool // TaskContains is a LIKE pattern: % and _ are wildcards
+	taskFull    bool // TaskContains searches the whole task, past the summary's excerpt
 }
 
 // brokenStore keeps records in memory and breaks the contract in the ways
@@ -133,10 +142,14 @@ func (s *brokenStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]pol
 	var out []polyloop.RunSummary
 	for _, key := range s.order {
 		sum := polyloop.RunSummary{RunID: key}
+		task := ""
 		for _, r := range s.runs[key] {
 			sum.Apply(r)
+			if b, ok := r.Body.(*polyloop.RunStarted); ok {
+				task = b.Snapshot.Task.Input
+			}
 		}
-		if s.noFilter || f.Matches(sum) {
+		if s.noFilter || s.matches(f, sum, task) {
 			out = append(out, sum)
 		}
 	}
@@ -144,10 +157,118 @@ func (s *brokenStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]pol
 		out = out[:f.Limit]
 	}
 	slices.SortFunc(out, s.compare)
+	if f.Descending {
+		out = s.reverse(out)
+	}
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
 	}
 	return out, nil
+}
+
+// matches is f.Matches, with the faults of TaskContains and After; task is
+// the run's whole task.
+func (s *brokenStore) matches(f polyloop.RunFilter, sum polyloop.RunSummary, task string) bool {
+	g := f
+	g.TaskContains, g.After = "", nil
+	if !g.Matches(sum) {
+		return false
+	}
+	if q := f.TaskContains; q != "" {
+		in := sum.Task
+		switch {
+		case s.taskFull:
+			in = task
+		case s.taskFold:
+			in, q = strings.ToLower(in), strings.ToLower(q)
+		}
+		if s.taskLike {
+			if !likeContains(in, q) {
+				return false
+			}
+		} else if !strings.Contains(in, q) {
+			return false
+		}
+	}
+	if a := f.After; a != nil {
+		p := sum.Position()
+		switch {
+		case s.afterEqual && p == *a:
+			return true
+		case s.afterByID:
+			return (p.RunID > a.RunID) != f.Descending && p.RunID != a.RunID
+		case s.afterAsc || !f.Descending:
+			return a.Before(p)
+		}
+		return p.Before(*a)
+	}
+	return true
+}
+
+// likeContains is SQL's LIKE '%q%' without escaping: _ matches any one
+// character, % any run.
+func likeContains(s, q string) bool {
+	var match func(s, q []rune) bool
+	match = func(s, q []rune) bool {
+		if len(q) == 0 {
+			return true
+		}
+		switch q[0] {
+		case '%':
+			for i := 0; i <= len(s); i++ {
+				if match(s[i:], q[1:]) {
+					return true
+				}
+			}
+			return false
+		case '_':
+			return len(s) > 0 && match(s[1:], q[1:])
+		}
+		return len(s) > 0 && s[0] == q[0] && match(s[1:], q[1:])
+	}
+	rs, rq := []rune(s), []rune(q)
+	for i := 0; i <= len(rs); i++ {
+		if match(rs[i:], rq) {
+			return true
+		}
+	}
+	return false
+}
+
+// reverse orders a listing for Descending, rightly unless a fault says
+// otherwise.
+func (s *brokenStore) reverse(out []polyloop.RunSummary) []polyloop.RunSummary {
+	switch {
+	case s.descIgnored:
+		return out
+	case s.descTies:
+		slices.SortStableFunc(out, func(a, b polyloop.RunSummary) int {
+			if a.StartedAt.IsZero() != b.StartedAt.IsZero() {
+				if a.StartedAt.IsZero() {
+					return 1
+				}
+				return -1
+			}
+			if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(a.RunID, b.RunID)
+		})
+		return out
+	}
+	slices.Reverse(out)
+	if s.descNoStart {
+		slices.SortStableFunc(out, func(a, b polyloop.RunSummary) int {
+			switch {
+			case a.StartedAt.IsZero() == b.StartedAt.IsZero():
+				return 0
+			case a.StartedAt.IsZero():
+				return -1
+			}
+			return 1
+		})
+	}
+	return out
 }
 
 // compare orders a listing, rightly unless a fault says otherwise.
@@ -245,5 +366,14 @@ func brokenStoreCases() []brokenCase {
 		c("ListRunsOrder", ruleListOrder, storeWith(storeFaults{tieFold: true})),
 		c("ListRunsOrder", ruleListOrder, storeWith(storeFaults{noStartLast: true})),
 		c("ListRunsOrder", ruleListLimitAfter, storeWith(storeFaults{limitFirst: true})),
+		c("ListRunsPages", ruleListDescending, storeWith(storeFaults{descIgnored: true})),
+		c("ListRunsPages", ruleListDescending, storeWith(storeFaults{descTies: true})),
+		c("ListRunsPages", ruleListDescending, storeWith(storeFaults{descNoStart: true})),
+		c("ListRunsPages", ruleListAfter, storeWith(storeFaults{afterEqual: true})),
+		c("ListRunsPages", ruleListAfter, storeWith(storeFaults{afterAsc: true})),
+		c("ListRunsPages", ruleListAfter, storeWith(storeFaults{afterByID: true})),
+		c("ListRunsTask", ruleListTask, storeWith(storeFaults{taskFold: true})),
+		c("ListRunsTask", ruleListTask, storeWith(storeFaults{taskLike: true})),
+		c("ListRunsTask", ruleListTask, storeWith(storeFaults{taskFull: true})),
 	}
 }

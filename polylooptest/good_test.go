@@ -252,6 +252,9 @@ func (s *goodStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyl
 		}
 		return strings.Compare(a.RunID, b.RunID)
 	})
+	if f.Descending {
+		slices.Reverse(out)
+	}
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
 	}

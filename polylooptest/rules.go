@@ -70,6 +70,9 @@ const (
 	ruleListSummaries  rule = "ListRuns MUST return the summaries RunSummary.Apply folds from the records of the runs the filter matches"
 	ruleListOrder      rule = "ListRuns MUST order runs without RunStarted first, then by start time, ties by run id byte order"
 	ruleListLimitAfter rule = "ListRuns MUST apply Limit after ordering"
+	ruleListDescending rule = "ListRuns with Descending MUST list in the exact reverse order: latest start first, ties by run id in reverse byte order, runs without RunStarted last"
+	ruleListAfter      rule = "ListRuns with After MUST keep only the runs after that position in the order listed, so that pages cursored by their last position list every run once"
+	ruleListTask       rule = "TaskContains MUST keep the runs whose summary task (its first MaxSummaryTask characters) contains the text, case-sensitively and literally"
 )
 
 // The rules of EventSink.
@@ -92,6 +95,7 @@ var allRules = append([]rule{
 	ruleNoLeftovers, ruleActionNotModified,
 	ruleEmptyLog, ruleAcceptsNext, ruleReadsBack, ruleSeqConflict, ruleBatchSeqs, ruleAtomic, ruleRunsIsolated,
 	ruleOneWriterWins, ruleCancelAtomic, ruleDurable, ruleListSummaries, ruleListOrder, ruleListLimitAfter,
+	ruleListDescending, ruleListAfter, ruleListTask,
 	ruleSinkDelivers, ruleEventNotModified, ruleSinkFailureReturned, ruleSinkFailureNotCtx,
 }, streamRules...)
 

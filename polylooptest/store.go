@@ -80,6 +80,16 @@ const DefaultLargeBody = 1 << 20
 //     of the RunLister contract: runs without RunStarted first, then by
 //     start time, ties broken by run id compared byte by byte (whatever a
 //     database's collation says), and Limit applied after ordering.
+//   - ListRunsPages: if the store implements polyloop.RunLister,
+//     RunFilter.Descending lists in the exact reverse order (runs without
+//     RunStarted last), and RunFilter.After keeps the runs after a position
+//     in the order listed: pages of 1, 2 and 3 runs, each cursored by the
+//     last position of the one before, list every run once, in order, both
+//     ways; a position that is no run's (between two) works alike.
+//   - ListRunsTask: if the store implements polyloop.RunLister,
+//     RunFilter.TaskContains keeps the runs whose summary's task contains
+//     the text: case-sensitive, literal (% and _ are no wildcards), and
+//     searching the first polyloop.MaxSummaryTask characters only.
 //
 // Each failure names the rule of the contract it found broken.
 func TestStore(t *testing.T, h StoreHarness) {
@@ -104,6 +114,8 @@ var storeChecks = []check[StoreHarness]{
 	{"Reopen", checkStoreReopen},
 	{"ListRuns", checkStoreListRuns},
 	{"ListRunsOrder", checkStoreListOrder},
+	{"ListRunsPages", checkStoreListPages},
+	{"ListRunsTask", checkStoreListTask},
 }
 
 func (h StoreHarness) largeBody() int {

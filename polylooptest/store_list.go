@@ -99,30 +99,9 @@ var orderedRuns = []struct {
 var orderedWriteOrder = []int{5, 6, 1, 3, 2, 4, 0}
 
 func checkStoreListOrder(e *env, h StoreHarness) error {
-	s := h.New(e.t)
-	lister, ok := s.(polyloop.RunLister)
-	if !ok {
-		return skipf("the store (%T) does not implement polyloop.RunLister", s)
-	}
-	var all []polyloop.RunSummary
-	for _, i := range orderedWriteOrder {
-		r := orderedRuns[i]
-		recs := records(0, sampleBodies(r.id, 64)[:2]...) // run_started, model_call_intent
-		if r.started < 0 {
-			recs = intents(0, 1, r.id)
-		}
-		for j := range recs {
-			recs[j].At = recs[j].At.Add(max(r.started, 0))
-		}
-		if err := appendOK(e.ctx, s, r.id, recs...); err != nil {
-			return err
-		}
-		var sum polyloop.RunSummary
-		for _, rec := range recs {
-			sum.Apply(rec)
-		}
-		sum.RunID = r.id
-		all = append(all, sum)
+	lister, all, err := orderedLister(e, h)
+	if err != nil {
+		return err
 	}
 	for _, limit := range []int{0, 3, 5} {
 		if err := expectListing(e, lister, polyloop.RunFilter{Limit: limit}, all); err != nil {

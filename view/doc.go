@@ -6,13 +6,22 @@
 // Pages:
 //
 //	/                 the runs list: filters, sort and page in the URL
-//	/run?id=ID        a run's trajectory; an unfinished run's page follows
-//	                  its log live (server-sent events from /live)
+//	/run?id=ID        a run's trajectory, its gates (pending ones with
+//	                  their arguments and deadlines) and its resume history;
+//	                  an unfinished run's page follows its log live
+//	                  (server-sent events from /live), with the model's
+//	                  text as it streams when Options.Previews has it
 //	/compare?a=A&b=B  two runs aligned by step, the first divergence marked
 //	/stats            statistics of the runs the list's filters select,
 //	                  grouped by agent or snapshot hash; per sweep with
 //	                  Options.Sweeps
 //	/sweeps           the sweeps (with Options.Sweeps)
+//
+// Streamed text is not in the log: only the process that calls the model
+// sees it. PreviewSink, an event sink of that process's runners, keeps the
+// current attempt's text of each call under way and is the Previews of its
+// Server (polyloop run --view); a superseded attempt's text is dropped,
+// never glued to the next, and the recorded reply replaces it.
 //
 // The runs list reads one page of summaries at a time through
 // polyloop.RunLister (Limit and a keyset cursor, newest or oldest first),

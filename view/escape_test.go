@@ -33,7 +33,31 @@ func plantHostile(t *testing.T) *memstore.Store {
 	clock := runfixture.NewClock(runfixture.Base)
 	runfixture.Run(t, runfixture.Runner(st, clock, 0.000001, hostileTurns()...), hostileID, hostileAgent(), "task "+hostileAll)
 	runfixture.Crashed(t, st, clock, 4, hostileID+"-open", hostileAgent(), "task "+hostileAll, hostileTurns()...)
+	plantHostileGates(t, st, clock)
 	return st
+}
+
+// plantHostileGates writes a run whose gates' texts are hostile — the
+// arguments, who answered, the note, the delivered observation — and a
+// run suspended at a gate with hostile arguments.
+func plantHostileGates(t *testing.T, st *memstore.Store, clock *runfixture.Clock) {
+	t.Helper()
+	ctx := context.Background()
+	turns := []scriptmodel.Turn{runfixture.Batch(runfixture.Send("c1", "to "+hostileAll), runfixture.Book("c2", "room "+hostileAll))}
+	r := runfixture.GateRunner(st, clock, turns...)
+	for _, id := range []string{hostileID + "-gate", hostileID + "-gate-open"} {
+		if res := runfixture.Run(t, r, id, runfixture.GateAgent(), "task "+hostileAll); res.Suspended == nil {
+			t.Fatalf("%s: not suspended", id)
+		}
+		r = runfixture.GateRunner(st, clock, turns...)
+	}
+	id := hostileID + "-gate"
+	if err := r.Approve(ctx, id, "c1", polyloop.ApprovalDecision{By: "by " + hostileAll, Note: "note " + hostileAll}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Deliver(ctx, id, "c2", polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "delivered " + hostileAll}, "by "+hostileAll); err != nil {
+		t.Fatal(err)
+	}
 }
 
 const hostileAll = scriptTag + " " + jsURL + " " + textarea + " " + quotes
@@ -68,6 +92,7 @@ func TestHostileTextRendersInert(t *testing.T) {
 		"/run?id=" + id, "/run?id=" + id + "&full=1", "/run?id=" + escapeQuery(hostileID+"-open"),
 		"/compare?a=" + id + "&b=" + escapeQuery(hostileID+"-open"),
 		"/stats", "/stats?by=agent", "/stats?by=hash", "/run?id=" + escapeQuery(scriptTag),
+		"/run?id=" + escapeQuery(hostileID+"-gate"), "/run?id=" + escapeQuery(hostileID+"-gate-open"),
 	}
 	for _, p := range pages {
 		_, body := get(t, s, "GET", p)
@@ -79,6 +104,15 @@ func TestHostileTextRendersInert(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the run page does not show %q as text", want)
 		}
+	}
+	text = textOf(t, mustGet(t, s, "/run?id="+escapeQuery(hostileID+"-gate")))
+	for _, want := range []string{"by " + scriptTag, "note " + scriptTag, `"to <script>alert(\"xss\")</script>`, "delivered " + scriptTag} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the gated run's page does not show %q as text", want)
+		}
+	}
+	if text := textOf(t, mustGet(t, s, "/run?id="+escapeQuery(hostileID+"-gate-open"))); !strings.Contains(text, `"room <script>alert(\"xss\")</script>`) {
+		t.Errorf("the suspended run's page does not show the gate's arguments as text")
 	}
 	// The live stream's fragments are inert too.
 	frag := liveFragments(t, s, st, hostileID+"-open")
@@ -142,7 +176,7 @@ func checkAttr(t *testing.T, page string, n *html.Node, a html.Attribute) {
 		}
 	}
 	known := strings.Fields(`href src action rel lang charset name content id class value type title method size selected hidden
-		colspan open data-live data-call data-attempt data-last-seq data-group data-stat data-value data-total role aria-label
+		colspan open data-live data-action data-call data-attempt data-last-seq data-group data-stat data-value data-total role aria-label
 		viewbox width height x y preserveaspectratio defer`)
 	found := false
 	for _, k := range known {
@@ -202,8 +236,8 @@ func liveFragments(t *testing.T, s *view.Server, st *memstore.Store, id string) 
 	})
 	var b strings.Builder
 	for _, e := range events {
-		if e.name == "steps" || e.name == "status" {
-			b.WriteString(e.data)
+		if e.Name == "steps" || e.Name == "status" {
+			b.WriteString(e.Data)
 		}
 	}
 	return b.String()

@@ -32,6 +32,8 @@ var funcs = template.FuncMap{
 	"add":      func(a, b int) int { return a + b },
 	"status":   statusOf,
 	"finished": func(s polyloop.RunSummary) string { return runStatus(s) },
+	"runClass": statusClass,
+	"awaiting": awaitingText,
 	"snapshot": func(s polyloop.Snapshot) string { return prettyJSON(s) },
 	"short":    shortHash,
 	"stepOf":   func(st *trajectory.Step, p *runPage) stepData { return stepData{Step: st, Page: p} },
@@ -43,6 +45,8 @@ var funcs = template.FuncMap{
 	"add2":     func(a, b float64) float64 { return a + b + 4 },
 	"deref":    func(v *float64) float64 { return *v },
 	"first":    func(s string) string { f, _, _ := strings.Cut(s, " "); return f },
+	"divIndex": divIndex,
+	"gateOf":   func(g *trajectory.Gate, full bool) gateData { return gateData{g, full} },
 }
 
 // histData is what the hist template draws: a histogram and its
@@ -71,6 +75,13 @@ func bound(s string, zero, unknown bool) string {
 		return "unknown"
 	}
 	return "≥ " + s
+}
+
+// gateData is what the gate template needs: the gate, and whether texts
+// are shown whole.
+type gateData struct {
+	Gate *trajectory.Gate
+	Full bool
 }
 
 // pick is a compare row's step of one side (of trajectory t), for the
@@ -208,11 +219,38 @@ func statusOf(a *polyloop.SettledAction) string {
 	return string(a.Outcome.Status)
 }
 
+// runStatus is a listed run's status: its stop reason, what a suspended
+// run awaits, or "unfinished".
 func runStatus(s polyloop.RunSummary) string {
-	if !s.Finished {
-		return "unfinished"
+	switch {
+	case s.Finished:
+		return string(s.StopReason)
+	case s.Awaiting != "":
+		return "awaiting " + strings.ReplaceAll(s.Awaiting, "+", " and ")
 	}
-	return string(s.StopReason)
+	return "unfinished"
+}
+
+// statusClass is the CSS class of a listed run's status.
+func statusClass(s polyloop.RunSummary) string {
+	switch {
+	case s.Finished:
+		return string(s.StopReason)
+	case s.Awaiting != "":
+		return "awaiting"
+	}
+	return "unfinished"
+}
+
+// awaitingText says what a suspended run awaits, as the runs list does.
+func awaitingText(s *polyloop.Suspension) string {
+	switch {
+	case len(s.Approvals) > 0 && len(s.Deliveries) > 0:
+		return "awaiting approval and delivery"
+	case len(s.Approvals) > 0:
+		return "awaiting approval"
+	}
+	return "awaiting delivery"
 }
 
 // shortHash is a snapshot hash cut for a table cell.
@@ -232,3 +270,7 @@ func excerpt(s string, n int) string {
 	}
 	return s
 }
+
+// divIndex reports whether a divergence names one action of its step's
+// batch (Divergence.Index applies).
+func divIndex(d *polyloop.Divergence) bool { return d.What == "outcome" || d.What == "observation" }

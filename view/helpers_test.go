@@ -1,7 +1,6 @@
 package view_test
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop/internal/runfixture"
+	"github.com/polyloop/polyloop/internal/ssetest"
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/scriptmodel"
 	"github.com/polyloop/polyloop/view"
@@ -65,7 +65,7 @@ func contains(t testing.TB, page, body string, wants ...string) {
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
 
 // event is one server-sent event.
-type event struct{ name, id, data string }
+type event = ssetest.Event
 
 // streamWhile opens an event stream on a real server, calls during once the
 // first event has arrived, and returns the events until the stream ends
@@ -76,43 +76,26 @@ func streamWhile(t *testing.T, h http.Handler, target string, during func()) []e
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+target, nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
-		b, _ := io.ReadAll(res.Body)
-		t.Fatalf("GET %s: %d %s\n%s", target, res.StatusCode, res.Header.Get("Content-Type"), b)
-	}
 	var events []event
-	var cur event
-	var data []string
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	started := false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			cur.data = strings.Join(data, "\n")
-			events = append(events, cur)
-			cur, data = event{}, nil
-			if !started && during != nil {
-				started = true
-				go during()
-			}
-		case strings.HasPrefix(line, "event: "):
-			cur.name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "id: "):
-			cur.id = strings.TrimPrefix(line, "id: ")
-		case strings.HasPrefix(line, "data: "):
-			data = append(data, strings.TrimPrefix(line, "data: "))
+	for e := range sse(t, ctx, srv.URL+target) {
+		events = append(events, e)
+		if len(events) == 1 && during != nil {
+			go during()
 		}
 	}
 	if ctx.Err() != nil {
 		t.Errorf("the stream did not end: %d events", len(events))
+	}
+	return events
+}
+
+// sse reads a live stream's events as they come; the channel is closed
+// when the stream ends.
+func sse(t *testing.T, ctx context.Context, url string) <-chan event {
+	t.Helper()
+	events, err := ssetest.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return events
 }

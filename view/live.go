@@ -12,41 +12,61 @@ import (
 	"strings"
 	"time"
 
+	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/trajectory"
 )
 
 // Previews is the seam for model text that streams before its record
-// lands (the streaming issue): the live page shows a preview of the
-// current attempt of each model call and drops it when the attempt is
-// superseded. Records remain the truth: a model_call_result replaces the
-// preview.
+// lands: the live page shows a preview of the current attempt of each
+// model call under way and drops it when the attempt is superseded.
+// Records remain the truth: a model_call_result replaces the preview.
+// PreviewSink implements it for the runs of this process.
 type Previews interface {
 	// Watch delivers the previews of a run until ctx is done; the channel
-	// is closed then (or when the source has no more).
+	// is closed then (or when the source has no more). The first previews
+	// bring a new watcher up to date: the text each call under way has so
+	// far.
 	Watch(ctx context.Context, runID string) (<-chan Preview, error)
 }
 
-// Preview is one delta of streamed model text, or the retraction of an
-// attempt's deltas.
+// Preview is a fragment of a model call's streamed text, the retraction of
+// an attempt's text, or the end of the call's preview.
 type Preview struct {
-	Step    int    `json:"step"`
-	CallID  string `json:"call_id"`
-	Attempt int    `json:"attempt"`
-	// Text is the delta, appended to the attempt's preview.
+	Step   int    `json:"step"`
+	CallID string `json:"call_id"`
+	// Attempt is the client's attempt (polyloop.Delta.Attempt) the text
+	// belongs to; the call id names the library's attempt.
+	Attempt int `json:"attempt"`
+	// Text is appended to the attempt's preview; a text of another attempt
+	// than the one shown replaces it.
 	Text string `json:"text,omitempty"`
-	// Superseded drops the attempt's preview: it will not become the reply.
+	// Whole: Text is all of the attempt's text so far, which replaces what
+	// is shown (the first text a watcher gets of an attempt: a page that
+	// reconnects shows it once, not twice).
+	Whole bool `json:"whole,omitempty"`
+	// Superseded drops the preview of Attempt — of every attempt of the
+	// call when Attempt is 0 —: it will not become the reply.
 	Superseded bool `json:"superseded,omitempty"`
+	// Ended: the call's result is durable (or the run finished); its
+	// record replaces the preview. Ended without a CallID: the run
+	// finished.
+	Ended bool `json:"ended,omitempty"`
 }
 
 // live streams an unfinished run's changes as server-sent events:
 //   - "steps": the HTML of every step that changed since the last event
 //     (new records), each an element with the step's id;
 //   - "status": the HTML of the run's status block;
-//   - "preview": a Preview as JSON (with Options.Previews);
+//   - "preview": a Preview as JSON (with Options.Previews), always after
+//     the steps event that holds its call; Ended previews are not sent:
+//     they make the stream read the log at once;
 //   - "end": the run finished; the stream closes.
 //
-// Each records event carries the number of records seen as its id, so a
-// reconnecting browser (Last-Event-ID) gets only what it lacks.
+// The log is read every Options.Poll, and at once when a preview names a
+// call the stream has not sent or ends a call or the run. Each records
+// event carries the number of records seen as its id, so a reconnecting
+// browser (Last-Event-ID) gets only what it lacks; previews carry none,
+// and a reconnecting page gets the text of each call under way whole.
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("id")
 	seq, err := strconv.Atoi(r.URL.Query().Get("seq"))
@@ -77,27 +97,32 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 			s.opts.Logger.Error("polyloop view: previews", "run", id, "error", err)
 		}
 	}
+	f := &follower{s: s, w: w, flusher: flusher, id: id, seq: seq, calls: map[string]bool{}}
+	if f.push(ctx) {
+		return
+	}
 	tick := time.NewTicker(s.opts.Poll)
 	defer tick.Stop()
 	for {
-		done, err := s.pushRecords(ctx, w, id, &seq)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.opts.Logger.Error("polyloop view: live", "run", id, "error", err)
-			}
-			return
-		}
-		flusher.Flush()
-		if done {
-			return
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			if f.push(ctx) {
+				return
+			}
 		case p, ok := <-previews:
 			if !ok {
 				previews = nil
+				continue
+			}
+			// A preview goes after the steps that hold its call (the
+			// call's intent is durable before its first delta); an ended
+			// call's record is read at once, and replaces the preview.
+			if (p.Ended || !f.calls[p.CallID]) && f.push(ctx) {
+				return
+			}
+			if p.Ended {
 				continue
 			}
 			if err := sendPreview(w, p); err != nil {
@@ -108,12 +133,43 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pushRecords reads the log and sends what changed after *seq records;
-// done when the run has finished.
-func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, seq *int) (done bool, err error) {
+// follower is one live stream's state: the records it has sent and the
+// model calls they hold.
+type follower struct {
+	s       *Server
+	w       io.Writer
+	flusher http.Flusher
+	id      string
+	seq     int
+	calls   map[string]bool
+}
+
+// push sends what changed in the log; stop when the stream must end (the
+// run finished, or the log or the connection failed).
+func (f *follower) push(ctx context.Context) (stop bool) {
+	done, err := f.s.pushRecords(ctx, f.w, f.id, &f.seq, f.calls)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.s.opts.Logger.Error("polyloop view: live", "run", f.id, "error", err)
+		}
+		return true
+	}
+	f.flusher.Flush()
+	return done
+}
+
+// pushRecords reads the log and sends what changed after *seq records,
+// noting the model calls of the log in calls; done when the run has
+// finished.
+func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, seq *int, calls map[string]bool) (done bool, err error) {
 	log, err := s.opts.Store.ReadLog(ctx, id)
 	if err != nil {
 		return false, err
+	}
+	for _, r := range log.Records {
+		if b, ok := r.Body.(*polyloop.ModelCallIntent); ok {
+			calls[b.CallID] = true
+		}
 	}
 	if len(log.Records) <= *seq {
 		return false, nil
@@ -121,7 +177,7 @@ func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, seq *i
 	log.RunID = id
 	t := trajectory.Build(log)
 	var steps, status bytes.Buffer
-	p := &runPage{T: t, Timeline: timeline(t)}
+	p := newRunPage(t)
 	for _, st := range t.Steps {
 		if st.LastSeq >= int64(*seq) {
 			if err := s.pages.ExecuteTemplate(&steps, "step", stepData{Step: st, Page: p}); err != nil {

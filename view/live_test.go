@@ -26,18 +26,18 @@ func TestLiveFollowsTheLog(t *testing.T) {
 	})
 	var names []string
 	for _, e := range events {
-		names = append(names, e.name)
+		names = append(names, e.Name)
 	}
-	if len(events) < 5 || events[0].name != "steps" || events[0].id != itoa(n) || events[len(events)-1].name != "end" || events[len(events)-1].data != "completed" {
-		t.Fatalf("events %q (first id %q), want steps at %d records first and end completed last", names, events[0].id, n)
+	if len(events) < 5 || events[0].Name != "steps" || events[0].ID != itoa(n) || events[len(events)-1].Name != "end" || events[len(events)-1].Data != "completed" {
+		t.Fatalf("events %q (first id %q), want steps at %d records first and end completed last", names, events[0].ID, n)
 	}
-	first := events[0].data
+	first := events[0].Data
 	if !strings.Contains(first, `id="step-1"`) || !strings.Contains(first, `id="step-2"`) || !strings.Contains(first, "outcome unknown") {
 		t.Errorf("first steps event lacks the steps so far:\n%s", first)
 	}
 	var later strings.Builder
 	for _, e := range events[1:] {
-		later.WriteString(e.data)
+		later.WriteString(e.Data)
 	}
 	all := later.String()
 	for _, want := range []string{`id="step-2"`, `id="step-3"`, "attempt 2", `<span class="badge completed">completed</span>`, "<b>#2</b>"} {
@@ -57,7 +57,7 @@ func TestLiveResumesFromLastEventID(t *testing.T) {
 	s, st := newServer(t, view.Options{Poll: 5e6})
 	log, _ := st.ReadLog(context.Background(), runfixture.BatchRun)
 	events := streamWhile(t, s, "/live?id="+runfixture.BatchRun+"&seq="+itoa(len(log.Records)-2), nil)
-	if len(events) != 3 || events[0].name != "steps" || strings.Contains(events[0].data, `id="step-2"`) || !strings.Contains(events[0].data, `id="step-3"`) {
+	if len(events) != 3 || events[0].Name != "steps" || strings.Contains(events[0].Data, `id="step-2"`) || !strings.Contains(events[0].Data, `id="step-3"`) {
 		t.Errorf("events %+v", events)
 	}
 }
@@ -92,8 +92,8 @@ func TestLivePreviews(t *testing.T) {
 	<-done
 	var got []string
 	for _, e := range events {
-		if e.name == "preview" {
-			got = append(got, e.data)
+		if e.Name == "preview" {
+			got = append(got, e.Data)
 		}
 	}
 	if len(got) != 2 || got[0] != `{"step":2,"call_id":"m2.1","attempt":1,"text":"Hel\u003cb\u003e"}` || !strings.Contains(got[1], `"superseded":true`) {

@@ -2,6 +2,7 @@ package view
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,15 +21,25 @@ type runPage struct {
 	FullURL string
 	// Live is the URL of the page's event stream (unfinished runs).
 	Live string
-	// Timeline is the resume history drawn as a bar.
-	Timeline []segment
+	// Timeline is the resume history drawn as a bar, Takeovers the lease
+	// take-overs marked on it.
+	Timeline  []segment
+	Takeovers []mark
 }
 
-// segment is one invocation on the timeline, as a share of the records.
+// segment is one invocation on the timeline, as a share of the records,
+// with the lease take-overs among its records.
 type segment struct {
 	trajectory.Invocation
 	N           int
 	Left, Width float64 // percent of the bar
+	Takeovers   []*trajectory.Takeover
+}
+
+// mark is a take-over's place on the timeline.
+type mark struct {
+	*trajectory.Takeover
+	Left float64 // percent of the bar
 }
 
 // timeline lays the invocations out along the log's records.
@@ -36,11 +47,34 @@ func timeline(t *trajectory.Trajectory) []segment {
 	var out []segment
 	for i, inv := range t.Invocations {
 		n := int(inv.LastSeq-inv.FirstSeq) + 1
-		out = append(out, segment{Invocation: inv, N: i + 1,
-			Left:  100 * float64(inv.FirstSeq) / float64(max(t.Records, 1)),
-			Width: 100 * float64(n) / float64(max(t.Records, 1))})
+		seg := segment{Invocation: inv, N: i + 1, Left: share(inv.FirstSeq, t), Width: 100 * float64(n) / float64(max(t.Records, 1))}
+		for _, k := range t.Takeovers {
+			if k.Seq >= inv.FirstSeq && k.Seq <= inv.LastSeq {
+				seg.Takeovers = append(seg.Takeovers, k)
+			}
+		}
+		out = append(out, seg)
 	}
 	return out
+}
+
+// takeoverMarks places the take-overs on the timeline.
+func takeoverMarks(t *trajectory.Trajectory) []mark {
+	var out []mark
+	for _, k := range t.Takeovers {
+		out = append(out, mark{Takeover: k, Left: share(k.Seq, t)})
+	}
+	return out
+}
+
+// share is where record seq starts along the bar, in percent.
+func share(seq int64, t *trajectory.Trajectory) float64 {
+	return 100 * float64(seq) / float64(max(t.Records, 1))
+}
+
+// newRunPage is the trajectory page of t.
+func newRunPage(t *trajectory.Trajectory) *runPage {
+	return &runPage{Title: "Run " + t.RunID, T: t, Timeline: timeline(t), Takeovers: takeoverMarks(t)}
 }
 
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +88,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, notFound(err), err)
 		return
 	}
-	p := &runPage{Title: "Run " + id, T: t, Full: r.URL.Query().Get("full") == "1", Timeline: timeline(t)}
+	p := newRunPage(t)
+	p.Full = r.URL.Query().Get("full") == "1"
 	p.FullURL = "/run?" + url.Values{"id": {id}, "full": {"1"}}.Encode()
 	if t.Finished == nil {
 		p.Live = "/live?" + url.Values{"id": {id}, "seq": {strconv.Itoa(t.Records)}}.Encode()
@@ -74,14 +109,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 
 // comparePage is the data of the comparison page.
 type comparePage struct {
-	Title      string
-	A, B       *trajectory.Trajectory
-	Divergence *trajectory.Divergence
-	// SnapshotDiff lists the snapshot paths that differ (nil when the
-	// hashes are equal).
-	SnapshotDiff []string
-	Rows         []compareRow
-	Full         bool
+	Title string
+	A, B  *trajectory.Trajectory
+	// Diff is polyloop.DiffRuns of the two logs: the snapshot fields that
+	// differ and the first divergence.
+	Diff polyloop.RunDiff
+	Rows []compareRow
+	Full bool
 }
 
 // compareRow is one step of both runs (either may be missing).
@@ -97,26 +131,28 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, errors.New("compare needs two runs: /compare?a=RUN_ID&b=RUN_ID"))
 		return
 	}
-	var ts [2]*trajectory.Trajectory
+	var logs [2]polyloop.RunLog
 	for i, id := range ids {
-		t, err := trajectory.Load(r.Context(), s.opts.Store, id)
+		log, err := s.opts.Store.ReadLog(r.Context(), id)
+		if err == nil && log.Empty() {
+			err = fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
+		}
 		if err != nil {
 			s.fail(w, r, notFound(err), err)
 			return
 		}
-		ts[i] = t
+		log.RunID = id
+		logs[i] = log
 	}
-	p := &comparePage{Title: "Compare " + ids[0] + " and " + ids[1], A: ts[0], B: ts[1],
-		Divergence: trajectory.FirstDivergence(ts[0], ts[1]), Full: r.URL.Query().Get("full") == "1"}
-	if ts[0].SnapshotHash != ts[1].SnapshotHash {
-		p.SnapshotDiff = polyloop.DiffSnapshots(ts[0].Snapshot, ts[1].Snapshot)
-	}
-	p.Rows = alignSteps(ts[0], ts[1], p.Divergence)
+	p := &comparePage{Title: "Compare " + ids[0] + " and " + ids[1], A: trajectory.Build(logs[0]), B: trajectory.Build(logs[1]),
+		Diff: polyloop.DiffRuns(logs[0], logs[1]), Full: r.URL.Query().Get("full") == "1"}
+	p.Rows = alignSteps(p.A, p.B, p.Diff.First)
 	s.render(w, r, "compare", p)
 }
 
-// alignSteps pairs the steps of two runs by number.
-func alignSteps(a, b *trajectory.Trajectory, d *trajectory.Divergence) []compareRow {
+// alignSteps pairs the steps of two runs by number, marking the step of
+// the first divergence.
+func alignSteps(a, b *trajectory.Trajectory, d *polyloop.Divergence) []compareRow {
 	var rows []compareRow
 	for i := 0; i < max(len(a.Steps), len(b.Steps)); i++ {
 		row := compareRow{Step: i + 1}

@@ -1,10 +1,13 @@
 package view_test
 
 import (
+	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/runfixture"
 	"github.com/polyloop/polyloop/view"
 )
@@ -132,9 +135,63 @@ func TestComparePage(t *testing.T) {
 	t.Parallel()
 	s, _ := newServer(t, view.Options{})
 	body := mustGet(t, s, "/compare?a="+runfixture.BatchRun+"&b="+runfixture.BatchRun)
-	contains(t, "a run with itself", body, "No divergence", "Same snapshot")
+	contains(t, "a run with itself", body, "No divergence: the runs agree on all 3 steps", "Same snapshot")
 	body = mustGet(t, s, "/compare?a="+runfixture.OverriddenRun+"&b="+runfixture.UnfinishedRun)
-	contains(t, "override vs unfinished", body, "First divergence: before the first step — task", "The snapshots differ in:")
+	contains(t, "override vs unfinished", body, `First divergence: <a href="#cmp-1">step 1</a> — <b>reply</b>`,
+		"The snapshots differ in:", "<code>task.input</code>", `<th>override-1</th><td><pre class="text"> [echo {&#34;text&#34;:&#34;a&#34;}]</pre>`,
+		`<div class="cmprow diverges" id="cmp-1">`)
+}
+
+// divergenceOnPage reads the first divergence a comparison page shows: the
+// step ("" when none), and what differs.
+var divergenceOnPage = regexp.MustCompile(`First divergence: (?:<a href="#cmp-(\d+)">step \d+</a>|before the first step) — <b>([a-z]+)</b>`)
+
+// TestCompareIsDiffRuns: for every pair of the fixture's runs, the page
+// says what polyloop.DiffRuns says — the same step, the same difference,
+// the same snapshot fields — so the page and polyloop diff never disagree.
+func TestCompareIsDiffRuns(t *testing.T) {
+	t.Parallel()
+	s, st := newServer(t, view.Options{})
+	ids := []string{runfixture.BatchRun, runfixture.ResumedRun, runfixture.OverriddenRun, runfixture.UnfinishedRun, runfixture.FailedRun, runfixture.ParentRun}
+	ctx := context.Background()
+	diverged := 0
+	for _, a := range ids {
+		for _, b := range ids {
+			la, _ := st.ReadLog(ctx, a)
+			lb, _ := st.ReadLog(ctx, b)
+			la.RunID, lb.RunID = a, b
+			want := polyloop.DiffRuns(la, lb)
+			body := mustGet(t, s, "/compare?a="+a+"&b="+b)
+			m := divergenceOnPage.FindStringSubmatch(body)
+			switch {
+			case want.First == nil && (m != nil || !strings.Contains(body, "No divergence")):
+				t.Errorf("%s vs %s: DiffRuns finds no divergence, the page shows %q", a, b, m)
+			case want.First != nil && m == nil:
+				t.Errorf("%s vs %s: DiffRuns finds %+v, the page shows none", a, b, want.First)
+			case want.First != nil && (m[1] != stepText(want.First.Step) || m[2] != want.First.What):
+				t.Errorf("%s vs %s: the page shows step %q %q, DiffRuns %d %q", a, b, m[1], m[2], want.First.Step, want.First.What)
+			}
+			if want.First != nil {
+				diverged++
+			}
+			for _, f := range want.Snapshot {
+				contains(t, a+" vs "+b, body, "<code>"+f+"</code>")
+			}
+			if len(want.Snapshot) == 0 {
+				contains(t, a+" vs "+b, body, "Same snapshot")
+			}
+		}
+	}
+	if diverged == 0 {
+		t.Fatal("no pair of runs diverges: the test compares nothing")
+	}
+}
+
+func stepText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return itoa(n)
 }
 
 func TestRunsList(t *testing.T) {

@@ -46,6 +46,9 @@ or on a machine that vanished), and the log records who took over from whom.
 Ctrl-C works as for run: the first stops at the next step boundary, the
 second cancels at once.
 
+--view ADDR serves polyloop view from this process while it runs, with the
+model's text as it streams (see polyloop run --help).
+
 Tracing: with OTEL_EXPORTER_OTLP_ENDPOINT set (e.g. http://localhost:4318), the
 resumed invocation's spans join the run's trace (see polyloop run --help).
 
@@ -61,6 +64,7 @@ resumed invocation's spans join the run's trace (see polyloop run --help).
 	c.Flags().BoolVar(&f.json, "json", false, "print the result as JSON on standard output")
 	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines")
 	c.Flags().StringVar(&f.events, "events", "", "append the run's events to this file as JSON lines")
+	c.Flags().StringVar(&f.view, "view", "", viewFlagHelp)
 	return c
 }
 
@@ -104,8 +108,13 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 		return err
 	}
 	defer sinks.close()
+	live, err := a.startLiveView(f.view, st, id)
+	if err != nil {
+		return err
+	}
+	defer live.close()
 	in.begin()
-	res, err := cfg.Runner(st, sinks.sinks...).ResumeWith(ctx, id, cfg.Agent, polyloop.ResumeOptions{AllowConfigChange: f.allowChange, TakeOver: f.takeOver})
+	res, err := cfg.Runner(st, live.sinks(sinks.sinks)...).ResumeWith(ctx, id, cfg.Agent, polyloop.ResumeOptions{AllowConfigChange: f.allowChange, TakeOver: f.takeOver})
 	sinks.ended(id, err)
 	var mismatch *polyloop.SnapshotMismatchError
 	if errors.As(err, &mismatch) {

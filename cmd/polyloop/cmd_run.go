@@ -43,6 +43,11 @@ invented in the log, and the command says what resume will do.
 While the run is going, it holds the run's lease: another polyloop resuming
 the same run is refused, naming this process.
 
+--view ADDR serves polyloop view (the same read-only pages) from this process
+while it runs, and the run's page shows the model's text as it streams, before
+the reply is recorded — what no other process can see, since streamed text is
+never written to the log. A retried attempt's text is replaced, never glued on.
+
 Tracing: with OTEL_EXPORTER_OTLP_ENDPOINT set (e.g. http://localhost:4318, a
 Jaeger or OpenTelemetry Collector speaking OTLP/HTTP), the run's spans are
 exported as OpenTelemetry traces, one trace per run across its resumes
@@ -60,6 +65,7 @@ output is closed (| head).
 	c.Flags().BoolVar(&f.json, "json", false, "print the result as JSON on standard output")
 	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines")
 	c.Flags().StringVar(&f.events, "events", "", "append the run's events to this file as JSON lines")
+	c.Flags().StringVar(&f.view, "view", "", viewFlagHelp)
 	return c
 }
 
@@ -109,8 +115,13 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 	if id == "" {
 		id = polyloop.NewRunID()
 	}
+	live, err := a.startLiveView(f.view, st, id)
+	if err != nil {
+		return err
+	}
+	defer live.close()
 	in.begin()
-	res, err := cfg.Runner(st, sinks.sinks...).Run(ctx, id, cfg.Agent, polyloop.Task{Input: input})
+	res, err := cfg.Runner(st, live.sinks(sinks.sinks)...).Run(ctx, id, cfg.Agent, polyloop.Task{Input: input})
 	sinks.ended(id, err)
 	if err != nil {
 		return a.runFailed(st, id, agentPath, err, in)

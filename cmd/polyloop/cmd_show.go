@@ -74,8 +74,6 @@ func loadTrajectory(ctx context.Context, st store, id string) (*trajectory, erro
 type showWriter struct {
 	w     io.Writer
 	limit int
-	// shownAtGate are the actions settled at their gate, printed there.
-	shownAtGate map[string]bool
 }
 
 func (s *showWriter) cut(text string) string {
@@ -131,7 +129,11 @@ func (s *showWriter) step(st *stepView) {
 		s.gate(g)
 	}
 	for _, ac := range st.Actions {
-		fmt.Fprintf(s.w, "  action %s (attempt %d, %s): %s\n", ac.ActionID, ac.Attempt, ac.Replay, describeAction(&ac.Action, 200))
+		if ac.AtGate {
+			fmt.Fprintf(s.w, "  action %s (settled at its gate, never run here): %s\n", ac.ActionID, describeAction(&ac.Action, 200))
+		} else {
+			fmt.Fprintf(s.w, "  action %s (attempt %d, %s): %s\n", ac.ActionID, ac.Attempt, ac.Replay, describeAction(&ac.Action, 200))
+		}
 		if ac.Action.IsCode() && strings.Contains(ac.Action.Code, "\n") {
 			s.block("code:", ac.Action.Code)
 		}
@@ -141,14 +143,14 @@ func (s *showWriter) step(st *stepView) {
 		case ac.Unknown:
 			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without a step record\n")
 		case st.Completed == nil || ac.Settled != &st.Completed.SettledAction:
-			s.outcome(ac.Settled, "executor said:") // settled by an action_result
+			s.outcome(ac.Settled, auditLabel(ac)) // settled by an action_result
 		}
 	}
 	for _, r := range st.Receptions {
 		s.receptions("  ", []*polyloop.ChildReception{r.ChildReception})
 	}
 	if st.Completed != nil {
-		s.completed(st.Completed)
+		s.completed(st)
 	}
 	if m := st.Maintenance; m != nil {
 		s.maintenance(m)
@@ -221,55 +223,57 @@ func (s *showWriter) call(c *callView) {
 	}
 }
 
-func (s *showWriter) completed(c *polyloop.StepCompleted) {
+func (s *showWriter) completed(st *stepView) {
+	c := st.Completed
 	switch c.Decision {
 	case polyloop.DecisionInvalid:
 		s.block("invalid, feedback:", c.Feedback)
 	case polyloop.DecisionFinal:
 		s.block("final answer:", c.Answer)
 	case polyloop.DecisionAct:
-		if !s.shownAtGate[c.ResultID] { // a denied or delivered action's lines are its gate's
-			s.outcome(&c.SettledAction, "executor said:")
+		label := "executor said:"
+		for _, ac := range st.Actions {
+			if ac.Settled == &c.SettledAction {
+				label = auditLabel(ac)
+			}
 		}
+		s.outcome(&c.SettledAction, label)
 	}
 }
 
-// gate prints an action's gate: what it waits for, or its answer, and the
-// settlement of an action settled there (denied, delivered).
+// auditLabel labels the audit text of an action's settlement: the
+// executor's own text, or the note of a person who denied it at its gate.
+func auditLabel(ac *actionView) string {
+	if ac.AtGate && ac.Gate != nil && ac.Gate.Decision != nil {
+		return "note (not shown to the model):"
+	}
+	return "executor said:"
+}
+
+// gate prints an action's gate: what it waits for, or its answer. The
+// settlement of an action settled there (denied, delivered) is its action's.
 func (s *showWriter) gate(g *gateView) {
 	what := "approval"
 	if g.Kind == polyloop.KindDeliveryRequested {
 		what = "delivery"
 	}
-	fmt.Fprintf(s.w, "  %s of %s %s: ", what, g.Request.ActionID, describeAction(&g.Request.Action, 200))
+	fmt.Fprintf(s.w, "  %s of %s %s: ", what, g.ActionID, describeAction(&g.Action, 200))
 	switch {
-	case g.Decided != nil && g.Decided.Timeout:
-		fmt.Fprintf(s.w, "denied: the deadline passed (resumed at %s)\n", g.Decided.Clock.UTC().Format(time.RFC3339))
-	case g.Decided != nil:
+	case g.Decision != nil && g.Decision.Timeout:
+		fmt.Fprintf(s.w, "denied: the deadline passed (resumed at %s)\n", g.Decision.Clock.UTC().Format(time.RFC3339))
+	case g.Decision != nil:
 		verdict := "denied"
-		if g.Decided.Allow {
+		if g.Decision.Allow {
 			verdict = "allowed"
 		}
-		fmt.Fprintf(s.w, "%s by %s%s\n", verdict, g.Decided.By, noteText(g.Decided.Note))
-	case g.Delivered != nil && g.Delivered.Timeout:
-		fmt.Fprintf(s.w, "not delivered: the deadline passed (resumed at %s)\n", g.Delivered.Clock.UTC().Format(time.RFC3339))
-	case g.Delivered != nil:
-		fmt.Fprintf(s.w, "delivered by %s (%s)\n", g.Delivered.By, g.Delivered.Outcome.Status)
+		fmt.Fprintf(s.w, "%s by %s%s\n", verdict, g.Decision.By, noteText(g.Decision.Note))
+	case g.Delivery != nil && g.Delivery.Timeout:
+		fmt.Fprintf(s.w, "not delivered: the deadline passed (resumed at %s)\n", g.Delivery.Clock.UTC().Format(time.RFC3339))
+	case g.Delivery != nil:
+		fmt.Fprintf(s.w, "delivered by %s (%s)\n", g.Delivery.By, g.Delivery.Outcome.Status)
 	default:
-		fmt.Fprintf(s.w, "waiting%s\n", deadlineText(g.Request.Deadline))
+		fmt.Fprintf(s.w, "waiting%s\n", deadlineText(g.Deadline))
 	}
-	if g.Settled == nil {
-		return
-	}
-	label := "executor said:"
-	if g.Decided != nil {
-		label = "note (not shown to the model):"
-	}
-	s.outcome(g.Settled, label)
-	if s.shownAtGate == nil {
-		s.shownAtGate = map[string]bool{}
-	}
-	s.shownAtGate[g.Request.ActionID] = true
 }
 
 func noteText(note string) string {

@@ -60,12 +60,9 @@ func (a *app) view(ctx context.Context, f *viewFlags) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", f.addr)
+	ln, err := listenView(a.stderr, "--addr", f.addr)
 	if err != nil {
-		return fmt.Errorf("--addr %s: %w", f.addr, err)
-	}
-	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
-		fmt.Fprintf(a.stderr, "polyloop view: listening on %s, beyond loopback: anyone who can reach it can read every run\n", ln.Addr())
+		return err
 	}
 	fmt.Fprintf(a.stdout, "polyloop view: %s on http://%s/ (Ctrl-C stops)\n", redactDSN(a.store), ln.Addr())
 	return serveUntilInterrupted(ctx, ln, h)

@@ -17,7 +17,12 @@ import (
 type sinkFlags struct {
 	quiet  bool
 	events string
+	// view is the address of the live view (--view), "" for none.
+	view string
 }
+
+// viewFlagHelp is the help of --view, on run and resume.
+const viewFlagHelp = "serve polyloop view on this address while the command runs (e.g. 127.0.0.1:8686), with the model's text as it streams"
 
 // sinkShutdownTimeout bounds the flush of traces at exit, so that a collector
 // that does not answer cannot hold the command (and its Ctrl-C) for long.

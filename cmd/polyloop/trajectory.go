@@ -12,6 +12,7 @@ type (
 	stepView   = traj.Step
 	callView   = traj.Call
 	gateView   = traj.Gate
+	actionView = traj.Action
 	// maintenanceView is a step's maintenance.
 	maintenanceView = traj.Maintenance
 )

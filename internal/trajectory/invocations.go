@@ -8,7 +8,8 @@ import (
 )
 
 // Invocation is a stretch of the log written by one invocation of Run or
-// Resume (one process, as a rule): records FirstSeq to LastSeq.
+// Resume (one process, as a rule), or by one answer to a gate
+// (Runner.Approve or Runner.Deliver): records FirstSeq to LastSeq.
 type Invocation struct {
 	FirstSeq int64     `json:"first_seq"`
 	LastSeq  int64     `json:"last_seq"`
@@ -42,8 +43,11 @@ type Invocation struct {
 // write that starts with anything else was begun by a new invocation —
 // a resume — and its first record says how: a retried model call (attempt
 // > 1), a replayed action (attempt > 1), a config_override, a step
-// started after a log that ended between steps, a reply parsed again, or
-// a finish the log already determined. Time gaps alone are not taken as
+// started after a log that ended between steps, a reply parsed again, a
+// lease take-over, or a finish the log already determined. A gate's answer
+// (approval_decided, delivery_received) is a write of its own, by
+// Runner.Approve or Deliver, unless it is a timeout (a resume applied it);
+// what follows an answer is a resume. Time gaps alone are not taken as
 // evidence (a model call or an action may take hours); they are reported
 // in Gap.
 //
@@ -119,6 +123,9 @@ func continues(prev, next polyloop.RecordBody) bool {
 
 // evidence says in words why a write begins an invocation.
 func evidence(prev, next polyloop.RecordBody) string {
+	if s := answerEvidence(prev, next); s != "" {
+		return s
+	}
 	switch b := next.(type) {
 	case *polyloop.RunStarted:
 		return "run started"
@@ -143,6 +150,49 @@ func evidence(prev, next polyloop.RecordBody) string {
 		return fmt.Sprintf("resume: step %d settled from its stored reply", b.Step)
 	}
 	return fmt.Sprintf("resume: a write starting with %s after %s", next.Kind(), kindOf(prev))
+}
+
+// answerEvidence says how a write that answers a gate, or that follows an
+// answer, begins an invocation: an answer is written apart from any run
+// (Runner.Approve, Runner.Deliver: polyloop approve, deliver), except a
+// timeout, which a resume after the deadline applies; what follows an
+// answer is a resume. "" for the other writes.
+func answerEvidence(prev, next polyloop.RecordBody) string {
+	switch b := next.(type) {
+	case *polyloop.ApprovalDecided:
+		if b.Timeout {
+			return fmt.Sprintf("resume after the deadline: the approval of %s timed out (denied)", b.ActionID)
+		}
+		verb := "denied"
+		if b.Allow {
+			verb = "allowed"
+		}
+		return fmt.Sprintf("approve: %s %s by %s (Runner.Approve, apart from any run)", b.ActionID, verb, who(b.By))
+	case *polyloop.DeliveryReceived:
+		if b.Timeout {
+			return fmt.Sprintf("resume after the deadline: the delivery of %s timed out (env_error)", b.ActionID)
+		}
+		return fmt.Sprintf("deliver: %s delivered by %s, %s (Runner.Deliver, apart from any run)", b.ActionID, who(b.By), b.Outcome.Status)
+	}
+	switch prev.(type) {
+	case *polyloop.ApprovalDecided, *polyloop.DeliveryReceived:
+		switch b := next.(type) {
+		case *polyloop.ActionIntent:
+			return fmt.Sprintf("resume after the gates' answers: step %d goes on, action %s started", b.Step, b.ActionID)
+		case *polyloop.ActionResult:
+			return fmt.Sprintf("resume after the gates' answers: step %d goes on, action %s settled at its gate", b.Step, b.ResultID)
+		case *polyloop.StepCompleted:
+			return fmt.Sprintf("resume after the gates' answers: step %d settled", b.Step)
+		}
+	}
+	return ""
+}
+
+func who(by string) string {
+	if by == "" {
+		return "someone unnamed"
+	}
+	return by
 }
 
 func kindOf(b polyloop.RecordBody) polyloop.RecordKind {

@@ -31,8 +31,8 @@ type Trajectory struct {
 	// deliveries), with the actions' arguments.
 	Awaiting *polyloop.Suspension `json:"awaiting,omitempty"`
 	// Takeovers are the lease take-overs the log records.
-	Takeovers []*polyloop.LeaseTakeover `json:"lease_takeovers,omitempty"`
-	Finished  *polyloop.RunFinished     `json:"finished,omitempty"`
+	Takeovers []*Takeover           `json:"lease_takeovers,omitempty"`
+	Finished  *polyloop.RunFinished `json:"finished,omitempty"`
 	// UpdatedAt is the time of the last record.
 	UpdatedAt time.Time `json:"updated_at"`
 	// Totals are computed from the log (for an unfinished run too).
@@ -59,21 +59,31 @@ type Override struct {
 }
 
 // Step is one step: its model calls (orphaned intents included), its action
-// intents (replays included), the child receptions, and its step record.
+// intents (replays included), the gates its actions waited at, the child
+// receptions, and its step record.
 type Step struct {
-	Step       int          `json:"step"`
-	ModelCalls []*Call      `json:"model_calls"`
-	Actions    []*Action    `json:"actions,omitempty"`
-	Receptions []*Reception `json:"receptions,omitempty"`
-	// Gates are the actions of the step's batch that waited at a gate.
-	Gates     []*Gate                 `json:"gates,omitempty"`
-	Completed *polyloop.StepCompleted `json:"completed,omitempty"`
+	Step       int                     `json:"step"`
+	ModelCalls []*Call                 `json:"model_calls"`
+	Actions    []*Action               `json:"actions,omitempty"`
+	Gates      []*Gate                 `json:"gates,omitempty"`
+	Receptions []*Reception            `json:"receptions,omitempty"`
+	Completed  *polyloop.StepCompleted `json:"completed,omitempty"`
 	// Maintenance is what the step's maintenance recorded: the children it
 	// received, its operations, and whether it is done.
 	Maintenance *Maintenance `json:"maintenance,omitempty"`
 	// FirstSeq and LastSeq bound the step's records.
 	FirstSeq int64 `json:"first_seq"`
 	LastSeq  int64 `json:"last_seq"`
+}
+
+// Reply is the reply of the step's answered model call, or nil.
+func (s *Step) Reply() *polyloop.ModelReply {
+	for i := len(s.ModelCalls) - 1; i >= 0; i-- {
+		if r := s.ModelCalls[i].Reply; r != nil {
+			return r
+		}
+	}
+	return nil
 }
 
 // Maintenance is a step's maintenance: its receptions and operations, in log
@@ -97,16 +107,6 @@ func (s *Step) maintenance() *Maintenance {
 	return s.Maintenance
 }
 
-// Reply is the reply of the step's answered model call, or nil.
-func (s *Step) Reply() *polyloop.ModelReply {
-	for i := len(s.ModelCalls) - 1; i >= 0; i-- {
-		if r := s.ModelCalls[i].Reply; r != nil {
-			return r
-		}
-	}
-	return nil
-}
-
 // Call is one model-call intent and its result, if any.
 type Call struct {
 	CallID  string               `json:"call_id"`
@@ -124,7 +124,9 @@ type Call struct {
 }
 
 // Action is one action intent — an attempt of one action of the step's
-// batch — and its settlement, if that attempt was settled.
+// batch — and its settlement, if that attempt was settled. An action
+// settled at its gate (denied, or delivered from outside) has no intent:
+// Attempt and Seq are 0 and Gate says how it was settled.
 type Action struct {
 	ActionID string                `json:"action_id"`
 	Attempt  int                   `json:"attempt"`
@@ -145,23 +147,10 @@ type Action struct {
 	// Replayed marks an attempt that a later attempt of the same action
 	// replaced.
 	Replayed bool `json:"replayed,omitempty"`
-}
-
-// Gate is an action of a step's batch that waited at a gate: its request,
-// the answer when there is one, and the settlement of an action settled
-// without an intent (denied, or delivered from outside).
-type Gate struct {
-	// Kind is polyloop.KindApprovalRequested or KindDeliveryRequested.
-	Kind    polyloop.RecordKind  `json:"kind"`
-	Request polyloop.GateRequest `json:"request"`
-	Seq     int64                `json:"seq"`
-	// Decided answers an approval, Delivered a delivery; both nil while
-	// the gate waits.
-	Decided   *polyloop.ApprovalDecided  `json:"decided,omitempty"`
-	Delivered *polyloop.DeliveryReceived `json:"delivered,omitempty"`
-	// Settled is the action's settlement when it has no intent (a denied
-	// or delivered action); an allowed action's is on its Action.
-	Settled *polyloop.SettledAction `json:"settled,omitempty"`
+	// Gate is the gate the action waited at, if any; AtGate marks an
+	// action settled there without an intent (denied, or delivered).
+	Gate   *Gate `json:"-"`
+	AtGate bool  `json:"at_gate,omitempty"`
 }
 
 // Reception is a child_reception record and its seq.
@@ -237,7 +226,7 @@ func (b *builder) add(r polyloop.Record) {
 			}
 		}
 		s.Actions = append(s.Actions, &Action{ActionID: body.ActionID, Attempt: body.Attempt, Index: body.Index, Of: body.BatchSize(),
-			Seq: r.Seq, At: r.At, Action: body.Action, Replay: body.Replay, Unknown: true})
+			Seq: r.Seq, At: r.At, Action: body.Action, Replay: body.Replay, Unknown: true, Gate: s.gate(body.ActionID)})
 	case *polyloop.ChildReception:
 		s := b.step(body.Step, r.Seq)
 		if body.Maintenance {
@@ -259,25 +248,25 @@ func (b *builder) add(r polyloop.Record) {
 		if body.Outcome != nil {
 			settle(s, &body.SettledAction, r.Seq)
 		}
-	case *polyloop.ApprovalRequested:
-		s := b.step(body.Step, r.Seq)
-		s.Gates = append(s.Gates, &Gate{Kind: polyloop.KindApprovalRequested, Request: body.GateRequest, Seq: r.Seq})
-	case *polyloop.DeliveryRequested:
-		s := b.step(body.Step, r.Seq)
-		s.Gates = append(s.Gates, &Gate{Kind: polyloop.KindDeliveryRequested, Request: body.GateRequest, Seq: r.Seq})
-	case *polyloop.ApprovalDecided:
-		if g := gateOf(b.step(body.Step, r.Seq), body.ActionID); g != nil {
-			g.Decided = body
-		}
-	case *polyloop.DeliveryReceived:
-		if g := gateOf(b.step(body.Step, r.Seq), body.ActionID); g != nil {
-			g.Delivered = body
-		}
 	case *polyloop.ConfigOverride:
 		t.Overrides = append(t.Overrides, &Override{ConfigOverride: body, Seq: r.Seq, At: r.At, Diff: polyloop.DiffSnapshots(b.snap, body.Snapshot)})
 		b.snap = body.Snapshot
 	case *polyloop.LeaseTakeover:
-		t.Takeovers = append(t.Takeovers, body)
+		t.Takeovers = append(t.Takeovers, &Takeover{LeaseTakeover: body, Seq: r.Seq, At: r.At})
+	case *polyloop.ApprovalRequested:
+		s := b.step(body.Step, r.Seq)
+		s.Gates = append(s.Gates, &Gate{Kind: polyloop.KindApprovalRequested, GateRequest: &body.GateRequest, Seq: r.Seq, At: r.At})
+	case *polyloop.DeliveryRequested:
+		s := b.step(body.Step, r.Seq)
+		s.Gates = append(s.Gates, &Gate{Kind: polyloop.KindDeliveryRequested, GateRequest: &body.GateRequest, Seq: r.Seq, At: r.At})
+	case *polyloop.ApprovalDecided:
+		if g := b.step(body.Step, r.Seq).gate(body.ActionID); g != nil {
+			g.Decision, g.AnswerSeq, g.AnsweredAt = body, r.Seq, r.At
+		}
+	case *polyloop.DeliveryReceived:
+		if g := b.step(body.Step, r.Seq).gate(body.ActionID); g != nil {
+			g.Delivery, g.AnswerSeq, g.AnsweredAt = body, r.Seq, r.At
+		}
 	case *polyloop.RunFinished:
 		t.Finished = body
 	}
@@ -285,7 +274,8 @@ func (b *builder) add(r polyloop.Record) {
 
 // settle attaches a settlement to the intent it settles: the one with its
 // action id and attempt (the latest with that id in a 1.0 log, which has
-// no attempts on outcomes).
+// no attempts on outcomes). An action settled at its gate, which has no
+// intent, is added from its gate's request.
 func settle(s *Step, sa *polyloop.SettledAction, seq int64) {
 	for i := len(s.Actions) - 1; i >= 0; i-- {
 		a := s.Actions[i]
@@ -294,17 +284,8 @@ func settle(s *Step, sa *polyloop.SettledAction, seq int64) {
 			return
 		}
 	}
-	if g := gateOf(s, sa.ResultID); g != nil { // settled at its gate, without an intent
-		g.Settled = sa
+	if g := s.gate(sa.ResultID); g != nil {
+		s.Actions = append(s.Actions, &Action{ActionID: g.ActionID, Index: g.Index, Of: max(g.Of, 1), At: g.At, Action: g.Action,
+			Settled: sa, SettledSeq: seq, Gate: g, AtGate: true})
 	}
-}
-
-// gateOf is the gate of an action of the step, or nil.
-func gateOf(s *Step, actionID string) *Gate {
-	for _, g := range s.Gates {
-		if g.Request.ActionID == actionID {
-			return g
-		}
-	}
-	return nil
 }

@@ -150,30 +150,6 @@ func TestInvocationsOfBatches(t *testing.T) {
 	}
 }
 
-func TestFirstDivergence(t *testing.T) {
-	t.Parallel()
-	st := memstore.New()
-	clock := runfixture.NewClock(runfixture.Base)
-	agent := runfixture.Agent("alpha", "")
-	run := func(id string, turns ...scriptmodel.Turn) *trajectory.Trajectory {
-		runfixture.Run(t, runfixture.Runner(st, clock, 0, turns...), id, agent, "task")
-		return load(t, st, id)
-	}
-	a := run("a", runfixture.Echo("c1", "x"), runfixture.Echo("c2", "y"), scriptmodel.Reply("done"))
-	same := run("same", runfixture.Echo("c1", "x"), runfixture.Echo("c2", "y"), scriptmodel.Reply("done"))
-	other := run("other", runfixture.Echo("c1", "x"), runfixture.Echo("c2", "z"), scriptmodel.Reply("done"))
-	shorter := run("shorter", runfixture.Echo("c1", "x"), scriptmodel.Reply("done"))
-	if d := trajectory.FirstDivergence(a, same); d != nil {
-		t.Errorf("identical runs diverge: %+v", d)
-	}
-	if d := trajectory.FirstDivergence(a, other); d == nil || d.Step != 2 || d.What != "tool calls" {
-		t.Errorf("a vs other: %+v, want step 2 tool calls", d)
-	}
-	if d := trajectory.FirstDivergence(a, shorter); d == nil || d.Step != 2 {
-		t.Errorf("a vs shorter: %+v, want step 2", d)
-	}
-}
-
 // TestGatesOfABatch: the actions of a batch that waited at a gate carry
 // their request and answer; one denied — settled without an intent, by an
 // action_result before the last of its batch — keeps its settlement, with
@@ -204,16 +180,31 @@ func TestGatesOfABatch(t *testing.T) {
 	if res, err := r.Resume(ctx, "g", agent); err != nil || res.StopReason != polyloop.StopCompleted {
 		t.Fatalf("resume: %+v, %v", res, err)
 	}
-	gates := load(t, st, "g").Steps[0].Gates
+	step := load(t, st, "g").Steps[0]
+	gates := step.Gates
 	if len(gates) != 2 {
 		t.Fatalf("%d gates, want 2", len(gates))
 	}
 	denied, allowed := gates[0], gates[1]
-	if denied.Kind != polyloop.KindApprovalRequested || denied.Request.ActionID != first || denied.Decided == nil || denied.Decided.Allow ||
-		denied.Settled == nil || denied.Settled.Outcome.Status != polyloop.NotExecuted || denied.Settled.Audit != "not this one" {
-		t.Errorf("denied gate %+v, settled %+v", denied, denied.Settled)
+	if denied.Kind != polyloop.KindApprovalRequested || denied.ActionID != first || denied.Decision == nil || denied.Decision.Allow {
+		t.Errorf("denied gate %+v, decision %+v", denied, denied.Decision)
 	}
-	if allowed.Decided == nil || !allowed.Decided.Allow || allowed.Settled != nil {
-		t.Errorf("allowed gate %+v: its settlement is its action's", allowed)
+	if allowed.ActionID != second || allowed.Decision == nil || !allowed.Decision.Allow {
+		t.Errorf("allowed gate %+v, decision %+v", allowed, allowed.Decision)
+	}
+	var atGate, executed *trajectory.Action
+	for _, a := range step.Actions {
+		switch {
+		case a.ActionID == first && a.AtGate:
+			atGate = a
+		case a.ActionID == second && !a.AtGate:
+			executed = a
+		}
+	}
+	if atGate == nil || atGate.Settled == nil || atGate.Settled.Outcome.Status != polyloop.NotExecuted || atGate.Settled.Audit != "not this one" || atGate.Gate != denied {
+		t.Errorf("the denied action, settled at its gate: %+v", atGate)
+	}
+	if executed == nil || executed.Settled == nil || executed.Settled.Outcome.Status != polyloop.Executed || executed.Gate != allowed {
+		t.Errorf("the allowed action, executed: %+v", executed)
 	}
 }
