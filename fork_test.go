@@ -137,3 +137,51 @@ func TestForkResumes(t *testing.T) {
 		t.Fatalf("resume of the fork: %+v, %v", res, err)
 	}
 }
+
+// A fork of a run that a budget stopped, with the agent unchanged, stops
+// where its source stopped: the budgets bound the trajectory, the copied
+// prefix included, though the fork's totals count only its own calls.
+func TestForkKeepsTheBudgets(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "unbounded", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := store.ReadLog(ctx, "unbounded")
+	// The budget is what the first four steps spend: the run stops before
+	// its fifth.
+	var tokens int64
+	var cost float64
+	for _, r := range log.Records {
+		if res, ok := r.Body.(*polyloop.ModelCallResult); ok && res.Reply != nil && res.Step <= 4 {
+			tokens += res.Reply.Usage.InputTokens + res.Reply.Usage.OutputTokens
+			cost += *res.Reply.Usage.CostUSD
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		limits polyloop.Limits
+		reason polyloop.StopReason
+	}{
+		{"tokens", polyloop.Limits{MaxTokens: tokens}, polyloop.StopTokenBudget},
+		{"cost", polyloop.Limits{MaxCostUSD: cost * 0.999999}, polyloop.StopCostBudget},
+	} {
+		agent := equivalenceAgent()
+		agent.Limits.MaxTokens, agent.Limits.MaxCostUSD = tc.limits.MaxTokens, tc.limits.MaxCostUSD
+		src := "src-" + tc.name
+		res, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, src, agent, polyloop.Task{Input: "reference task"})
+		if err != nil || res.StopReason != tc.reason || res.Totals.Steps != 4 {
+			t.Fatalf("%s: the source run: %+v, %v", tc.name, res, err)
+		}
+		for n := 0; n <= 4; n++ {
+			res, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, src, n, fmt.Sprintf("%s-fork-%d", src, n), agent)
+			if err != nil {
+				t.Fatalf("%s: fork at %d: %v", tc.name, n, err)
+			}
+			if res.StopReason != tc.reason || res.Totals.CopiedSteps+res.Totals.Steps != 4 {
+				t.Errorf("%s: fork at %d: stopped %s after %d copied and %d own steps, want %s after 4 in all",
+					tc.name, n, res.StopReason, res.Totals.CopiedSteps, res.Totals.Steps, tc.reason)
+			}
+		}
+	}
+}

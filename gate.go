@@ -184,8 +184,13 @@ var (
 	// gate of that kind.
 	ErrNoPendingGate = errors.New("polyloop: no such action waits for an answer")
 	// ErrAlreadyAnswered: Approve or Deliver named an action whose gate was
-	// already answered (decided, delivered, or timed out).
+	// already answered (decided, delivered, or timed out), in the open step
+	// or an earlier one.
 	ErrAlreadyAnswered = errors.New("polyloop: the action's gate was already answered")
+	// ErrDeadlinePassed: Approve or Deliver came at or after the gate's
+	// deadline; nothing is written, and the next resume records the
+	// timeout answer.
+	ErrDeadlinePassed = errors.New("polyloop: the gate's deadline has passed")
 )
 
 // ApprovalDecision is a person's answer to an approval request.
@@ -200,9 +205,16 @@ type ApprovalDecision struct {
 // The next Resume goes on from it: an allowed action runs, a denied one is
 // not_executed with the agent's synthetic denied text. An action already
 // decided gives ErrAlreadyAnswered; one that waits for no approval
-// ErrNoPendingGate. Store failures are *PersistenceError; a concurrent
-// writer (another Approve, a resume) makes the append fail with the
-// sequence conflict, and nothing is written.
+// ErrNoPendingGate; a decision at or after the gate's deadline
+// ErrDeadlinePassed (by the Runner's Clock, as the resume that applies the
+// deadline reads it).
+//
+// Approve holds the run's lease while it reads and appends (on a store that
+// is a Leaser): while a process drives the run — its other actions still
+// running — the answer is refused with ErrLeaseHeld, naming the holder,
+// and nothing is written; answer once the run is suspended. Store failures
+// are *PersistenceError; without leases, a concurrent writer makes the
+// append fail with the sequence conflict, and nothing is written.
 func (r *Runner) Approve(ctx context.Context, runID, action string, d ApprovalDecision) error {
 	return r.answer(ctx, runID, action, KindApprovalRequested, func(req *GateRequest) RecordBody {
 		return &ApprovalDecided{Step: req.Step, ActionID: req.ActionID, Allow: d.Allow, By: d.By, Note: d.Note}
@@ -226,6 +238,11 @@ func (r *Runner) answer(ctx context.Context, runID, action string, kind RecordKi
 	if r.Store == nil {
 		return fmt.Errorf("%w: Runner.Store is nil", ErrInvalidConfig)
 	}
+	held, ctx, err := r.acquireLease(ctx, runID, false)
+	if err != nil {
+		return fmt.Errorf("run %q: %w", runID, err)
+	}
+	defer held.release(ctx)
 	log, err := r.Store.ReadLog(ctx, runID)
 	if err != nil {
 		return persistenceError("read", runID, err)
@@ -239,10 +256,18 @@ func (r *Runner) answer(ctx context.Context, runID, action string, kind RecordKi
 		return err
 	}
 	g, err := st.gateFor(action, kind)
+	if errors.Is(err, ErrNoPendingGate) && gateRequested(log, action, kind) {
+		err = fmt.Errorf("%w: %s, in a step that is over", ErrAlreadyAnswered, action)
+	}
 	if err != nil {
 		return fmt.Errorf("run %q: %w", runID, err)
 	}
-	rec := Record{Seq: st.next, At: r.now(), Body: build(g.request)}
+	now := r.now()
+	if g.expired(now) {
+		return fmt.Errorf("run %q: %w: %s waited until %s (now %s); resume records the timeout", runID, ErrDeadlinePassed,
+			g.request.ActionID, g.request.Deadline.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	rec := Record{Seq: st.next, At: now, Body: build(g.request)}
 	if err := st.apply(rec); err != nil {
 		return err
 	}
@@ -250,6 +275,24 @@ func (r *Runner) answer(ctx context.Context, runID, action string, kind RecordKi
 		return persistenceError("append", runID, err)
 	}
 	return nil
+}
+
+// gateRequested reports whether the log holds a gate request of kind for
+// action (an action id or a tool-call id) in any step.
+func gateRequested(log RunLog, action string, kind RecordKind) bool {
+	for _, rec := range log.Records {
+		var g *GateRequest
+		switch b := rec.Body.(type) {
+		case *ApprovalRequested:
+			g = &b.GateRequest
+		case *DeliveryRequested:
+			g = &b.GateRequest
+		}
+		if g != nil && rec.Body.Kind() == kind && (g.ActionID == action || (action != "" && g.Action.CallID == action)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Runner) now() time.Time {

@@ -282,3 +282,117 @@ func TestSnapshot10HashStable(t *testing.T) {
 		t.Fatalf("the 1.0 snapshot hashes to %s, stored %s (%v)", h, old.SnapshotHash, err)
 	}
 }
+
+// blockingExec holds the first action of tool until released.
+type blockingExec struct {
+	inner            polyloop.ActionExecutor
+	tool             string
+	started, release chan struct{}
+}
+
+func (b *blockingExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	if a.Tool == b.tool && b.started != nil {
+		close(b.started)
+		b.started = nil
+		<-b.release
+	}
+	return b.inner.Execute(ctx, a)
+}
+
+// An answer while a process drives the run — an earlier action of the
+// batch still running, the later one listed as waiting — is refused by the
+// run's lease, and nothing is written: the running action's outcome lands,
+// and after the run suspends the answer is taken and the run completes,
+// each action run once.
+func TestAnswerWhileTheRunIsDriven(t *testing.T) {
+	ctx := context.Background()
+	store, ledger := memstore.New(), newTestExec()
+	exec := &blockingExec{inner: ledger, tool: "echo", started: make(chan struct{}), release: make(chan struct{})}
+	model := func() *scriptmodel.Client {
+		return scriptmodel.New(batchTurn(1, "echo", "send"), scriptmodel.Reply("done"))
+	}
+	started := exec.started
+	done := make(chan polyloop.RunResult, 1)
+	go func() {
+		res, err := newRunner(model(), store, exec).Run(ctx, "live", gateAgent(), polyloop.Task{Input: "t"})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	<-started
+	log := mustRead(t, store, "live")
+	log.RunID = "live"
+	pending, err := polyloop.PendingGates(log)
+	if err != nil || len(pending.Approvals) != 1 {
+		t.Fatalf("while echo runs: %+v, %v; want the send waiting", pending, err)
+	}
+	before := len(mustRead(t, store, "live").Records)
+	err = newRunner(model(), store, ledger).Approve(ctx, "live", pending.Approvals[0].ActionID, polyloop.ApprovalDecision{Allow: true, By: "ana"})
+	if !errors.Is(err, polyloop.ErrLeaseHeld) {
+		t.Fatalf("an answer while the run is driven: %v, want ErrLeaseHeld", err)
+	}
+	if n := len(mustRead(t, store, "live").Records); n != before {
+		t.Fatalf("the refused answer wrote %d records", n-before)
+	}
+	close(exec.release)
+	res := <-done
+	if res.Suspended == nil {
+		t.Fatalf("%+v: want the run suspended at the send", res)
+	}
+	if err := newRunner(model(), store, ledger).Approve(ctx, "live", pending.Approvals[0].ActionID, polyloop.ApprovalDecision{Allow: true, By: "ana"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = newRunner(model(), store, exec).Resume(ctx, "live", gateAgent())
+	if err != nil || res.StopReason != polyloop.StopCompleted || res.Totals.UnknownActions != 0 {
+		t.Fatalf("resume: %+v, %v", res, err)
+	}
+	if ledger.count(`echo:{"text":"s1-0"}`) != 1 || ledger.count(`send:{"to":"s1-1"}`) != 1 {
+		t.Fatalf("ledger %v: each action once", ledger.snapshot())
+	}
+}
+
+// Deadlines bind the answers too: an answer at or after its gate's deadline
+// is refused, nothing written; and a resume after the deadlines records the
+// timeout of every gate of a serial batch, not only of the first one it
+// waits at. A second answer after the step closed is ErrAlreadyAnswered.
+func TestAnswersAndDeadlines(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	store, exec, c := memstore.New(), newTestExec(), &clock{start}
+	r := newRunner(scriptmodel.New(batchTurn(1, "send", "send"), scriptmodel.Reply("done")), store, exec)
+	r.Clock = c.now
+	res, err := r.Run(ctx, "d", gateAgent(), polyloop.Task{Input: "t"})
+	if err != nil || res.Suspended == nil || len(res.Suspended.Approvals) != 2 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	first, second := res.Suspended.Approvals[0].ActionID, res.Suspended.Approvals[1].ActionID
+	c.t = start.Add(time.Hour)
+	before := len(mustRead(t, store, "d").Records)
+	if err := r.Approve(ctx, "d", first, polyloop.ApprovalDecision{Allow: true}); !errors.Is(err, polyloop.ErrDeadlinePassed) {
+		t.Fatalf("an answer at the deadline: %v, want ErrDeadlinePassed", err)
+	}
+	if n := len(mustRead(t, store, "d").Records); n != before {
+		t.Fatalf("the refused answer wrote %d records", n-before)
+	}
+	res, err = r.Resume(ctx, "d", gateAgent())
+	if err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("resume after the deadlines: %+v, %v", res, err)
+	}
+	log := mustRead(t, store, "d")
+	var timeouts []string
+	for _, rec := range log.Records {
+		if d, ok := rec.Body.(*polyloop.ApprovalDecided); ok && d.Timeout && d.Clock.Equal(c.t) {
+			timeouts = append(timeouts, d.ActionID)
+		}
+	}
+	if len(timeouts) != 2 || timeouts[0] != first || timeouts[1] != second {
+		t.Fatalf("timeouts %v, want both gates of the batch, in order", timeouts)
+	}
+	if len(exec.ledgerFor("send")) != 0 {
+		t.Fatal("an action whose approval timed out ran")
+	}
+	if err := r.Approve(ctx, "d", second, polyloop.ApprovalDecision{Allow: true}); !errors.Is(err, polyloop.ErrAlreadyAnswered) {
+		t.Fatalf("an answer after the step closed: %v, want ErrAlreadyAnswered", err)
+	}
+}

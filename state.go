@@ -3,6 +3,7 @@ package polyloop
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // phase is where a run stands after the last record of its log. It is the
@@ -61,6 +62,9 @@ type logState struct {
 	copying     bool
 
 	totals totalsAcc
+	// copied folds the records a fork copied from its source: they count
+	// in the source's totals, and in the fork's budgets.
+	copied totalsAcc
 	hist   historyBuilder
 	maint  maintState // the last completed step's maintenance (maintenance_state.go)
 
@@ -85,6 +89,13 @@ type gateState struct {
 }
 
 func (g *gateState) answered() bool { return g.decided != nil || g.delivered != nil }
+
+// expired reports whether the gate's deadline has passed at now: at or
+// after it, a resume records the timeout answer and no answer is taken.
+func (g *gateState) expired(now time.Time) bool {
+	d := g.request.Deadline
+	return d != nil && !now.Before(*d)
+}
 
 // open reports whether the action has started and has no outcome yet.
 func (a batchAction) open() bool { return a.intent != nil && a.settled == nil }
@@ -422,12 +433,16 @@ func (st *logState) checkRunFinished(r Record, b *RunFinished) error {
 }
 
 // fold updates the state with a record the grammar accepted; a record
-// copied from a fork's source counts in the source's totals only.
+// copied from a fork's source counts in the source's totals only, and in
+// the fork's budgets (copied).
 func (st *logState) fold(body RecordBody) {
 	if !st.copying {
 		st.totals.add(body)
-	} else if _, ok := body.(*StepCompleted); ok {
-		st.totals.t.CopiedSteps++
+	} else {
+		st.copied.add(body)
+		if _, ok := body.(*StepCompleted); ok {
+			st.totals.t.CopiedSteps++
+		}
 	}
 	switch b := body.(type) {
 	case *RunStarted:

@@ -218,15 +218,17 @@ func (m *machine) advance() effect {
 	panic(fmt.Sprintf("polyloop: internal error: no next effect in phase %d", st.phase))
 }
 
-// stopCheck applies the limits before the next step.
+// stopCheck applies the limits before the next step. They bound the
+// trajectory: in a fork, the steps, tokens and cost of the copied prefix
+// count too.
 func (m *machine) stopCheck() StopReason {
-	l, t := m.st.snap.Limits, m.st.totals.t
+	l, t, c := m.st.snap.Limits, m.st.totals.t, m.st.copied.t
 	switch {
 	case l.MaxSteps > 0 && m.st.step+1 > l.MaxSteps:
 		return StopMaxSteps
-	case l.MaxTokens > 0 && t.Tokens() >= l.MaxTokens:
+	case l.MaxTokens > 0 && t.Tokens()+c.Tokens() >= l.MaxTokens:
 		return StopTokenBudget
-	case l.MaxCostUSD > 0 && t.CostUSD >= l.MaxCostUSD:
+	case l.MaxCostUSD > 0 && t.CostUSD+c.CostUSD >= l.MaxCostUSD:
 		return StopCostBudget
 	}
 	return ""
@@ -453,6 +455,7 @@ func (m *machine) requestGate(i int, kind RecordKind) {
 // actions, else the first of them once nothing runs. With nothing to start,
 // the driver waits for the actions in flight.
 func (m *machine) act() effect {
+	m.expireGates()
 	parallel := m.st.snap.ParallelActions
 	intents := m.intents[:0]
 	blocked := false
@@ -471,7 +474,7 @@ func (m *machine) act() effect {
 			continue
 		}
 		if a.gate != nil {
-			if !m.passGate(i, a.gate) {
+			if !a.gate.answered() {
 				blocked = true
 				if !parallel {
 					break
@@ -504,26 +507,26 @@ func (m *machine) act() effect {
 	return effect{kind: effectWait}
 }
 
-// passGate reports whether an action may go past its gate: it was answered,
-// or its deadline has passed and the timeout answer is recorded now (an
-// approval denied, a delivery an env_error), with the clock it saw.
-func (m *machine) passGate(i int, g *gateState) bool {
-	if g.answered() {
-		return true
+// expireGates records the timeout answer of every unanswered gate of the
+// batch whose deadline has passed (an approval denied, a delivery an
+// env_error), with the clock it saw — all of them, in the batch's order,
+// so that a serial batch waiting at an earlier gate applies the later
+// gates' deadlines too.
+func (m *machine) expireGates() {
+	for _, a := range m.st.batch {
+		g := a.gate
+		if g == nil || g.answered() || !g.expired(m.now) {
+			continue
+		}
+		d, clock := g.request.Deadline, m.now.UTC()
+		if g.kind == KindApprovalRequested {
+			m.add(&ApprovalDecided{Step: g.request.Step, ActionID: g.request.ActionID, Timeout: true, Clock: &clock,
+				Note: "no decision before the deadline " + d.Format(time.RFC3339)})
+		} else {
+			m.add(&DeliveryReceived{Step: g.request.Step, ActionID: g.request.ActionID, Timeout: true, Clock: &clock,
+				Outcome: ActionOutcome{Status: EnvError, Observation: "no delivery before the deadline " + d.Format(time.RFC3339)}})
+		}
 	}
-	d := g.request.Deadline
-	if d == nil || m.now.Before(*d) {
-		return false
-	}
-	clock := m.now.UTC()
-	if g.kind == KindApprovalRequested {
-		m.add(&ApprovalDecided{Step: g.request.Step, ActionID: g.request.ActionID, Timeout: true, Clock: &clock,
-			Note: "no decision before the deadline " + d.Format(time.RFC3339)})
-	} else {
-		m.add(&DeliveryReceived{Step: g.request.Step, ActionID: g.request.ActionID, Timeout: true, Clock: &clock,
-			Outcome: ActionOutcome{Status: EnvError, Observation: "no delivery before the deadline " + d.Format(time.RFC3339)}})
-	}
-	return true
 }
 
 // settleGate settles an action its gate answered without running it: a

@@ -100,6 +100,9 @@ func pendingGates(ctx context.Context, st store, id string) (*polyloop.Suspensio
 		return nil, fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
 	}
 	log.RunID = id
+	if f := log.Finished(); f != nil {
+		return nil, fmt.Errorf("run %s finished (%s): nothing waits for an answer", id, f.StopReason)
+	}
 	return polyloop.PendingGates(log)
 }
 
@@ -132,7 +135,7 @@ func (a *app) approve(ctx context.Context, id, action string, f approveFlags) er
 	if f.deny {
 		verb = "denied"
 	}
-	fmt.Fprintf(a.stdout, "run %s: %s %s; continue with: polyloop resume %s --agent AGENT.yaml\n", id, verb, action, id)
+	fmt.Fprintf(a.stdout, "run %s: %s %s; continue with: polyloop resume %s --agent AGENT.yaml%s\n", id, verb, action, id, a.storeFlag())
 	return nil
 }
 
@@ -157,7 +160,7 @@ func (a *app) deliver(ctx context.Context, id, action string, f deliverFlags) er
 	if err := r.Deliver(ctx, id, action, out, f.by); err != nil {
 		return gateError(err)
 	}
-	fmt.Fprintf(a.stdout, "run %s: delivered %s (%s); continue with: polyloop resume %s --agent AGENT.yaml\n", id, action, out.Status, id)
+	fmt.Fprintf(a.stdout, "run %s: delivered %s (%s); continue with: polyloop resume %s --agent AGENT.yaml%s\n", id, action, out.Status, id, a.storeFlag())
 	return nil
 }
 
@@ -180,6 +183,8 @@ func gateError(err error) error {
 	switch {
 	case errors.Is(err, polyloop.ErrAlreadyAnswered):
 		return fmt.Errorf("%w (an answer is final: it is in the log)", err)
+	case errors.Is(err, polyloop.ErrLeaseHeld):
+		return fmt.Errorf("%w: a process is driving the run, its other actions still running; nothing was recorded — answer once it is suspended (its command exits 3)", err)
 	case errors.Is(err, polyloop.ErrSeqConflict):
 		return fmt.Errorf("%w: the run was written to meanwhile (is it being resumed?); nothing was recorded, try again", err)
 	}
@@ -216,10 +221,10 @@ func (a *app) reportSuspended(res polyloop.RunResult) error {
 	}
 	resume := fmt.Sprintf("polyloop resume %s --agent %s%s", res.RunID, agent, a.storeFlag())
 	if len(res.Suspended.Approvals) > 0 {
-		fmt.Fprintf(a.stdout, "answer with: polyloop approve %s ACTION --allow|--deny; then %s\n", res.RunID, resume)
+		fmt.Fprintf(a.stdout, "answer with: polyloop approve %s ACTION --allow|--deny%s; then %s\n", res.RunID, a.storeFlag(), resume)
 	}
 	if len(res.Suspended.Deliveries) > 0 {
-		fmt.Fprintf(a.stdout, "answer with: polyloop deliver %s ACTION --status executed --observation TEXT; then %s\n", res.RunID, resume)
+		fmt.Fprintf(a.stdout, "answer with: polyloop deliver %s ACTION --status executed --observation TEXT%s; then %s\n", res.RunID, a.storeFlag(), resume)
 	}
 	return &exitErr{code: exitSuspended}
 }
