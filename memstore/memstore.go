@@ -49,6 +49,7 @@ type Store struct {
 	appends int
 	crashed bool
 	leases  leaseTable
+	sweeps  sweepTables // ledger.go
 }
 
 // New returns an empty store with no fault injection.
