@@ -90,4 +90,3 @@ func (d Dialect) List(from, n int) string {
 	}
 	return string(b)
 }
-
