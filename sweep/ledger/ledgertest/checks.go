@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -27,13 +26,6 @@ func entry(sweep, coord string, attempt int) ledger.Entry {
 	return e
 }
 
-func must(t *testing.T, what string, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
 func started(runID string) polyloop.Record {
 	snap := polyloop.Snapshot{Agent: "agent", Task: polyloop.Task{Input: "what is 2+2?"}}
 	h, _ := snap.Hash()
@@ -49,153 +41,203 @@ func finished(seq int64, reason polyloop.StopReason) polyloop.Record {
 // Contract: PutSweep records a manifest, Sweep returns it as put (the
 // manifest's bytes kept), a later PutSweep replaces it, and an unknown
 // name is ErrNotFound.
-func testSweepRoundTrip(t *testing.T, ctx context.Context, s Store) {
+func testSweepRoundTrip(ctx context.Context, s Store) error {
 	if _, err := s.Sweep(ctx, "nope"); !errors.Is(err, ledger.ErrNotFound) {
-		t.Errorf("Sweep of an unknown name: %v, want ErrNotFound", err)
+		return fmt.Errorf("Sweep of an unknown name: %v, want ErrNotFound", err)
 	}
 	at := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
 	in := ledger.Sweep{Name: "s1", Manifest: json.RawMessage(`{"b": 1,  "a": [1, 2]}`), UpdatedAt: at}
-	must(t, "PutSweep", s.PutSweep(ctx, in))
+	if err := s.PutSweep(ctx, in); err != nil {
+		return fmt.Errorf("%s: %w", "PutSweep", err)
+	}
 	got, err := s.Sweep(ctx, "s1")
-	must(t, "Sweep", err)
+	if err != nil {
+		return fmt.Errorf("%s: %w", "Sweep", err)
+	}
 	if got.Name != "s1" || string(got.Manifest) != string(in.Manifest) || !got.UpdatedAt.Equal(at) {
-		t.Errorf("Sweep = %+v (manifest %s), want %+v (manifest %s)", got, got.Manifest, in, in.Manifest)
+		return fmt.Errorf("Sweep = %+v (manifest %s), want %+v (manifest %s)", got, got.Manifest, in, in.Manifest)
 	}
 	in.Manifest, in.UpdatedAt = json.RawMessage(`{"v":2}`), at.Add(time.Second)
-	must(t, "PutSweep again", s.PutSweep(ctx, in))
-	if got, err = s.Sweep(ctx, "s1"); err != nil || string(got.Manifest) != `{"v":2}` || !got.UpdatedAt.Equal(in.UpdatedAt) {
-		t.Errorf("after a second PutSweep: %+v %s (%v), want the second manifest", got, got.Manifest, err)
+	if err := s.PutSweep(ctx, in); err != nil {
+		return fmt.Errorf("%s: %w", "PutSweep again", err)
 	}
+	if got, err = s.Sweep(ctx, "s1"); err != nil || string(got.Manifest) != `{"v":2}` || !got.UpdatedAt.Equal(in.UpdatedAt) {
+		return fmt.Errorf("after a second PutSweep: %+v %s (%v), want the second manifest", got, got.Manifest, err)
+	}
+	return nil
 }
 
 // Contract: Sweeps lists every sweep, the most recently put first, with the
 // counts of its entries.
-func testSweeps(t *testing.T, ctx context.Context, s Store) {
+func testSweeps(ctx context.Context, s Store) error {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	must(t, "PutSweep old", s.PutSweep(ctx, ledger.Sweep{Name: "old", Manifest: json.RawMessage(`{}`), UpdatedAt: t0}))
-	must(t, "PutSweep new", s.PutSweep(ctx, ledger.Sweep{Name: "new", Manifest: json.RawMessage(`{}`), UpdatedAt: t0.Add(time.Hour)}))
+	if err := s.PutSweep(ctx, ledger.Sweep{Name: "old", Manifest: json.RawMessage(`{}`), UpdatedAt: t0}); err != nil {
+		return fmt.Errorf("%s: %w", "PutSweep old", err)
+	}
+	if err := s.PutSweep(ctx, ledger.Sweep{Name: "new", Manifest: json.RawMessage(`{}`), UpdatedAt: t0.Add(time.Hour)}); err != nil {
+		return fmt.Errorf("%s: %w", "PutSweep new", err)
+	}
 	a, b, c := entry("new", "new.x.t1.e1", 1), entry("new", "new.x.t1.e1", 2), entry("new", "new.x.t1.e3", 1)
 	c.Epoch = 3
 	d := entry("new", "new.y.t2.e1", 1)
 	d.AgentHash, d.TaskID = "sha256:other", "task-other"
-	must(t, "AddEntries", s.AddEntries(ctx, []ledger.Entry{a, b, c, d}))
+	if err := s.AddEntries(ctx, []ledger.Entry{a, b, c, d}); err != nil {
+		return fmt.Errorf("%s: %w", "AddEntries", err)
+	}
 	list, err := s.Sweeps(ctx)
-	must(t, "Sweeps", err)
+	if err != nil {
+		return fmt.Errorf("%s: %w", "Sweeps", err)
+	}
 	if len(list) != 2 || list[0].Name != "new" || list[1].Name != "old" {
-		t.Fatalf("Sweeps = %+v, want new then old", list)
+		return fmt.Errorf("Sweeps = %+v, want new then old", list)
 	}
 	// a and b are two attempts at one coordinate (one task, one agent
 	// hash); c and d have their own task ids and agent hashes.
 	want := ledger.Info{Name: "new", Runs: 4, Tasks: 3, Agents: 3, Epochs: 3, UpdatedAt: t0.Add(time.Hour)}
 	if got := list[0]; got.Name != want.Name || got.Runs != want.Runs || got.Tasks != want.Tasks || got.Agents != want.Agents ||
 		got.Epochs != want.Epochs || !got.UpdatedAt.Equal(want.UpdatedAt) {
-		t.Errorf("Sweeps[0] = %+v, want %+v", got, want)
+		return fmt.Errorf("Sweeps[0] = %+v, want %+v", got, want)
 	}
 	if got := list[1]; got.Runs != 0 || got.Tasks != 0 || got.Epochs != 0 {
-		t.Errorf("a sweep without entries: %+v, want zero counts", got)
+		return fmt.Errorf("a sweep without entries: %+v, want zero counts", got)
 	}
+	return nil
 }
 
 // Contract: adding an entry already recorded with equal fields is no error
 // and records it once.
-func testAddIdempotent(t *testing.T, ctx context.Context, s Store) {
+func testAddIdempotent(ctx context.Context, s Store) error {
 	e := entry("s", "s.h.t.e1", 1)
-	must(t, "AddEntries", s.AddEntries(ctx, []ledger.Entry{e}))
-	must(t, "AddEntries again", s.AddEntries(ctx, []ledger.Entry{e, entry("s", "s.h.t.e1", 2)}))
-	got, err := s.Coords(ctx, "s", []string{"s.h.t.e1"})
-	must(t, "Coords", err)
-	if len(got) != 2 || !got[0].Entry.Equal(e) {
-		t.Fatalf("Coords = %+v, want the entry once and its second attempt", got)
+	if err := s.AddEntries(ctx, []ledger.Entry{e}); err != nil {
+		return fmt.Errorf("%s: %w", "AddEntries", err)
 	}
+	if err := s.AddEntries(ctx, []ledger.Entry{e, entry("s", "s.h.t.e1", 2)}); err != nil {
+		return fmt.Errorf("%s: %w", "AddEntries again", err)
+	}
+	got, err := s.Coords(ctx, "s", []string{"s.h.t.e1"})
+	if err != nil {
+		return fmt.Errorf("%s: %w", "Coords", err)
+	}
+	if len(got) != 2 || !got[0].Entry.Equal(e) {
+		return fmt.Errorf("Coords = %+v, want the entry once and its second attempt", got)
+	}
+	return nil
 }
 
 // Contract: an entry recorded with other fields makes AddEntries fail with
 // ErrConflict, and nothing of that call is written.
-func testAddConflict(t *testing.T, ctx context.Context, s Store) {
+func testAddConflict(ctx context.Context, s Store) error {
 	e := entry("s", "s.h.t.e1", 1)
-	must(t, "AddEntries", s.AddEntries(ctx, []ledger.Entry{e}))
+	if err := s.AddEntries(ctx, []ledger.Entry{e}); err != nil {
+		return fmt.Errorf("%s: %w", "AddEntries", err)
+	}
 	changed := e
 	changed.TaskDigest = "another"
 	fresh := entry("s", "s.h.u.e1", 1)
 	err := s.AddEntries(ctx, []ledger.Entry{fresh, changed})
 	if !errors.Is(err, ledger.ErrConflict) {
-		t.Fatalf("AddEntries with a changed entry: %v, want ErrConflict", err)
+		return fmt.Errorf("AddEntries with a changed entry: %v, want ErrConflict", err)
 	}
 	got, err := s.Coords(ctx, "s", []string{"s.h.u.e1", "s.h.t.e1"})
-	must(t, "Coords", err)
-	if len(got) != 1 || !got[0].Entry.Equal(e) {
-		t.Errorf("after the conflict: %+v, want only the first entry, unchanged", got)
+	if err != nil {
+		return fmt.Errorf("%s: %w", "Coords", err)
 	}
+	if len(got) != 1 || !got[0].Entry.Equal(e) {
+		return fmt.Errorf("after the conflict: %+v, want only the first entry, unchanged", got)
+	}
+	return nil
 }
 
 // Contract: Coords returns every attempt of the coordinates asked, ordered
 // by coordinate then attempt, each with its run's summary (nil without a
 // record) and its scores.
-func testCoords(t *testing.T, ctx context.Context, s Store) {
+func testCoords(ctx context.Context, s Store) error {
 	c1, c2 := "s.h.t1.e1", "s.h.t2.e1"
 	e11, e12, e21 := entry("s", c1, 1), entry("s", c1, 2), entry("s", c2, 1)
 	other := entry("s2", "s2.h.t1.e1", 1)
-	must(t, "AddEntries", s.AddEntries(ctx, []ledger.Entry{e21, e12, e11, other}))
-	must(t, "Append", s.Append(ctx, e11.RunID, started(e11.RunID), finished(1, polyloop.StopLLMError)))
-	must(t, "Append", s.Append(ctx, e12.RunID, started(e12.RunID)))
+	if err := s.AddEntries(ctx, []ledger.Entry{e21, e12, e11, other}); err != nil {
+		return fmt.Errorf("%s: %w", "AddEntries", err)
+	}
+	if err := s.Append(ctx, e11.RunID, started(e11.RunID), finished(1, polyloop.StopLLMError)); err != nil {
+		return fmt.Errorf("%s: %w", "Append", err)
+	}
+	if err := s.Append(ctx, e12.RunID, started(e12.RunID)); err != nil {
+		return fmt.Errorf("%s: %w", "Append", err)
+	}
 	sc := ledger.Score{RunID: e11.RunID, Scorer: "exact", Version: "exact/1", Description: "d", Value: 1, ScoredAt: time.Unix(5, 0).UTC()}
-	must(t, "PutScores", s.PutScores(ctx, []ledger.Score{sc}))
+	if err := s.PutScores(ctx, []ledger.Score{sc}); err != nil {
+		return fmt.Errorf("%s: %w", "PutScores", err)
+	}
 	got, err := s.Coords(ctx, "s", []string{c2, c1, "s.h.absent.e1"})
-	must(t, "Coords", err)
+	if err != nil {
+		return fmt.Errorf("%s: %w", "Coords", err)
+	}
 	var ids []string
 	for _, st := range got {
 		ids = append(ids, st.RunID)
 	}
 	if want := []string{e11.RunID, e12.RunID, e21.RunID}; !reflect.DeepEqual(ids, want) {
-		t.Fatalf("Coords order %v, want %v", ids, want)
+		return fmt.Errorf("Coords order %v, want %v", ids, want)
 	}
 	if r := got[0].Run; r == nil || !r.Finished || r.StopReason != polyloop.StopLLMError || r.Totals == nil || r.Totals.Tokens() != 15 {
-		t.Errorf("finished run's summary %+v", r)
+		return fmt.Errorf("finished run's summary %+v", r)
 	}
 	if len(got[0].Scores) != 1 || got[0].Scores[0].Value != 1 || got[0].Scores[0].Scorer != "exact" {
-		t.Errorf("scores of the finished run %+v", got[0].Scores)
+		return fmt.Errorf("scores of the finished run %+v", got[0].Scores)
 	}
 	if r := got[1].Run; r == nil || r.Finished || r.Records != 1 {
-		t.Errorf("unfinished run's summary %+v", r)
+		return fmt.Errorf("unfinished run's summary %+v", r)
 	}
 	if got[2].Run != nil || len(got[2].Scores) != 0 {
-		t.Errorf("run without records: %+v, want no summary and no scores", got[2])
+		return fmt.Errorf("run without records: %+v, want no summary and no scores", got[2])
 	}
 	if !got[1].Entry.Equal(e12) {
-		t.Errorf("entry %+v, want %+v", got[1].Entry, e12)
+		return fmt.Errorf("entry %+v, want %+v", got[1].Entry, e12)
 	}
+	return nil
 }
 
 // Contract: Runs returns the entries of the run ids asked, of any sweep,
 // ordered by run id; unknown ids are absent.
-func testRuns(t *testing.T, ctx context.Context, s Store) {
+func testRuns(ctx context.Context, s Store) error {
 	a, b := entry("s", "s.h.t2.e1", 1), entry("other", "other.h.t1.e1", 1)
-	must(t, "AddEntries", s.AddEntries(ctx, []ledger.Entry{a, b}))
-	must(t, "Append", s.Append(ctx, "unswept", started("unswept")))
-	got, err := s.Runs(ctx, []string{a.RunID, "unswept", b.RunID, "nope"})
-	must(t, "Runs", err)
-	if len(got) != 2 || got[0].RunID != b.RunID || got[1].RunID != a.RunID || got[0].Sweep != "other" {
-		t.Errorf("Runs = %+v, want %s then %s", got, b.RunID, a.RunID)
+	if err := s.AddEntries(ctx, []ledger.Entry{a, b}); err != nil {
+		return fmt.Errorf("%s: %w", "AddEntries", err)
 	}
+	if err := s.Append(ctx, "unswept", started("unswept")); err != nil {
+		return fmt.Errorf("%s: %w", "Append", err)
+	}
+	got, err := s.Runs(ctx, []string{a.RunID, "unswept", b.RunID, "nope"})
+	if err != nil {
+		return fmt.Errorf("%s: %w", "Runs", err)
+	}
+	if len(got) != 2 || got[0].RunID != b.RunID || got[1].RunID != a.RunID || got[0].Sweep != "other" {
+		return fmt.Errorf("Runs = %+v, want %s then %s", got, b.RunID, a.RunID)
+	}
+	return nil
 }
 
 // Contract: Page returns a sweep's entries after a run id, ordered by run
 // id, at most limit of them.
-func testPage(t *testing.T, ctx context.Context, s Store) {
+func testPage(ctx context.Context, s Store) error {
 	var all []ledger.Entry
 	for i := range 5 {
 		all = append(all, entry("s", fmt.Sprintf("s.h.t%d.e1", i), 1))
 	}
 	all = append(all, entry("t", "t.h.t0.e1", 1))
-	must(t, "AddEntries", s.AddEntries(ctx, all))
+	if err := s.AddEntries(ctx, all); err != nil {
+		return fmt.Errorf("%s: %w", "AddEntries", err)
+	}
 	var seen []string
 	after := ""
 	for pages := 0; ; pages++ {
 		if pages > 5 {
-			t.Fatal("Page does not advance")
+			return errors.New("Page does not advance")
 		}
 		page, err := s.Page(ctx, "s", after, 2)
-		must(t, "Page", err)
+		if err != nil {
+		return fmt.Errorf("%s: %w", "Page", err)
+	}
 		for _, st := range page {
 			seen = append(seen, st.RunID)
 		}
@@ -209,32 +251,42 @@ func testPage(t *testing.T, ctx context.Context, s Store) {
 		want = append(want, e.RunID)
 	}
 	if !reflect.DeepEqual(seen, want) {
-		t.Errorf("pages gave %v, want %v", seen, want)
+		return fmt.Errorf("pages gave %v, want %v", seen, want)
 	}
+	return nil
 }
 
 // Contract: PutScores replaces the score of the same run and scorer and
 // keeps the others; every field round-trips.
-func testScores(t *testing.T, ctx context.Context, s Store) {
+func testScores(ctx context.Context, s Store) error {
 	e := entry("s", "s.h.t.e1", 1)
-	must(t, "AddEntries", s.AddEntries(ctx, []ledger.Entry{e}))
+	if err := s.AddEntries(ctx, []ledger.Entry{e}); err != nil {
+		return fmt.Errorf("%s: %w", "AddEntries", err)
+	}
 	at := time.Date(2026, 12, 1, 0, 0, 0, 987654321, time.UTC)
 	first := ledger.Score{RunID: e.RunID, Scorer: "model", Version: "model/1:abc", Description: "graded", Value: 0.5,
 		Explanation: "partly", GraderRunID: e.RunID + ".grade", TargetDigest: "td", ScoredAt: at}
 	other := ledger.Score{RunID: e.RunID, Scorer: "exact", Version: "exact/1", Description: "exact match", Value: 0, ScoredAt: at}
-	must(t, "PutScores", s.PutScores(ctx, []ledger.Score{first, other}))
+	if err := s.PutScores(ctx, []ledger.Score{first, other}); err != nil {
+		return fmt.Errorf("%s: %w", "PutScores", err)
+	}
 	again := first
 	again.Value, again.Version, again.Explanation = 1, "model/1:def", "right"
-	must(t, "PutScores again", s.PutScores(ctx, []ledger.Score{again}))
+	if err := s.PutScores(ctx, []ledger.Score{again}); err != nil {
+		return fmt.Errorf("%s: %w", "PutScores again", err)
+	}
 	got, err := s.Runs(ctx, []string{e.RunID})
-	must(t, "Runs", err)
+	if err != nil {
+		return fmt.Errorf("%s: %w", "Runs", err)
+	}
 	if len(got) != 1 || len(got[0].Scores) != 2 {
-		t.Fatalf("Runs = %+v, want one entry with two scores", got)
+		return fmt.Errorf("Runs = %+v, want one entry with two scores", got)
 	}
 	sc := got[0].Scores
 	if !sameScore(sc[0], other) || !sameScore(sc[1], again) {
-		t.Errorf("scores %+v, want %+v then %+v (by scorer name, the second replaced)", sc, other, again)
+		return fmt.Errorf("scores %+v, want %+v then %+v (by scorer name, the second replaced)", sc, other, again)
 	}
+	return nil
 }
 
 func sameScore(a, b ledger.Score) bool {
@@ -244,26 +296,31 @@ func sameScore(a, b ledger.Score) bool {
 }
 
 // Contract: a method given no values does nothing.
-func testEmpty(t *testing.T, ctx context.Context, s Store) {
-	must(t, "AddEntries(nil)", s.AddEntries(ctx, nil))
-	must(t, "PutScores(nil)", s.PutScores(ctx, nil))
+func testEmpty(ctx context.Context, s Store) error {
+	if err := s.AddEntries(ctx, nil); err != nil {
+		return fmt.Errorf("%s: %w", "AddEntries(nil)", err)
+	}
+	if err := s.PutScores(ctx, nil); err != nil {
+		return fmt.Errorf("%s: %w", "PutScores(nil)", err)
+	}
 	if got, err := s.Coords(ctx, "s", nil); err != nil || len(got) != 0 {
-		t.Errorf("Coords(nil) = %v, %v", got, err)
+		return fmt.Errorf("Coords(nil) = %v, %v", got, err)
 	}
 	if got, err := s.Runs(ctx, nil); err != nil || len(got) != 0 {
-		t.Errorf("Runs(nil) = %v, %v", got, err)
+		return fmt.Errorf("Runs(nil) = %v, %v", got, err)
 	}
 	if got, err := s.Page(ctx, "s", "", 10); err != nil || len(got) != 0 {
-		t.Errorf("Page of an empty sweep = %v, %v", got, err)
+		return fmt.Errorf("Page of an empty sweep = %v, %v", got, err)
 	}
 	if got, err := s.Sweeps(ctx); err != nil || len(got) != 0 {
-		t.Errorf("Sweeps of an empty store = %v, %v", got, err)
+		return fmt.Errorf("Sweeps of an empty store = %v, %v", got, err)
 	}
+	return nil
 }
 
 // Contract: with a done context every method fails with an error wrapping
 // the context's, and writes nothing.
-func testCancelled(t *testing.T, ctx context.Context, s Store) {
+func testCancelled(ctx context.Context, s Store) error {
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 	e := entry("s", "s.h.t.e1", 1)
@@ -279,19 +336,20 @@ func testCancelled(t *testing.T, ctx context.Context, s Store) {
 	_, calls["Page"] = s.Page(done, "s", "", 1)
 	for name, err := range calls {
 		if !errors.Is(err, context.Canceled) {
-			t.Errorf("%s with a done context: %v, want context.Canceled", name, err)
+			return fmt.Errorf("%s with a done context: %v, want context.Canceled", name, err)
 		}
 	}
 	if _, err := s.Sweep(ctx, "s"); !errors.Is(err, ledger.ErrNotFound) {
-		t.Errorf("a PutSweep with a done context wrote the sweep (%v)", err)
+		return fmt.Errorf("a PutSweep with a done context wrote the sweep (%v)", err)
 	}
 	if got, err := s.Runs(ctx, []string{e.RunID}); err != nil || len(got) != 0 {
-		t.Errorf("an AddEntries with a done context wrote %v (%v)", got, err)
+		return fmt.Errorf("an AddEntries with a done context wrote %v (%v)", got, err)
 	}
+	return nil
 }
 
 // Contract: batches larger than any one SQL statement takes are whole.
-func testLarge(t *testing.T, ctx context.Context, s Store) {
+func testLarge(ctx context.Context, s Store) error {
 	const n = 2500
 	entries := make([]ledger.Entry, n)
 	coords := make([]string, n)
@@ -301,16 +359,22 @@ func testLarge(t *testing.T, ctx context.Context, s Store) {
 		coords[i] = entries[i].Coord
 		scores[i] = ledger.Score{RunID: entries[i].RunID, Scorer: "exact", Version: "1", Value: float64(i % 2), ScoredAt: time.Unix(1, 0).UTC()}
 	}
-	must(t, "AddEntries", s.AddEntries(ctx, entries))
-	must(t, "PutScores", s.PutScores(ctx, scores))
+	if err := s.AddEntries(ctx, entries); err != nil {
+		return fmt.Errorf("%s: %w", "AddEntries", err)
+	}
+	if err := s.PutScores(ctx, scores); err != nil {
+		return fmt.Errorf("%s: %w", "PutScores", err)
+	}
 	got, err := s.Coords(ctx, "s", coords)
-	must(t, "Coords", err)
+	if err != nil {
+		return fmt.Errorf("%s: %w", "Coords", err)
+	}
 	if len(got) != n {
-		t.Fatalf("Coords of %d coordinates gave %d", n, len(got))
+		return fmt.Errorf("Coords of %d coordinates gave %d", n, len(got))
 	}
 	for i, st := range got {
 		if st.RunID != entries[i].RunID || len(st.Scores) != 1 || st.Scores[0].Value != float64(i%2) {
-			t.Fatalf("entry %d: %+v", i, st)
+			return fmt.Errorf("entry %d: %+v", i, st)
 		}
 	}
 	ids := make([]string, n)
@@ -318,13 +382,14 @@ func testLarge(t *testing.T, ctx context.Context, s Store) {
 		ids[i] = entries[i].RunID
 	}
 	if got, err := s.Runs(ctx, ids); err != nil || len(got) != n {
-		t.Errorf("Runs of %d ids: %d (%v)", n, len(got), err)
+		return fmt.Errorf("Runs of %d ids: %d (%v)", n, len(got), err)
 	}
+	return nil
 }
 
 // Contract: several writers adding the same entry at once all succeed,
 // and it is recorded once.
-func testConcurrentAdds(t *testing.T, ctx context.Context, s Store) {
+func testConcurrentAdds(ctx context.Context, s Store) error {
 	e := entry("s", "s.h.t.e1", 1)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
@@ -334,12 +399,15 @@ func testConcurrentAdds(t *testing.T, ctx context.Context, s Store) {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			t.Errorf("writer %d: %v", i, err)
+			return fmt.Errorf("writer %d: %v", i, err)
 		}
 	}
 	got, err := s.Coords(ctx, "s", []string{e.Coord})
-	must(t, "Coords", err)
-	if len(got) != 1 {
-		t.Errorf("the shared entry is recorded %d times", len(got))
+	if err != nil {
+		return fmt.Errorf("%s: %w", "Coords", err)
 	}
+	if len(got) != 1 {
+		return fmt.Errorf("the shared entry is recorded %d times", len(got))
+	}
+	return nil
 }

@@ -1,12 +1,14 @@
 // Package ledgertest is the contract kit of ledger.Ledger: a store that
 // keeps sweeps runs TestLedger from its own test, as stores run
 // polylooptest.TestStore. Each check gets a fresh store from the harness,
-// runs under a watchdog, and names the contract rule it checks. Run it
-// with -race.
+// runs under a watchdog, and names the contract rule it checks; the kit's
+// own tests feed it broken ledgers to show that each check catches what it
+// names. Run it with -race.
 package ledgertest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -25,13 +27,15 @@ type Store interface {
 // own cleanup with t.
 type NewStore func(t *testing.T) Store
 
-// watchdog bounds every check, so that a store that hangs fails instead of
+// Watchdog bounds every check, so that a store that hangs fails instead of
 // hanging the test binary.
-const watchdog = 2 * time.Minute
+const Watchdog = 2 * time.Minute
 
+// check is one check of the contract: it returns nil when the store keeps
+// the rule, or what it found.
 type check struct {
 	name string
-	fn   func(t *testing.T, ctx context.Context, s Store)
+	fn   func(ctx context.Context, s Store) error
 }
 
 var checks = []check{
@@ -54,19 +58,23 @@ var checks = []check{
 func TestLedger(t *testing.T, newStore NewStore) {
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
-			s := newStore(t)
-			ctx, cancel := context.WithTimeout(context.Background(), watchdog)
-			defer cancel()
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				c.fn(t, ctx, s)
-			}()
-			select {
-			case <-done:
-			case <-ctx.Done():
-				t.Fatalf("%s did not finish within %s: the store hangs", c.name, watchdog)
+			if err := run(c, newStore(t)); err != nil {
+				t.Error(err)
 			}
 		})
+	}
+}
+
+// run runs one check under the watchdog.
+func run(c check, s Store) error {
+	ctx, cancel := context.WithTimeout(context.Background(), Watchdog)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.fn(ctx, s) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%s did not finish within %s: the store hangs", c.name, Watchdog)
 	}
 }
