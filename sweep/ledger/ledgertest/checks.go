@@ -236,8 +236,8 @@ func testPage(ctx context.Context, s Store) error {
 		}
 		page, err := s.Page(ctx, "s", after, 2)
 		if err != nil {
-		return fmt.Errorf("%s: %w", "Page", err)
-	}
+			return fmt.Errorf("%s: %w", "Page", err)
+		}
 		for _, st := range page {
 			seen = append(seen, st.RunID)
 		}

@@ -134,4 +134,3 @@ func named(name string) (check, bool) {
 	}
 	return check{}, false
 }
-
