@@ -199,7 +199,6 @@ func (m *limitedModel) KnowsCost(p polyloop.ModelParams) bool {
 	return ok && cr.KnowsCost(p)
 }
 
-
 var (
 	_ polyloop.Describer    = (*limitedModel)(nil)
 	_ polyloop.CostReporter = (*limitedModel)(nil)

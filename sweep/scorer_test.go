@@ -212,7 +212,9 @@ func TestModelGradedScorer(t *testing.T) {
 // gradeParser makes every reply final.
 type gradeParser struct{}
 
-func (gradeParser) Parse(r polyloop.ModelReply) polyloop.Decision { return polyloop.Final{Answer: r.Text} }
+func (gradeParser) Parse(r polyloop.ModelReply) polyloop.Decision {
+	return polyloop.Final{Answer: r.Text}
+}
 
 type noExec struct{}
 

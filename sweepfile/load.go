@@ -127,7 +127,7 @@ func (l *Loaded) rel(p string) string {
 // definition builds the sweep's definition from the file.
 func (l *Loaded) definition(ctx context.Context, f *File, opts *Options) (sweep.Definition, error) {
 	def := sweep.Definition{Name: f.Name, Tasks: sweep.TaskFile{Path: l.rel(f.Tasks)}, Epochs: f.Epochs, Concurrency: f.Concurrency,
-		Retry: sweep.RetryPolicy{Attempts: f.Retry.Attempts, Backoff: ms(f.Retry.BackoffMS), MaxBackoff: ms(f.Retry.MaxBackoffMS)},
+		Retry:     sweep.RetryPolicy{Attempts: f.Retry.Attempts, Backoff: ms(f.Retry.BackoffMS), MaxBackoff: ms(f.Retry.MaxBackoffMS)},
 		RateLimit: sweep.Backoff{Initial: ms(f.RateLimit.BackoffMS), Max: ms(f.RateLimit.MaxBackoffMS)},
 		Providers: map[string]sweep.ProviderLimit{}}
 	if f.Retry.On != nil {
