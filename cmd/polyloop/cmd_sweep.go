@@ -153,4 +153,3 @@ func (a *app) sweepSummary(ctx context.Context, st sweep.Store, s *sweep.Sweep, 
 	}
 	return writeSweepTable(a.stdout, stats)
 }
-
