@@ -280,7 +280,14 @@ func (a *accumulator) finish(ctx context.Context, store polyloop.Store) (*Stats,
 			return nil, err
 		}
 		out := g.out
-		out.Runs = runstats.Compute(g.runs, runstats.ByNone)[0]
+		if rs := runstats.Compute(g.runs, runstats.ByNone); len(rs) > 0 {
+			out.Runs = rs[0]
+		} else { // outcomes without a run yet
+			out.Runs = &runstats.Group{StopReasons: map[polyloop.StopReason]int{}, UnfinishedRuns: []string{}}
+			for _, r := range runstats.StopReasons {
+				out.Runs.StopReasons[r] = 0
+			}
+		}
 		out.Runs.Group = k
 		for _, r := range g.runs {
 			out.TokensSum += r.Totals.Tokens()
