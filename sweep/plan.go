@@ -38,7 +38,8 @@ type decision struct {
 // (ordered by attempt), given the entry its first attempt has. It is a
 // pure function of the ledger's view:
 //   - no attempt: start the first (a new entry);
-//   - the last attempt's task is another: nothing (task changed);
+//   - the last attempt's task is another: nothing (task changed; walk
+//     also leaves alone every coordinate of a task changed elsewhere);
 //   - its run has no record: start it; unfinished: resume it;
 //   - finished with a stop reason retried and attempts left: start the
 //     next attempt (a new entry);

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/sweep/ledger"
 )
 
 // ErrStopped is returned by Run when RunOptions.Stop was closed: every run
@@ -230,37 +231,15 @@ func (sc *scheduler) halted() bool {
 }
 
 // produce streams the tasks and hands each coordinate's next step to the
-// workers, a chunk of coordinates at a time.
+// workers.
 func (sc *scheduler) produce(ctx context.Context) error {
-	var chunk []item
-	flush := func() error {
-		err := sc.plan(ctx, chunk)
-		chunk = chunk[:0]
-		return err
-	}
-	err := sc.s.def.Tasks.Tasks(ctx, func(t Task) error {
-		for _, a := range sc.s.def.Agents {
-			for epoch := 1; epoch <= sc.s.def.Epochs; epoch++ {
-				if sc.halted() {
-					return errHalted
-				}
-				e, err := sc.s.entry(a, t, epoch, 1)
-				if err != nil {
-					return err
-				}
-				chunk = append(chunk, item{d: decision{state: stateOf(e)}, t: t})
-				if len(chunk) == chunkSize {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
-			}
+	err := sc.s.walk(ctx, sc.store, func(it item, prior []ledger.State) error {
+		if sc.halted() {
+			return errHalted
 		}
-		return nil
+		sc.countPrior(prior)
+		return sc.dispatch(ctx, it)
 	})
-	if err == nil {
-		err = flush()
-	}
 	if errors.Is(err, errHalted) || (err != nil && ctx.Err() != nil) {
 		return nil
 	}
@@ -268,48 +247,6 @@ func (sc *scheduler) produce(ctx context.Context) error {
 }
 
 var errHalted = errors.New("sweep: halted")
-
-// plan reads the chunk's coordinates from the ledger, records the new
-// entries, and dispatches each coordinate's step.
-func (sc *scheduler) plan(ctx context.Context, chunk []item) error {
-	if len(chunk) == 0 {
-		return nil
-	}
-	coords := make([]string, len(chunk))
-	for i, it := range chunk {
-		coords[i] = it.d.state.Coord
-	}
-	states, err := sc.store.Coords(ctx, sc.s.def.Name, coords)
-	if err != nil {
-		return err
-	}
-	byCoord := groupByCoord(states)
-	var fresh []item
-	for i := range chunk {
-		it := &chunk[i]
-		prior := byCoord[it.d.state.Coord]
-		sc.countPrior(prior)
-		it.d = sc.s.plan(it.d.state.Entry, it.t, prior)
-		if it.d.add {
-			fresh = append(fresh, *it)
-		}
-	}
-	if len(fresh) > 0 {
-		entries := make([]ledgerEntry, len(fresh))
-		for i, it := range fresh {
-			entries[i] = it.d.state.Entry
-		}
-		if err := sc.store.AddEntries(ctx, entries); err != nil {
-			return err
-		}
-	}
-	for _, it := range chunk {
-		if err := sc.dispatch(ctx, it); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // dispatch counts a settled coordinate or hands its step to a worker.
 func (sc *scheduler) dispatch(ctx context.Context, it item) error {
