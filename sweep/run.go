@@ -68,7 +68,8 @@ const chunkSize = 128
 //
 // Errors: the tasks' problems (*TaskErrors); ErrStopped when Stop was
 // closed; ctx's error when it was cancelled; a store failure of the ledger,
-// or a *PersistenceError of a run (the sweep stops, as on Stop). A run's
+// a *PersistenceError of a run, or an agent the runner refuses
+// (polyloop.ErrInvalidConfig): the sweep then stops, as on Stop. A run's
 // other errors do not stop the sweep: the run is left unfinished and
 // listed in Result.Errors. The Result is valid with every error but the
 // tasks'.
@@ -359,7 +360,9 @@ func (sc *scheduler) failed(ctx context.Context, e ledgerEntry, err error) {
 		ev.Error = err.Error()
 		sc.event(ev)
 		return
-	case errors.As(err, &pe):
+	case errors.As(err, &pe), errors.Is(err, polyloop.ErrInvalidConfig):
+		// The store is shared by every run, and an agent refused once is
+		// refused for every task: the sweep stops.
 		sc.halt(fmt.Errorf("run %s: %w", e.RunID, err))
 	}
 	sc.mu.Lock()

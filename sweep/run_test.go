@@ -216,3 +216,19 @@ func jobs0(t *testing.T, store *memstore.Store) string {
 	}
 	return page[0].RunID
 }
+
+// An agent the runner refuses is refused for every task: the sweep stops
+// at the first refusal instead of failing every run.
+func TestSweepStopsOnARefusedAgent(t *testing.T) {
+	t.Parallel()
+	a := testAgent("a", &faultModel{})
+	a.Agent.Limits.MaxCostUSD = 1 // the fault model knows no price
+	s, err := New(Definition{Name: "refused", Agents: []*Agent{a}, Tasks: numberTasks(50), Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background(), RunOptions{Store: memstore.New()})
+	if !errors.Is(err, polyloop.ErrUncheckableBudget) || res.Progress.Failed > 2 {
+		t.Errorf("%+v, %v", res.Progress, err)
+	}
+}

@@ -94,12 +94,12 @@ func (a *app) sweep(parent context.Context, path string, f sweepFlags) error {
 	if serr := a.sweepSummary(ctx, ss, l.Sweep, f.json); serr != nil && err == nil {
 		err = serr
 	}
-	return a.sweepOutcome(l, res, err, in)
+	return a.sweepOutcome(l, res, err, in, show.mode == displayQuiet || show.mode == displayJSON)
 }
 
 // sweepOutcome turns a sweep's result into the command's outcome and says
 // how to go on.
-func (a *app) sweepOutcome(l *sweepfile.Loaded, res *sweep.Result, err error, in *interruption) error {
+func (a *app) sweepOutcome(l *sweepfile.Loaded, res *sweep.Result, err error, in *interruption, listErrors bool) error {
 	p := res.Progress
 	again := "  polyloop sweep " + l.Path + a.storeFlag()
 	_, canceled := in.state()
@@ -116,7 +116,9 @@ func (a *app) sweepOutcome(l *sweepfile.Loaded, res *sweep.Result, err error, in
 		return err
 	}
 	for _, e := range res.Errors {
-		fmt.Fprintf(a.stderr, "run %s failed: %s\n", e.RunID, errorText(e.Err))
+		if listErrors { // the progress display has shown them
+			fmt.Fprintf(a.stderr, "run %s failed: %s\n", e.RunID, errorText(e.Err))
+		}
 	}
 	var left []string
 	for _, c := range []struct {
