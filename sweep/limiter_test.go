@@ -144,4 +144,3 @@ func TestRateLimitedSweepSlowsDown(t *testing.T) {
 		t.Errorf("%d rate-limit events, %d retries", evs.count(EventRateLimited), evs.count(EventRetryScheduled))
 	}
 }
-

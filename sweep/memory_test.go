@@ -96,4 +96,6 @@ func TestMemoryFlat(t *testing.T) {
 // finalParser makes every reply final.
 type finalParser struct{}
 
-func (finalParser) Parse(r polyloop.ModelReply) polyloop.Decision { return polyloop.Final{Answer: r.Text} }
+func (finalParser) Parse(r polyloop.ModelReply) polyloop.Decision {
+	return polyloop.Final{Answer: r.Text}
+}

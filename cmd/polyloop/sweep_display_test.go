@@ -14,7 +14,7 @@ func TestSweepProgressLine(t *testing.T) {
 	t.Parallel()
 	p := &sweep.Progress{Total: 600, Done: 312, Skipped: 12, Running: 8, Queued: 270, Waiting: 10,
 		StopReasons: map[polyloop.StopReason]int{polyloop.StopCompleted: 290, polyloop.StopLLMError: 22},
-		Tokens: 1234567, TokensUnknown: true, CostUSD: 3.41, CostUnknown: true, ETA: 252*time.Second + 300*time.Millisecond}
+		Tokens:      1234567, TokensUnknown: true, CostUSD: 3.41, CostUnknown: true, ETA: 252*time.Second + 300*time.Millisecond}
 	want := "312/600 done (12 before this run) · 8 running · 270 queued · 10 waiting to retry | completed 290 · llm_error 22 | 1.23M tokens+?, $3.4100+? | ETA 4m12s"
 	if got := progressLine(p); got != want {
 		t.Errorf("progress line\n%s\nwant\n%s", got, want)
