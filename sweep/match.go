@@ -158,8 +158,8 @@ func parseNumber(s string) (float64, bool) {
 }
 
 // Numeric takes the last number in the answer and scores 1 when it is
-// within the tolerance of one of the task's targets, which must be
-// numbers.
+// within the tolerance of one of the task's targets that are numbers (at
+// least one must be; the others are skipped).
 func Numeric(name string, o NumericOptions) Scorer {
 	desc := "the answer's last number equals a target"
 	if o.Tolerance > 0 || o.Relative > 0 {
@@ -175,14 +175,19 @@ func Numeric(name string, o NumericOptions) Scorer {
 			if !ok {
 				return verdict(false, fmt.Sprintf("%q is not a number", found[len(found)-1]))
 			}
+			numbers := 0
 			for _, t := range targets {
 				want, ok := parseNumber(t)
 				if !ok {
-					return 0, "", fmt.Errorf("the target %q is not a number", t)
+					continue // a target in words ("four") beside the number
 				}
+				numbers++
 				if math.Abs(got-want) <= math.Max(o.Tolerance, o.Relative*math.Abs(want)) {
 					return verdict(true, fmt.Sprintf("%g is within tolerance of the target %s", got, t))
 				}
+			}
+			if numbers == 0 {
+				return 0, "", fmt.Errorf("no target is a number (%q)", targets)
 			}
 			return verdict(false, fmt.Sprintf("%g is not within tolerance of any target", got))
 		}}

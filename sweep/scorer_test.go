@@ -62,6 +62,8 @@ func TestAnswerScorers(t *testing.T) {
 		{"numeric relative within", numTol, completed("100090", "100000"), 1},
 		{"numeric exponent", num, completed("about 1.5e3", "1500"), 1},
 		{"numeric negative", num, completed("it is -2", "-2"), 1},
+		{"numeric beside words", num, completed("2", "four", "4"), 0},
+		{"numeric beside words, right", num, completed("4", "four", "4"), 1},
 		{"no answer: max_steps", exact, ScoreInput{RunID: "r", Task: Task{ID: "t", Target: []string{"x"}}, StopReason: polyloop.StopMaxSteps}, 0},
 		{"no answer: env_error", num, ScoreInput{RunID: "r", Task: Task{ID: "t", Target: []string{"1"}}, StopReason: polyloop.StopEnvError}, 0},
 	} {

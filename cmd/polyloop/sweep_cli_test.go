@@ -255,3 +255,27 @@ func TestSweepBadFiles(t *testing.T) {
 		t.Errorf("duplicate tasks: exit %d\n%s", code, stderr)
 	}
 }
+
+// The example sweep runs offline and gives the numbers its comments
+// promise.
+func TestSweepExample(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, "")
+	for _, name := range []string{"sweep.yaml", "fours.yaml", "shell.yaml", "tasks.jsonl"} {
+		b, err := os.ReadFile("../../examples/sweep/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.write(name, string(b))
+	}
+	code, stdout, stderr := c.run("sweep", "sweep.yaml")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	wantAll(t, stdout, "fours  6         6        completed 6   0.667 ± 0.333 (n=6)", "shell  6         6        completed 6   0.333 ± 0.333 (n=6)")
+	code, stdout, _ = c.run("stats", "--sweep", "example", "--by", "agent", "--scorer", "exact")
+	if code != exitOK {
+		t.Fatalf("stats: exit %d", code)
+	}
+	wantAll(t, stdout, "agent fours: 6 outcomes, 6 settled, 0 unsettled", "accuracy (exact): 0.667 ± 0.333")
+}
