@@ -142,8 +142,33 @@ func sweepCrashChild(dir string) error {
 	return err
 }
 
+// killsPerSweep is how many times one sweep is killed before it is let
+// finish: about what it takes for the kills to land while it runs. More
+// kills (-sweep.kills) run more sweeps.
+const killsPerSweep = 5
+
 func TestSweepSurvivesSIGKILL(t *testing.T) {
 	t.Parallel()
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 1))
+	t.Logf("seed %d, %d kills", seed, *sweepKills)
+	landed := 0
+	for left := *sweepKills; ; left -= killsPerSweep {
+		landed += crashSweepOnce(t, rng, min(left, killsPerSweep))
+		if left <= killsPerSweep {
+			break
+		}
+	}
+	t.Logf("%d of %d kills landed while a sweep ran", landed, *sweepKills)
+	if *sweepKills > 0 && landed == 0 {
+		t.Errorf("no kill landed while the sweep ran: the test did not test resumption")
+	}
+}
+
+// crashSweepOnce runs one sweep in a fresh directory, kills it kills
+// times, lets it finish, and checks it; it returns how many kills came
+// while the sweep ran.
+func crashSweepOnce(t *testing.T, rng *rand.Rand, kills int) int {
 	dir := t.TempDir()
 	var tasks bytes.Buffer
 	for i := 1; i <= crashTasks; i++ {
@@ -155,24 +180,18 @@ func TestSweepSurvivesSIGKILL(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "work"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	seed := uint64(time.Now().UnixNano())
-	rng := rand.New(rand.NewPCG(seed, 1))
-	t.Logf("seed %d, %d kills", seed, *sweepKills)
-	killedMidway := 0
-	for k := 0; k < *sweepKills; k++ {
+	landed := 0
+	for range kills {
 		if crashChild(t, dir, time.Duration(20+rng.IntN(400))*time.Millisecond) {
-			killedMidway++
+			landed++
 		}
 	}
 	if crashChild(t, dir, 0) {
 		t.Fatal("the last invocation was killed")
 	}
-	t.Logf("%d of %d kills landed before the sweep ended", killedMidway, *sweepKills)
-	if *sweepKills > 0 && killedMidway == 0 {
-		t.Errorf("no kill landed while the sweep ran: the test did not test resumption")
-	}
 	unknown := checkCrashStore(t, dir)
 	checkCrashStats(t, dir, unknown)
+	return landed
 }
 
 // crashChild runs the child; with a positive after, it kills it with
