@@ -69,31 +69,31 @@ func newGate(key string, limit ProviderLimit, cfg Backoff, notify func(string, t
 	return g
 }
 
-// acquire waits for the pause to end and a connection to be free.
+// acquire waits for a connection to be free, then for the pause to end
+// (a pause that began while it waited included).
 func (g *gate) acquire(ctx context.Context) error {
+	if g.sem != nil {
+		select {
+		case g.sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	for {
 		g.mu.Lock()
 		wait := g.until.Sub(g.now())
 		g.mu.Unlock()
 		if wait <= 0 {
-			break
+			return nil
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			g.release()
 			return ctx.Err()
 		case <-t.C:
 		}
-	}
-	if g.sem == nil {
-		return nil
-	}
-	select {
-	case g.sem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

@@ -144,11 +144,14 @@ func newScheduler(s *Sweep, opts RunOptions, total int) *scheduler {
 
 func (sc *scheduler) run(ctx context.Context) (*Result, error) {
 	sc.event(Event{Kind: EventSweepStarted})
+	ended := make(chan struct{})
+	defer close(ended)
 	go func() {
 		select {
 		case <-sc.opts.Stop:
 			sc.halt(nil)
 		case <-sc.stop:
+		case <-ended:
 		}
 	}()
 	runCtx := polyloop.WithStopRequest(ctx, sc.stop)
