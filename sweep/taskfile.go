@@ -322,9 +322,9 @@ func readCSV(ctx context.Context, name string, r io.Reader, each func(int, Task,
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		line, _ := cr.FieldPos(0)
 		var t Task
 		var prob *TaskError
+		var line int
 		if err != nil {
 			var pe *csv.ParseError
 			if !errors.As(err, &pe) {
@@ -332,6 +332,7 @@ func readCSV(ctx context.Context, name string, r io.Reader, each func(int, Task,
 			}
 			prob, line = csvError(name, err), pe.StartLine
 		} else {
+			line, _ = cr.FieldPos(0)
 			t, prob = csvTask(name, cr, cols, rec)
 		}
 		if e := each(line, t, prob); e != nil {
