@@ -13,6 +13,8 @@ import (
 
 // GraderOptions configure a model-graded scorer.
 type GraderOptions struct {
+	// Grader is the agent that grades (required).
+	Grader *Agent
 	// Template is the grading task: {input}, {target} and {answer} are
 	// replaced by the task's input, its targets (one per line) and the
 	// run's answer. Default DefaultGraderTemplate.
@@ -73,14 +75,14 @@ type graderScorer struct {
 // ":grade:", the scorer's name, the grader's snapshot key and the attempt.
 // A grading run that exists is reused: scoring again with the same grader
 // runs nothing. A run without an answer scores 0 without a grading run.
-func ModelGraded(name string, grader *Agent, opts GraderOptions) Scorer {
+func ModelGraded(name string, opts GraderOptions) Scorer {
 	if opts.Template == "" {
 		opts.Template = DefaultGraderTemplate
 	}
 	if opts.Attempts <= 0 {
 		opts.Attempts = 3
 	}
-	return &graderScorer{name: name, grader: grader, opts: opts}
+	return &graderScorer{name: name, grader: opts.Grader, opts: opts}
 }
 
 func (g *graderScorer) Name() string { return g.name }

@@ -103,19 +103,23 @@ func Includes(name string, o MatchOptions) Scorer {
 		}}
 }
 
-// Regex finds pattern (RE2 syntax) in the answer. Its first capturing
-// group, or else the whole match, is the extracted answer: with a target it
-// must equal one (as Exact compares); without, a match scores 1.
-func Regex(name, pattern string, o MatchOptions) (Scorer, error) {
+// RegexOptions configure a regex scorer.
+type RegexOptions struct {
+	// Pattern is searched in the answer (RE2 syntax).
+	Pattern string `json:"pattern"`
+	MatchOptions
+}
+
+// Regex finds the pattern in the answer. Its first capturing group, or
+// else the whole match, is the extracted answer: with a target it must
+// equal one (as Exact compares); without, a match scores 1.
+func Regex(name string, o RegexOptions) (Scorer, error) {
+	pattern := o.Pattern
 	re, err := regexp.Compile(pattern)
 	if err != nil {
 		return nil, fmt.Errorf("scorer %s: pattern: %w", name, err)
 	}
-	cfg := struct {
-		Pattern string `json:"pattern"`
-		MatchOptions
-	}{pattern, o}
-	return &answerScorer{name: name, version: versionOf("regex", 1, cfg),
+	return &answerScorer{name: name, version: versionOf("regex", 1, o),
 		desc: fmt.Sprintf("the answer matches /%s/, its extracted part equal to a target when the task has one", pattern),
 		match: func(answer string, targets []string) (float64, string, error) {
 			m := re.FindStringSubmatch(answer)
@@ -130,7 +134,7 @@ func Regex(name, pattern string, o MatchOptions) (Scorer, error) {
 				return verdict(true, fmt.Sprintf("found %q", got))
 			}
 			for _, t := range targets {
-				if o.equal(got, t) {
+				if o.MatchOptions.equal(got, t) {
 					return verdict(true, fmt.Sprintf("extracted %q, a target", got))
 				}
 			}

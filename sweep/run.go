@@ -353,6 +353,8 @@ func (sc *scheduler) finished(e ledgerEntry, out Outcome) {
 func (sc *scheduler) failed(ctx context.Context, e ledgerEntry, err error) {
 	var pe *polyloop.PersistenceError
 	switch {
+	case errors.Is(err, polyloop.ErrRunNotStarted) && (errors.Is(err, polyloop.ErrStopRequested) || ctx.Err() != nil):
+		return // stopped before its first record: still queued
 	case errors.Is(err, polyloop.ErrStopRequested), ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		sc.count(func(p *Progress) { p.Stopped++ })
 		sc.event(sc.s.runEvent(EventRunStopped, e))

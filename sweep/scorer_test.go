@@ -19,7 +19,7 @@ func completed(answer string, target ...string) ScoreInput {
 
 func mustRegex(t *testing.T, pattern string, o MatchOptions) Scorer {
 	t.Helper()
-	sc, err := Regex("regex", pattern, o)
+	sc, err := Regex("regex", RegexOptions{Pattern: pattern, MatchOptions: o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestAnswerScorers(t *testing.T) {
 			t.Errorf("%s: scored %+v, want an error", tt.name, r)
 		}
 	}
-	if _, err := Regex("bad", "(", MatchOptions{}); err == nil {
+	if _, err := Regex("bad", RegexOptions{Pattern: "("}); err == nil {
 		t.Error("a bad pattern: no error")
 	}
 }
@@ -181,7 +181,7 @@ func TestModelGradedScorer(t *testing.T) {
 	model := scriptmodel.New(scriptmodel.Reply("The answer agrees.\nGRADE: C"))
 	grader := &Agent{Agent: polyloop.Agent{Name: "grader", Limits: polyloop.Limits{MaxSteps: 2}}, Model: model,
 		Parser: gradeParser{}, Executor: noExec{}}
-	sc := ModelGraded("judge", grader, GraderOptions{})
+	sc := ModelGraded("judge", GraderOptions{Grader: grader})
 	m := &faultModel{}
 	s, err := New(Definition{Name: "g", Agents: []*Agent{testAgent("a", m)}, Tasks: numberTasks(2), Scorers: []Scorer{sc}})
 	if err != nil {

@@ -64,6 +64,9 @@ func New(def Definition) (*Sweep, error) {
 	}
 	for _, sc := range def.Scorers {
 		if g, ok := sc.(*graderScorer); ok {
+			if g.grader == nil {
+				return nil, fmt.Errorf("%w: scorer %s has no grader agent", ErrInvalid, g.name)
+			}
 			if err := s.prepare(g.grader); err != nil {
 				return nil, fmt.Errorf("scorer %s: grader: %w", g.name, err)
 			}

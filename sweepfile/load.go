@@ -197,7 +197,7 @@ func (l *Loaded) scorer(ctx context.Context, s ScorerSpec, f *File, opts *Option
 	case "includes":
 		return sweep.Includes(name, match), nil
 	case "regex":
-		return sweep.Regex(name, s.Pattern, match)
+		return sweep.Regex(name, sweep.RegexOptions{Pattern: s.Pattern, MatchOptions: match})
 	case "numeric":
 		return sweep.Numeric(name, sweep.NumericOptions{Tolerance: s.Tolerance, Relative: s.Relative}), nil
 	case "command":
@@ -207,7 +207,7 @@ func (l *Loaded) scorer(ctx context.Context, s ScorerSpec, f *File, opts *Option
 		if err != nil {
 			return nil, err
 		}
-		return sweep.ModelGraded(name, g, sweep.GraderOptions{Template: s.Template, Attempts: s.Attempts}), nil
+		return sweep.ModelGraded(name, sweep.GraderOptions{Grader: g, Template: s.Template, Attempts: s.Attempts}), nil
 	}
 	return nil, fmt.Errorf("unknown scorer kind %q", s.Kind) // Check refused it
 }
