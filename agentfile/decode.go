@@ -30,42 +30,53 @@ type decoded struct {
 // mapping) is an error; otherwise every unknown key, duplicate key, value of
 // the wrong type and secret is in the errs of the result.
 func decode(name string) (*decoded, error) {
-	src, err := readSource(name)
+	var f File
+	d, err := decodeInto(name, agentDocument, &f)
+	if err != nil {
+		return nil, err
+	}
+	d.f = &f
+	return d, nil
+}
+
+// decodeInto is decode for any kind of file: it decodes the file's one
+// document into v, a pointer to a struct of the kinds the agent file's spec
+// uses. The result's f is nil.
+func decodeInto(name string, doc *document, v any) (*decoded, error) {
+	src, err := readSource(name, doc)
 	if err != nil {
 		return nil, err
 	}
 	tks := lexer.Tokenize(string(src))
 	if empty(tks) {
-		return nil, &Error{File: name, Msg: "the agent file is empty (nothing but blank lines and comments): " +
-			"an agent file is a mapping with at least name and model (docs/agent-file.md)"}
+		return nil, &Error{File: name, Msg: fmt.Sprintf("the %s is empty (nothing but blank lines and comments): %s", doc.noun, doc.shape)}
 	}
-	if err := checkTokenDepth(name, tks); err != nil {
+	if err := checkTokenDepth(name, tks, doc); err != nil {
 		return nil, err
 	}
 	tree, err := parser.Parse(tks, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		return nil, yamlError(name, err)
 	}
-	body, err := documentBody(name, tree)
+	body, err := documentBody(name, tree, doc)
 	if err != nil {
 		return nil, err
 	}
-	sh, err := checkShape(name, body)
+	sh, err := checkShape(name, body, doc)
 	if err != nil {
 		return nil, err
 	}
 	loc := &locator{file: name, ast: tree}
-	v := &validator{loc: loc}
-	v.scanSecrets(body)
+	val := &validator{loc: loc}
+	val.scanSecrets(body)
 	if _, ok := mappingPairs(body); !ok {
 		line, col, _ := nodePosition(body)
-		errs := append(v.errs, &Error{File: name, Line: line, Column: col, Msg: "expected a mapping of agent fields (name, model, parser, tools, limits, ...)"})
+		errs := append(val.errs, &Error{File: name, Line: line, Column: col, Msg: "expected a mapping of " + doc.fields})
 		return nil, errs.err()
 	}
-	d := &fieldDecoder{file: name, shape: sh}
-	var f File
-	d.value(body, reflect.ValueOf(&f).Elem(), nil)
-	return &decoded{f: &f, loc: loc, errs: append(v.errs, d.errs...), failed: d.failed, secret: len(v.errs) > 0}, nil
+	d := &fieldDecoder{file: name, doc: doc, shape: sh}
+	d.value(body, reflect.ValueOf(v).Elem(), nil)
+	return &decoded{loc: loc, errs: append(val.errs, d.errs...), failed: d.failed, secret: len(val.errs) > 0}, nil
 }
 
 // empty reports whether a file holds no YAML: only comments, or at most a
@@ -82,17 +93,17 @@ func empty(tks token.Tokens) bool {
 }
 
 // documentBody is the body of the file's one document.
-func documentBody(name string, tree *ast.File) (ast.Node, error) {
+func documentBody(name string, tree *ast.File, doc *document) (ast.Node, error) {
 	if len(tree.Docs) > 1 {
 		line, col := 1, 1
 		if tk := tree.Docs[1].Start; tk != nil {
 			line, col = tk.Position.Line, tk.Position.Column
 		}
 		return nil, &Error{File: name, Line: line, Column: col,
-			Msg: fmt.Sprintf("the file holds %d YAML documents (a line --- starts another): an agent file is one mapping", len(tree.Docs))}
+			Msg: fmt.Sprintf("the file holds %d YAML documents (a line --- starts another): %s is one mapping", len(tree.Docs), doc.article())}
 	}
 	if len(tree.Docs) == 0 || tree.Docs[0].Body == nil {
-		return nil, &Error{File: name, Msg: "the agent file is empty: an agent file is a mapping with at least name and model (docs/agent-file.md)"}
+		return nil, &Error{File: name, Msg: fmt.Sprintf("the %s is empty: %s", doc.noun, doc.shape)}
 	}
 	return tree.Docs[0].Body, nil
 }

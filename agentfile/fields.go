@@ -17,6 +17,7 @@ import (
 // shape's table.
 type fieldDecoder struct {
 	file  string
+	doc   *document
 	shape shape
 	errs  ErrorList
 	// failed are the paths whose value did not decode: the checks of the
@@ -89,7 +90,7 @@ func (d *fieldDecoder) structValue(n ast.Node, v reflect.Value, p path) {
 	d.mapping(n, p, func(key string, kn, vn ast.Node) {
 		i, ok := index[key]
 		if !ok {
-			d.fail(kn, p.at(key), "%s", unknownField(key, p, names))
+			d.fail(kn, p.at(key), "%s", unknownField(key, p, names, d.doc))
 			return
 		}
 		f := v.Field(i)
@@ -386,7 +387,7 @@ func yamlFields(t reflect.Type) ([]string, map[string]int) {
 
 // unknownField says that key is not one of names, the keys of the mapping at
 // p, with the closest one when it looks like a typo.
-func unknownField(key string, p path, names []string) string {
+func unknownField(key string, p path, names []string, doc *document) string {
 	where := "the top level"
 	if len(p) > 0 {
 		where = p.String()
@@ -395,7 +396,7 @@ func unknownField(key string, p path, names []string) string {
 	if near := closest(key, names); near != "" {
 		msg += fmt.Sprintf(" (did you mean %s?)", near)
 	}
-	return msg + fmt.Sprintf(": the keys of %s are %s (docs/agent-file.md)", where, strings.Join(names, ", "))
+	return msg + fmt.Sprintf(": the keys of %s are %s (%s)", where, strings.Join(names, ", "), doc.reference)
 }
 
 // closest is the name within a small edit distance of key, or "".

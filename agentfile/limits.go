@@ -31,20 +31,20 @@ const (
 	MaxAliasExpansion = 1 << 20
 )
 
-// readSource reads at most MaxFileSize bytes of the agent file.
-func readSource(name string) ([]byte, error) {
+// readSource reads at most MaxFileSize bytes of the file.
+func readSource(name string, doc *document) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, &Error{File: name, Msg: fmt.Sprintf("cannot read the agent file: %v", err)}
+		return nil, &Error{File: name, Msg: fmt.Sprintf("cannot read the %s: %v", doc.noun, err)}
 	}
 	defer f.Close()
 	src, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
-		return nil, &Error{File: name, Msg: fmt.Sprintf("cannot read the agent file: %v", err)}
+		return nil, &Error{File: name, Msg: fmt.Sprintf("cannot read the %s: %v", doc.noun, err)}
 	}
 	if len(src) > MaxFileSize {
-		return nil, &Error{File: name, Msg: fmt.Sprintf("the agent file is larger than %d bytes (%d KiB), "+
-			"the most an agent file may hold: keep long texts in files (system_file)", MaxFileSize, MaxFileSize>>10), Err: ErrLimit}
+		return nil, &Error{File: name, Msg: fmt.Sprintf("the %s is larger than %d bytes (%d KiB), "+
+			"the most %s may hold: %s", doc.noun, MaxFileSize, MaxFileSize>>10, doc.article(), doc.tooLarge), Err: ErrLimit}
 	}
 	return src, nil
 }
@@ -53,7 +53,7 @@ func readSource(name string) ([]byte, error) {
 // flow collections by their brackets, block collections by the columns of
 // their keys and "-" entries. It may count a level less than the parser
 // (a list at its parent key's column), never more.
-func checkTokenDepth(name string, tks token.Tokens) error {
+func checkTokenDepth(name string, tks token.Tokens, doc *document) error {
 	flow := 0
 	var block []int // the columns of the open block collections
 	for _, tk := range tks {
@@ -77,7 +77,7 @@ func checkTokenDepth(name string, tks token.Tokens) error {
 			continue
 		}
 		if flow+len(block) > MaxDepth {
-			return depthError(name, tk.Position.Line, tk.Position.Column)
+			return depthError(name, tk.Position.Line, tk.Position.Column, doc)
 		}
 	}
 	return nil
@@ -92,9 +92,9 @@ func blockColumn(tk *token.Token) int {
 	return tk.Position.Column
 }
 
-func depthError(name string, line, col int) *Error {
+func depthError(name string, line, col int, doc *document) *Error {
 	return &Error{File: name, Line: line, Column: col, Err: ErrLimit,
-		Msg: fmt.Sprintf("mappings and lists nest deeper than %d levels here, the most an agent file may nest", MaxDepth)}
+		Msg: fmt.Sprintf("mappings and lists nest deeper than %d levels here, the most %s may nest", MaxDepth, doc.article())}
 }
 
 // shape is what the walk over the parsed document found: the value each
@@ -115,6 +115,7 @@ type measured struct {
 // aliases expanded, the number of aliases and what they add.
 type shapeWalker struct {
 	name    string
+	doc     *document
 	anchors map[string]anchorDef
 	shape   shape
 	count   int   // aliases seen
@@ -130,8 +131,8 @@ type anchorDef struct {
 // checkShape walks the document once, in order (an alias refers to the
 // latest anchor of its name before it), and returns the aliases' targets,
 // or the first limit crossed.
-func checkShape(name string, body ast.Node) (shape, error) {
-	w := &shapeWalker{name: name, anchors: map[string]anchorDef{}, shape: shape{aliases: map[*ast.AliasNode]ast.Node{}}}
+func checkShape(name string, body ast.Node, doc *document) (shape, error) {
+	w := &shapeWalker{name: name, doc: doc, anchors: map[string]anchorDef{}, shape: shape{aliases: map[*ast.AliasNode]ast.Node{}}}
 	w.walk(body, 1)
 	if w.err != nil {
 		return shape{}, w.err
@@ -185,7 +186,7 @@ func (w *shapeWalker) walk(n ast.Node, depth int) measured {
 func (w *shapeWalker) children(n ast.Node, depth, count int, child func(int) ast.Node) measured {
 	if depth > MaxDepth {
 		line, col, _ := nodePosition(n)
-		w.err = depthError(w.name, line, col)
+		w.err = depthError(w.name, line, col, w.doc)
 		return measured{}
 	}
 	total := measured{size: 1, height: 1}
@@ -206,10 +207,10 @@ func (w *shapeWalker) alias(n *ast.AliasNode, depth int) measured {
 	w.shape.aliases[n] = def.value
 	w.count++
 	if w.count > MaxAliases {
-		return w.fail(n, "more than %d aliases, the most an agent file may use", MaxAliases)
+		return w.fail(n, "more than %d aliases, the most %s may use", MaxAliases, w.doc.article())
 	}
 	if depth+def.m.height-1 > MaxDepth {
-		return w.fail(n, "alias *%s nests its anchor's value deeper than %d levels, the most an agent file may nest", name, MaxDepth)
+		return w.fail(n, "alias *%s nests its anchor's value deeper than %d levels, the most %s may nest", name, MaxDepth, w.doc.article())
 	}
 	w.added += def.m.size
 	if w.added > MaxAliasExpansion {

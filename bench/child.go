@@ -25,6 +25,8 @@ const (
 	modeRSSSingle     = "rss-single"     // one run of W; peak RSS
 	modeRSSConcurrent = "rss-concurrent" // concurrent runs of W; peak RSS
 	modeIdle          = "idle"           // nothing: the process's own peak RSS
+	modeSweep         = "sweep"          // the sweep benchmark (sweepbench.go); wall time and peak RSS
+	modeSweepBaseline = "sweep-baseline" // the sweep's runs without the sweep; wall time
 )
 
 // childTask is what the parent asks of a child.
@@ -34,6 +36,9 @@ type childTask struct {
 	RunID string   `json:"run_id,omitempty"`
 	Steps int      `json:"steps,omitempty"`
 	Runs  int      `json:"runs,omitempty"`
+	// Concurrency and LatencyNS, for the sweep benchmark.
+	Concurrency int   `json:"concurrency,omitempty"`
+	LatencyNS   int64 `json:"latency_ns,omitempty"`
 	// ExecUnixNano is the parent's wall clock just before it started the
 	// child: the child's "process start".
 	ExecUnixNano int64 `json:"exec_unix_nano"`
@@ -51,6 +56,9 @@ type childResult struct {
 	Plan    time.Duration `json:"plan_ns,omitempty"`
 	Records int           `json:"records,omitempty"`
 	Steps   int           `json:"steps,omitempty"`
+	// WallNS and Commits, for the sweep benchmark.
+	WallNS  int64 `json:"wall_ns,omitempty"`
+	Commits int64 `json:"commits,omitempty"`
 	// PeakRSSKB is VmHWM of /proc/self/status at the end, in KiB (0 when
 	// unknown). AnonKB and FileKB split the resident set at the end into
 	// anonymous memory (heap, stacks) and pages of files (the executable).
@@ -102,6 +110,10 @@ func runChild(ctx context.Context, spec string, entry time.Time) (childResult, e
 		res, err = childRuns(ctx, t, 1)
 	case modeRSSConcurrent:
 		res, err = childRuns(ctx, t, t.Runs)
+	case modeSweep:
+		res, err = childSweep(ctx, t)
+	case modeSweepBaseline:
+		res, err = childSweepBaseline(ctx, t)
 	case modeIdle:
 	default:
 		err = fmt.Errorf("unknown mode %q", t.Mode)

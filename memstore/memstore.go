@@ -49,7 +49,8 @@ type Store struct {
 	appends int
 	crashed bool
 	leases  leaseTable
-	mem     memoryData // agent memory (memory.go)
+	mem     memoryData  // agent memory (memory.go)
+	sweeps  sweepTables // ledger.go
 }
 
 // New returns an empty store with no fault injection.

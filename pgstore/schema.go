@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -100,6 +100,40 @@ var migrations = []string{
 	`ALTER TABLE {s}.runs ADD COLUMN task text NOT NULL DEFAULT '';
 	UPDATE {s}.runs AS r SET task = coalesce(substr(convert_from(rec.data, 'UTF8')::jsonb #>> '{snapshot,task,input}', 1, 1000), '')
 		FROM {s}.records AS rec WHERE rec.run_id = r.run_id AND rec.seq = 0 AND rec.kind = 'run_started';`,
+	// 7: the sweep ledger (ledger.go): sweeps' manifests, the entries
+	// that tie runs to a sweep's coordinates, and the runs' scores.
+	`CREATE TABLE {s}.sweeps (
+		name       text PRIMARY KEY,
+		manifest   bytea NOT NULL,
+		updated_at bigint NOT NULL
+	);
+	CREATE TABLE {s}.sweep_runs (
+		run_id      text PRIMARY KEY,
+		sweep       text NOT NULL,
+		coord       text NOT NULL,
+		agent       text NOT NULL,
+		agent_hash  text NOT NULL,
+		task_id     text NOT NULL,
+		epoch       integer NOT NULL,
+		attempt     integer NOT NULL,
+		previous    text NOT NULL,
+		task        bytea NOT NULL,
+		task_digest text NOT NULL
+	);
+	CREATE INDEX sweep_runs_by_coord ON {s}.sweep_runs (sweep, coord, attempt);
+	CREATE INDEX sweep_runs_by_sweep ON {s}.sweep_runs (sweep, run_id COLLATE "C");
+	CREATE TABLE {s}.scores (
+		run_id        text NOT NULL,
+		scorer        text NOT NULL,
+		version       text NOT NULL,
+		description   text NOT NULL,
+		value         double precision NOT NULL,
+		explanation   text NOT NULL,
+		grader_run_id text NOT NULL,
+		target_digest text NOT NULL,
+		scored_at     bigint NOT NULL,
+		PRIMARY KEY (run_id, scorer)
+	);`,
 }
 
 // migrate creates the schema and brings it to SchemaVersion in one

@@ -25,7 +25,10 @@ func TestTaskMigration(t *testing.T) {
 		}
 	}
 	q := pgx.Identifier{s.schema}.Sanitize()
-	for _, stmt := range []string{"ALTER TABLE " + q + ".runs DROP COLUMN task", "UPDATE " + q + ".schema_version SET version = 5"} {
+	// Back to schema 5: without the task column (6) and the sweep ledger
+	// (7).
+	for _, stmt := range []string{"ALTER TABLE " + q + ".runs DROP COLUMN task", "DROP TABLE " + q + ".sweeps, " + q + ".sweep_runs, " + q + ".scores",
+		"UPDATE " + q + ".schema_version SET version = 5"} {
 		if _, err := s.pool.Exec(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}

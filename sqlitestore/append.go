@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sync/atomic"
 
@@ -20,6 +21,20 @@ type request struct {
 	// first; the writer then skips the request).
 	state atomic.Int32
 	done  chan error
+	// exec, when set, makes the request a write of the sweep ledger
+	// (ledger.go) instead of an Append: the writer runs it in the batch's
+	// transaction, as it inserts an Append's records. what names it in
+	// errors.
+	exec func(ctx context.Context, tx *sql.Tx) error
+	what string
+}
+
+// label names the request in errors.
+func (r *request) label() string {
+	if r.exec != nil {
+		return r.what
+	}
+	return fmt.Sprintf("append to run %q", r.runID)
 }
 
 const (
@@ -89,6 +104,6 @@ func (s *Store) enqueue(ctx context.Context, req *request) error {
 	case s.queue <- req:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("sqlitestore: append to run %q: %w", req.runID, ctx.Err())
+		return fmt.Errorf("sqlitestore: %s: %w", req.label(), ctx.Err())
 	}
 }

@@ -76,11 +76,45 @@ var migrations = []string{
 	`ALTER TABLE runs ADD COLUMN task TEXT NOT NULL DEFAULT '';
 	UPDATE runs SET task = coalesce((SELECT substr(json_extract(CAST(data AS TEXT), '$.snapshot.task.input'), 1, 1000)
 		FROM records WHERE records.run_id = runs.run_id AND records.seq = 0 AND records.kind = 'run_started'), '');`,
+	// 5: the sweep ledger (ledger.go): sweeps' manifests, the entries
+	// that tie runs to a sweep's coordinates, and the runs' scores.
+	`CREATE TABLE sweeps (
+		name       TEXT PRIMARY KEY,
+		manifest   BLOB NOT NULL,
+		updated_at INTEGER NOT NULL
+	) WITHOUT ROWID;
+	CREATE TABLE sweep_runs (
+		run_id      TEXT PRIMARY KEY,
+		sweep       TEXT NOT NULL,
+		coord       TEXT NOT NULL,
+		agent       TEXT NOT NULL,
+		agent_hash  TEXT NOT NULL,
+		task_id     TEXT NOT NULL,
+		epoch       INTEGER NOT NULL,
+		attempt     INTEGER NOT NULL,
+		previous    TEXT NOT NULL,
+		task        BLOB NOT NULL,
+		task_digest TEXT NOT NULL
+	) WITHOUT ROWID;
+	CREATE INDEX sweep_runs_by_coord ON sweep_runs (sweep, coord, attempt);
+	CREATE INDEX sweep_runs_by_sweep ON sweep_runs (sweep, run_id);
+	CREATE TABLE scores (
+		run_id        TEXT NOT NULL,
+		scorer        TEXT NOT NULL,
+		version       TEXT NOT NULL,
+		description   TEXT NOT NULL,
+		value         REAL NOT NULL,
+		explanation   TEXT NOT NULL,
+		grader_run_id TEXT NOT NULL,
+		target_digest TEXT NOT NULL,
+		scored_at     INTEGER NOT NULL,
+		PRIMARY KEY (run_id, scorer)
+	) WITHOUT ROWID;`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.

@@ -76,7 +76,7 @@ func (s *Store) writeBatch(live []*request, careful bool) (errs []error, err err
 	}
 	w := &batchWriter{s: s, ctx: ctx, tx: tx, careful: careful, next: map[string]polyloop.RunSummary{}}
 	errs = make([]error, len(live))
-	wrote := 0
+	wrote, appended := 0, 0
 	for i, r := range live {
 		errs[i] = w.apply(r)
 		if errors.Is(errs[i], errFastPath) {
@@ -86,6 +86,9 @@ func (s *Store) writeBatch(live []*request, careful bool) (errs []error, err err
 		}
 		if errs[i] == nil {
 			wrote++
+			if r.exec == nil {
+				appended++
+			}
 		}
 	}
 	if wrote == 0 {
@@ -103,7 +106,7 @@ func (s *Store) writeBatch(live []*request, careful bool) (errs []error, err err
 	}
 	s.cache.commit(w.next, careful)
 	s.stats.commits.Add(1)
-	s.stats.appends.Add(int64(wrote))
+	s.stats.appends.Add(int64(appended))
 	return errs, nil
 }
 
@@ -135,7 +138,7 @@ type batchWriter struct {
 // wrapped in errFastPath and the whole transaction must be dropped.
 func (w *batchWriter) apply(r *request) error {
 	if !w.careful {
-		err := w.insert(r)
+		err := w.write(r)
 		if err != nil && !errors.Is(err, polyloop.ErrSeqConflict) {
 			err = fmt.Errorf("%w: %w", errFastPath, err)
 		}
@@ -145,7 +148,7 @@ func (w *batchWriter) apply(r *request) error {
 	if _, err := w.tx.ExecContext(w.ctx, "SAVEPOINT append"); err != nil {
 		return interpretError("savepoint", err)
 	}
-	err := w.insert(r)
+	err := w.write(r)
 	if err != nil {
 		if _, rerr := w.tx.ExecContext(w.ctx, "ROLLBACK TO append"); rerr != nil {
 			err = errors.Join(err, interpretError("rollback to savepoint", rerr))
@@ -162,6 +165,14 @@ func (w *batchWriter) count(err error) {
 	if errors.Is(err, polyloop.ErrSeqConflict) {
 		w.s.stats.conflicts.Add(1)
 	}
+}
+
+// write applies one request: an Append's records, or a ledger write.
+func (w *batchWriter) write(r *request) error {
+	if r.exec != nil {
+		return r.exec(w.ctx, w.tx)
+	}
+	return w.insert(r)
 }
 
 // summary returns the run's summary as of this point of the transaction.

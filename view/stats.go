@@ -82,11 +82,11 @@ func (s *Server) statsRuns(ctx context.Context, q listQuery) ([]polyloop.RunSumm
 }
 
 // scoreSamples are the first scores of a group's finished runs, the last
-// attempt of each task and epoch only, clustered by task.
+// attempt of each agent's task and epoch only, clustered by task.
 func scoreSamples(runs []polyloop.RunSummary, anns map[string]Annotation, by, group string) []runstats.ScoreSample {
 	type key struct {
-		task  string
-		epoch int
+		agent, task string
+		epoch       int
 	}
 	last := map[key]Annotation{}
 	var order []key
@@ -95,7 +95,7 @@ func scoreSamples(runs []polyloop.RunSummary, anns map[string]Annotation, by, gr
 		if !ok || !r.Finished || len(a.Scores) == 0 || runstats.Key(r, by) != group {
 			continue
 		}
-		k := key{a.Task, a.Epoch}
+		k := key{r.Agent, a.Task, a.Epoch}
 		prev, seen := last[k]
 		if !seen {
 			order = append(order, k)

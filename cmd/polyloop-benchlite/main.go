@@ -8,6 +8,7 @@
 // Usage:
 //
 //	polyloop-benchlite [--store memory|sqlite|postgres://...]... [--steps S] [--reps N] [--json]
+//	polyloop-benchlite --sweep [--sweep-runs N] [--reps N] [--json]
 //
 // The flags are those of `polyloop bench`; progress goes to standard error,
 // the report to standard output.
@@ -40,6 +41,9 @@ func main() {
 type flags struct {
 	opts    bench.Options
 	jsonOut bool
+	// sweep runs the sweep benchmark instead (bench.RunSweep).
+	sweep     bool
+	sweepRuns int
 }
 
 func parseFlags(args []string, stderr io.Writer) (flags, error) {
@@ -51,14 +55,19 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.IntVar(&f.opts.Steps, "steps", 0, fmt.Sprintf("steps S of each single run (default %d)", bench.DefaultSteps))
 	fs.IntVar(&f.opts.Reps, "reps", 0, fmt.Sprintf("repetitions of each figure (default %d)", bench.DefaultReps))
 	fs.BoolVar(&f.jsonOut, "json", false, "print the report as JSON")
+	fs.BoolVar(&f.sweep, "sweep", false, "run the sweep benchmark (SQLite) instead")
+	fs.IntVar(&f.sweepRuns, "sweep-runs", 0, fmt.Sprintf("runs of the sweep benchmark (default %d)", bench.DefaultSweepRuns))
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if f.opts.Steps < 0 || f.opts.Reps < 0 {
-		return f, errors.New("--steps and --reps must not be negative")
+	if f.opts.Steps < 0 || f.opts.Reps < 0 || f.sweepRuns < 0 {
+		return f, errors.New("--steps, --reps and --sweep-runs must not be negative")
+	}
+	if f.sweep && (len(f.opts.Stores) > 0 || f.opts.Steps != 0) {
+		return f, errors.New("--sweep measures SQLite at its own sizes: it takes no --store or --steps")
 	}
 	f.opts.Progress = stderr
 	return f, nil
@@ -76,7 +85,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 // measure runs the benchmark and prints its report.
 func measure(ctx context.Context, f flags, stdout io.Writer) error {
+	if f.sweep {
+		return measureSweep(ctx, f, stdout)
+	}
 	rep, err := bench.Run(ctx, f.opts)
+	if err != nil {
+		return err
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return rep.WriteText(stdout)
+}
+
+// measureSweep runs the sweep benchmark and prints its report.
+func measureSweep(ctx context.Context, f flags, stdout io.Writer) error {
+	rep, err := bench.RunSweep(ctx, bench.SweepOptions{Runs: f.sweepRuns, Reps: f.opts.Reps, Progress: f.opts.Progress})
 	if err != nil {
 		return err
 	}

@@ -60,3 +60,23 @@ func TestMeasureTiny(t *testing.T) {
 		t.Error("no progress lines")
 	}
 }
+
+// --sweep runs the sweep benchmark, small here, and refuses the flags of
+// the other one.
+func TestSweepBenchmark(t *testing.T) {
+	f, err := parseFlags([]string{"--sweep", "--sweep-runs", "66", "--reps", "1", "--json"}, io.Discard)
+	if err != nil || !f.sweep || f.sweepRuns != 66 {
+		t.Fatalf("parsed %+v, %v", f, err)
+	}
+	if _, err := parseFlags([]string{"--sweep", "--store", "memory"}, io.Discard); err == nil {
+		t.Error("--sweep with --store: no error")
+	}
+	var out bytes.Buffer
+	if err := measure(context.Background(), f, &out); err != nil {
+		t.Fatal(err)
+	}
+	var rep bench.SweepReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Runs != 66 || len(rep.Figures) == 0 {
+		t.Fatalf("report %+v, %v", rep, err)
+	}
+}

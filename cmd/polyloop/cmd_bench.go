@@ -18,6 +18,9 @@ type benchFlags struct {
 	json   bool
 	steps  int
 	reps   int
+	// sweep runs the sweep benchmark instead, of sweepRuns runs.
+	sweep     bool
+	sweepRuns int
 }
 
 func newBenchCmd(a *app) *cobra.Command {
@@ -29,7 +32,13 @@ func newBenchCmd(a *app) *cobra.Command {
 --store: memory, sqlite (a fresh file per measurement) or a postgres:// DSN (a
 fresh schema per measurement). At the default sizes it takes minutes; --steps
 and --reps make it shorter. Progress goes to standard error; the report to
-standard output (--json for programs).`,
+standard output (--json for programs).
+
+--sweep runs the sweep benchmark instead: a sweep of 1,000 runs of W of 10
+steps each, whose scripted model takes 20 ms a call, 64 runs at a time, on a
+fresh SQLite file (--sweep-runs sets the number of runs); its wall time is
+judged against the latency-bound ideal (at most 1.2 times it), and the child
+process's peak RSS is reported.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.bench(cmd.Context(), cmd, f)
@@ -39,6 +48,8 @@ standard output (--json for programs).`,
 	c.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
 	c.Flags().IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps S of each single run (default %d)", bench.DefaultSteps))
 	c.Flags().IntVar(&f.reps, "reps", 0, fmt.Sprintf("repetitions of each figure (default %d)", bench.DefaultReps))
+	c.Flags().BoolVar(&f.sweep, "sweep", false, "run the sweep benchmark (SQLite) instead")
+	c.Flags().IntVar(&f.sweepRuns, "sweep-runs", 0, fmt.Sprintf("runs of the sweep benchmark (default %d)", bench.DefaultSweepRuns))
 	return c
 }
 
@@ -53,7 +64,32 @@ func (a *app) bench(parent context.Context, cmd *cobra.Command, f benchFlags) er
 	}
 	ctx, interrupted, stop := interruptible(parent)
 	defer stop()
+	if f.sweep {
+		return a.benchSweep(ctx, f, interrupted)
+	}
 	rep, err := bench.Run(ctx, bench.Options{Stores: f.stores, Steps: f.steps, Reps: f.reps, Progress: a.stderr})
+	if err != nil {
+		if interrupted() {
+			fmt.Fprintln(a.stderr, "interrupted")
+			return &exitErr{code: exitInterrupted}
+		}
+		return err
+	}
+	if f.json {
+		return writeJSON(a.stdout, rep)
+	}
+	return rep.WriteText(a.stdout)
+}
+
+// benchSweep runs the sweep benchmark.
+func (a *app) benchSweep(ctx context.Context, f benchFlags, interrupted func() bool) error {
+	if len(f.stores) > 0 || f.steps != 0 {
+		return fmt.Errorf("--sweep measures SQLite at its own sizes: it takes no --store or --steps")
+	}
+	if f.sweepRuns < 0 {
+		return fmt.Errorf("--sweep-runs must not be negative")
+	}
+	rep, err := bench.RunSweep(ctx, bench.SweepOptions{Runs: f.sweepRuns, Reps: f.reps, Progress: a.stderr})
 	if err != nil {
 		if interrupted() {
 			fmt.Fprintln(a.stderr, "interrupted")

@@ -17,8 +17,9 @@ func newLsCmd(a *app) *cobra.Command {
 		Short: "List runs: id, agent, start, steps, stop reason or unfinished, tokens, cost",
 		Long: `List runs, oldest first. Unfinished runs show "unfinished" and their totals so
 far, computed from their logs; a run suspended at a gate shows "awaiting
-approval" or "awaiting delivery" (polyloop approve, polyloop deliver). The text rounds costs to 4 decimals, marks a
-cost partly unknown with "+?" and says "unknown" when no cost is known; --json
+approval" or "awaiting delivery" (polyloop approve, polyloop deliver). The text rounds costs to 4 decimals, shows a
+cost partly unknown as a lower bound ("≥ $0.0012") and says "unknown" when no
+cost is known; --json
 gives the totals as stored, at full float64 precision (cost_unknown says
 whether part of the cost is unknown).
 

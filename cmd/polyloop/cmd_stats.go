@@ -15,6 +15,8 @@ type statsFlags struct {
 	filterFlags
 	by        string
 	json, csv bool
+	// sweep and scorer: the statistics of a sweep (sweep_stats.go).
+	sweep, scorer string
 }
 
 func newStatsCmd(a *app) *cobra.Command {
@@ -37,7 +39,16 @@ known part with tokens_unknown / cost_unknown set.
 
 Text and --csv print numbers to 6 significant digits; --json gives them at
 full float64 precision. A statistic without values is "unknown" in text, an
-empty cell in CSV and null in JSON.`,
+empty cell in CSV and null in JSON.
+
+With --sweep NAME, the statistics of a sweep (polyloop sweep), grouped --by
+agent, task or epoch: its outcomes (each agent's last attempt at each task and
+epoch) by stop reason and by the attempts they took; accuracy (the mean score
+of the first scorer, or --scorer's) with its standard error and 95% interval
+clustered by task across epochs; pass@k for k up to the epochs; and the
+statistics of every run, failed attempts included (stop reasons, steps,
+tokens and cost percentiles and sums, unknown costs counted, unfinished runs
+listed). --json and --csv give the same numbers, at full precision.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.stats(cmd.Context(), &f)
@@ -47,10 +58,21 @@ empty cell in CSV and null in JSON.`,
 	c.Flags().StringVar(&f.by, "by", "", "group by agent or hash")
 	c.Flags().BoolVar(&f.json, "json", false, "print the statistics as JSON")
 	c.Flags().BoolVar(&f.csv, "csv", false, "print the statistics as CSV, one row per group")
+	c.Flags().StringVar(&f.sweep, "sweep", "", "the statistics of this sweep (--by agent, task or epoch)")
+	c.Flags().StringVar(&f.scorer, "scorer", "", "with --sweep: the scorer of accuracy and pass@k (default the sweep's first)")
 	return c
 }
 
 func (a *app) stats(ctx context.Context, f *statsFlags) error {
+	if f.json && f.csv {
+		return fmt.Errorf("--json and --csv exclude each other")
+	}
+	if f.sweep != "" {
+		return a.sweepStats(ctx, f)
+	}
+	if f.scorer != "" {
+		return fmt.Errorf("--scorer goes with --sweep")
+	}
 	if f.by != "" && f.by != "agent" && f.by != "hash" {
 		return fmt.Errorf("--by %q: expected agent or hash", f.by)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/polyloop/polyloop/sweep"
+	"github.com/polyloop/polyloop/sweep/sweepview"
 	"github.com/polyloop/polyloop/view"
 	"github.com/spf13/cobra"
 )
@@ -56,7 +58,11 @@ func (a *app) view(ctx context.Context, f *viewFlags) error {
 		return err
 	}
 	defer st.Close()
-	h, err := view.New(view.Options{Store: st, Poll: f.poll, AllowedHosts: f.hosts})
+	opts := view.Options{Store: st, Poll: f.poll, AllowedHosts: f.hosts}
+	if ss, ok := st.(sweep.Store); ok {
+		opts.Sweeps = sweepview.New(ss)
+	}
+	h, err := view.New(opts)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,8 @@ Start with "polyloop demo": offline, nothing to configure.
 		"where runs are stored: sqlite:PATH or a postgres:// DSN (default from $POLYLOOP_STORE)")
 	root.AddCommand(newDemoCmd(a), newRunCmd(a), newResumeCmd(a), newShowCmd(a), newLsCmd(a),
 		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newApproveCmd(a), newDeliverCmd(a),
-		newForkCmd(a), newReplayCmd(a), newDiffCmd(a), newVersionCmd(a), newViewCmd(a), newMemoryCmd(a))
+		newForkCmd(a), newReplayCmd(a), newDiffCmd(a), newVersionCmd(a), newViewCmd(a), newMemoryCmd(a),
+		newSweepCmd(a), newScoreCmd(a))
 	root.Version = polyloop.LibraryVersion // enables --version
 	root.SetVersionTemplate(versionText(debug.ReadBuildInfo()))
 	if c := newBenchCmd(a); c != nil {

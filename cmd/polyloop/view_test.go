@@ -202,6 +202,14 @@ func TestViewCommand(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `id="step-3"`) {
 		t.Errorf("GET %s: %d", url, res.StatusCode)
 	}
+	// The store keeps sweeps: the runs list has the sweep columns.
+	if res, err = http.Get(url); err == nil {
+		body, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+	}
+	if err != nil || !strings.Contains(string(body), "<th>sweep</th><th>task</th><th>score</th>") {
+		t.Errorf("GET %s: %v; no sweep columns", url, err)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("view after its context ended: %v", err)

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/polyloop/polyloop/sweep"
+	"github.com/polyloop/polyloop/sweepfile"
+	"github.com/spf13/cobra"
+)
+
+type sweepFlags struct {
+	concurrency int
+	json, quiet bool
+}
+
+func newSweepCmd(a *app) *cobra.Command {
+	var f sweepFlags
+	c := &cobra.Command{
+		Use:   "sweep SWEEP.yaml",
+		Short: "Run agents × tasks × epochs, scored and resumable, with statistics",
+		Long: `Run a sweep file (docs/sweeps.md): every agent it names on every task of its task
+file (JSONL or CSV), for each epoch, with bounded concurrency, then score the
+finished runs and print a summary per agent.
+
+Run ids are derived from the sweep's name, the agent's snapshot hash, the task's
+id, the epoch and the attempt, so running the same command again skips the
+finished runs, resumes the unfinished ones (a run held by another live process
+is left to it) and starts only what is missing. A changed agent file has
+another snapshot hash: its runs start afresh.
+
+Runs that finish with a stop reason the sweep file retries (default llm_error)
+are retried as new runs (attempt 2, 3, ...), after a pause that doubles each
+time; the failed attempts stay in the store and in the statistics. A provider
+that answers 429 pauses every call to it for a while (rate_limit); providers
+bounds the calls under way at once (max_connections).
+
+Progress goes to standard error: a live bar on a terminal, plain lines every
+few seconds otherwise, --json for progress events on standard output (one
+JSON object a line, the statistics last). The first Ctrl-C stops every run at
+its next step boundary, nothing new starts, and the command says how to go on;
+a second one cancels at once.
+
+Exit codes: 0 every outcome settled and scored; 1 the sweep ended with
+outcomes unsettled (held, failed, waiting at a gate, a changed task) or
+unscored because a scorer failed; 2 an error (a bad sweep, agent or task
+file, a store failure); 130 interrupted.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.sweep(cmd.Context(), args[0], f)
+		},
+	}
+	c.Flags().IntVar(&f.concurrency, "concurrency", 0, "runs at once (default: the sweep file's concurrency, else 4)")
+	c.Flags().BoolVar(&f.json, "json", false, "print progress events and the statistics as JSON lines on standard output")
+	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress, only the summary")
+	return c
+}
+
+func (a *app) sweep(parent context.Context, path string, f sweepFlags) error {
+	if f.concurrency < 0 {
+		return fmt.Errorf("--concurrency must not be negative")
+	}
+	in := newInterruption(parent, a.stderr)
+	defer in.close()
+	ctx := in.ctx
+	l, err := sweepfile.Load(ctx, path, nil)
+	if err != nil {
+		return a.loadFailed(path, err, in.wasCanceled())
+	}
+	defer l.Close()
+	st, err := openStore(ctx, a.store, createStore)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ss, ok := st.(sweep.Store)
+	if !ok {
+		return fmt.Errorf("the store %s keeps no sweeps", redactDSN(a.store))
+	}
+	show := a.sweepDisplay(f)
+	in.begin()
+	res, err := l.Sweep.Run(ctx, sweep.RunOptions{Store: ss, Concurrency: f.concurrency, Stop: in.stopCh,
+		Events: show.event, ProgressEvery: show.every})
+	show.close()
+	var tasks *sweep.TaskErrors
+	if errors.As(err, &tasks) {
+		return err
+	}
+	if res == nil {
+		return err
+	}
+	if serr := a.sweepSummary(ctx, ss, l.Sweep, f.json); serr != nil && err == nil {
+		err = serr
+	}
+	return a.sweepOutcome(l, res, err, in, show.mode == displayQuiet || show.mode == displayJSON)
+}
+
+// sweepOutcome turns a sweep's result into the command's outcome and says
+// how to go on.
+func (a *app) sweepOutcome(l *sweepfile.Loaded, res *sweep.Result, err error, in *interruption, listErrors bool) error {
+	p := res.Progress
+	again := "  polyloop sweep " + l.Path + a.storeFlag()
+	_, canceled := in.state()
+	switch {
+	case errors.Is(err, sweep.ErrStopped) || (canceled && errors.Is(err, context.Canceled)):
+		how := "stopped at a step boundary: every run's action in progress finished and is recorded"
+		if canceled {
+			how = "cancelled at once by the second signal: what was under way has no recorded outcome"
+		}
+		fmt.Fprintf(a.stderr, "interrupted: %s; %d of %d outcomes are settled, the rest are resumable. To go on:\n%s\n", how, p.Done, p.Total, again)
+		return &exitErr{code: exitInterrupted}
+	case err != nil:
+		fmt.Fprintf(a.stderr, "the sweep stopped: %d of %d outcomes are settled; once the problem is fixed, go on with:\n%s\n", p.Done, p.Total, again)
+		return err
+	}
+	for _, e := range res.Errors {
+		if listErrors { // the progress display has shown them
+			fmt.Fprintf(a.stderr, "run %s failed: %s\n", e.RunID, errorText(e.Err))
+		}
+	}
+	var left []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{p.Held, "held by another live process"}, {p.Failed, "failed with an error"}, {p.Suspended, "waiting at a gate (polyloop approve / deliver)"},
+		{p.Changed, "whose task changed in the task file"}, {p.Stopped, "stopped"}} {
+		if c.n > 0 {
+			left = append(left, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(left) > 0 || p.ScoreFailures > 0 {
+		if p.ScoreFailures > 0 {
+			left = append(left, fmt.Sprintf("%d runs a scorer could not score", p.ScoreFailures))
+		}
+		fmt.Fprintf(a.stderr, "incomplete: %s. Running the same command again does what is left:\n%s\n", strings.Join(left, ", "), again)
+		return &exitErr{code: exitStopped}
+	}
+	return nil
+}
+
+// sweepSummary prints the statistics of the sweep by agent: a table, or
+// one JSON line.
+func (a *app) sweepSummary(ctx context.Context, st sweep.Store, s *sweep.Sweep, asJSON bool) error {
+	stats, err := sweep.ComputeStats(ctx, st, s.Name(), sweep.StatsOptions{By: sweep.ByAgent})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSONLine(a.stdout, struct {
+			Event string       `json:"event"`
+			Stats *sweep.Stats `json:"stats"`
+		}{"summary", stats})
+	}
+	return writeSweepTable(a.stdout, stats)
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/sweep"
+)
+
+func TestSweepProgressLine(t *testing.T) {
+	t.Parallel()
+	p := &sweep.Progress{Total: 600, Done: 312, Skipped: 12, Running: 8, Queued: 270, Waiting: 10,
+		StopReasons: map[polyloop.StopReason]int{polyloop.StopCompleted: 290, polyloop.StopLLMError: 22},
+		Tokens:      1234567, TokensUnknown: true, CostUSD: 3.41, CostUnknown: true, ETA: 252*time.Second + 300*time.Millisecond}
+	want := "312/600 done (12 before this run) · 8 running · 270 queued · 10 waiting to retry | completed 290 · llm_error 22 | ≥ 1.23M tokens, ≥ $3.4100 | ETA 4m12s"
+	if got := progressLine(p); got != want {
+		t.Errorf("progress line\n%s\nwant\n%s", got, want)
+	}
+	d := &sweepDisplay{w: &bytes.Buffer{}, mode: displayBar}
+	if bar := d.barLine(p); !strings.HasPrefix(bar, strings.Repeat("█", 12)+strings.Repeat("░", 12)+" 312/600") {
+		t.Errorf("bar %q", bar)
+	}
+	none := &sweep.Progress{Total: 4, StopReasons: map[polyloop.StopReason]int{}, CostUnknown: true}
+	if got := progressLine(none); got != "0/4 done · 0 running · 0 queued | 0 tokens, unknown" {
+		t.Errorf("at the start: %q", got)
+	}
+}
+
+// On a terminal the bar is redrawn in place and a notable event gets a
+// line of its own above it.
+func TestSweepDisplayOnATerminal(t *testing.T) {
+	t.Parallel()
+	var w bytes.Buffer
+	d := &sweepDisplay{w: &w, mode: displayBar}
+	p := &sweep.Progress{Total: 2, StopReasons: map[polyloop.StopReason]int{}}
+	d.event(sweep.Event{Kind: sweep.EventProgress, Progress: p})
+	d.event(sweep.Event{Kind: sweep.EventRunHeld, RunID: "r1"})
+	d.close()
+	got := w.String()
+	if !strings.Contains(got, "\r\x1b[2Krun r1 is held by another live process: left to it\n") || !strings.HasSuffix(got, "\r\x1b[2K0/2 done · 0 running · 0 queued | 0 tokens, $0.0000\n") {
+		t.Errorf("terminal output %q", got)
+	}
+}

@@ -1,0 +1,357 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/runstats"
+	"github.com/polyloop/polyloop/sweep/ledger"
+)
+
+// The groupings of ComputeStats.
+const (
+	ByNone  = ""
+	ByAgent = "agent"
+	ByTask  = "task"
+	ByEpoch = "epoch"
+)
+
+// StatsOptions say how ComputeStats groups and scores.
+type StatsOptions struct {
+	// By groups the outcomes: ByNone (one group "all"), ByAgent, ByTask or
+	// ByEpoch.
+	By string
+	// Scorer names the scorer whose scores accuracy and pass@k use;
+	// empty: the sweep's first.
+	Scorer string
+}
+
+// Stats are the statistics of a sweep.
+type Stats struct {
+	Sweep  string `json:"sweep"`
+	By     string `json:"by"`
+	Scorer string `json:"scorer"`
+	Epochs int    `json:"epochs"`
+	// LeftOut counts the runs of the sweep's ledger that the statistics
+	// leave out: runs of agents the sweep no longer has (an agent file
+	// changed: its snapshot hash did), or of epochs beyond its epochs.
+	LeftOut int           `json:"left_out_runs"`
+	Groups  []*GroupStats `json:"groups"`
+}
+
+// GroupStats are the statistics of one group of a sweep's outcomes (an
+// outcome is one agent's last attempt at one task and epoch).
+type GroupStats struct {
+	Group string `json:"group"`
+	// Runs are the statistics of every run of the group, failed attempts
+	// included (the same as polyloop stats over those runs): stop reasons,
+	// steps, tokens and cost percentiles over the finished runs,
+	// executions of unknown outcome, unfinished runs listed.
+	Runs *runstats.Group `json:"runs"`
+	// TokensSum and CostSum add up every run's totals (unfinished runs'
+	// from their logs); TokensUnknownRuns and CostUnknownRuns count the
+	// runs whose part is a lower bound.
+	TokensSum         int64   `json:"tokens_sum"`
+	TokensUnknownRuns int     `json:"tokens_unknown_runs"`
+	CostSum           float64 `json:"cost_usd_sum"`
+	CostUnknownRuns   int     `json:"cost_unknown_runs"`
+	// Outcomes counts the group's agent × task × epoch coordinates that
+	// have a run; Settled those whose last attempt finished and is not
+	// waiting for a retry.
+	Outcomes int `json:"outcomes"`
+	Settled  int `json:"settled"`
+	// OutcomeStopReasons counts the settled outcomes by the stop reason of
+	// their last attempt (every reason, zeros included).
+	OutcomeStopReasons map[polyloop.StopReason]int `json:"outcome_stop_reasons"`
+	// Attempts counts the settled outcomes by stop reason and number of
+	// attempts: {"completed": {"1": 580, "2": 17}}.
+	Attempts map[polyloop.StopReason]map[string]int `json:"attempts"`
+	// Unsettled lists the outcomes not settled, by the run id of their
+	// last attempt: unfinished, not started, or waiting for a retry.
+	Unsettled []string `json:"unsettled"`
+	// Scored counts the settled outcomes with a score of the scorer;
+	// Unscored the others (a stop reason the sweep retries, which is not
+	// scored; or a scorer that failed).
+	Scored   int `json:"scored"`
+	Unscored int `json:"unscored"`
+	// Accuracy is the mean score over the scored outcomes with its
+	// standard error and 95% interval, clustered by task (the epochs of a
+	// task are not independent); nil with no scored outcome.
+	Accuracy *runstats.Estimate `json:"accuracy"`
+	// PassAtK estimates, for k from 1 to the sweep's epochs (when it has
+	// more than one), the chance that at least one of k epochs passes
+	// (a score of 1), per agent and task, averaged.
+	PassAtK []PassAtK `json:"pass_at_k,omitempty"`
+}
+
+// PassAtK is the pass@k estimate of a group.
+type PassAtK struct {
+	K int `json:"k"`
+	// Pairs counts the (agent, task) pairs with at least k scored epochs,
+	// over which Mean averages the unbiased estimator
+	// 1 − C(n−c, k) / C(n, k) (n scored epochs, c passing); SE is the
+	// standard error of that mean, nil with fewer than two pairs.
+	Pairs int      `json:"pairs"`
+	Mean  float64  `json:"mean"`
+	SE    *float64 `json:"se"`
+}
+
+// statsPage is how many entries ComputeStats reads at once.
+const statsPage = 1000
+
+// ComputeStats computes the statistics of the sweep name from the store:
+// its manifest, its ledger entries and scores, and the runs' summaries
+// (the logs of unfinished runs are read for their totals). Errors:
+// ledger.ErrNotFound for an unknown sweep, a store failure, a scorer the
+// sweep does not have.
+func ComputeStats(ctx context.Context, store Store, name string, opts StatsOptions) (*Stats, error) {
+	m, err := ReadManifest(ctx, store, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBy(opts.By); err != nil {
+		return nil, err
+	}
+	st := &Stats{Sweep: name, By: opts.By, Scorer: opts.Scorer, Epochs: m.Epochs}
+	if st.Scorer == "" && len(m.Scorers) > 0 {
+		st.Scorer = m.Scorers[0].Name
+	}
+	if opts.Scorer != "" && !slices.ContainsFunc(m.Scorers, func(s ScorerManifest) bool { return s.Name == opts.Scorer }) {
+		return nil, fmt.Errorf("sweep %s has no scorer %q", name, opts.Scorer)
+	}
+	acc := newAccumulator(m, st)
+	after := ""
+	for {
+		page, err := store.Page(ctx, name, after, statsPage)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range page {
+			acc.add(s)
+		}
+		if len(page) < statsPage {
+			break
+		}
+		after = page[len(page)-1].RunID
+	}
+	acc.flush()
+	return acc.finish(ctx, store)
+}
+
+func checkBy(by string) error {
+	switch by {
+	case ByNone, ByAgent, ByTask, ByEpoch:
+		return nil
+	}
+	return fmt.Errorf("--by %q: expected agent, task or epoch", by)
+}
+
+// accumulator gathers a sweep's states, one coordinate at a time.
+type accumulator struct {
+	m      Manifest
+	st     *Stats
+	agents map[string]int // hash → manifest order
+	retry  RetryPolicy
+	coord  []ledger.State // the attempts of the coordinate being read
+	groups map[string]*groupAcc
+	order  []string
+}
+
+// groupAcc is what one group gathers.
+type groupAcc struct {
+	out     *GroupStats
+	runs    []polyloop.RunSummary
+	samples []runstats.ScoreSample
+	pairs   map[string]*passCount // agent + task → counts
+	first   int                   // sort key
+}
+
+type passCount struct{ n, c int }
+
+func newAccumulator(m Manifest, st *Stats) *accumulator {
+	a := &accumulator{m: m, st: st, agents: map[string]int{}, retry: m.Retry.withDefaults(), groups: map[string]*groupAcc{}}
+	for i, ag := range m.Agents {
+		a.agents[ag.Hash] = i
+	}
+	return a
+}
+
+// add takes the next state in run id order.
+func (a *accumulator) add(s ledger.State) {
+	if len(a.coord) > 0 && a.coord[0].Coord != s.Coord {
+		a.flush()
+	}
+	a.coord = append(a.coord, s)
+}
+
+// flush accounts for the coordinate read.
+func (a *accumulator) flush() {
+	states := a.coord
+	a.coord = nil
+	if len(states) == 0 {
+		return
+	}
+	e := states[0]
+	order, ok := a.agents[e.AgentHash]
+	if !ok || e.Epoch > a.m.Epochs {
+		a.st.LeftOut += len(states)
+		return
+	}
+	sort.Slice(states, func(i, j int) bool { return states[i].Attempt < states[j].Attempt })
+	g := a.group(e.Entry, order)
+	for _, s := range states {
+		if s.Run != nil {
+			g.runs = append(g.runs, *s.Run)
+		}
+	}
+	a.outcome(g, states[len(states)-1])
+}
+
+// group returns the accumulator of the entry's group.
+func (a *accumulator) group(e ledger.Entry, agentOrder int) *groupAcc {
+	key, first := "all", 0
+	switch a.st.By {
+	case ByAgent:
+		key, first = e.Agent, agentOrder
+	case ByTask:
+		key, first = e.TaskID, len(a.order)
+	case ByEpoch:
+		key, first = strconv.Itoa(e.Epoch), e.Epoch
+	}
+	g, ok := a.groups[key]
+	if !ok {
+		g = &groupAcc{out: &GroupStats{Group: key, OutcomeStopReasons: map[polyloop.StopReason]int{},
+			Attempts: map[polyloop.StopReason]map[string]int{}, Unsettled: []string{}}, pairs: map[string]*passCount{}, first: first}
+		for _, r := range runstats.StopReasons {
+			g.out.OutcomeStopReasons[r] = 0
+		}
+		a.groups[key] = g
+		a.order = append(a.order, key)
+	}
+	return g
+}
+
+// outcome accounts for a coordinate's last attempt.
+func (a *accumulator) outcome(g *groupAcc, last ledger.State) {
+	out := g.out
+	out.Outcomes++
+	r := last.Run
+	if r == nil || !r.Finished || (a.retry.Retried(r.StopReason) && last.Attempt < a.retry.Attempts) {
+		out.Unsettled = append(out.Unsettled, last.RunID)
+		return
+	}
+	out.Settled++
+	out.OutcomeStopReasons[r.StopReason]++
+	if out.Attempts[r.StopReason] == nil {
+		out.Attempts[r.StopReason] = map[string]int{}
+	}
+	out.Attempts[r.StopReason][strconv.Itoa(last.Attempt)]++
+	i := slices.IndexFunc(last.Scores, func(s ledger.Score) bool { return s.Scorer == a.st.Scorer })
+	if i < 0 {
+		out.Unscored++
+		return
+	}
+	v := last.Scores[i].Value
+	out.Scored++
+	g.samples = append(g.samples, runstats.ScoreSample{Cluster: last.TaskID, Value: v})
+	pc := g.pairs[last.AgentHash+"\x00"+last.TaskID]
+	if pc == nil {
+		pc = &passCount{}
+		g.pairs[last.AgentHash+"\x00"+last.TaskID] = pc
+	}
+	pc.n++
+	if v >= 1-1e-9 {
+		pc.c++
+	}
+}
+
+// finish computes every group's statistics.
+func (a *accumulator) finish(ctx context.Context, store polyloop.Store) (*Stats, error) {
+	keys := slices.Clone(a.order)
+	sort.SliceStable(keys, func(i, j int) bool { return a.groups[keys[i]].first < a.groups[keys[j]].first })
+	for _, k := range keys {
+		g := a.groups[k]
+		if err := runstats.FillTotals(ctx, store, g.runs); err != nil {
+			return nil, err
+		}
+		out := g.out
+		if rs := runstats.Compute(g.runs, runstats.ByNone); len(rs) > 0 {
+			out.Runs = rs[0]
+		} else { // outcomes without a run yet
+			out.Runs = &runstats.Group{StopReasons: map[polyloop.StopReason]int{}, UnfinishedRuns: []string{}}
+			for _, r := range runstats.StopReasons {
+				out.Runs.StopReasons[r] = 0
+			}
+		}
+		out.Runs.Group = k
+		for _, r := range g.runs {
+			out.TokensSum += r.Totals.Tokens()
+			out.CostSum += r.Totals.CostUSD
+			if r.Totals.TokensUnknown {
+				out.TokensUnknownRuns++
+			}
+			if r.Totals.CostUnknown {
+				out.CostUnknownRuns++
+			}
+		}
+		out.Accuracy = runstats.Accuracy(g.samples)
+		if a.m.Epochs > 1 {
+			out.PassAtK = passAtK(g.pairs, a.m.Epochs)
+		}
+		a.st.Groups = append(a.st.Groups, out)
+	}
+	if a.st.Groups == nil {
+		a.st.Groups = []*GroupStats{}
+	}
+	return a.st, nil
+}
+
+// passAtK estimates pass@k for k = 1 … epochs over the pairs.
+func passAtK(pairs map[string]*passCount, epochs int) []PassAtK {
+	var out []PassAtK
+	for k := 1; k <= epochs; k++ {
+		var vals []float64
+		for _, pc := range pairs {
+			if pc.n >= k {
+				vals = append(vals, passEstimate(pc.n, pc.c, k))
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		p := PassAtK{K: k, Pairs: len(vals)}
+		for _, v := range vals {
+			p.Mean += v
+		}
+		p.Mean /= float64(len(vals))
+		if len(vals) > 1 {
+			var ss float64
+			for _, v := range vals {
+				ss += (v - p.Mean) * (v - p.Mean)
+			}
+			se := math.Sqrt(ss / float64(len(vals)-1) / float64(len(vals)))
+			p.SE = &se
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// passEstimate is the unbiased pass@k estimate from n samples of which c
+// pass: 1 − C(n−c, k)/C(n, k), computed as a product to stay exact for
+// small n.
+func passEstimate(n, c, k int) float64 {
+	if n-c < k {
+		return 1
+	}
+	fail := 1.0
+	for i := n - c + 1; i <= n; i++ {
+		fail *= 1 - float64(k)/float64(i)
+	}
+	return 1 - fail
+}

@@ -1,0 +1,165 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/sweep/ledger"
+)
+
+// putRun writes a run that finished with reason.
+func putRun(t *testing.T, store *memstore.Store, id string, reason polyloop.StopReason) {
+	t.Helper()
+	snap := polyloop.Snapshot{Agent: "a", Task: polyloop.Task{Input: "x"}}
+	h, _ := snap.Hash()
+	at := time.Unix(1700000000, 0).UTC()
+	err := store.Append(context.Background(), id,
+		polyloop.Record{Seq: 0, At: at, Body: &polyloop.RunStarted{RunID: id, Snapshot: snap, SnapshotHash: h, LibraryVersion: polyloop.LibraryVersion}},
+		polyloop.Record{Seq: 1, At: at, Body: &polyloop.RunFinished{StopReason: reason,
+			Totals: polyloop.Totals{Steps: 1, ModelCalls: 1, InputTokens: 10, OutputTokens: 5, CostUSD: 0.5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// handSweep records a sweep of one agent, tasks a, b, c and 2 epochs:
+//
+//	a: e1 1, e2 1
+//	b: e1 1, e2 llm_error then 0 (attempt 2)
+//	c: e1 0, e2 llm_error three times (out of attempts: unscored)
+func handSweep(t *testing.T) *memstore.Store {
+	t.Helper()
+	ctx := context.Background()
+	store := memstore.New()
+	m := Manifest{Name: "s", Agents: []AgentManifest{{Name: "a", Hash: "sha256:aaaa"}}, Epochs: 2,
+		Retry: RetryPolicy{On: DefaultRetryOn, Attempts: 3}, Scorers: []ScorerManifest{{Name: "exact"}}}
+	b, _ := json.Marshal(m)
+	if err := store.PutSweep(ctx, ledger.Sweep{Name: "s", Manifest: b, UpdatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	type run struct {
+		task         string
+		epoch, tries int
+		last         polyloop.StopReason
+		score        float64
+		scored       bool
+	}
+	for _, r := range []run{
+		{"a", 1, 1, polyloop.StopCompleted, 1, true}, {"a", 2, 1, polyloop.StopCompleted, 1, true},
+		{"b", 1, 1, polyloop.StopCompleted, 1, true}, {"b", 2, 2, polyloop.StopCompleted, 0, true},
+		{"c", 1, 1, polyloop.StopCompleted, 0, true}, {"c", 2, 3, polyloop.StopLLMError, 0, false},
+	} {
+		coord := CoordID("s", "sha256:aaaa", r.task, r.epoch)
+		for attempt := 1; attempt <= r.tries; attempt++ {
+			e := ledger.Entry{RunID: RunID(coord, attempt), Sweep: "s", Coord: coord, Agent: "a", AgentHash: "sha256:aaaa",
+				TaskID: r.task, Epoch: r.epoch, Attempt: attempt, Task: json.RawMessage(`{}`), TaskDigest: "d"}
+			if attempt > 1 {
+				e.Previous = RunID(coord, attempt-1)
+			}
+			if err := store.AddEntries(ctx, []ledger.Entry{e}); err != nil {
+				t.Fatal(err)
+			}
+			reason := polyloop.StopLLMError
+			if attempt == r.tries {
+				reason = r.last
+			}
+			putRun(t, store, e.RunID, reason)
+			if attempt == r.tries && r.scored {
+				if err := store.PutScores(ctx, []ledger.Score{{RunID: e.RunID, Scorer: "exact", Value: r.score, ScoredAt: time.Now()}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	return store
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+// The statistics of handSweep, checked against a hand computation.
+func TestStatsByHand(t *testing.T) {
+	t.Parallel()
+	st, err := ComputeStats(context.Background(), handSweep(t), "s", StatsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Groups) != 1 {
+		t.Fatalf("groups %+v", st.Groups)
+	}
+	g := st.Groups[0]
+	if g.Outcomes != 6 || g.Settled != 6 || g.Scored != 5 || g.Unscored != 1 || len(g.Unsettled) != 0 {
+		t.Errorf("outcomes %d settled %d scored %d unscored %d unsettled %v", g.Outcomes, g.Settled, g.Scored, g.Unscored, g.Unsettled)
+	}
+	if g.OutcomeStopReasons[polyloop.StopCompleted] != 5 || g.OutcomeStopReasons[polyloop.StopLLMError] != 1 {
+		t.Errorf("outcome stop reasons %v", g.OutcomeStopReasons)
+	}
+	if a := g.Attempts; a[polyloop.StopCompleted]["1"] != 4 || a[polyloop.StopCompleted]["2"] != 1 || a[polyloop.StopLLMError]["3"] != 1 {
+		t.Errorf("attempts %v", a)
+	}
+	// Every attempt counts as a run: 6 + 1 + 2.
+	if g.Runs.Runs != 9 || g.Runs.StopReasons[polyloop.StopLLMError] != 4 || g.TokensSum != 9*15 || !near(g.CostSum, 4.5) {
+		t.Errorf("runs %+v, tokens %d, cost %v", g.Runs, g.TokensSum, g.CostSum)
+	}
+	// Scores 1 1 | 1 0 | 0: mean 0.6; residual sums by task a +0.8,
+	// b −0.2, c −0.6; SE² = 3/2 · (0.64 + 0.04 + 0.36) / 5² = 0.0624.
+	acc := g.Accuracy
+	if acc == nil || acc.N != 5 || acc.Clusters != 3 || !near(acc.Mean, 0.6) || acc.SE == nil || !near(*acc.SE, math.Sqrt(0.0624)) {
+		t.Fatalf("accuracy %+v", acc)
+	}
+	if !near(*acc.Low, 0.6-1.96*math.Sqrt(0.0624)) || !near(*acc.High, 0.6+1.96*math.Sqrt(0.0624)) {
+		t.Errorf("interval [%v, %v]", *acc.Low, *acc.High)
+	}
+	// pass@1: a 2/2 → 1, b 1/2 → 1 − C(1,1)/C(2,1) = 0.5, c 0/1 → 0:
+	// mean 0.5, SE = sqrt(((0.5² + 0 + 0.5²) / 2) / 3). pass@2 over the
+	// pairs with 2 scored epochs, a and b: 1 and 1 − C(1,2)/C(2,2) = 1.
+	if len(g.PassAtK) != 2 {
+		t.Fatalf("pass@k %+v", g.PassAtK)
+	}
+	p1, p2 := g.PassAtK[0], g.PassAtK[1]
+	if p1.K != 1 || p1.Pairs != 3 || !near(p1.Mean, 0.5) || p1.SE == nil || !near(*p1.SE, math.Sqrt(0.25/3)) {
+		t.Errorf("pass@1 %+v (SE %v)", p1, p1.SE)
+	}
+	if p2.K != 2 || p2.Pairs != 2 || !near(p2.Mean, 1) || p2.SE == nil || *p2.SE != 0 {
+		t.Errorf("pass@2 %+v", p2)
+	}
+}
+
+func TestStatsGroupings(t *testing.T) {
+	t.Parallel()
+	store := handSweep(t)
+	byTask, err := ComputeStats(context.Background(), store, "s", StatsOptions{By: ByTask})
+	if err != nil || len(byTask.Groups) != 3 {
+		t.Fatalf("by task: %+v, %v", byTask, err)
+	}
+	if b := byTask.Groups[1]; b.Group != "b" || !near(b.Accuracy.Mean, 0.5) || b.Accuracy.SE != nil || b.Runs.Runs != 3 {
+		t.Errorf("task b: %+v (accuracy %+v)", b, b.Accuracy)
+	}
+	byEpoch, err := ComputeStats(context.Background(), store, "s", StatsOptions{By: ByEpoch})
+	if err != nil || len(byEpoch.Groups) != 2 || byEpoch.Groups[0].Group != "1" || !near(byEpoch.Groups[0].Accuracy.Mean, 2.0/3) {
+		t.Fatalf("by epoch: %+v, %v", byEpoch.Groups, err)
+	}
+	if _, err := ComputeStats(context.Background(), store, "s", StatsOptions{By: "hash"}); err == nil {
+		t.Error("by hash: no error")
+	}
+	if _, err := ComputeStats(context.Background(), store, "nope", StatsOptions{}); err == nil {
+		t.Error("an unknown sweep: no error")
+	}
+}
+
+func TestPassEstimate(t *testing.T) {
+	t.Parallel()
+	// 1 − C(n−c, k)/C(n, k), by hand: n=5, c=2, k=2: 1 − C(3,2)/C(5,2) = 1 − 3/10.
+	for _, tt := range []struct {
+		n, c, k int
+		want    float64
+	}{{5, 2, 2, 0.7}, {5, 0, 3, 0}, {5, 5, 1, 1}, {4, 1, 1, 0.25}, {10, 3, 5, 1 - 21.0/252}} {
+		if got := passEstimate(tt.n, tt.c, tt.k); !near(got, tt.want) {
+			t.Errorf("pass@%d with %d of %d: %v, want %v", tt.k, tt.c, tt.n, got, tt.want)
+		}
+	}
+}
