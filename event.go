@@ -140,3 +140,18 @@ type Event struct {
 	View      *ViewRef       `json:"view,omitempty"`
 	Operation *MaintenanceOp `json:"operation,omitempty"`
 }
+
+// Settled is the settlement an action_finished event reflects — its
+// action_result's, or, for the last action of a batch, its step record's —
+// and nil on any other event.
+func (ev *Event) Settled() *SettledAction {
+	switch {
+	case ev.Kind != EventActionFinished:
+		return nil
+	case ev.ActionResult != nil:
+		return &ev.ActionResult.SettledAction
+	case ev.StepRecord != nil:
+		return &ev.StepRecord.SettledAction
+	}
+	return nil
+}

@@ -265,7 +265,7 @@ func outcomeAttrs(ev polyloop.Event, content bool) []attribute.KeyValue {
 			kv = append(kv, semconv.GenAIToolCallResultKey.String(o.Observation))
 		}
 	}
-	if r := ev.StepRecord; r != nil {
+	if r := ev.Settled(); r != nil {
 		kv = append(kv, attrSynthetic.Bool(r.Synthetic), attrTruncated.Int(r.TruncatedChars))
 	}
 	return kv

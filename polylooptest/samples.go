@@ -122,5 +122,32 @@ func sampleEvents(runID string) []polyloop.Event {
 	evs[9].Override = bodies[5].(*polyloop.ConfigOverride)
 	evs[10].Reception = bodies[6].(*polyloop.ChildReception)
 	evs[11].StopReason, evs[11].FinalAnswer, evs[11].Totals = finished.StopReason, finished.FinalAnswer, &finished.Totals
+	return append(evs, moreSampleEvents(base, intent)...)
+}
+
+// moreSampleEvents are the events of batches, streaming, leases, gates
+// and maintenance: an action settled by an action_result (no step record
+// on its action_finished), a delta and a superseded candidate, a take-over,
+// a gate requested and answered, a maintenance operation and its end.
+func moreSampleEvents(base func(polyloop.EventKind, int64) polyloop.Event, intent *polyloop.ActionIntent) []polyloop.Event {
+	evs := []polyloop.Event{
+		base(polyloop.EventActionFinished, 10), base(polyloop.EventModelDelta, 11), base(polyloop.EventCandidateSuperseded, 11),
+		base(polyloop.EventLeaseTakenOver, 12), base(polyloop.EventGateRequested, 13), base(polyloop.EventGateAnswered, 14),
+		base(polyloop.EventMaintenanceOp, 15), base(polyloop.EventMaintenanceDone, 16),
+	}
+	first := intent.Action
+	evs[0].ActionID, evs[0].Action, evs[0].Replay, evs[0].Index = "a1.1", &first, intent.Replay, 0
+	evs[0].Outcome = &polyloop.ActionOutcome{Status: polyloop.Executed, Observation: "first of two " + sampleText}
+	evs[0].ActionResult = &polyloop.ActionResult{Step: 1, SettledAction: polyloop.SettledAction{ResultID: "a1.1", Attempt: 1,
+		Outcome: &polyloop.StepOutcome{Status: polyloop.Executed}, Observation: "first of two " + sampleText}}
+	evs[1].Delta = &polyloop.Delta{Attempt: 1, Text: "partial " + sampleText}
+	evs[2].Delta = &polyloop.Delta{Attempt: 1, Superseded: true}
+	evs[3].Takeover = &polyloop.LeaseTakeover{From: polyloop.LeaseOwner{Host: "old", PID: 1, Token: "t1", Since: sampleTime},
+		To: polyloop.LeaseOwner{Host: "new", PID: 2, Token: "t2", Since: sampleTime}, Reason: polyloop.TakeoverForced}
+	req := &polyloop.GateRequest{Step: 1, ActionID: "a1.2", Index: 1, Of: 2, Action: intent.Action}
+	evs[4].Gate, evs[4].GateRequest = polyloop.KindApprovalRequested, req
+	evs[5].Gate, evs[5].GateRequest = polyloop.KindApprovalRequested, req
+	evs[5].Answer = &polyloop.ApprovalDecided{Step: 1, ActionID: "a1.2", Allow: false, By: "ana", Note: "no " + sampleText}
+	evs[6].Operation = &polyloop.MaintenanceOp{Step: 1, Name: "memory.1", WriteID: "w1", Outcome: polyloop.OpDone, Value: []byte(`{"committed":1}`)}
 	return evs
 }

@@ -56,6 +56,9 @@ func (s *Sink) groups(ev polyloop.Event) []slog.Attr {
 	if ev.StepRecord != nil {
 		a = append(a, s.stepGroup(ev.StepRecord))
 	}
+	if ev.ActionResult != nil {
+		a = append(a, s.resultGroup(ev.ActionResult))
+	}
 	if ev.Kind == polyloop.EventRunFinished {
 		a = append(a, slog.String("stop_reason", string(ev.StopReason)))
 		a = s.appendText(a, "final_answer", ev.FinalAnswer)
@@ -188,6 +191,23 @@ func (s *Sink) stepGroup(r *polyloop.StepCompleted) slog.Attr {
 	a = s.appendText(a, "feedback", r.Feedback)
 	a = s.appendText(a, "answer", r.Answer)
 	return slog.Attr{Key: "step_record", Value: slog.GroupValue(a...)}
+}
+
+// resultGroup is an action_result: an action of a batch settled before
+// the last, its observation as entered in the history.
+func (s *Sink) resultGroup(r *polyloop.ActionResult) slog.Attr {
+	a := []slog.Attr{slog.String("result_id", r.ResultID)}
+	if r.Outcome != nil {
+		a = append(a, slog.String("status", string(r.Outcome.Status)))
+	}
+	if r.Synthetic {
+		a = append(a, slog.Bool("synthetic", true))
+	}
+	if r.TruncatedChars > 0 {
+		a = append(a, slog.Int("truncated_chars", r.TruncatedChars))
+	}
+	a = s.appendText(a, "observation", r.Observation)
+	return slog.Attr{Key: "action_result", Value: slog.GroupValue(a...)}
 }
 
 func totalsGroup(t *polyloop.Totals) slog.Attr {

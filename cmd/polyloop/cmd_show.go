@@ -139,9 +139,9 @@ func (s *showWriter) step(st *stepView) {
 		}
 		switch {
 		case ac.Unknown && ac.Replayed:
-			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without a step record (replayed below)\n")
+			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without an outcome (replayed below)\n")
 		case ac.Unknown:
-			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without a step record\n")
+			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without an outcome\n")
 		case st.Completed == nil || ac.Settled != &st.Completed.SettledAction:
 			s.outcome(ac.Settled, auditLabel(ac)) // settled by an action_result
 		}

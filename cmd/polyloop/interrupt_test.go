@@ -158,7 +158,7 @@ func TestInterruptThenResume(t *testing.T) {
 		}
 	}
 	_, stdout, _ = c.run("show", "r1")
-	if !strings.Contains(stdout, "outcome UNKNOWN: intent without a step record") || !strings.Contains(stdout, "observation: replayed") {
+	if !strings.Contains(stdout, "outcome UNKNOWN: intent without an outcome") || !strings.Contains(stdout, "observation: replayed") {
 		t.Errorf("show r1:\n%s", stdout)
 	}
 

@@ -185,7 +185,10 @@ func (p *progress) count(u polyloop.Usage) (n, cost string) {
 }
 
 func (p *progress) outcomeLine(ev polyloop.Event) string {
-	rec := ev.StepRecord
+	rec := ev.Settled()
+	if rec == nil || rec.Outcome == nil {
+		return "→ settled"
+	}
 	status := string(rec.Outcome.Status)
 	switch rec.Outcome.Status {
 	case polyloop.Executed:

@@ -41,6 +41,29 @@ finished: max_steps — 1 steps, 15 tokens, $0.2500
 	}
 }
 
+// The actions of a batch settled before its last have an action_result,
+// no step record, on their action_finished: each gets its line.
+func TestProgressOfABatch(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	p := newProgress(&buf)
+	settled := func(id string, status polyloop.ActionStatus, obs string) polyloop.SettledAction {
+		return polyloop.SettledAction{ResultID: id, Attempt: 1, Outcome: &polyloop.StepOutcome{Status: status}, Observation: obs}
+	}
+	for _, ev := range []polyloop.Event{
+		{Kind: polyloop.EventActionFinished, Step: 2, ActionResult: &polyloop.ActionResult{Step: 2, SettledAction: settled("a2.1", polyloop.Executed, "first")}},
+		{Kind: polyloop.EventActionFinished, Step: 2, StepRecord: &polyloop.StepCompleted{Step: 2, Decision: polyloop.DecisionAct, SettledAction: settled("a2.2", polyloop.EnvError, "second")}},
+	} {
+		if err := p.Emit(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "step 2   → executed  first\nstep 2   → env_error  second\n"
+	if buf.String() != want {
+		t.Errorf("progress:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
 func TestProgressColoursOnATerminal(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
