@@ -52,20 +52,14 @@ func (l RunLog) Steps() []*StepCompleted { return bodies[*StepCompleted](l) }
 // Receptions returns the ChildReception bodies in order.
 func (l RunLog) Receptions() []*ChildReception { return bodies[*ChildReception](l) }
 
-// Snapshot returns the snapshot in force at the end of the log (the
-// RunStarted one, or the last ConfigOverride's) and its hash.
+// Snapshot returns the snapshot in force at the end of the log and its
+// hash, as the log's fold has it: the RunStarted one or the last
+// ConfigOverride's — in a fork, its own after the records copied from its
+// source, whatever they hold. A corrupt log gives the snapshot in force
+// before the break.
 func (l RunLog) Snapshot() (Snapshot, string) {
-	var s Snapshot
-	var h string
-	for _, r := range l.Records {
-		switch b := r.Body.(type) {
-		case *RunStarted:
-			s, h = b.Snapshot, b.SnapshotHash
-		case *ConfigOverride:
-			s, h = b.Snapshot, b.SnapshotHash
-		}
-	}
-	return s, h
+	st := foldPrefix(l)
+	return st.snap, st.hash
 }
 
 func bodies[T RecordBody](l RunLog) []T {

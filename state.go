@@ -145,6 +145,18 @@ func foldLog(log RunLog) (*logState, error) {
 	return st, nil
 }
 
+// foldPrefix folds a log up to its first record the grammar refuses: the
+// state of what a corrupt log holds before the break.
+func foldPrefix(log RunLog) *logState {
+	st := &logState{runID: log.RunID}
+	for i := range log.Records {
+		if st.apply(log.Records[i]) != nil {
+			break
+		}
+	}
+	return st
+}
+
 func (st *logState) corrupt(r Record, format string, args ...any) error {
 	return &CorruptLogError{RunID: st.runID, Seq: st.next, Kind: r.Kind(), Reason: fmt.Sprintf(format, args...)}
 }

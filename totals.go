@@ -67,11 +67,5 @@ func (a *totalsAcc) totals() Totals {
 // without results count as executions of unknown outcome. A log that breaks
 // the grammar gives the totals of the records before the break.
 func ComputeTotals(log RunLog) Totals {
-	st := &logState{runID: log.RunID}
-	for i := range log.Records {
-		if st.apply(log.Records[i]) != nil {
-			break
-		}
-	}
-	return st.totals.totals()
+	return foldPrefix(log).totals.totals()
 }
