@@ -28,6 +28,10 @@ var ErrForkPoint = errors.New("polyloop: cannot fork at that step")
 // does not exist is ErrRunNotFound. The new run's lease is held while it runs,
 // as for Run.
 func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string, agent Agent) (RunResult, error) {
+	agent, err := r.resolveAgent(agent) // tools.go, as for Run
+	if err != nil {
+		return RunResult{}, err
+	}
 	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
 	}

@@ -178,6 +178,36 @@ func TestForcedTakeOver(t *testing.T) {
 	}
 }
 
+// A forced take-over that the resume would refuse anyway — a changed
+// agent — is refused before the lease is forced: the live holder goes on,
+// undisturbed, and nothing is written.
+func TestForcedTakeOverRefusedFirst(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	store.SetFaults(memstore.Options{CrashAfter: 2})
+	r := newRunner(scriptmodel.New(scriptmodel.Reply("done")), store, newTestExec())
+	_, _ = r.Run(ctx, "r1", testAgent(), polyloop.Task{Input: "x"})
+	store.SetFaults(memstore.Options{})
+	live := takeLease(t, store, "r1", "tok-live")
+	defer live.Release(ctx)
+	before := len(mustRead(t, store, "r1").Records)
+	changed := testAgent()
+	changed.System = "something else"
+	_, err := r.ResumeWith(ctx, "r1", changed, polyloop.ResumeOptions{TakeOver: true})
+	var mismatch *polyloop.SnapshotMismatchError
+	if !errors.As(err, &mismatch) {
+		t.Fatalf("forced resume with a changed agent: %v, want a *SnapshotMismatchError", err)
+	}
+	select {
+	case <-live.Lost():
+		t.Fatal("the live holder was forced away by a resume that was then refused")
+	default:
+	}
+	if n := len(mustRead(t, store, "r1").Records); n != before {
+		t.Fatalf("the refused resume wrote %d records", n-before)
+	}
+}
+
 // A holder whose lease is taken over while it runs stops: its context is
 // cancelled, the action in flight returns, and the error says the lease
 // was lost. The new holder's writes are not disturbed.

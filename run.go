@@ -126,6 +126,13 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 	if err := ctx.Err(); err != nil {
 		return RunResult{RunID: runID}, err
 	}
+	if opts.TakeOver {
+		// Forcing a live holder away cancels what it does: first make sure
+		// this resume would go on at all.
+		if err := r.checkBeforeTakeOver(ctx, runID, agent, opts); err != nil {
+			return RunResult{RunID: runID}, err
+		}
+	}
 	held, ctx, err := r.acquireLease(ctx, runID, opts.TakeOver)
 	if err != nil {
 		return RunResult{RunID: runID}, err
@@ -179,6 +186,30 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 	}
 	res.Plan = &plan
 	return res, nil
+}
+
+// checkBeforeTakeOver refuses, before any lease is forced, a resume that
+// would be refused after it: an unknown run, a corrupt log, a changed
+// configuration without AllowConfigChange. The log is read again under the
+// lease, which decides.
+func (r *Runner) checkBeforeTakeOver(ctx context.Context, runID string, agent Agent, opts ResumeOptions) error {
+	log, err := r.Store.ReadLog(ctx, runID)
+	if err != nil {
+		return persistenceError("read", runID, err)
+	}
+	log.RunID = runID
+	if log.Empty() {
+		return fmt.Errorf("%w: %q", ErrRunNotFound, runID)
+	}
+	st, err := foldLog(log)
+	if err != nil {
+		return err
+	}
+	if st.plan().Action == PlanAlreadyFinished {
+		return nil
+	}
+	_, err = r.checkConfig(st, agent, opts)
+	return err
 }
 
 // checkConfig compares the configuration's snapshot with the one in force.

@@ -103,6 +103,8 @@ func TestAgentToolsThatDisagreeAreRefused(t *testing.T) {
 			}
 			_, err = r.Resume(context.Background(), "r", agent)
 			checkRefused(t, "Resume", err, tt.want)
+			_, err = r.Fork(context.Background(), "src", 0, "f", agent)
+			checkRefused(t, "Fork", err, tt.want)
 		})
 	}
 }
@@ -150,6 +152,10 @@ func TestEmptyAgentNameIsRefused(t *testing.T) {
 		_, err = r.Resume(context.Background(), "r", polyloop.Agent{Name: name})
 		if !errors.Is(err, polyloop.ErrInvalidConfig) {
 			t.Errorf("Resume with name %q: %v, want ErrInvalidConfig", name, err)
+		}
+		_, err = r.Fork(context.Background(), "src", 0, "f", polyloop.Agent{Name: name})
+		if !errors.Is(err, polyloop.ErrInvalidConfig) {
+			t.Errorf("Fork with name %q: %v, want ErrInvalidConfig", name, err)
 		}
 	}
 }
