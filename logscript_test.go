@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyloop/polyloop/diag"
 )
@@ -111,12 +112,42 @@ func scriptBody(t testing.TB, runID, kind string, pos []string, o map[string]str
 		return &RunFinished{StopReason: StopReason(pos[0])}
 	case "override":
 		return &ConfigOverride{PreviousHash: "sha256:x", SnapshotHash: "sha256:y", Fields: []string{"system"}}
+	case "approval", "delivery":
+		g := scriptGate(t, pos, o)
+		if kind == "approval" {
+			return &ApprovalRequested{g}
+		}
+		return &DeliveryRequested{g}
+	case "decide":
+		d := &ApprovalDecided{Step: atoi(t, pos[0], 0), ActionID: pos[1], Allow: slices.Contains(pos, "allow"), By: "ana"}
+		if slices.Contains(pos, "timeout") {
+			at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+			d.By, d.Timeout, d.Clock = "", true, &at
+		}
+		return d
+	case "deliver":
+		return &DeliveryReceived{Step: atoi(t, pos[0], 0), ActionID: pos[1], By: "hook",
+			Outcome: ActionOutcome{Status: ActionStatus(o["status"]), Observation: "delivered"}}
 	case "reception":
 		return &ChildReception{Step: atoi(t, pos[0], 0), Action: atoi(t, o["action"], 0), ChildRunID: runID + "/child",
 			StopReason: StopCompleted, Reception: ReceptionAccepted}
 	}
 	t.Fatalf("unknown script record %q", kind)
 	return nil
+}
+
+// scriptGate is the request of a gate line: "approval <step> index=<i>
+// of=<n> tool=<tool>" (and "delivery …"), for the action the batch's
+// index-th tool call would be.
+func scriptGate(t testing.TB, pos []string, o map[string]string) GateRequest {
+	s := atoi(t, pos[0], 0)
+	index, of := atoi(t, o["index"], 0), atoi(t, o["of"], 1)
+	g := GateRequest{Step: s, ActionID: actionID(s, index, of), Index: index,
+		Action: Action{CallID: "c" + strconv.Itoa(index), Tool: o["tool"], Args: json.RawMessage(`{}`)}}
+	if of > 1 {
+		g.Of = of
+	}
+	return g
 }
 
 func scriptAction(t testing.TB, pos []string, o map[string]string) *ActionIntent {

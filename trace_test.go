@@ -53,6 +53,9 @@ func renderPlan(p ResumePlan, err error) string {
 	if len(p.Unknown) > 1 {
 		fmt.Fprintf(&b, " unknown=%s", strings.Join(p.Unknown, ","))
 	}
+	if len(p.Pending) > 0 {
+		fmt.Fprintf(&b, " pending=%s", strings.Join(p.Pending, ","))
+	}
 	fmt.Fprintf(&b, "\n%s\n", p.Reason)
 	return b.String()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/polyloop/polyloop"
 )
@@ -25,6 +26,13 @@ func planRow(p polyloop.ResumePlan) string {
 		return fmt.Sprintf("every execution is done and step %d decided the run → write the missing run_finished (%s)", p.Step, p.StopReason)
 	case polyloop.PlanAlreadyFinished:
 		return fmt.Sprintf("the run is finished (%s) → nothing runs", p.StopReason)
+	case polyloop.PlanContinueBatch:
+		return fmt.Sprintf("step %d's batch: no action of unknown outcome, some not started → parse the stored reply again and run them", p.Step)
+	case polyloop.PlanAwaitGates:
+		return fmt.Sprintf("step %d's batch: %s wait at a gate, unanswered → apply any deadline that has passed, run what can run, suspend again while a gate waits (polyloop approve / deliver)",
+			p.Step, strings.Join(p.Pending, ", "))
+	case polyloop.PlanMaintain:
+		return fmt.Sprintf("step %d's maintenance is not done → run it again, reusing the children and operations its records hold", p.Step)
 	}
 	return string(p.Action)
 }
