@@ -86,7 +86,7 @@ func polyloopOut(t *testing.T, args ...string) []byte {
 // fmtCost for costs and fmtCount for the other statistics (nil: empty).
 func expectedFields(g *faultcampaign.Group, fmtCount, fmtCost func(float64) string) map[string]string {
 	m := map[string]string{"runs": strconv.Itoa(g.Runs), "finished": strconv.Itoa(g.Finished), "unfinished": strconv.Itoa(g.Unfinished),
-		"tokens_unknown_runs": strconv.Itoa(g.TokensUnknownRuns), "cost_unknown_runs": strconv.Itoa(g.CostUnknownRuns),
+		"awaiting": strconv.Itoa(g.Awaiting), "tokens_unknown_runs": strconv.Itoa(g.TokensUnknownRuns), "cost_unknown_runs": strconv.Itoa(g.CostUnknownRuns),
 		"unknown_model_calls": strconv.Itoa(g.UnknownModelCalls), "unknown_actions": strconv.Itoa(g.UnknownActions),
 		"unfinished_runs": strings.Join(g.UnfinishedRuns, " ")}
 	for _, r := range stopReasons {
@@ -155,6 +155,7 @@ type statsGroup struct {
 	Runs              int                         `json:"runs"`
 	Finished          int                         `json:"finished"`
 	Unfinished        int                         `json:"unfinished"`
+	Awaiting          int                         `json:"awaiting"`
 	StopReasons       map[polyloop.StopReason]int `json:"stop_reasons"`
 	Steps             statsDist                   `json:"steps"`
 	Tokens            statsDist                   `json:"tokens"`
@@ -170,7 +171,7 @@ type statsGroup struct {
 
 func (g statsGroup) fields() map[string]string {
 	m := map[string]string{"runs": strconv.Itoa(g.Runs), "finished": strconv.Itoa(g.Finished), "unfinished": strconv.Itoa(g.Unfinished),
-		"tokens_unknown_runs": strconv.Itoa(g.TokensUnknownRuns), "cost_unknown_runs": strconv.Itoa(g.CostUnknownRuns),
+		"awaiting": strconv.Itoa(g.Awaiting), "tokens_unknown_runs": strconv.Itoa(g.TokensUnknownRuns), "cost_unknown_runs": strconv.Itoa(g.CostUnknownRuns),
 		"unknown_model_calls": strconv.Itoa(g.UnknownModelCalls), "unknown_actions": strconv.Itoa(g.UnknownActions),
 		"unfinished_runs": strings.Join(slices.Sorted(slices.Values(g.UnfinishedRuns)), " ")}
 	for r, n := range g.StopReasons {

@@ -25,7 +25,8 @@ func newStatsCmd(a *app) *cobra.Command {
 		Use:   "stats",
 		Short: "Statistics over runs: stop reasons, steps/tokens/cost sums and percentiles, spend, unfinished runs",
 		Long: `Statistics over the selected runs, optionally grouped by agent or snapshot hash:
-the stop-reason distribution; the steps, tokens and cost of the finished runs,
+the stop-reason distribution; the unfinished runs suspended at a gate (awaiting an
+approval or a delivery); the steps, tokens and cost of the finished runs,
 each as n, sum and percentiles (p50, p90, max; nearest rank); the number of
 runs whose tokens or cost are partly unknown, which those distributions leave
 out; what all the runs spent, finished or not, and the unfinished runs' part
@@ -114,7 +115,11 @@ func writeStatsText(a *app, g *groupStats, by string) {
 	if by != "" {
 		label = by + " " + g.Group
 	}
-	fmt.Fprintf(w, "%s: %d runs, %d finished, %d unfinished\n", label, g.Runs, g.Finished, g.Unfinished)
+	fmt.Fprintf(w, "%s: %d runs, %d finished, %d unfinished", label, g.Runs, g.Finished, g.Unfinished)
+	if g.Awaiting > 0 {
+		fmt.Fprintf(w, " (%d awaiting approval or delivery)", g.Awaiting)
+	}
+	fmt.Fprintln(w)
 	var parts []string
 	for _, r := range stopReasons {
 		if n := g.StopReasons[r]; n > 0 {
@@ -190,7 +195,7 @@ func usd(v *float64) string {
 
 func writeStatsCSV(a *app, groups []*groupStats) error {
 	w := csv.NewWriter(a.stdout)
-	head := []string{"group", "runs", "finished", "unfinished"}
+	head := []string{"group", "runs", "finished", "unfinished", "awaiting"}
 	for _, r := range stopReasons {
 		head = append(head, string(r))
 	}
@@ -206,7 +211,7 @@ func writeStatsCSV(a *app, groups []*groupStats) error {
 		return err
 	}
 	for _, g := range groups {
-		row := []string{g.Group, strconv.Itoa(g.Runs), strconv.Itoa(g.Finished), strconv.Itoa(g.Unfinished)}
+		row := []string{g.Group, strconv.Itoa(g.Runs), strconv.Itoa(g.Finished), strconv.Itoa(g.Unfinished), strconv.Itoa(g.Awaiting)}
 		for _, r := range stopReasons {
 			row = append(row, strconv.Itoa(g.StopReasons[r]))
 		}

@@ -16,6 +16,7 @@ import (
 // run spent and what the unfinished ones spent; the unfinished runs listed.
 type Group struct {
 	Runs, Finished, Unfinished           int
+	Awaiting                             int // the campaign has no gates: always 0
 	StopReasons                          map[polyloop.StopReason]int
 	Steps, Tokens, CostUSD               Dist
 	TokensUnknownRuns, CostUnknownRuns   int

@@ -32,6 +32,9 @@ type Group struct {
 	Runs       int    `json:"runs"`
 	Finished   int    `json:"finished"`
 	Unfinished int    `json:"unfinished"`
+	// Awaiting counts the unfinished runs suspended at a gate, waiting for
+	// an approval or a delivery (RunSummary.Awaiting): part of Unfinished.
+	Awaiting int `json:"awaiting"`
 	// StopReasons counts finished runs by stop reason (every reason, zeros
 	// included).
 	StopReasons map[polyloop.StopReason]int `json:"stop_reasons"`
@@ -176,6 +179,9 @@ func summarize(group string, runs []polyloop.RunSummary) *Group {
 		g.Spend.add(t)
 		if !r.Finished {
 			g.Unfinished++
+			if r.Awaiting != "" {
+				g.Awaiting++
+			}
 			g.UnfinishedRuns = append(g.UnfinishedRuns, r.RunID)
 			g.UnfinishedSpend.add(t)
 			continue
