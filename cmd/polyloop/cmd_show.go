@@ -100,6 +100,12 @@ func (s *showWriter) trajectory(t *trajectory) {
 	if t.Parent != nil {
 		fmt.Fprintf(s.w, "child of run %s (step %d, call %d)\n", t.Parent.RunID, t.Parent.Step, t.Parent.Index)
 	}
+	if f := t.ForkedFrom; f != nil {
+		fmt.Fprintf(s.w, "forked from run %s at step %d: %d records copied%s\n", f.RunID, f.AtStep, f.Copied, changedFields(f.Fields))
+	}
+	if f := t.ReplayOf; f != nil {
+		fmt.Fprintf(s.w, "replay of run %s: the model answered from its log%s\n", f.RunID, changedFields(f.Fields))
+	}
 	fmt.Fprintf(s.w, "task: %s\n", s.cut(t.Task))
 	for _, o := range t.Overrides {
 		fmt.Fprintf(s.w, "config override: %s → %s, fields %s\n", o.PreviousHash, o.SnapshotHash, strings.Join(o.Fields, ", "))
@@ -121,7 +127,11 @@ func (s *showWriter) trajectory(t *trajectory) {
 }
 
 func (s *showWriter) step(st *stepView) {
-	fmt.Fprintf(s.w, "step %d\n", st.Step)
+	if st.Copied {
+		fmt.Fprintf(s.w, "step %d (copied from the source: counted in its totals)\n", st.Step)
+	} else {
+		fmt.Fprintf(s.w, "step %d\n", st.Step)
+	}
 	for _, c := range st.ModelCalls {
 		s.call(c)
 	}
@@ -276,6 +286,15 @@ func (s *showWriter) gate(g *gateView) {
 	}
 }
 
+// changedFields says how a fork's or replay's agent differs from its
+// source's.
+func changedFields(fields []string) string {
+	if len(fields) == 0 {
+		return "; the agent unchanged"
+	}
+	return "; the agent changed in " + strings.Join(fields, ", ")
+}
+
 func noteText(note string) string {
 	if note == "" {
 		return ""
@@ -338,6 +357,9 @@ func (s *showWriter) end(t *trajectory) {
 	fmt.Fprintf(s.w, "totals: %d steps, %d model calls, %d actions, %s, %s", tt.Steps, tt.ModelCalls, tt.Actions, tokens(tt.Tokens(), tt.TokensUnknown), cost)
 	if tt.UnknownModelCalls+tt.UnknownActions > 0 {
 		fmt.Fprintf(s.w, ", unknown outcome: %d model calls, %d actions", tt.UnknownModelCalls, tt.UnknownActions)
+	}
+	if tt.CopiedSteps > 0 {
+		fmt.Fprintf(s.w, " (its own; and %d steps copied from the source, counted there)", tt.CopiedSteps)
 	}
 	fmt.Fprintln(s.w)
 }

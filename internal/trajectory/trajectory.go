@@ -22,6 +22,10 @@ type Trajectory struct {
 	Task         string              `json:"task"`
 	System       string              `json:"system,omitempty"`
 	Parent       *polyloop.ParentRef `json:"parent,omitempty"`
+	// ForkedFrom and ReplayOf are the run's source, for a fork (its first
+	// steps are copies of the source's, Step.Copied) or a replay.
+	ForkedFrom *polyloop.RunSource `json:"forked_from,omitempty"`
+	ReplayOf   *polyloop.RunSource `json:"replay_of,omitempty"`
 	// Snapshot is the RunStarted snapshot (overrides carry their own).
 	Snapshot  polyloop.Snapshot `json:"-"`
 	Records   int               `json:"records"`
@@ -71,6 +75,9 @@ type Step struct {
 	// Maintenance is what the step's maintenance recorded: the children it
 	// received, its operations, and whether it is done.
 	Maintenance *Maintenance `json:"maintenance,omitempty"`
+	// Copied marks a step of a fork copied from its source: its calls and
+	// actions count in the source's totals, not this run's.
+	Copied bool `json:"copied,omitempty"`
 	// FirstSeq and LastSeq bound the step's records.
 	FirstSeq int64 `json:"first_seq"`
 	LastSeq  int64 `json:"last_seq"`
@@ -188,12 +195,15 @@ func Build(log polyloop.RunLog) *Trajectory {
 type builder struct {
 	t    *Trajectory
 	snap polyloop.Snapshot
+	// copiedUntil is, in a fork, the seq of the last record copied from
+	// its source.
+	copiedUntil int64
 }
 
 func (b *builder) step(n int, seq int64) *Step {
 	t := b.t
 	if len(t.Steps) == 0 || t.Steps[len(t.Steps)-1].Step != n {
-		t.Steps = append(t.Steps, &Step{Step: n, ModelCalls: []*Call{}, FirstSeq: seq})
+		t.Steps = append(t.Steps, &Step{Step: n, ModelCalls: []*Call{}, FirstSeq: seq, Copied: seq <= b.copiedUntil})
 	}
 	s := t.Steps[len(t.Steps)-1]
 	s.LastSeq = seq
@@ -206,6 +216,10 @@ func (b *builder) add(r polyloop.Record) {
 	case *polyloop.RunStarted:
 		t.Agent, t.SnapshotHash, t.Task, t.System, t.Parent = body.Snapshot.Agent, body.SnapshotHash, body.Snapshot.Task.Input, body.Snapshot.System, body.Parent
 		t.StartedAt, t.Snapshot, b.snap = r.At, body.Snapshot, body.Snapshot
+		t.ForkedFrom, t.ReplayOf = body.ForkedFrom, body.ReplayOf
+		if f := body.ForkedFrom; f != nil {
+			b.copiedUntil = int64(f.Copied)
+		}
 		if t.RunID == "" {
 			t.RunID = body.RunID
 		}
