@@ -468,3 +468,56 @@ func TestBatchChildrenSurviveCrashes(t *testing.T) {
 		})
 	}
 }
+
+// In a serial batch of 2 or 5, an executor error or a panic at any position
+// propagates at once: the outcomes before it are recorded, the action is
+// left of unknown outcome (planned by its policy: fail is replay_safe), and
+// no later action of the batch starts.
+func TestSerialBatchFailureMidway(t *testing.T) {
+	for _, n := range []int{2, 5} {
+		for k := range n {
+			for _, tool := range []string{"fail", "panic"} {
+				t.Run(fmt.Sprintf("%s at %d of %d", tool, k+1, n), func(t *testing.T) {
+					calls := make([]polyloop.ToolCall, n)
+					for i := range calls {
+						calls[i] = polyloop.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "echo", Args: []byte(fmt.Sprintf(`{"text":"t%d"}`, i))}
+					}
+					calls[k] = polyloop.ToolCall{ID: fmt.Sprintf("c%d", k), Name: tool, Args: []byte(`{}`)}
+					store, exec := memstore.New(), newTestExec()
+					model := scriptmodel.New(scriptmodel.Turn{ToolCalls: calls}, scriptmodel.Reply("done"))
+					func() {
+						defer func() {
+							p := recover()
+							if (tool == "panic") != (p != nil) {
+								t.Fatalf("recovered %v", p)
+							}
+						}()
+						_, err := newRunner(model, store, exec).Run(context.Background(), "r", batchAgent(false), polyloop.Task{Input: "t"})
+						if tool == "fail" && !errors.Is(err, errFail) {
+							t.Fatalf("err = %v, want the executor's error", err)
+						}
+					}()
+					log, _ := store.ReadLog(context.Background(), "r")
+					log.RunID = "r"
+					if got := len(log.ActionResults()); got != k {
+						t.Fatalf("%d outcomes recorded, want the %d before it", got, k)
+					}
+					if got := len(log.ActionIntents()); got != k+1 {
+						t.Fatalf("%d intents, want %d: nothing after the failed action starts", got, k+1)
+					}
+					if exec.count(fmt.Sprintf(`echo:{"text":"t%d"}`, n-1)) != 0 && k < n-1 {
+						t.Fatalf("ledger %v: an action after the failure ran", exec.snapshot())
+					}
+					plan, err := polyloop.PlanResume(log)
+					id := fmt.Sprintf("a1.%d", k+1)
+					if tool == "fail" && (err != nil || plan.Action != polyloop.PlanReplayAction || plan.ActionID != id) {
+						t.Fatalf("plan %+v, %v; want a replay of %s", plan, err, id)
+					}
+					if tool == "panic" && (err != nil || plan.ActionID != id) {
+						t.Fatalf("plan %+v, %v; want %s of unknown outcome", plan, err, id)
+					}
+				})
+			}
+		}
+	}
+}

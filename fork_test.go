@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/polylooptest"
 )
@@ -183,5 +184,45 @@ func TestForkKeepsTheBudgets(t *testing.T) {
 					tc.name, n, res.StopReason, res.Totals.CopiedSteps, res.Totals.Steps, tc.reason)
 			}
 		}
+	}
+}
+
+// The statistics over a source and its forks count each billed call once:
+// what they spent is the sum of the usage of every model call made, the
+// copies of a fork made by no one.
+func TestForkStatsCountEachCallOnce(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 3, 7, 12} {
+		if _, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, "ref", n, fmt.Sprintf("fork-%d", n), equivalenceAgent()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The calls made: the source's, and each fork's after its copies.
+	var tokens int64
+	var calls int
+	runs, err := runstats.List(ctx, store, polyloop.RunFilter{})
+	if err != nil || len(runs) != 5 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	for _, r := range runs {
+		log, _ := store.ReadLog(ctx, r.RunID)
+		copied := 0
+		if f := log.Started().ForkedFrom; f != nil {
+			copied = f.Copied
+		}
+		for _, rec := range log.Records[copied+1:] {
+			if res, ok := rec.Body.(*polyloop.ModelCallResult); ok && res.Reply != nil {
+				tokens += res.Reply.Usage.Tokens()
+				calls++
+			}
+		}
+	}
+	g := runstats.Compute(runs, "")[0]
+	if g.Spend.Tokens != tokens || g.Spend.TokensUnknown {
+		t.Fatalf("stats spend %d tokens (unknown %v), want the %d of the %d calls made", g.Spend.Tokens, g.Spend.TokensUnknown, tokens, calls)
 	}
 }
