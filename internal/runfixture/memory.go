@@ -1,0 +1,93 @@
+package runfixture
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memory"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/scriptmodel"
+)
+
+// MemoryRun is the id of the run Remembering writes by default.
+const MemoryRun = "memory-1"
+
+// ViewName is the name of the view of Remembering's agent.
+const ViewName = "notes"
+
+// Remembering writes run id (agent notetaker), an agent with a memory on
+// st and a view of it, uninterrupted: step 1 echoes note, step 2 echoes it
+// again, step 3 answers. After each step a proposer (a child run) is
+// asked: after step 1 it proposes to remember note under notes/note (the
+// view shows what is written: version 1); after step 2 it fails with
+// "proposer down: NOTE" and the maintenance skips the proposal; after step
+// 3 it proposes nothing. So step 2's and 3's model calls show view
+// version 1, and every kind of maintenance record is in the log.
+func Remembering(tb testing.TB, st *memstore.Store, clock *Clock, id, note string) {
+	tb.Helper()
+	r, agent := rememberer(tb, st, clock, note)
+	Run(tb, r, id, agent, "Take a note of "+note)
+}
+
+// rememberer is Remembering's runner and agent.
+func rememberer(tb testing.TB, st *memstore.Store, clock *Clock, note string) (*polyloop.Runner, polyloop.Agent) {
+	tb.Helper()
+	mem, err := memory.New(st, memory.Options{Namespaces: []string{"notes"}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	view, err := memory.NewView(st, memory.ViewOptions{Name: ViewName, Memory: mem})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	value, err := json.Marshal(note)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	proposer := proposerModel{
+		1: scriptmodel.Reply(`{"memory": [{"op": "put", "namespace": "notes", "key": "note", "value": ` + string(value) + `}]}`),
+		2: scriptmodel.Fail(errors.New("proposer down: " + note)),
+		3: scriptmodel.Reply(`{"memory": []}`),
+	}
+	child := Runner(st, clock, 0.000001)
+	child.Model = proposer
+	maint, err := memory.NewMaintainer(memory.MaintainerOptions{Memory: mem, View: view, OnProposalFailure: memory.Skip,
+		Proposer: polyloop.Child{Runner: child, Agent: polyloop.Agent{Name: "notetaker.proposer", System: memory.DefaultProposerSystem, Limits: polyloop.Limits{MaxSteps: 1}}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	agent := Agent("notetaker", "You take notes.")
+	agent.Memory = &polyloop.AgentMemory{View: view, Maintainer: maint}
+	return Runner(st, clock, 0.000001, Echo("c1", note), Echo("c2", note), scriptmodel.Reply("noted")), agent
+}
+
+// proposerModel answers a proposer by the parent step its task is about.
+type proposerModel map[int]scriptmodel.Turn
+
+var parentStep = regexp.MustCompile(`step (\d+) \(`)
+
+// Complete implements polyloop.ModelClient.
+func (p proposerModel) Complete(ctx context.Context, req polyloop.ModelRequest) (polyloop.ModelReply, error) {
+	step := 0
+	for _, m := range req.Messages {
+		if sm := parentStep.FindStringSubmatch(m.Content); sm != nil && m.Role == polyloop.RoleUser {
+			step, _ = strconv.Atoi(sm[1])
+			break
+		}
+	}
+	turn, ok := p[step]
+	if !ok {
+		return polyloop.ModelReply{}, scriptmodel.ErrExhausted
+	}
+	return scriptmodel.New(turn).Complete(ctx, polyloop.ModelRequest{Step: 1, Messages: req.Messages})
+}
+
+// Describe implements polyloop.Describer.
+func (proposerModel) Describe() polyloop.Component {
+	return polyloop.Component{Name: "runfixture.proposerModel"}
+}
