@@ -10,7 +10,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/memory"
-	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/polylooptest"
 	"github.com/polyloop/polyloop/scriptmodel"
 )
 
@@ -20,6 +20,14 @@ const MemoryRun = "memory-1"
 // ViewName is the name of the view of Remembering's agent.
 const ViewName = "notes"
 
+// MemoryStore holds runs, memories and views (memstore, sqlitestore and
+// pgstore do).
+type MemoryStore interface {
+	polyloop.Store
+	memory.Store
+	memory.ViewStore
+}
+
 // Remembering writes run id (agent notetaker), an agent with a memory on
 // st and a view of it, uninterrupted: step 1 echoes note, step 2 echoes it
 // again, step 3 answers. After each step a proposer (a child run) is
@@ -28,14 +36,27 @@ const ViewName = "notes"
 // "proposer down: NOTE" and the maintenance skips the proposal; after step
 // 3 it proposes nothing. So step 2's and 3's model calls show view
 // version 1, and every kind of maintenance record is in the log.
-func Remembering(tb testing.TB, st *memstore.Store, clock *Clock, id, note string) {
+func Remembering(tb testing.TB, st MemoryStore, clock *Clock, id, note string) {
 	tb.Helper()
 	r, agent := rememberer(tb, st, clock, note)
 	Run(tb, r, id, agent, "Take a note of "+note)
 }
 
+// RememberingCrashed writes run id as Remembering does, on a run store that
+// crashes once it has accepted records records of the run (the memory and
+// the proposer's runs are written to st as they come): the run is left
+// unfinished, as a killed process leaves it.
+func RememberingCrashed(tb testing.TB, st MemoryStore, clock *Clock, id, note string, records int) {
+	tb.Helper()
+	r, agent := rememberer(tb, st, clock, note)
+	r.Store = &polylooptest.FaultyStore{Store: st, CrashAfter: records}
+	if _, err := r.Run(context.Background(), id, agent, polyloop.Task{Input: "Take a note of " + note}); !errors.Is(err, polylooptest.ErrCrashed) {
+		tb.Fatalf("run %s on a crashing store: %v, want a crash", id, err)
+	}
+}
+
 // rememberer is Remembering's runner and agent.
-func rememberer(tb testing.TB, st *memstore.Store, clock *Clock, note string) (*polyloop.Runner, polyloop.Agent) {
+func rememberer(tb testing.TB, st MemoryStore, clock *Clock, note string) (*polyloop.Runner, polyloop.Agent) {
 	tb.Helper()
 	mem, err := memory.New(st, memory.Options{Namespaces: []string{"notes"}})
 	if err != nil {
