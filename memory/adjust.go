@@ -22,10 +22,16 @@ import (
 //     *polyloop.PersistenceError; nothing was written, and the View keeps
 //     working.
 //  4. The pre-commit check (*RejectionError, receivable; nothing is
-//     written): versions — the basis is the installed last version, and an
-//     included entry's version is its live version in the Memory; sources —
-//     an included entry's namespace is one of the view's sources; members —
-//     an included entry is live, an excluded one is a member.
+//     written), against the store: the View reads the view's last version
+//     (and installs it when newer than its own), and the Memory the
+//     included entries' last versions, so an adjustment made from what
+//     another process has replaced meets the check too. Versions — the
+//     basis is the view's last version, and an included entry's version is
+//     its live version; sources — an included entry's namespace is one of
+//     the view's sources; members — an included entry is live, an excluded
+//     one is a member. A failure of these reads is a
+//     *polyloop.PersistenceError (the Memory's, or the View's, which keeps
+//     working: nothing was written).
 //  5. An adjustment that includes and excludes nothing stops here: the
 //     installed version is returned, and nothing is committed.
 //  6. The store's commit and the checks of what it returned: any failure
@@ -106,6 +112,9 @@ func (v *View) next(ctx context.Context, a Adjustment) (ViewVersion, *RejectionE
 	reject := func(what, format string, args ...any) (ViewVersion, *RejectionError, error) {
 		return ViewVersion{}, &RejectionError{View: v.opts.Name, WriteID: a.ID, What: what, Reason: fmt.Sprintf(format, args...)}, nil
 	}
+	if err := v.refresh(ctx); err != nil {
+		return ViewVersion{}, nil, err
+	}
 	if a.Basis != v.current.Version {
 		return reject("version", "made from version %d, the view is at version %d", a.Basis, v.current.Version)
 	}
@@ -123,10 +132,14 @@ func (v *View) next(ctx context.Context, a Adjustment) (ViewVersion, *RejectionE
 		if !slices.Contains(v.opts.Sources, inc.Namespace) {
 			return reject("source", "%s is not in the view's sources (%v)", inc.ID(), v.opts.Sources)
 		}
-		e, ok, err := v.opts.Memory.Get(ctx, inc.Namespace, inc.Key)
+	}
+	live, err := v.opts.Memory.current(ctx, exceptIDs(a.Include))
+	if err != nil {
+		return ViewVersion{}, nil, err
+	}
+	for _, inc := range a.Include {
+		e, ok := live[inc.ID()]
 		switch {
-		case err != nil:
-			return ViewVersion{}, nil, err
 		case !ok:
 			return reject("member", "%s is not a live entry", inc.ID())
 		case e.Version != inc.Version:
@@ -141,6 +154,17 @@ func (v *View) next(ctx context.Context, a Adjustment) (ViewVersion, *RejectionE
 	}
 	sortedEntries(next.Members)
 	return next, nil, nil
+}
+
+// refresh reads the view's last version from the store and installs it
+// when it is newer than the installed one (another View on the store made
+// it). v.mu is held.
+func (v *View) refresh(ctx context.Context) error {
+	last, err := v.last(ctx, "view read")
+	if err == nil && last.Version > v.current.Version {
+		v.current = last
+	}
+	return err
 }
 
 // committed looks an adjustment's id up, in this View and then in the

@@ -132,6 +132,26 @@ func (m *Memory) List(ctx context.Context, namespace string) ([]Entry, error) {
 	return sortedEntries(out), nil
 }
 
+// current returns the live entries among ids as the store holds them now,
+// installing what is newer there (for View's pre-commit check).
+func (m *Memory) current(ctx context.Context, ids []EntryID) (map[EntryID]Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.ready(ctx); err != nil {
+		return nil, err
+	}
+	if err := m.refresh(ctx, ids); err != nil {
+		return nil, err
+	}
+	out := make(map[EntryID]Entry, len(ids))
+	for _, id := range ids {
+		if e, ok := m.live[id]; ok {
+			out[id] = e
+		}
+	}
+	return out, nil
+}
+
 // Basis returns the live versions of entries (0 for one that is absent): the
 // basis of a proposal made from what they hold now.
 func (m *Memory) Basis(ctx context.Context, ids ...EntryID) (Basis, error) {
@@ -168,17 +188,21 @@ func (m *Memory) History(ctx context.Context, namespace, key string) ([]Entry, e
 //     nothing is written. A failure of the store's lookup is a
 //     *polyloop.PersistenceError; nothing was written, and the Memory
 //     keeps working.
-//  4. The pre-commit check against the installed entries: every entry the
-//     basis lists, and every entry an operation touches (expected absent
-//     unless listed), is at the expected version. A stale basis is a
-//     *ConflictError; the basis is never swapped.
+//  4. The pre-commit check: every entry the basis lists, and every entry an
+//     operation touches (expected absent unless listed), is at the
+//     expected version in the store — the Memory reads their last versions
+//     (Store.EntryHeads) and installs those newer than its own, so a write
+//     made from versions another process has replaced meets the check too.
+//     A stale basis is a *ConflictError; the basis is never swapped. A
+//     failure of the read is a *polyloop.PersistenceError; nothing was
+//     written, and the Memory keeps working.
 //  5. A write without operations stops here: its basis is checked, nothing
 //     is committed, and its Commit has no entries.
 //  6. The store's commit, and the checks of what it returned: any failure
-//     (ErrBasisMismatch from the store's own compare-and-set included, and
-//     ErrWriteIDReused from a writer of the same id that committed since
-//     step 3) is a *polyloop.PersistenceError and leaves the Memory
-//     broken. Nothing is installed and nothing is retried: the commit may
+//     (ErrBasisMismatch from the store's own compare-and-set — another
+//     writer committed since step 4 —, and ErrWriteIDReused from a writer
+//     of the same id that committed since step 3, included) is a
+//     *polyloop.PersistenceError and leaves the Memory broken. Nothing is installed and nothing is retried: the commit may
 //     have happened.
 //  7. The local install.
 //  8. Publication (Options.Publish): a failure is a
@@ -198,6 +222,9 @@ func (m *Memory) Apply(ctx context.Context, w Write) (Commit, error) {
 	}
 	if c, found, err := m.committed(ctx, w); err != nil || found {
 		return c, err
+	}
+	if err := m.refresh(ctx, w.ids()); err != nil {
+		return Commit{}, err
 	}
 	if stale := m.stale(w); len(stale) > 0 {
 		return Commit{}, &ConflictError{WriteID: w.ID, Stale: stale}
@@ -272,6 +299,53 @@ func lookupError(w Write, err error) error {
 		return nil
 	}
 	return persistenceError("memory lookup", w.Provenance.RunID, err)
+}
+
+// refresh reads the last versions of entries from the store and installs
+// those newer than the installed ones: what another Memory on the store
+// committed, confirmed. m.mu is held.
+func (m *Memory) refresh(ctx context.Context, ids []EntryID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	heads, err := m.store.EntryHeads(ctx, ids)
+	if err == nil {
+		err = checkHeads(ids, heads)
+	}
+	if err != nil {
+		return persistenceError("memory read", "", err)
+	}
+	for _, h := range heads {
+		id := h.ID()
+		if h.Version <= m.heads[id] {
+			continue
+		}
+		m.heads[id] = h.Version
+		if h.Deleted {
+			delete(m.live, id)
+		} else {
+			m.live[id] = h
+		}
+	}
+	return nil
+}
+
+// checkHeads checks what EntryHeads returned: entries asked for, each
+// once, with a version.
+func checkHeads(ids []EntryID, heads []Entry) error {
+	asked := make(map[EntryID]bool, len(ids))
+	for _, id := range ids {
+		asked[id] = true
+	}
+	seen := make(map[EntryID]bool, len(heads))
+	for _, h := range heads {
+		id := h.ID()
+		if !asked[id] || seen[id] || h.Version < 1 || h.Deleted == (len(h.Value) > 0) {
+			return fmt.Errorf("%w: EntryHeads returned %s version %d (deleted %v), which is not the last version of an entry asked for, once", ErrPortContract, id, h.Version, h.Deleted)
+		}
+		seen[id] = true
+	}
+	return nil
 }
 
 // stale lists the entries whose installed version is not the one the write
