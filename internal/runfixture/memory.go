@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"testing"
@@ -55,8 +56,44 @@ func RememberingCrashed(tb testing.TB, st MemoryStore, clock *Clock, id, note st
 	}
 }
 
+// RememberingLong writes run id (agent notetaker) of steps steps, each an
+// echo, then an answer; after each step the proposer remembers notes/last
+// = "step N", so that each step's maintenance writes the memory and makes a
+// view version, and each model call shows the one before it.
+func RememberingLong(tb testing.TB, st MemoryStore, clock *Clock, id string, steps int) {
+	tb.Helper()
+	r, agent := maintained(tb, st, clock, func(step int) (scriptmodel.Turn, bool) {
+		return scriptmodel.Reply(fmt.Sprintf(`{"memory": [{"op": "put", "namespace": "notes", "key": "last", "value": "step %d"}]}`, step)), true
+	})
+	turns := make([]scriptmodel.Turn, 0, steps+1)
+	for i := range steps {
+		turns = append(turns, Echo(fmt.Sprintf("c%d", i+1), fmt.Sprintf("observation of step %d: some output of a tool", i+1)))
+	}
+	r.Model = scriptmodel.NewWithOptions(scriptmodel.Options{CostPerToken: 0.000001}, append(turns, scriptmodel.Reply("noted"))...)
+	agent.Limits.MaxSteps = steps + 1
+	Run(tb, r, id, agent, "Take notes as you go")
+}
+
 // rememberer is Remembering's runner and agent.
 func rememberer(tb testing.TB, st MemoryStore, clock *Clock, note string) (*polyloop.Runner, polyloop.Agent) {
+	tb.Helper()
+	value, err := json.Marshal(note)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	turns := map[int]scriptmodel.Turn{
+		1: scriptmodel.Reply(`{"memory": [{"op": "put", "namespace": "notes", "key": "note", "value": ` + string(value) + `}]}`),
+		2: scriptmodel.Fail(errors.New("proposer down: " + note)),
+		3: scriptmodel.Reply(`{"memory": []}`),
+	}
+	r, agent := maintained(tb, st, clock, func(step int) (scriptmodel.Turn, bool) { t, ok := turns[step]; return t, ok })
+	r.Model = scriptmodel.NewWithOptions(scriptmodel.Options{CostPerToken: 0.000001}, Echo("c1", note), Echo("c2", note), scriptmodel.Reply("noted"))
+	return r, agent
+}
+
+// maintained is a runner and an agent with a memory on st, a view of it,
+// and a maintainer whose proposer answers with propose(the parent step).
+func maintained(tb testing.TB, st MemoryStore, clock *Clock, propose proposerModel) (*polyloop.Runner, polyloop.Agent) {
 	tb.Helper()
 	mem, err := memory.New(st, memory.Options{Namespaces: []string{"notes"}})
 	if err != nil {
@@ -66,15 +103,7 @@ func rememberer(tb testing.TB, st MemoryStore, clock *Clock, note string) (*poly
 	if err != nil {
 		tb.Fatal(err)
 	}
-	value, err := json.Marshal(note)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	proposer := proposerModel{
-		1: scriptmodel.Reply(`{"memory": [{"op": "put", "namespace": "notes", "key": "note", "value": ` + string(value) + `}]}`),
-		2: scriptmodel.Fail(errors.New("proposer down: " + note)),
-		3: scriptmodel.Reply(`{"memory": []}`),
-	}
+	proposer := propose
 	child := Runner(st, clock, 0.000001)
 	child.Model = proposer
 	maint, err := memory.NewMaintainer(memory.MaintainerOptions{Memory: mem, View: view, OnProposalFailure: memory.Skip,
@@ -84,11 +113,12 @@ func rememberer(tb testing.TB, st MemoryStore, clock *Clock, note string) (*poly
 	}
 	agent := Agent("notetaker", "You take notes.")
 	agent.Memory = &polyloop.AgentMemory{View: view, Maintainer: maint}
-	return Runner(st, clock, 0.000001, Echo("c1", note), Echo("c2", note), scriptmodel.Reply("noted")), agent
+	return Runner(st, clock, 0.000001), agent
 }
 
-// proposerModel answers a proposer by the parent step its task is about.
-type proposerModel map[int]scriptmodel.Turn
+// proposerModel answers a proposer by the parent step its task is about
+// (false: no answer for that step).
+type proposerModel func(step int) (scriptmodel.Turn, bool)
 
 var parentStep = regexp.MustCompile(`step (\d+) \(`)
 
@@ -101,7 +131,7 @@ func (p proposerModel) Complete(ctx context.Context, req polyloop.ModelRequest) 
 			break
 		}
 	}
-	turn, ok := p[step]
+	turn, ok := p(step)
 	if !ok {
 		return polyloop.ModelReply{}, scriptmodel.ErrExhausted
 	}
