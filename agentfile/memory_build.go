@@ -179,6 +179,14 @@ func (b *boundStore) LookupWrite(ctx context.Context, id string) (memory.Commit,
 	return s.LookupWrite(ctx, id)
 }
 
+func (b *boundStore) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.Entry, error) {
+	s, err := b.get()
+	if err != nil {
+		return nil, err
+	}
+	return s.EntryHeads(ctx, ids)
+}
+
 func (b *boundStore) EntryHistory(ctx context.Context, ns, key string) ([]memory.Entry, error) {
 	s, err := b.get()
 	if err != nil {

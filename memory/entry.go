@@ -102,6 +102,21 @@ type Write struct {
 	Provenance Provenance `json:"provenance"`
 }
 
+// ids are the entries a write names: its basis's, then its operations'
+// not listed there.
+func (w Write) ids() []EntryID {
+	ids := make([]EntryID, 0, len(w.Basis)+len(w.Ops))
+	for _, e := range w.Basis {
+		ids = append(ids, e.ID())
+	}
+	for _, op := range w.Ops {
+		if !slices.Contains(ids, op.ID()) {
+			ids = append(ids, op.ID())
+		}
+	}
+	return ids
+}
+
 // EntryVersion is the version a commit gave an entry.
 type EntryVersion struct {
 	Namespace string `json:"namespace"`

@@ -10,7 +10,8 @@ import (
 
 // The failures of Memory and View fall in four classes, each with its own
 // meaning (design record 0020):
-//   - *InvalidWriteError: the input is wrong; nothing was checked or
+//   - *InvalidWriteError: the input is wrong, or the write's id was
+//     committed with other contents (ErrWriteIDReused); nothing was
 //     written. An ordinary error.
 //   - *ConflictError (Memory) and *RejectionError (View): the entity's own
 //     check before the commit refused the write; nothing was written. A
@@ -23,18 +24,28 @@ import (
 //     publication failed. Nothing is written again.
 
 // InvalidWriteError is a write or adjustment that cannot be applied as
-// given.
+// given: its input is wrong, or its id names another write — committed
+// with other contents (then Err is ErrWriteIDReused).
 type InvalidWriteError struct {
 	WriteID string
 	Reason  string
+	Err     error
 }
 
 func (e *InvalidWriteError) Error() string {
 	return fmt.Sprintf("memory: invalid write %q: %s", e.WriteID, e.Reason)
 }
 
+// Unwrap returns ErrWriteIDReused for a reused id, else nil.
+func (e *InvalidWriteError) Unwrap() error { return e.Err }
+
 func invalid(id, format string, args ...any) error {
 	return &InvalidWriteError{WriteID: id, Reason: fmt.Sprintf(format, args...)}
+}
+
+// reused is the refusal of an id committed with other contents (what).
+func reused(id, what string) error {
+	return &InvalidWriteError{WriteID: id, Reason: "the id was committed with other " + what + "; give this write an id of its own", Err: ErrWriteIDReused}
 }
 
 // Stale is an entry whose live version is not the one a basis expects.

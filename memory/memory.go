@@ -132,6 +132,26 @@ func (m *Memory) List(ctx context.Context, namespace string) ([]Entry, error) {
 	return sortedEntries(out), nil
 }
 
+// current returns the live entries among ids as the store holds them now,
+// installing what is newer there (for View's pre-commit check).
+func (m *Memory) current(ctx context.Context, ids []EntryID) (map[EntryID]Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.ready(ctx); err != nil {
+		return nil, err
+	}
+	if err := m.refresh(ctx, ids); err != nil {
+		return nil, err
+	}
+	out := make(map[EntryID]Entry, len(ids))
+	for _, id := range ids {
+		if e, ok := m.live[id]; ok {
+			out[id] = e
+		}
+	}
+	return out, nil
+}
+
 // Basis returns the live versions of entries (0 for one that is absent): the
 // basis of a proposal made from what they hold now.
 func (m *Memory) Basis(ctx context.Context, ids ...EntryID) (Basis, error) {
@@ -160,20 +180,30 @@ func (m *Memory) History(ctx context.Context, namespace, key string) ([]Entry, e
 //
 //  1. Input validation: a bad write is an *InvalidWriteError.
 //  2. A broken Memory refuses it (*ReloadRequiredError).
-//  3. A write id this Memory committed returns that commit again.
-//  4. The pre-commit check against the installed entries: every entry the
-//     basis lists, and every entry an operation touches (expected absent
-//     unless listed), is at the expected version. A stale basis is a
-//     *ConflictError — unless the store holds the write id already (a
-//     write issued again after a crash meets its own commit): that commit
-//     is returned (a failure of that lookup is a port failure, as in 6).
-//     The basis is never swapped.
+//  3. The write id: a write with operations whose id is committed already
+//     — by this Memory, or in the store (a write issued again after a
+//     crash, or by another process) — returns that commit, Replayed, when
+//     its operations are the same (WriteDigest); with other operations it
+//     is an *InvalidWriteError that errors.Is ErrWriteIDReused. Either way
+//     nothing is written. A failure of the store's lookup is a
+//     *polyloop.PersistenceError; nothing was written, and the Memory
+//     keeps working.
+//  4. The pre-commit check: every entry the basis lists, and every entry an
+//     operation touches (expected absent unless listed), is at the
+//     expected version in the store — the Memory reads their last versions
+//     (Store.EntryHeads) and installs those newer than its own, so a write
+//     made from versions another process has replaced meets the check too.
+//     A stale basis is a *ConflictError; the basis is never swapped. A
+//     failure of the read is a *polyloop.PersistenceError; nothing was
+//     written, and the Memory keeps working.
 //  5. A write without operations stops here: its basis is checked, nothing
 //     is committed, and its Commit has no entries.
 //  6. The store's commit, and the checks of what it returned: any failure
-//     (ErrBasisMismatch from the store's own compare-and-set included) is a
-//     *polyloop.PersistenceError and leaves the Memory broken. Nothing is
-//     installed and nothing is retried: the commit may have happened.
+//     (ErrBasisMismatch from the store's own compare-and-set — another
+//     writer committed since step 4 —, and ErrWriteIDReused from a writer
+//     of the same id that committed since step 3, included) is a
+//     *polyloop.PersistenceError and leaves the Memory broken. Nothing is installed and nothing is retried: the commit may
+//     have happened.
 //  7. The local install.
 //  8. Publication (Options.Publish): a failure is a
 //     *polyloop.PublicationError returned with the Commit; the commit stands
@@ -190,12 +220,14 @@ func (m *Memory) Apply(ctx context.Context, w Write) (Commit, error) {
 	if err := m.ready(ctx); err != nil {
 		return Commit{}, err
 	}
-	if c, ok := m.commits[w.ID]; ok {
-		c.Replayed = true
-		return c, nil
+	if c, found, err := m.committed(ctx, w); err != nil || found {
+		return c, err
+	}
+	if err := m.refresh(ctx, w.ids()); err != nil {
+		return Commit{}, err
 	}
 	if stale := m.stale(w); len(stale) > 0 {
-		return m.conflict(ctx, w, stale)
+		return Commit{}, &ConflictError{WriteID: w.ID, Stale: stale}
 	}
 	if len(w.Ops) == 0 {
 		return Commit{WriteID: w.ID}, nil
@@ -220,27 +252,100 @@ func (m *Memory) Apply(ctx context.Context, w Write) (Commit, error) {
 // Committed reports whether a write is committed already, by its id: in
 // this Memory, or in the store (a write issued again after a crash, whose
 // first attempt may have committed). A commit of that id with other
-// operations is ErrWriteIDReused. A store failure is a
-// *polyloop.PersistenceError; it does not break the Memory (nothing was
-// written).
+// operations is an *InvalidWriteError that errors.Is ErrWriteIDReused, as
+// in Apply. A store failure is a *polyloop.PersistenceError; it does not
+// break the Memory (nothing was written).
 func (m *Memory) Committed(ctx context.Context, w Write) (Commit, bool, error) {
 	w, err := normalize(w, m.opts.Namespaces, false)
 	if err != nil {
 		return Commit{}, false, err
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.committed(ctx, w)
+}
+
+// committed looks a write's id up, in this Memory and then in the store,
+// and checks that a commit found under it has the write's operations. A
+// write without operations is never committed. m.mu is held.
+func (m *Memory) committed(ctx context.Context, w Write) (Commit, bool, error) {
+	if len(w.Ops) == 0 {
+		return Commit{}, false, nil
+	}
 	c, ok := m.commits[w.ID]
-	m.mu.Unlock()
 	if !ok {
-		if c, ok, err = m.store.LookupWrite(ctx, w.ID); err != nil {
-			return Commit{}, false, persistenceError("memory lookup", w.Provenance.RunID, err)
+		var err error
+		if c, ok, err = m.store.LookupWrite(ctx, w.ID); err == nil && ok && c.Digest == "" {
+			err = fmt.Errorf("%w: LookupWrite(%q) returned a commit without its digest", ErrPortContract, w.ID)
+		}
+		if err != nil || !ok {
+			return Commit{}, false, lookupError(w, err)
 		}
 	}
-	if ok && c.Digest != WriteDigest(w) {
-		return Commit{}, false, fmt.Errorf("memory: write %q: %w", w.ID, ErrWriteIDReused)
+	if c.Digest != WriteDigest(w) {
+		return Commit{}, false, reused(w.ID, "operations")
 	}
-	c.Replayed = ok
-	return c, ok, nil
+	if err := checkCommit(w, c, true); err != nil {
+		return Commit{}, false, lookupError(w, err)
+	}
+	c.Replayed = true
+	return c, true, nil
+}
+
+// lookupError marks a failure of the store's lookup of a write (nil for
+// none).
+func lookupError(w Write, err error) error {
+	if err == nil {
+		return nil
+	}
+	return persistenceError("memory lookup", w.Provenance.RunID, err)
+}
+
+// refresh reads the last versions of entries from the store and installs
+// those newer than the installed ones: what another Memory on the store
+// committed, confirmed. m.mu is held.
+func (m *Memory) refresh(ctx context.Context, ids []EntryID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	heads, err := m.store.EntryHeads(ctx, ids)
+	if err == nil {
+		err = checkHeads(ids, heads)
+	}
+	if err != nil {
+		return persistenceError("memory read", "", err)
+	}
+	for _, h := range heads {
+		id := h.ID()
+		if h.Version <= m.heads[id] {
+			continue
+		}
+		m.heads[id] = h.Version
+		if h.Deleted {
+			delete(m.live, id)
+		} else {
+			m.live[id] = h
+		}
+	}
+	return nil
+}
+
+// checkHeads checks what EntryHeads returned: entries asked for, each
+// once, with a version.
+func checkHeads(ids []EntryID, heads []Entry) error {
+	asked := make(map[EntryID]bool, len(ids))
+	for _, id := range ids {
+		asked[id] = true
+	}
+	seen := make(map[EntryID]bool, len(heads))
+	for _, h := range heads {
+		id := h.ID()
+		if !asked[id] || seen[id] || h.Version < 1 || h.Deleted == (len(h.Value) > 0) {
+			return fmt.Errorf("%w: EntryHeads returned %s version %d (deleted %v), which is not the last version of an entry asked for, once", ErrPortContract, id, h.Version, h.Deleted)
+		}
+		seen[id] = true
+	}
+	return nil
 }
 
 // stale lists the entries whose installed version is not the one the write
@@ -261,30 +366,6 @@ func (m *Memory) stale(w Write) []Stale {
 		}
 	}
 	return out
-}
-
-// conflict reports a stale write, unless the store already committed its
-// id: then that commit is returned. (The installed entries were loaded after
-// it, or it was made by another Memory on the store: either way it is not
-// installed here.)
-func (m *Memory) conflict(ctx context.Context, w Write, stale []Stale) (Commit, error) {
-	if len(w.Ops) > 0 {
-		c, found, err := m.store.LookupWrite(ctx, w.ID)
-		if err == nil && found {
-			err = checkCommit(w, c, true)
-		}
-		if err != nil {
-			return Commit{}, m.fail(ctx, w, err)
-		}
-		if found && c.Digest != WriteDigest(w) {
-			return Commit{}, fmt.Errorf("memory: write %q: %w", w.ID, ErrWriteIDReused)
-		}
-		if found {
-			c.Replayed = true
-			return c, nil
-		}
-	}
-	return Commit{}, &ConflictError{WriteID: w.ID, Stale: stale}
 }
 
 // fail breaks the Memory after a port failure and returns it marked.
@@ -320,6 +401,7 @@ func checkCommit(w Write, c Commit, replayed bool) error {
 // installed: a commit found again may be older than later writes.
 func (m *Memory) install(w Write, c Commit) {
 	if !c.Replayed {
+		c.Digest = WriteDigest(w)
 		m.commits[w.ID] = c
 	}
 	for i, v := range c.Entries {

@@ -228,10 +228,12 @@ func assertRefuses(t *testing.T, m *memory.Memory) {
 	}
 }
 
-// A compare-and-set refused inside the port is the port's failure, never a
-// receivable conflict: two Memories over one store (two processes) both pass
-// their own pre-checks.
-func TestCASInsidePortIsPersistence(t *testing.T) {
+// Two Memories over one store (two processes): the pre-commit check reads
+// the versions the write names from the store, so a basis stale against
+// the store — an entry another Memory wrote, or deleted — is a receivable
+// conflict, not a port failure; the Memory then holds the store's versions
+// of those entries, works on, and a write from them commits.
+func TestStaleAcrossMemoriesIsConflict(t *testing.T) {
 	s := memstore.New()
 	m1, m2 := newMemory(t, s, nil), newMemory(t, s, nil)
 	for _, m := range []*memory.Memory{m1, m2} {
@@ -242,19 +244,93 @@ func TestCASInsidePortIsPersistence(t *testing.T) {
 	if _, err := m1.Apply(bg, put("a", "k", `"from 1"`)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := m2.Apply(bg, put("b", "k", `"from 2"`))
+	_, err := m2.Apply(bg, put("b", "k", `"from 2"`)) // made from "absent"
+	var ce *memory.ConflictError
+	if !errors.As(err, &ce) || !memory.IsReceivable(err) || len(ce.Stale) != 1 || ce.Stale[0].Actual != 1 {
+		t.Fatalf("err = %v, want a receivable conflict: k is at version 1", err)
+	}
+	if got := value(t, m2, "k"); got != `"from 1"` {
+		t.Fatalf("after the conflict m2 holds %s, want the store's version", got)
+	}
+	if _, err := m1.Apply(bg, memory.Write{ID: "del", Basis: memory.Basis{at("k", 1)},
+		Ops: []memory.Op{{Kind: memory.OpDelete, Namespace: "notes", Key: "k"}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = m2.Apply(bg, put("c", "k", `"from 2"`, at("k", 1)))
+	if !errors.As(err, &ce) || ce.Stale[0].Actual != 0 {
+		t.Fatalf("after the delete: %v, want a conflict: k is absent", err)
+	}
+	if got := value(t, m2, "k"); got != "<absent>" {
+		t.Fatalf("after the delete m2 holds %s", got)
+	}
+	if c, err := m2.Apply(bg, put("d", "k", `"from 2"`)); err != nil || c.Entries[0].Version != 3 {
+		t.Fatalf("a write from the store's versions: %+v, %v", c, err)
+	}
+}
+
+// A compare-and-set refused inside the port is the port's failure, never a
+// receivable conflict: here another writer commits between the Memory's
+// pre-check and its commit.
+func TestCASInsidePortIsPersistence(t *testing.T) {
+	inner := memstore.New()
+	s := &racingStore{Store: inner}
+	m := newMemory(t, s, nil)
+	s.race = func() {
+		if _, err := newMemory(t, inner, nil).Apply(bg, put("other", "k", `"other"`)); err != nil {
+			t.Error(err)
+		}
+	}
+	_, err := m.Apply(bg, put("mine", "k", `"mine"`))
 	var pe *polyloop.PersistenceError
 	if !errors.As(err, &pe) || !errors.Is(err, memory.ErrBasisMismatch) || memory.IsReceivable(err) {
 		t.Fatalf("err = %v, want a PersistenceError from the port's refusal", err)
 	}
-	assertRefuses(t, m2)
-	if err := m2.Reload(bg); err != nil {
+	assertRefuses(t, m)
+	if err := m.Reload(bg); err != nil {
 		t.Fatal(err)
 	}
-	_, err = m2.Apply(bg, put("b", "k", `"from 2"`)) // now the pre-check sees it
+	_, err = m.Apply(bg, put("mine", "k", `"mine"`)) // now the pre-check sees it
 	var ce *memory.ConflictError
 	if !errors.As(err, &ce) {
 		t.Fatalf("after reload: %v, want the conflict", err)
+	}
+}
+
+// racingStore runs race once, at its first commit, before committing.
+type racingStore struct {
+	*memstore.Store
+	race func()
+}
+
+func (s *racingStore) CommitWrite(ctx context.Context, w memory.Write) (memory.Commit, error) {
+	if r := s.race; r != nil {
+		s.race = nil
+		r()
+	}
+	return s.Store.CommitWrite(ctx, w)
+}
+
+// A read of the pre-commit check that fails is a PersistenceError, and
+// leaves the Memory working: nothing was written.
+func TestPreCheckReadFailure(t *testing.T) {
+	s := polylooptest.NewFaultyMemoryStore(memstore.New())
+	m := newMemory(t, s, nil)
+	if _, err := m.Apply(bg, put("w1", "k", `1`)); err != nil {
+		t.Fatal(err)
+	}
+	s.FailLoads(true)
+	_, err := m.Apply(bg, put("w2", "k", `2`, at("k", 1)))
+	var pe *polyloop.PersistenceError
+	var rr *memory.ReloadRequiredError
+	if !errors.As(err, &pe) || errors.As(err, &rr) || memory.IsReceivable(err) {
+		t.Fatalf("err = %v, want a PersistenceError", err)
+	}
+	s.FailLoads(false)
+	if got := value(t, m, "k"); got != "1" {
+		t.Fatalf("k = %s", got)
+	}
+	if _, err := m.Apply(bg, put("w2", "k", `2`, at("k", 1))); err != nil {
+		t.Fatalf("the Memory stopped working: %v", err)
 	}
 }
 

@@ -34,6 +34,12 @@ import (
 //     operations is never passed in.
 //   - LookupWrite returns the commit of a write id, if committed, with the
 //     Digest kept for it; a replayed CommitWrite returns the Digest too.
+//   - EntryHeads returns the last version of each entry asked for that has
+//     one — a tombstone included (Deleted, no value) — in any order, each
+//     once; an entry never written is left out. The ids asked for are
+//     distinct. Memory's pre-commit check reads them, so that a basis
+//     stale against the store, not only against its own copy, is a
+//     conflict found before the commit.
 //   - EntryHistory returns every version of an entry, tombstones included,
 //     oldest first (none for an unknown entry).
 //   - Namespaces lists the namespaces that hold entries, sorted.
@@ -52,6 +58,7 @@ type Store interface {
 	LoadEntries(ctx context.Context, namespaces []string) ([]Entry, error)
 	CommitWrite(ctx context.Context, w Write) (Commit, error)
 	LookupWrite(ctx context.Context, writeID string) (Commit, bool, error)
+	EntryHeads(ctx context.Context, ids []EntryID) ([]Entry, error)
 	EntryHistory(ctx context.Context, namespace, key string) ([]Entry, error)
 	Namespaces(ctx context.Context) ([]string, error)
 }

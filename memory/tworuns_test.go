@@ -2,7 +2,7 @@ package memory_test
 
 import (
 	"context"
-	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -64,51 +64,62 @@ func TestTwoRunsSameKeyStaleBases(t *testing.T) {
 	}
 }
 
-// The same two runs in two processes (two Memories over one store): both
-// pass their own pre-checks, and the store's compare-and-set refuses the
-// second — a PersistenceError, by the seed, that stops its run. The resume
-// reloads, and the write issued again meets the conflict. One commit.
+// The same two runs in two processes (two Memories and two Views over one
+// store), the second writing after the first committed: the second's
+// pre-checks read the store, so its stale memory basis is a receivable
+// conflict and its stale view basis a receivable rejection (both received
+// here by policy) — not a PersistenceError. Both runs complete; one
+// commit, one view version.
 func TestTwoProcessesSameKeyStaleBases(t *testing.T) {
 	runs := memstore.New()
 	wait := barrier(2)
-	propose := func(ctx context.Context, step int) (string, error) {
-		wait()
+	committed := make(chan struct{})
+	wa := newWorld(t, runs, policies(memory.Fail, memory.Skip, memory.Skip), oneFinal(), func(ctx context.Context, step int) (string, error) {
+		wait() // both contexts are recorded: both bases say k@1, view 0
 		return putting("k", `"mine"`), nil
-	}
-	wa := newWorld(t, runs, policies(memory.Fail, memory.Skip, memory.Skip), oneFinal(), propose)
-	wb := newWorld(t, runs, policies(memory.Fail, memory.Skip, memory.Skip), oneFinal(), propose)
+	})
+	wb := newWorld(t, runs, policies(memory.Fail, memory.Skip, memory.Skip), oneFinal(), func(ctx context.Context, step int) (string, error) {
+		wait()
+		<-committed // a's maintenance is done: its memory and view commits stand
+		return putting("k", `"mine"`), nil
+	})
 	wa.seed("seed", "k", `"first"`)
-	if err := wb.memory.Reload(bg); err != nil {
-		t.Fatal(err)
+	for _, r := range []interface{ Reload(context.Context) error }{wb.memory, wb.view} {
+		if err := r.Reload(bg); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, w := range []*world{wa, wb} {
 		wg.Add(1)
-		go func() { defer wg.Done(); _, errs[i] = w.run(bg, []string{"a", "b"}[i]) }()
+		go func() {
+			defer wg.Done()
+			_, errs[i] = w.run(bg, []string{"a", "b"}[i])
+			if i == 0 {
+				close(committed)
+			}
+		}()
 	}
 	wg.Wait()
-	failed := -1
 	for i, err := range errs {
-		var pe *polyloop.PersistenceError
-		switch {
-		case err == nil:
-		case errors.As(err, &pe) && errors.Is(err, memory.ErrBasisMismatch) && failed < 0:
-			failed = i
-		default:
+		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
 	}
-	if failed < 0 {
-		t.Fatal("both runs committed")
+	if op := wa.ops("a")["1/memory.1"]; op.Outcome != polyloop.OpDone {
+		t.Fatalf("run a's memory operation %+v", op)
 	}
-	w, id := []*world{wa, wb}[failed], []string{"a", "b"}[failed]
-	res, err := w.resume(bg, id)
-	mustFinish(t, res, err)
-	if op := w.ops(id)["1/memory.1"]; op.Outcome != polyloop.OpReceived {
-		t.Fatalf("after the reload: %+v", op)
+	if op := wb.ops("b")["1/memory.1"]; op.Outcome != polyloop.OpReceived || string(op.Value) != `{"conflict":true}` {
+		t.Fatalf("run b's memory operation %+v, want the conflict received", op)
+	}
+	if op := wb.ops("b")["1/view.1"]; op.Outcome != polyloop.OpReceived || !strings.Contains(string(op.Value), `"rejected":true`) {
+		t.Fatalf("run b's view operation %+v, want the rejection received", op)
 	}
 	if h := wa.history("k"); len(h) != 2 {
 		t.Fatalf("history %+v", h)
+	}
+	if v := wa.viewAt(); v.Version != 1 {
+		t.Fatalf("the view is at version %d, want 1", v.Version)
 	}
 }

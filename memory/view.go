@@ -138,16 +138,26 @@ func (v *View) Reload(ctx context.Context) error {
 }
 
 func (v *View) load(ctx context.Context) error {
+	cur, err := v.last(ctx, "view load")
+	if err != nil {
+		return err
+	}
+	v.current, v.commits, v.loaded, v.broken = cur, map[string]ViewVersion{}, true, nil
+	return nil
+}
+
+// last reads the view's last version from the store; a failure is a
+// *polyloop.PersistenceError of op.
+func (v *View) last(ctx context.Context, op string) (ViewVersion, error) {
 	cur, err := v.store.LoadView(ctx, v.opts.Name)
 	if err == nil && (cur.View != v.opts.Name && cur.Version != 0 || cur.Version < 0) {
 		err = fmt.Errorf("%w: LoadView(%q) returned view %q version %d", ErrPortContract, v.opts.Name, cur.View, cur.Version)
 	}
 	if err != nil {
-		return persistenceError("view load", "", err)
+		return ViewVersion{}, persistenceError(op, "", err)
 	}
 	cur.View = v.opts.Name
-	v.current, v.commits, v.loaded, v.broken = cur, map[string]ViewVersion{}, true, nil
-	return nil
+	return cur, nil
 }
 
 func (v *View) ready(ctx context.Context) error {

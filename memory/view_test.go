@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -181,5 +182,45 @@ func TestViewOverBrokenMemory(t *testing.T) {
 	}
 	if _, err := v.Current(bg); err != nil {
 		t.Fatalf("the view itself is not broken: %v", err)
+	}
+}
+
+// Two Views (and two Memories) over one store: the View's pre-check reads
+// the view's last version and the included entries' versions from the
+// store, so an adjustment made from a version another View replaced, or
+// showing an entry another Memory rewrote, is a receivable rejection — not
+// a port failure — and the View then holds the store's last version.
+func TestStaleAcrossViewsIsRejection(t *testing.T) {
+	s, m1 := seeded(t)
+	m2 := newMemory(t, s, nil)
+	v1, v2 := newView(t, s, m1, "notes"), newView(t, s, m2, "notes")
+	for _, r := range []interface{ Reload(context.Context) error }{m2, v1, v2} {
+		if err := r.Reload(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := v1.Adjust(bg, include("adj1", 0, at("a", 1))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := v2.Adjust(bg, include("adj2", 0, at("a", 1)))
+	var re *memory.RejectionError
+	if !errors.As(err, &re) || re.What != "version" || !memory.IsReceivable(err) {
+		t.Fatalf("err = %v, want a receivable version rejection", err)
+	}
+	if cur, err := v2.Current(bg); err != nil || cur.Version != 1 {
+		t.Fatalf("after the rejection v2 holds %+v, %v; want the store's version 1", cur, err)
+	}
+	if _, err := m1.Apply(bg, put("w2", "a", `"beta"`, at("a", 1))); err != nil {
+		t.Fatal(err)
+	}
+	_, err = v2.Adjust(bg, include("adj3", 1, at("a", 1))) // m2 still holds a@1
+	if !errors.As(err, &re) || re.What != "version" || !strings.Contains(re.Reason, "version 2") {
+		t.Fatalf("err = %v, want a rejection: a is at version 2", err)
+	}
+	if got, err := v2.Adjust(bg, include("adj4", 1, at("a", 2))); err != nil || got.Version != 2 {
+		t.Fatalf("an adjustment from the store's versions: %+v, %v", got, err)
+	}
+	if _, views := s.Commits(); views != 2 {
+		t.Fatalf("%d view commits, want 2", views)
 	}
 }

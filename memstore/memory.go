@@ -108,6 +108,22 @@ func (s *Store) LookupWrite(ctx context.Context, writeID string) (memory.Commit,
 	return cloneCommit(c), ok, nil
 }
 
+// EntryHeads implements memory.Store.
+func (s *Store) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []memory.Entry
+	for _, id := range ids {
+		if h := s.mem.versions[id]; len(h) > 0 {
+			out = append(out, cloneEntry(h[len(h)-1]))
+		}
+	}
+	return out, nil
+}
+
 // EntryHistory implements memory.Store.
 func (s *Store) EntryHistory(ctx context.Context, namespace, key string) ([]memory.Entry, error) {
 	if err := ctx.Err(); err != nil {

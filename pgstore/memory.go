@@ -68,6 +68,23 @@ func (s *Store) LoadEntries(ctx context.Context, namespaces []string) ([]memory.
 	return scanEntries(ctx, rows, "load memory")
 }
 
+// EntryHeads implements memory.Store. A head of version 0 is a lock row
+// of an entry never written (see lockHeads).
+func (s *Store) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.Entry, error) {
+	namespaces, keys := make([]string, len(ids)), make([]string, len(ids))
+	for i, id := range ids {
+		namespaces[i], keys[i] = id.Namespace, id.Key
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+entryColumns+` FROM unnest($1::text[], $2::text[]) AS q(namespace, key)
+		JOIN `+s.table("memory_heads")+` h ON h.namespace = q.namespace AND h.key = q.key
+		JOIN `+s.table("memory_versions")+` v ON v.namespace = h.namespace AND v.key = h.key AND v.version = h.version
+		WHERE h.version > 0`, namespaces, keys)
+	if err != nil {
+		return nil, memError(ctx, "read memory heads", err)
+	}
+	return scanEntries(ctx, rows, "read memory heads")
+}
+
 // EntryHistory implements memory.Store.
 func (s *Store) EntryHistory(ctx context.Context, namespace, key string) ([]memory.Entry, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+entryColumns+` FROM `+s.table("memory_versions")+` v

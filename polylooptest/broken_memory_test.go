@@ -22,6 +22,7 @@ type memFaults struct {
 	escape         bool // values are re-encoded with HTML escaping
 	reuseVersions  bool // a delete drops the entry's history: versions start again
 	loadTombstones bool // LoadEntries returns tombstones
+	liveHeads      bool // EntryHeads skips tombstones: an entry's last live version
 	opsOnly        bool // basis lines on entries only read are not checked
 	partial        bool // a batch is applied operation by operation: a mismatch leaves a prefix
 	notIdempotent  bool // a committed write id commits again
@@ -97,6 +98,25 @@ func (s *brokenMem) LoadEntries(ctx context.Context, namespaces []string) ([]mem
 		last := h[len(h)-1]
 		if (!last.Deleted || s.loadTombstones) && slices.ContainsFunc(namespaces, func(ns string) bool { return s.id(memory.EntryID{Namespace: ns}).Namespace == id.Namespace }) {
 			out = append(out, last)
+		}
+	}
+	return out, nil
+}
+
+func (s *brokenMem) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.Entry, error) {
+	if err := s.cancelled(ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []memory.Entry
+	for _, id := range ids {
+		h := s.versions[s.id(id)]
+		for s.liveHeads && len(h) > 0 && h[len(h)-1].Deleted {
+			h = h[:len(h)-1]
+		}
+		if len(h) > 0 {
+			out = append(out, h[len(h)-1])
 		}
 	}
 	return out, nil
@@ -327,6 +347,7 @@ func brokenMemoryCases() []brokenCase {
 		c("RoundTrip", memoryWith(memFaults{escape: true})),
 		c("Versions", memoryWith(memFaults{reuseVersions: true})),
 		c("Versions", memoryWith(memFaults{loadTombstones: true})),
+		c("Heads", memoryWith(memFaults{liveHeads: true})),
 		c("BasisMismatch", memoryWith(memFaults{opsOnly: true})),
 		c("BasisMismatch", memoryWith(memFaults{partial: true})),
 		c("Idempotent", memoryWith(memFaults{notIdempotent: true})),

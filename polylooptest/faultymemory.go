@@ -67,8 +67,8 @@ func (s *FaultyMemoryStore) FailView(n int, f MemoryFault) {
 	s.views[s.nView+n] = f
 }
 
-// FailLoads makes LoadEntries and LoadView fail with ErrInjected (or work
-// again).
+// FailLoads makes the reads of current state — LoadEntries, EntryHeads and
+// LoadView — fail with ErrInjected (or work again).
 func (s *FaultyMemoryStore) FailLoads(fail bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -144,6 +144,17 @@ func (s *FaultyMemoryStore) LoadEntries(ctx context.Context, namespaces []string
 		return nil, fmt.Errorf("load: %w", ErrInjected)
 	}
 	return s.MemoryStore.LoadEntries(ctx, namespaces)
+}
+
+// EntryHeads implements memory.Store.
+func (s *FaultyMemoryStore) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.Entry, error) {
+	s.mu.Lock()
+	fail := s.failLoad
+	s.mu.Unlock()
+	if fail {
+		return nil, fmt.Errorf("read heads: %w", ErrInjected)
+	}
+	return s.MemoryStore.EntryHeads(ctx, ids)
 }
 
 // LoadView implements memory.ViewStore.

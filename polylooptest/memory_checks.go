@@ -228,6 +228,44 @@ func checkMemVersions(e *env, h MemoryStoreHarness) error {
 	return nil
 }
 
+func checkMemHeads(e *env, h MemoryStoreHarness) error {
+	s := h.New(e.t)
+	for _, w := range []memory.Write{
+		write("h-1", nil, putOp(memNS, "k", `1`)),
+		write("h-2", memory.Basis{expect(memNS, "k", 1)}, putOp(memNS, "k", `2`)),
+		write("h-3", nil, putOp(memNS, "gone", `1`)),
+		write("h-4", memory.Basis{expect(memNS, "gone", 1)}, delOp(memNS, "gone")),
+		write("h-5", nil, putOp(memNS+"-other", "k", `9`)),
+	} {
+		if _, err := commitOK(e.ctx, s, w); err != nil {
+			return err
+		}
+	}
+	ids := []memory.EntryID{{Namespace: memNS, Key: "gone"}, {Namespace: memNS, Key: "never"}, {Namespace: memNS, Key: "k"}, {Namespace: memNS, Key: "K"}}
+	heads, err := s.EntryHeads(e.ctx, ids)
+	if err != nil {
+		return fmt.Errorf("EntryHeads failed: %w", err)
+	}
+	got := map[memory.EntryID]memory.Entry{}
+	for _, hd := range heads {
+		if _, dup := got[hd.ID()]; dup || !slices.Contains(ids, hd.ID()) {
+			return fmt.Errorf("EntryHeads returned %s twice, or one not asked for", hd.ID())
+		}
+		got[hd.ID()] = hd
+	}
+	k, gone := got[memory.EntryID{Namespace: memNS, Key: "k"}], got[memory.EntryID{Namespace: memNS, Key: "gone"}]
+	if len(got) != 2 || k.Version != 2 || k.Deleted || string(k.Value) != "2" || k.Provenance != prov("h-2") {
+		return fmt.Errorf("EntryHeads gives %+v; want k at version 2 with its value and provenance, gone's tombstone, and nothing for entries never written", heads)
+	}
+	if gone.Version != 2 || !gone.Deleted || len(gone.Value) != 0 {
+		return fmt.Errorf("EntryHeads gives gone as %+v; want its tombstone, version 2 (a delete's version is the entry's last)", gone)
+	}
+	if none, err := s.EntryHeads(e.ctx, nil); err != nil || len(none) != 0 {
+		return fmt.Errorf("EntryHeads of no entries: %v, %v", none, err)
+	}
+	return nil
+}
+
 func checkMemBasisMismatch(e *env, h MemoryStoreHarness) error {
 	s := h.New(e.t)
 	for _, w := range []memory.Write{write("b-k", nil, putOp(memNS, "k", `1`)), write("b-j", nil, putOp(memNS, "j", `1`))} {

@@ -6,6 +6,7 @@ const (
 	ruleMemEmpty          rule = "loading namespaces with no entries MUST give no entries and no error"
 	ruleMemRoundTrip      rule = "a committed value MUST read back byte for byte, with its version and provenance"
 	ruleMemVersions       rule = "each commit of an entry MUST take the next version, a delete a tombstone, and the history MUST keep them all"
+	ruleMemHeads          rule = "EntryHeads MUST give each entry's last version, a tombstone included, once, and nothing for an entry never written"
 	ruleMemBasis          rule = "a commit whose basis is stale MUST fail with memory.ErrBasisMismatch and write nothing of the batch"
 	ruleMemIdempotent     rule = "a committed write id MUST return its commit again and write nothing; other operations under it MUST be ErrWriteIDReused"
 	ruleMemIsolated       rule = "namespaces and keys that differ by case, prefix or wildcards MUST be separate"
@@ -18,13 +19,14 @@ const (
 	ruleMemDurable        rule = "entries, histories, write ids and views MUST survive a restart"
 )
 
-var memoryRules = []rule{ruleMemEmpty, ruleMemRoundTrip, ruleMemVersions, ruleMemBasis, ruleMemIdempotent, ruleMemIsolated, ruleMemOneWriterWins, ruleMemConcurrentKeys, ruleViewVersions, ruleViewIdempotent, ruleViewOneWriterWins, ruleMemCancelled, ruleMemDurable}
+var memoryRules = []rule{ruleMemEmpty, ruleMemRoundTrip, ruleMemVersions, ruleMemHeads, ruleMemBasis, ruleMemIdempotent, ruleMemIsolated, ruleMemOneWriterWins, ruleMemConcurrentKeys, ruleViewVersions, ruleViewIdempotent, ruleViewOneWriterWins, ruleMemCancelled, ruleMemDurable}
 
 // memoryRuleOf is the rule each memory check checks.
 var memoryRuleOf = map[string]rule{
 	"Empty":              ruleMemEmpty,
 	"RoundTrip":          ruleMemRoundTrip,
 	"Versions":           ruleMemVersions,
+	"Heads":              ruleMemHeads,
 	"BasisMismatch":      ruleMemBasis,
 	"Idempotent":         ruleMemIdempotent,
 	"NamespacesIsolated": ruleMemIsolated,

@@ -36,6 +36,9 @@ func (h MemoryStoreHarness) settings() settings { return newSettings(h.Timeout, 
 //   - Versions: versions count per entry from 1 and are never reused; a
 //     delete is a tombstone kept in the history, not loaded as live; a put
 //     after it takes the next version.
+//   - Heads: EntryHeads gives each entry's last version — a tombstone
+//     included, with its version — once, and nothing for an entry never
+//     written or of another namespace or case.
 //   - BasisMismatch: a stale basis — on an entry written, on an entry only
 //     read, or an entry expected absent that is live — fails with
 //     memory.ErrBasisMismatch and writes nothing of the batch.
@@ -72,6 +75,7 @@ var memoryChecks = []check[MemoryStoreHarness]{
 	{"Empty", ruled(ruleMemEmpty, checkMemEmpty)},
 	{"RoundTrip", ruled(ruleMemRoundTrip, checkMemRoundTrip)},
 	{"Versions", ruled(ruleMemVersions, checkMemVersions)},
+	{"Heads", ruled(ruleMemHeads, checkMemHeads)},
 	{"BasisMismatch", ruled(ruleMemBasis, checkMemBasisMismatch)},
 	{"Idempotent", ruled(ruleMemIdempotent, checkMemIdempotent)},
 	{"NamespacesIsolated", ruled(ruleMemIsolated, checkMemIsolated)},

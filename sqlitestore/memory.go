@@ -82,6 +82,37 @@ func scanEntries(ctx context.Context, rows *sql.Rows, op string) ([]memory.Entry
 	return out, nil
 }
 
+// headsChunk bounds the entries one EntryHeads query names (two bound
+// parameters each).
+const headsChunk = 250
+
+// EntryHeads implements memory.Store.
+func (s *Store) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.Entry, error) {
+	if err := s.usable(ctx, "read memory heads"); err != nil {
+		return nil, err
+	}
+	var out []memory.Entry
+	for len(ids) > 0 {
+		n := min(len(ids), headsChunk)
+		args := make([]any, 0, 2*n)
+		for _, id := range ids[:n] {
+			args = append(args, id.Namespace, id.Key)
+		}
+		rows, err := s.read.QueryContext(ctx, `SELECT `+entryColumns+` FROM memory_heads h JOIN memory_versions v
+			ON v.namespace = h.namespace AND v.key = h.key AND v.version = h.version
+			WHERE (h.namespace, h.key) IN (VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?),", n), ",")+`)`, args...)
+		if err != nil {
+			return nil, memError(ctx, "read memory heads", err)
+		}
+		got, err := scanEntries(ctx, rows, "read memory heads")
+		if err != nil {
+			return nil, err
+		}
+		out, ids = append(out, got...), ids[n:]
+	}
+	return out, nil
+}
+
 // EntryHistory implements memory.Store.
 func (s *Store) EntryHistory(ctx context.Context, namespace, key string) ([]memory.Entry, error) {
 	if err := s.usable(ctx, "read memory history"); err != nil {

@@ -51,6 +51,46 @@ func BenchmarkTrajectory1000Steps(b *testing.B) {
 	b.ReportMetric(float64(size)/1e6, "MB/page")
 }
 
+// BenchmarkTrajectory1000MaintainedSteps renders the page of a 1,000-step
+// run with memory: BenchmarkTrajectory1000Steps's steps, each also showing
+// a view version, and each followed by its maintenance (an operation
+// fixing the proposal's input, the proposal received, a memory write, a
+// view adjustment, maintenance_done).
+func BenchmarkTrajectory1000MaintainedSteps(b *testing.B) {
+	st := memstore.New()
+	runfixture.RememberingLong(b, st, runfixture.NewClock(runfixture.Base), "long", 1000)
+	log, err := st.ReadLog(context.Background(), "long")
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := 0
+	for _, r := range log.Records {
+		if _, ok := r.Body.(*polyloop.MaintenanceDone); ok {
+			done++
+		}
+	}
+	if done != 1001 {
+		b.Fatalf("%d maintained steps, want 1001", done)
+	}
+	s, err := view.New(view.Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/run?id=long", nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var size int
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%d", rec.Code)
+		}
+		size = rec.Body.Len()
+	}
+	b.ReportMetric(float64(size)/1e6, "MB/page")
+}
+
 // BenchmarkRunsList100k lists the newest page, and a page 1,000 pages deep
 // (through its cursor), of a SQLite store holding 100,000 runs.
 func BenchmarkRunsList100k(b *testing.B) {

@@ -99,6 +99,19 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("the pending gates lack %q:\n%s", want, gates)
 		}
 	}
+
+	// A memory run: each step's maintenance, and the view each call showed.
+	runfixture.Remembering(t, st, runfixture.NewClock(runfixture.Base.Add(24*time.Hour)), runfixture.MemoryRun, "the goal")
+	do(t, ctx, "a memory run", chromedp.Navigate(base+"/run?id="+runfixture.MemoryRun), chromedp.WaitVisible("#maintenance-1"))
+	maint := value(t, ctx, "step 1's maintenance", chromedp.Text("#maintenance-1"))
+	for _, want := range []string{"maintenance done", "operation memory.1 done · write memory-1/1~memory.1", `"value": "the goal"`} {
+		if !strings.Contains(maint, want) {
+			t.Errorf("step 1's maintenance lacks %q:\n%s", want, maint)
+		}
+	}
+	if head := value(t, ctx, "step 2's call", chromedp.Text("#step-2 .callhead")); !strings.Contains(head, "showing view notes version 1") {
+		t.Errorf("step 2's model call says %q", head)
+	}
 }
 
 // TestBrowserPreviews drives Chromium through the page of a run this

@@ -7,7 +7,10 @@
 //
 //	/                 the runs list: filters, sort and page in the URL
 //	/run?id=ID        a run's trajectory, its gates (pending ones with
-//	                  their arguments and deadlines) and its resume history;
+//	                  their arguments and deadlines), each step's
+//	                  maintenance (operations, proposals received, done or
+//	                  not) and the view version each model call showed,
+//	                  and its resume history;
 //	                  an unfinished run's page follows its log live
 //	                  (server-sent events from /live), with the model's
 //	                  text as it streams when Options.Previews has it

@@ -26,7 +26,9 @@ const (
 // plantHostile writes runs whose every text is hostile: the run id and
 // agent name, the task and system prompt, the reply, the tool arguments,
 // the observation, the audit text of an unknown tool, the final answer;
-// one run finished, one left unfinished (the live page).
+// one run finished, one left unfinished (the live page); the gates' texts;
+// a memory run's maintenance (the proposal, the values written, the write
+// ids and the proposers' run ids).
 func plantHostile(t *testing.T) *memstore.Store {
 	t.Helper()
 	st := memstore.New()
@@ -34,6 +36,7 @@ func plantHostile(t *testing.T) *memstore.Store {
 	runfixture.Run(t, runfixture.Runner(st, clock, 0.000001, hostileTurns()...), hostileID, hostileAgent(), "task "+hostileAll)
 	runfixture.Crashed(t, st, clock, 4, hostileID+"-open", hostileAgent(), "task "+hostileAll, hostileTurns()...)
 	plantHostileGates(t, st, clock)
+	runfixture.Remembering(t, st, clock, hostileID+"-memory", "note "+hostileAll)
 	return st
 }
 
@@ -93,6 +96,7 @@ func TestHostileTextRendersInert(t *testing.T) {
 		"/compare?a=" + id + "&b=" + escapeQuery(hostileID+"-open"),
 		"/stats", "/stats?by=agent", "/stats?by=hash", "/run?id=" + escapeQuery(scriptTag),
 		"/run?id=" + escapeQuery(hostileID+"-gate"), "/run?id=" + escapeQuery(hostileID+"-gate-open"),
+		"/run?id=" + escapeQuery(hostileID+"-memory"), "/run?id=" + escapeQuery(hostileID+"-memory/1~:proposal.1"),
 	}
 	for _, p := range pages {
 		_, body := get(t, s, "GET", p)
@@ -113,6 +117,17 @@ func TestHostileTextRendersInert(t *testing.T) {
 	}
 	if text := textOf(t, mustGet(t, s, "/run?id="+escapeQuery(hostileID+"-gate-open"))); !strings.Contains(text, `"room <script>alert(\"xss\")</script>`) {
 		t.Errorf("the suspended run's page does not show the gate's arguments as text")
+	}
+	text = textOf(t, mustGet(t, s, "/run?id="+escapeQuery(hostileID+"-memory")))
+	for _, want := range []string{
+		`"value": "note <script>alert(\"xss\")</script>`, // the proposal received, the entries shown
+		"write " + hostileID + "-memory/1~memory.1",
+		"proposal proposal.1: child run " + hostileID + "-memory/1~:proposal.1 ended",
+		"showing view notes version 1",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the memory run's page does not show %q as text", want)
+		}
 	}
 	// The live stream's fragments are inert too.
 	frag := liveFragments(t, s, st, hostileID+"-open")

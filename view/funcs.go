@@ -20,6 +20,7 @@ var funcs = template.FuncMap{
 	"cut":      cut,
 	"pretty":   prettyJSON,
 	"args":     argsText,
+	"json":     recordJSON,
 	"usd":      usd,
 	"cost":     callCost,
 	"tokens":   tokensText,
@@ -138,6 +139,47 @@ func argsText(raw json.RawMessage) string {
 	}
 	return prettyJSON(v)
 }
+
+// recordJSON is a JSON value of a record as people read it: indented, in
+// the record's own order, with the <, > and & that encoding/json escapes
+// shown as themselves (the template escapes them for the page); the raw
+// text when it is not JSON. Cheaper than argsText: nothing is decoded.
+func recordJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return unescapeHTML(buf.Bytes())
+}
+
+// unescapeHTML turns JSON's \u003c, \u003e and \u0026 escapes back into
+// the characters. Every backslash in JSON starts an escape, so a scan that
+// copies the other escapes whole is exact.
+func unescapeHTML(b []byte) string {
+	if !bytes.Contains(b, []byte(`\u00`)) {
+		return string(b)
+	}
+	var out strings.Builder
+	out.Grow(len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out.WriteByte(b[i])
+			continue
+		}
+		if b[i+1] == 'u' && i+6 <= len(b) {
+			if c, ok := htmlEscapes[strings.ToLower(string(b[i+2:i+6]))]; ok {
+				out.WriteByte(c)
+				i += 5
+				continue
+			}
+		}
+		out.Write(b[i : i+2])
+		i++
+	}
+	return out.String()
+}
+
+var htmlEscapes = map[string]byte{"003c": '<', "003e": '>', "0026": '&'}
 
 // usd is a cost to 6 significant digits, as polyloop stats prints it.
 func usd(v float64) string { return "$" + strconv.FormatFloat(v, 'g', 6, 64) }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/agentfile"
 	"github.com/polyloop/polyloop/memory"
 	"github.com/spf13/cobra"
 )
@@ -28,10 +30,15 @@ func newMemoryCmd(a *app) *cobra.Command {
 		Long: `Show agent memory kept in the store beside the runs (agent files' memory:
 section): the live entries of namespaces, one entry's value and provenance
 (the run, step and call that wrote it), every version of an entry, and the
-versions of views (what the model was shown).`,
+versions of views (the entries a model was shown, at their versions).
+
+show --view renders a version with the library's default template
+(polyloop.DefaultViewTemplate), or with --agent FILE with that agent's
+memory.view.template: the text its model is shown. (A run shows the template
+of its own snapshot: polyloop show RUN names the version each call showed.)`,
 	}
 	c.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON")
-	var view string
+	var view, agent string
 	ls := &cobra.Command{
 		Use:   "ls [NAMESPACE...]",
 		Short: "List the live entries of namespaces (all without arguments), and the views",
@@ -40,18 +47,28 @@ versions of views (what the model was shown).`,
 		},
 	}
 	show := &cobra.Command{
-		Use:   "show NAMESPACE KEY | show --view NAME [VERSION]",
+		Use:   "show NAMESPACE KEY | show --view NAME [VERSION] [--agent FILE]",
 		Short: "Show an entry's live value and provenance, or a view version",
+		Long: `Show an entry's live value and provenance, or, with --view, a version of a
+view: who made it, its sources, and its members rendered as a model is shown
+them — with the library's default template (polyloop.DefaultViewTemplate), or
+with --agent FILE with that agent file's memory.view.template (the file is
+checked, nothing is started; its view must be NAME). The first line says which
+template rendered it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withMemory(cmd.Context(), func(ctx context.Context, s memoryStore) error {
 				if view != "" {
-					return a.memoryShowView(ctx, s, view, args, asJSON)
+					return a.memoryShowView(ctx, s, view, agent, args, asJSON)
+				}
+				if agent != "" {
+					return errors.New("--agent goes with --view: it names the template a view version is rendered with")
 				}
 				return a.memoryShow(ctx, s, args, asJSON)
 			})
 		},
 	}
 	show.Flags().StringVar(&view, "view", "", "show a version of this view (the last one without VERSION)")
+	show.Flags().StringVar(&agent, "agent", "", "with --view: render with this agent file's memory.view.template (default: the library's)")
 	history := &cobra.Command{
 		Use:   "history NAMESPACE KEY",
 		Short: "List every version of an entry, deletes included, with provenance",
@@ -151,9 +168,12 @@ func (a *app) memoryShow(ctx context.Context, s memoryStore, args []string, asJS
 	return fmt.Errorf("nothing is remembered under %s/%s (memory history shows what was)", args[0], args[1])
 }
 
-func (a *app) memoryShowView(ctx context.Context, s memoryStore, name string, args []string, asJSON bool) error {
+func (a *app) memoryShowView(ctx context.Context, s memoryStore, name, agent string, args []string, asJSON bool) error {
+	tmpl, how, err := viewTemplateOf(name, agent)
+	if err != nil {
+		return err
+	}
 	var v memory.ViewVersion
-	var err error
 	switch len(args) {
 	case 0:
 		v, err = s.LoadView(ctx, name)
@@ -172,13 +192,41 @@ func (a *app) memoryShowView(ctx context.Context, s memoryStore, name string, ar
 	if asJSON {
 		return a.printJSON(v)
 	}
-	fmt.Fprintf(a.stdout, "view %s version %d, made by %s, sources %v\n", v.View, v.Version, provenance(v.Provenance), v.Sources)
-	text, err := polyloop.RenderView("", v.Content())
+	fmt.Fprintf(a.stdout, "view %s version %d, made by %s, sources %v; rendered with %s\n", v.View, v.Version, provenance(v.Provenance), v.Sources, how)
+	text, err := polyloop.RenderView(tmpl, v.Content())
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(a.stdout, text)
 	return nil
+}
+
+// viewTemplateOf is the template a version of view name renders with: the
+// library's default, or the memory.view.template of the agent file agent
+// (checked, not built: nothing starts), whose view must be name; how says
+// which.
+func viewTemplateOf(name, agent string) (tmpl, how string, err error) {
+	if agent == "" {
+		return "", "the default template (polyloop.DefaultViewTemplate)", nil
+	}
+	f, err := agentfile.Check(agent)
+	if err != nil {
+		return "", "", err
+	}
+	if f.Memory == nil || f.Memory.View == nil {
+		return "", "", fmt.Errorf("%s shows its model no view (no memory.view)", agent)
+	}
+	shown := f.Memory.View.Name
+	if shown == "" {
+		shown = f.Name
+	}
+	if shown != name {
+		return "", "", fmt.Errorf("%s shows the view %q, not %q", agent, shown, name)
+	}
+	if f.Memory.View.Template == "" {
+		return "", fmt.Sprintf("the default template (%s sets no memory.view.template)", agent), nil
+	}
+	return f.Memory.View.Template, fmt.Sprintf("the template of %s (memory.view.template)", agent), nil
 }
 
 func (a *app) memoryHistory(ctx context.Context, s memoryStore, args []string, asJSON bool) error {

@@ -77,8 +77,9 @@ func TestReadmeCommandsAreCIs(t *testing.T) {
 	}
 }
 
-// TestReadmeCommandLineMatchesTheProgram: every polyloop command the
-// README's command-line section shows exists, with the flags it names.
+// TestReadmeCommandLineMatchesTheProgram: every polyloop command (and
+// subcommand) the README's command-line section shows exists, with the
+// flags it names.
 func TestReadmeCommandLineMatchesTheProgram(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
@@ -93,8 +94,8 @@ func TestReadmeCommandLineMatchesTheProgram(t *testing.T) {
 			continue
 		}
 		seen++
-		words := strings.Fields(line)
-		cmd, _, err := root.Find(words[1:2])
+		words := commandOf(line)
+		cmd, _, err := root.Find(words[1:]) // the subcommand, if any
 		if err != nil || cmd == root {
 			t.Errorf("README.md shows %q, but polyloop has no command %q", line, words[1])
 			continue

@@ -38,22 +38,33 @@ type Invocation struct {
 // ways: run_started (the first write of the run); a model_call_result
 // right after the write that held its intent (the call returned); an
 // action_result, step_completed or child_reception right after a write
-// that left an action in flight (an action ended or received a child).
-// Every other record is written together with the record before it. So a
-// write that starts with anything else was begun by a new invocation —
-// a resume — and its first record says how: a retried model call (attempt
-// > 1), a replayed action (attempt > 1), a config_override, a step
-// started after a log that ended between steps, a reply parsed again, a
-// lease take-over, or a finish the log already determined. A gate's answer
+// that left an action in flight (an action ended or received a child); a
+// maintenance_op, a maintenance's child_reception or maintenance_done
+// right after the step's record or another record of its maintenance (the
+// step's maintenance goes on). Every other record is written together with
+// the record before it (writeStarts classifies every kind). So a write
+// that starts with anything else was begun by a new invocation — a resume
+// — and its first record says how: a retried model call (attempt > 1), a
+// replayed action (attempt > 1), a config_override, a step started after a
+// log that ended between steps, a reply parsed again, a lease take-over,
+// or a finish the log already determined. A gate's answer
 // (approval_decided, delivery_received) is a write of its own, by
 // Runner.Approve or Deliver, unless it is a timeout (a resume applied it);
 // what follows an answer is a resume. Time gaps alone are not taken as
 // evidence (a model call or an action may take hours); they are reported
 // in Gap.
 //
-// Records with identical timestamps that were written apart (a hand-made
-// log, a clock that does not move) merge into one write, and a resume
-// between them goes unseen.
+// Some resumes leave no such evidence and go unseen, merged into the
+// invocation before them:
+//   - a resume inside a step's maintenance (PlanMaintain) whose first write
+//     is the maintenance's next operation or reception, as the interrupted
+//     invocation would have written it — unless it took a dead holder's
+//     lease over (a lease_takeover: a killed process on a store with
+//     leases) or changed the configuration. A resume after the process
+//     stopped with an error inside the maintenance (a *PersistenceError
+//     of the memory, say) is such a resume;
+//   - records with identical timestamps that were written apart (a
+//     hand-made log, a clock that does not move) merge into one write.
 func Invocations(log polyloop.RunLog) []Invocation {
 	var out []Invocation
 	recs := log.Records
@@ -101,6 +112,10 @@ func stepOf(b polyloop.RecordBody, cur int) int {
 		return b.Step
 	case *polyloop.StepCompleted:
 		return b.Step
+	case *polyloop.MaintenanceOp:
+		return b.Step
+	case *polyloop.MaintenanceDone:
+		return b.Step
 	}
 	return cur
 }
@@ -108,17 +123,84 @@ func stepOf(b polyloop.RecordBody, cur int) int {
 // continues reports whether an uninterrupted invocation may begin a write
 // with next after a write that ended with prev.
 func continues(prev, next polyloop.RecordBody) bool {
-	switch next.(type) {
-	case *polyloop.ModelCallResult:
+	after, ok := writeStarts[next.Kind()]
+	return ok && after != nil && after(prev, next)
+}
+
+// writeStarts classifies every record kind: after which records an
+// uninterrupted invocation may begin a write with a record of that kind,
+// or nil when it never does (the record is written with the one before it,
+// or only a new invocation writes it first). A kind missing here is taken
+// for a resume; a test checks that every kind of the log format is here.
+var writeStarts = map[polyloop.RecordKind]func(prev, next polyloop.RecordBody) bool{
+	// The run's first write, and never after it.
+	polyloop.KindRunStarted: nil,
+	// With run_started, or with the records that end the previous step
+	// (step_completed, maintenance_done); first only in a resume.
+	polyloop.KindModelCallIntent: nil,
+	polyloop.KindModelCallResult: func(prev, _ polyloop.RecordBody) bool {
 		_, ok := prev.(*polyloop.ModelCallIntent)
 		return ok
-	case *polyloop.ActionResult, *polyloop.StepCompleted, *polyloop.ChildReception:
-		switch prev.(type) {
-		case *polyloop.ActionIntent, *polyloop.ActionResult, *polyloop.ChildReception:
-			return true
-		}
+	},
+	// With the reply that decided it, or with the settlement of the
+	// batch's previous action; first only in a resume.
+	polyloop.KindActionIntent:   nil,
+	polyloop.KindActionResult:   func(prev, _ polyloop.RecordBody) bool { return actionInFlight(prev) },
+	polyloop.KindStepCompleted:  func(prev, _ polyloop.RecordBody) bool { return actionInFlight(prev) },
+	polyloop.KindChildReception: childReceived,
+	// A step's maintenance writes each operation's outcome and each
+	// reception as it comes, and maintenance_done when its Maintainer
+	// returns (with the next step's intent or the run's finish).
+	polyloop.KindMaintenanceOp:   func(prev, _ polyloop.RecordBody) bool { return inMaintenance(prev) },
+	polyloop.KindMaintenanceDone: func(prev, _ polyloop.RecordBody) bool { return inMaintenance(prev) },
+	// With the step record or maintenance_done that ends the run; first
+	// only in a resume (a finish the log already determined).
+	polyloop.KindRunFinished: nil,
+	// Only a resume writes them first.
+	polyloop.KindConfigOverride: nil,
+	polyloop.KindLeaseTakeover:  nil,
+	// With the reply whose batch waits at the gate.
+	polyloop.KindApprovalRequested: nil,
+	polyloop.KindDeliveryRequested: nil,
+	// Written apart from any run (Runner.Approve, Runner.Deliver), or by a
+	// resume after the deadline (see answerEvidence).
+	polyloop.KindApprovalDecided:  nil,
+	polyloop.KindDeliveryReceived: nil,
+}
+
+// actionInFlight reports whether prev, the last record of a write, leaves
+// an action of the step in flight: its intent, the settlement of another
+// action of the batch, or the reception of a child an action started.
+func actionInFlight(prev polyloop.RecordBody) bool {
+	switch b := prev.(type) {
+	case *polyloop.ActionIntent, *polyloop.ActionResult:
+		return true
+	case *polyloop.ChildReception:
+		return !b.Maintenance
 	}
 	return false
+}
+
+// inMaintenance reports whether prev, the last record of a write, leaves a
+// step's maintenance under way: the step's record, an operation's outcome
+// or a reception of the maintenance.
+func inMaintenance(prev polyloop.RecordBody) bool {
+	switch b := prev.(type) {
+	case *polyloop.StepCompleted, *polyloop.MaintenanceOp:
+		return true
+	case *polyloop.ChildReception:
+		return b.Maintenance
+	}
+	return false
+}
+
+// childReceived: an action receives its child while the action is in
+// flight; a step's maintenance receives its children while it is under way.
+func childReceived(prev, next polyloop.RecordBody) bool {
+	if next.(*polyloop.ChildReception).Maintenance {
+		return inMaintenance(prev)
+	}
+	return actionInFlight(prev)
 }
 
 // evidence says in words why a write begins an invocation.
