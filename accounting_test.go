@@ -78,8 +78,10 @@ func TestFailedCallKeepsUsage(t *testing.T) {
 	}
 }
 
-// A reply that reports no usage at all leaves the tokens (and so the cost)
-// unknown; a reply without a price leaves the cost unknown.
+// A reply that reports no usage at all, or whose usage is only a lower
+// bound (Usage.TokensUnknown: an attempt was billed for what it never
+// reported), leaves the tokens (and so the cost) unknown; a reply without a
+// price leaves the cost unknown.
 func TestUsageUnknownFlags(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -90,6 +92,7 @@ func TestUsageUnknownFlags(t *testing.T) {
 		{"no usage", &polyloop.Usage{}, true, true},
 		{"no price", &polyloop.Usage{InputTokens: 5, OutputTokens: 1}, false, true},
 		{"priced", pricedUsage(5, 1, 0.1), false, false},
+		{"a lower bound", &polyloop.Usage{InputTokens: 5, OutputTokens: 1, TokensUnknown: true}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := newRunner(scriptmodel.New(scriptmodel.Turn{Text: "a", Usage: tc.usage}), memstore.New(), newTestExec()).
