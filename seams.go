@@ -109,7 +109,12 @@ var (
 //
 // For NotExecuted and EnvError the observation that enters the model's
 // history is the agent's synthetic text (Agent.Synthetic), flagged synthetic;
-// the executor's own Observation goes only to the event stream for audit.
+// the executor's own Observation is kept as the step's audit (bounded to
+// MaxAuditBytes) and goes to the event stream, never to the history. An
+// Executed observation is bounded by the library (ValidText, the snapshot's
+// ObservationLimit, MaxObservationBytes), so an executor cannot make a step
+// record too large to store; an executor that bounds its own output says
+// what it dropped in TruncatedChars.
 //
 // A non-nil error is outside the protocol: the library does not catch it. It
 // propagates out of Run/Resume unchanged (errors.Is/As reach it), no step
