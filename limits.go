@@ -12,8 +12,9 @@ import (
 // record a store accepts reads back: encoding/json decodes at most 10000
 // levels of nesting, far above MaxRecordDepth. Outside data is checked where
 // it enters — the model clients check replies, the library bounds every
-// executor's observation — so that a failure there is a failure of that
-// call, not of the store.
+// executor's observation, the runner checks the tools' parameter schemas
+// (ErrInvalidConfig, before anything is written) — so that a failure there
+// is a failure of that call or configuration, not of the store.
 const (
 	// MaxJSONDepth is the deepest nesting of arrays and objects a JSON
 	// value from outside the library may have: the arguments of a tool call

@@ -227,6 +227,9 @@ func (r *Runner) validate(agent Agent) error {
 		if err := t.validateGate(agent.ApprovalPolicy); err != nil {
 			errs = append(errs, fmt.Errorf("tools[%d] %q: %v", i, t.Name, err))
 		}
+		if err := CheckJSONLimits(t.Parameters); err != nil { // outside data: an MCP server's, an agent file's
+			errs = append(errs, fmt.Errorf("tools[%d] %q: parameter schema beyond the log's limits: %w", i, t.Name, err))
+		}
 	}
 	if err := agent.Memory.validate(); err != nil {
 		errs = append(errs, err)
