@@ -156,6 +156,12 @@ var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outco
 //     that run (0 for a new run), Append MUST fail with an error for which
 //     errors.Is(err, ErrSeqConflict) holds and write nothing: another writer
 //     owns the run.
+//   - Limits: an Append holding a record beyond the log's limits (EncodeBatch
+//     checks them, and every store of this module calls it) MUST fail with
+//     an error for which errors.Is(err, ErrJSONLimit) holds and write
+//     nothing; a store MUST NOT return such an error for an Append it
+//     wrote. The library takes that failure as known unwritten (a first
+//     Append refused so is ErrRunNotStarted).
 //   - ReadLog of a run that has no records returns an empty RunLog and a nil
 //     error. "Not found" is not an error: a storage failure must never look
 //     like a fresh run.
