@@ -29,6 +29,17 @@ import (
 //   - The reply carries usage (tokens, and cost when known: a nil CostUSD
 //     means unknown, never zero), the provider's model id, and the tool calls,
 //     whose Args MUST be valid JSON (see ToolCall.Args).
+//   - A billed call is never free. A reply the client receives and refuses
+//     (one it cannot accept: no choices, arguments beyond the log's limits)
+//     MUST fail with an error that carries the reply's usage (UsageCarrier
+//     in its chain; polylooptest's RefusedKeepsUsage check). A failed call
+//     that may have been billed for more than it reported — an attempt
+//     whose request was sent and then timed out, lost its connection or was
+//     cut short — carries a Usage with TokensUnknown (and no cost), as does
+//     a reply after such an attempt was retried. The library keeps that
+//     usage on the failed call's result and counts it in the totals; a
+//     failure that carries none (a refused connection, an error status) is
+//     taken as not billed.
 //   - Ownership: the request (its Messages and Tools slices) belongs to the
 //     library; Complete MUST NOT modify or retain it after returning. The
 //     reply becomes the library's: the adapter MUST NOT modify it afterwards.

@@ -18,7 +18,7 @@ func newVerifyCmd(a *app) *cobra.Command {
 		Use:   "verify [RUN_ID... | --all]",
 		Short: "Check stored logs: checksums, decoding and the resume planner's structural checks",
 		Long: `Check run logs record by record: each record's checksum (CRC-32C, kept by the
-stores since schema 2 of SQLite and 3 of PostgreSQL; older records have none and
+stores since schema 2 of SQLite and 4 of PostgreSQL; older records have none and
 are counted, not checked), its decoding, seq gaps; then the resume planner's
 structural checks (polyloop.PlanResume): records after run_finished, steps out
 of order, results without their intent, records that break their own
