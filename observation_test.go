@@ -94,3 +94,26 @@ func TestObservationIsValidText(t *testing.T) {
 		t.Errorf("live observation %q, the log's history %q; want both %q", live, resumed[len(resumed)-2].Content, "ok \uFFFD end")
 	}
 }
+
+// The executor's own text for not_executed and env_error is kept as the
+// step's audit, at most MaxAuditBytes, cut at a character boundary and
+// marked with "…"; a short text is kept whole.
+func TestAuditBound(t *testing.T) {
+	long := strings.Repeat("ab€", 1000) // 5000 bytes; "€" is three
+	for _, status := range []polyloop.ActionStatus{polyloop.NotExecuted, polyloop.EnvError} {
+		for _, text := range []string{long, "x" + long, "xx" + long, "short text"} {
+			_, log, _ := runOutcome(t, testAgent(), polyloop.ActionOutcome{Status: status, Observation: text})
+			audit := log.Steps()[0].Audit
+			if len(text) <= polyloop.MaxAuditBytes {
+				if audit != text {
+					t.Errorf("%s: a short text is kept as %q", status, audit)
+				}
+				continue
+			}
+			kept, ok := strings.CutSuffix(audit, "…")
+			if len(audit) > polyloop.MaxAuditBytes || !ok || !utf8.ValidString(audit) || !strings.HasPrefix(text, kept) || len(kept) < polyloop.MaxAuditBytes-len("…")-2 {
+				t.Errorf("%s: audit of %d bytes (valid UTF-8: %v), want at most %d, a prefix of the text cut at a character boundary, then …", status, len(audit), utf8.ValidString(audit), polyloop.MaxAuditBytes)
+			}
+		}
+	}
+}
