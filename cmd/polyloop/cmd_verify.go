@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/sqlrows"
 	"github.com/polyloop/polyloop/sqlitestore"
 	"github.com/spf13/cobra"
 )
@@ -32,7 +33,8 @@ as far as the file can be read, without writing to it.
 
 With --json the results are one JSON object: "runs" (each with run_id and
 status ok, corrupt or unsupported; records, plan and unchecked for a sound log;
-error, and the offending seq and record, for the others), then "verified",
+error and the seq of the offending record for the others, and the record
+itself when it decodes), then "verified",
 "ok", "corrupt", "unsupported", "unchecked" and "store_damaged".
 
 Exit codes: 0 every log is sound; 1 at least one is corrupt or unsupported (or
@@ -225,11 +227,15 @@ func (v *verifier) corruptRun(id string, err error, rec []byte) {
 	v.rep.Runs = append(v.rep.Runs, res)
 }
 
-// seqOf is the seq a corrupt-log error names, if any.
+// seqOf is the seq a corrupt-log or unsupported-record error names, if any.
 func seqOf(err error) *int64 {
 	var ce *polyloop.CorruptLogError
 	if errors.As(err, &ce) && ce.Seq >= 0 {
 		return &ce.Seq
+	}
+	var ve *sqlrows.VersionError
+	if errors.As(err, &ve) {
+		return &ve.Seq
 	}
 	return nil
 }
