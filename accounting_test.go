@@ -2,7 +2,9 @@ package polyloop_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop"
@@ -78,8 +80,10 @@ func TestFailedCallKeepsUsage(t *testing.T) {
 	}
 }
 
-// A reply that reports no usage at all leaves the tokens (and so the cost)
-// unknown; a reply without a price leaves the cost unknown.
+// A reply that reports no usage at all, or whose usage is only a lower
+// bound (Usage.TokensUnknown: an attempt was billed for what it never
+// reported), leaves the tokens (and so the cost) unknown; a reply without a
+// price leaves the cost unknown.
 func TestUsageUnknownFlags(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -90,6 +94,7 @@ func TestUsageUnknownFlags(t *testing.T) {
 		{"no usage", &polyloop.Usage{}, true, true},
 		{"no price", &polyloop.Usage{InputTokens: 5, OutputTokens: 1}, false, true},
 		{"priced", pricedUsage(5, 1, 0.1), false, false},
+		{"a lower bound", &polyloop.Usage{InputTokens: 5, OutputTokens: 1, TokensUnknown: true}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := newRunner(scriptmodel.New(scriptmodel.Turn{Text: "a", Usage: tc.usage}), memstore.New(), newTestExec()).
@@ -143,6 +148,22 @@ func TestRunNotStarted(t *testing.T) {
 	if err != nil || res.StopReason != polyloop.StopCompleted {
 		t.Fatalf("Run again: %+v, %v", res, err)
 	}
+	// A first Append the store refuses for the log's limits (EncodeBatch:
+	// nothing of it is written) leaves nothing either: ErrRunNotStarted,
+	// and Run with the same id starts the run.
+	deep := &deepDescriber{Client: scriptmodel.New(scriptmodel.Reply("a"))}
+	store3 := memstore.New()
+	_, err = newRunner(deep, store3, newTestExec()).Run(context.Background(), "q", testAgent(), polyloop.Task{Input: "t"})
+	if !errors.Is(err, polyloop.ErrRunNotStarted) || !errors.Is(err, polyloop.ErrJSONLimit) || store3.Len() != 0 {
+		t.Fatalf("a first record beyond the limits: %v with %d records; want ErrRunNotStarted with ErrJSONLimit, nothing written", err, store3.Len())
+	}
+	if _, err := newRunner(deep, store3, newTestExec()).Resume(context.Background(), "q", testAgent()); !errors.Is(err, polyloop.ErrRunNotFound) {
+		t.Fatalf("Resume after a refused first write: %v, want ErrRunNotFound", err)
+	}
+	res, err = newRunner(scriptmodel.New(scriptmodel.Reply("a")), store3, newTestExec()).Run(context.Background(), "q", testAgent(), polyloop.Task{Input: "t"})
+	if err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("Run again after a refused first write: %+v, %v", res, err)
+	}
 	// A cancellation after the first write is not ErrRunNotStarted.
 	store2 := memstore.New()
 	ctx2, cancel2 := context.WithCancel(context.Background())
@@ -151,4 +172,13 @@ func TestRunNotStarted(t *testing.T) {
 	if errors.Is(err, polyloop.ErrRunNotStarted) || store2.Len() == 0 {
 		t.Fatalf("err = %v with %d records: the run had started", err, store2.Len())
 	}
+}
+
+// deepDescriber is a model client whose configuration, in the snapshot,
+// nests deeper than a record may: run_started is beyond the log's limits.
+type deepDescriber struct{ *scriptmodel.Client }
+
+func (d *deepDescriber) Describe() polyloop.Component {
+	n := polyloop.MaxRecordDepth + 1
+	return polyloop.Component{Name: "deep", Config: json.RawMessage(strings.Repeat("[", n) + strings.Repeat("]", n))}
 }

@@ -48,8 +48,12 @@ func (s ActionStatus) Valid() bool {
 // ActionOutcome is what an executor returns for an action it handled.
 type ActionOutcome struct {
 	Status ActionStatus `json:"status"`
-	// Observation is the executor's text. For NotExecuted and EnvError it goes
-	// only to events; the history gets the agent's synthetic text.
+	// Observation is the executor's text. For Executed the library keeps it
+	// as the log reads it back (ValidText), within the snapshot's
+	// ObservationLimit and MaxObservationBytes (a longer text is cut, with a
+	// note). For NotExecuted and EnvError it is kept as the step's audit
+	// (at most MaxAuditBytes) and goes to events; the history gets the
+	// agent's synthetic text.
 	Observation string `json:"observation,omitempty"`
 	// Done is the environment's completion signal; it ends the run with
 	// StopCompleted when the status is Executed.

@@ -33,7 +33,10 @@ type Agent struct {
 type ToolSpec struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
-	// Parameters is the JSON Schema of the arguments.
+	// Parameters is the JSON Schema of the arguments. It enters the
+	// snapshot, so it is held to the log's limits (CheckJSONLimits: at most
+	// MaxJSONDepth levels, valid UTF-8): Run, Resume and Fork refuse a
+	// schema beyond them with ErrInvalidConfig naming the tool.
 	Parameters json.RawMessage `json:"parameters,omitempty"`
 	// Replay says whether the tool may run again when its outcome is unknown
 	// after a crash. The zero value means NeverReplay.

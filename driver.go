@@ -155,6 +155,14 @@ func (d *driver) write(ctx context.Context, recs []Record) error {
 	return nil
 }
 
+// nothingWritten reports whether the invocation that returned err is known
+// to have written nothing: no Append was attempted, or the only one was
+// refused for the log's limits (ErrJSONLimit: EncodeBatch refuses a batch
+// before anything of it is written, see the Store contract).
+func (d *driver) nothingWritten(err error) bool {
+	return d.appends == 0 || (d.appends == 1 && errors.Is(err, ErrJSONLimit))
+}
+
 func (d *driver) emit(ctx context.Context, recs []Record) {
 	if len(d.r.Sinks) == 0 || !d.sinks.active() {
 		d.audit = nil

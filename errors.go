@@ -30,10 +30,11 @@ var (
 	// with a cost budget whose model client cannot know the cost of its
 	// calls (see CostReporter): the budget could never stop the run.
 	ErrUncheckableBudget = errors.New("polyloop: the cost budget cannot be checked")
-	// ErrRunNotStarted is joined to the error Run returns when the run's
-	// first record was never written (a cancellation before the first
-	// Append): nothing exists for the run id, Resume would say
-	// ErrRunNotFound, and Run with the same id starts it.
+	// ErrRunNotStarted is joined to the error Run (or Fork) returns when
+	// the run's first record was never written (a cancellation before the
+	// first Append, or a first Append the store refused for the log's
+	// limits, ErrJSONLimit): nothing exists for the run id, Resume would
+	// say ErrRunNotFound, and Run with the same id starts it.
 	ErrRunNotStarted = errors.New("polyloop: the run was not started (nothing was written)")
 )
 

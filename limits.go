@@ -11,9 +11,10 @@ import (
 // append a record beyond them (EncodeBatch checks every record), so every
 // record a store accepts reads back: encoding/json decodes at most 10000
 // levels of nesting, far above MaxRecordDepth. Outside data is checked where
-// it enters — the model clients check replies, the executors bound their
-// observations — so that a failure there is a failure of that call, not of
-// the store.
+// it enters — the model clients check replies, the library bounds every
+// executor's observation, the runner checks the tools' parameter schemas
+// (ErrInvalidConfig, before anything is written) — so that a failure there
+// is a failure of that call or configuration, not of the store.
 const (
 	// MaxJSONDepth is the deepest nesting of arrays and objects a JSON
 	// value from outside the library may have: the arguments of a tool call
@@ -28,9 +29,12 @@ const (
 	MaxRecordDepth = MaxJSONDepth + 24
 	// MaxRecordBytes is the size of the largest encoded record: 64 MiB.
 	MaxRecordBytes = 64 << 20
-	// MaxObservationBytes bounds the observation an executor returns:
-	// 8 MiB. Escaped as JSON (at most six bytes for one), such an
-	// observation fits in a record of MaxRecordBytes.
+	// MaxObservationBytes bounds an executed action's observation as the
+	// log keeps it: 8 MiB. The library cuts a longer one, whatever the
+	// executor, at a character boundary with a note, and counts the
+	// characters dropped in the step's TruncatedChars. Escaped as JSON (at
+	// most six bytes for one), such an observation fits in a record of
+	// MaxRecordBytes.
 	MaxObservationBytes = 8 << 20
 )
 

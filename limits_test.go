@@ -2,6 +2,7 @@ package polyloop_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/scriptmodel"
 )
 
 // nested is n arrays, one inside the other, around inner.
@@ -213,5 +216,34 @@ func TestValidText(t *testing.T) {
 		if got != back || !utf8.ValidString(got) {
 			t.Errorf("ValidText(%q) = %q, the log keeps %q", s, got, back)
 		}
+	}
+}
+
+// A tool's parameter schema is outside data (an MCP server's tools/list, an
+// agent file): it is checked against the log's limits where the agent's
+// tools are validated, so a schema nested deeper than MaxJSONDepth is an
+// ErrInvalidConfig naming the tool, before anything is written — not a
+// store failure on run_started. A schema at the limit runs.
+func TestToolSchemaLimits(t *testing.T) {
+	t.Parallel()
+	schema := func(depth int) json.RawMessage {
+		return json.RawMessage(strings.Repeat(`{"a":`, depth-1) + `{}` + strings.Repeat("}", depth-1))
+	}
+	run := func(depth int) (*memstore.Store, error) {
+		agent := testAgent()
+		agent.Tools = append(agent.Tools, polyloop.ToolSpec{Name: "deep", Parameters: schema(depth), Replay: polyloop.ReplaySafe})
+		store := memstore.New()
+		_, err := newRunner(scriptmodel.New(scriptmodel.Reply("a")), store, newTestExec()).Run(context.Background(), "r", agent, polyloop.Task{Input: "t"})
+		return store, err
+	}
+	store, err := run(polyloop.MaxJSONDepth + 1)
+	if !errors.Is(err, polyloop.ErrInvalidConfig) || !errors.Is(err, polyloop.ErrJSONLimit) || !strings.Contains(err.Error(), `"deep"`) {
+		t.Fatalf("a schema %d levels deep: %v; want ErrInvalidConfig and ErrJSONLimit naming the tool", polyloop.MaxJSONDepth+1, err)
+	}
+	if store.Len() != 0 {
+		t.Errorf("%d records written for a refused configuration", store.Len())
+	}
+	if _, err := run(polyloop.MaxJSONDepth); err != nil {
+		t.Errorf("a schema at the limit: %v", err)
 	}
 }

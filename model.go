@@ -52,15 +52,23 @@ type Usage struct {
 	// CostUSD is the cost of the call when the provider or a price table
 	// knows it; nil means unknown (never read nil as zero).
 	CostUSD *float64 `json:"cost_usd,omitempty"`
+	// TokensUnknown says that the token counts are only a lower bound: an
+	// attempt of the call may have been billed for tokens it never reported
+	// (its request was sent, then it timed out, lost its connection or had
+	// its reply cut short). CostUSD is then nil. The totals read it as
+	// tokens and cost unknown.
+	TokensUnknown bool `json:"tokens_unknown,omitempty"`
 }
 
 // Tokens is input plus output tokens: what token budgets count.
 func (u Usage) Tokens() int64 { return u.InputTokens + u.OutputTokens }
 
 // UsageCarrier is implemented by a ModelClient error that knows what the
-// failed call consumed: a reply received and then rejected, a stream broken
-// part-way. The library keeps that usage on the failed call's result and
-// counts it in the totals: a billed call is never read as free.
+// failed call consumed, or that it may have been billed: a reply received
+// and then rejected, a stream broken part-way, a request sent that then
+// timed out (a Usage with TokensUnknown). The library keeps that usage on
+// the failed call's result and counts it in the totals: a billed call is
+// never read as free.
 type UsageCarrier interface {
 	error
 	CallUsage() Usage

@@ -14,8 +14,9 @@ import (
 // has records gives ErrRunExists. When an error is returned, the result
 // carries only the RunID, so that the caller can resume the run — unless
 // errors.Is(err, ErrRunNotStarted): the run's first record was never written
-// (the context was done before the first Append), nothing exists under the
-// id, and Run with the same id starts it. An agent with a cost budget whose
+// (the context was done before the first Append, or the store refused it
+// for the log's limits, ErrJSONLimit, before writing anything), nothing
+// exists under the id, and Run with the same id starts it. An agent with a cost budget whose
 // model client cannot know costs is refused (ErrUncheckableBudget). Errors: a
 // store failure is a *PersistenceError; an executor error or panic, a parser
 // panic and a cancellation propagate unchanged, leaving a log that Resume
@@ -97,7 +98,7 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	d.memory = agent.Memory
 	res, err := held.result(d.run(ctx))
 	if err != nil {
-		if d.appends == 0 {
+		if d.nothingWritten(err) {
 			err = errors.Join(err, ErrRunNotStarted)
 		}
 		return RunResult{RunID: runID}, err
@@ -257,6 +258,9 @@ func (r *Runner) validate(agent Agent) error {
 		}
 		if err := t.validateGate(agent.ApprovalPolicy); err != nil {
 			errs = append(errs, fmt.Errorf("tools[%d] %q: %v", i, t.Name, err))
+		}
+		if err := CheckJSONLimits(t.Parameters); err != nil { // outside data: an MCP server's, an agent file's
+			errs = append(errs, fmt.Errorf("tools[%d] %q: parameter schema beyond the log's limits: %w", i, t.Name, err))
 		}
 	}
 	if err := agent.Memory.validate(); err != nil {

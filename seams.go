@@ -29,6 +29,17 @@ import (
 //   - The reply carries usage (tokens, and cost when known: a nil CostUSD
 //     means unknown, never zero), the provider's model id, and the tool calls,
 //     whose Args MUST be valid JSON (see ToolCall.Args).
+//   - A billed call is never free. A reply the client receives and refuses
+//     (one it cannot accept: no choices, arguments beyond the log's limits)
+//     MUST fail with an error that carries the reply's usage (UsageCarrier
+//     in its chain; polylooptest's RefusedKeepsUsage check). A failed call
+//     that may have been billed for more than it reported — an attempt
+//     whose request was sent and then timed out, lost its connection or was
+//     cut short — carries a Usage with TokensUnknown (and no cost), as does
+//     a reply after such an attempt was retried. The library keeps that
+//     usage on the failed call's result and counts it in the totals; a
+//     failure that carries none (a refused connection, an error status) is
+//     taken as not billed.
 //   - Ownership: the request (its Messages and Tools slices) belongs to the
 //     library; Complete MUST NOT modify or retain it after returning. The
 //     reply becomes the library's: the adapter MUST NOT modify it afterwards.
@@ -109,7 +120,12 @@ var (
 //
 // For NotExecuted and EnvError the observation that enters the model's
 // history is the agent's synthetic text (Agent.Synthetic), flagged synthetic;
-// the executor's own Observation goes only to the event stream for audit.
+// the executor's own Observation is kept as the step's audit (bounded to
+// MaxAuditBytes) and goes to the event stream, never to the history. An
+// Executed observation is bounded by the library (ValidText, the snapshot's
+// ObservationLimit, MaxObservationBytes), so an executor cannot make a step
+// record too large to store; an executor that bounds its own output says
+// what it dropped in TruncatedChars.
 //
 // A non-nil error is outside the protocol: the library does not catch it. It
 // propagates out of Run/Resume unchanged (errors.Is/As reach it), no step
@@ -151,6 +167,12 @@ var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outco
 //     that run (0 for a new run), Append MUST fail with an error for which
 //     errors.Is(err, ErrSeqConflict) holds and write nothing: another writer
 //     owns the run.
+//   - Limits: an Append holding a record beyond the log's limits (EncodeBatch
+//     checks them, and every store of this module calls it) MUST fail with
+//     an error for which errors.Is(err, ErrJSONLimit) holds and write
+//     nothing; a store MUST NOT return such an error for an Append it
+//     wrote. The library takes that failure as known unwritten (a first
+//     Append refused so is ErrRunNotStarted).
 //   - ReadLog of a run that has no records returns an empty RunLog and a nil
 //     error. "Not found" is not an error: a storage failure must never look
 //     like a fresh run.

@@ -585,7 +585,7 @@ func (m *machine) settleOutcome(i int, out ActionOutcome, id string, attempt int
 		Outcome: &StepOutcome{Status: out.Status, Done: out.Done, ExecutorTruncated: out.TruncatedChars}}
 	switch out.Status {
 	case Executed:
-		obs, dropped := truncateRunes(out.Observation, st.snap.Limits.ObservationLimit)
+		obs, dropped := boundObservation(out.Observation, st.snap.Limits.ObservationLimit)
 		s.Observation, s.TruncatedChars = obs, dropped+out.TruncatedChars
 	case NotExecuted:
 		s.Observation, s.Synthetic, s.Audit = st.synth.NotExecuted, true, truncateBytes(out.Observation, MaxAuditBytes)
@@ -641,7 +641,36 @@ func truncateRunes(s string, limit int) (string, int) {
 		cut += size
 	}
 	dropped := n - limit
-	return s[:cut] + "\n[… " + strconv.Itoa(dropped) + " characters truncated]", dropped
+	return s[:cut] + truncationNote(dropped), dropped
+}
+
+// boundObservation is an executed action's observation as the log keeps it,
+// whatever the executor: valid UTF-8 (ValidText, so that the live history
+// is the one a resumed run reads back), at most limit characters (the
+// snapshot's ObservationLimit; 0: no limit) and at most MaxObservationBytes
+// bytes, cut at a character boundary with a note that counts the characters
+// dropped (truncateRunes's). It returns how many characters were dropped.
+func boundObservation(s string, limit int) (string, int) {
+	s = ValidText(s)
+	obs, dropped := truncateRunes(s, limit)
+	if len(obs) <= MaxObservationBytes {
+		return obs, dropped
+	}
+	cut := MaxObservationBytes - observationNoteRoom
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	dropped = utf8.RuneCountInString(s[cut:])
+	return s[:cut] + truncationNote(dropped), dropped
+}
+
+// observationNoteRoom is room enough under MaxObservationBytes for a
+// truncation note.
+const observationNoteRoom = 64
+
+// truncationNote is the last line of an observation that was cut.
+func truncationNote(dropped int) string {
+	return "\n[… " + strconv.Itoa(dropped) + " characters truncated]"
 }
 
 // truncateBytes keeps at most n bytes of s, cut at a rune boundary, marking

@@ -30,16 +30,23 @@ func (r StopReason) Valid() bool {
 // the total, whenever the log holds a model call whose usage is not known:
 //   - TokensUnknown is true when the log has a model call of unknown outcome
 //     (an intent without its result: the provider may have answered and
-//     billed), or a reply that reports no usage at all (no input, output or
-//     cached tokens).
+//     billed), a reply or failed call that reports no usage at all (no
+//     input, output or cached tokens), or one whose usage is a lower bound
+//     (Usage.TokensUnknown: an attempt was sent and then timed out, lost its
+//     connection or was cut short, and may have been billed for what it
+//     never reported).
 //   - CostUnknown is true when TokensUnknown is, or when a call's usage is
 //     known but its cost is not (no price for the model, a provider that
 //     reports none) — a reply, or a failed call that recorded what it
 //     consumed.
 //
-// A failed call that recorded no usage is taken as not billed: a provider
-// does not bill an error response, and a client that received part of a
-// reply before failing reports what it consumed (UsageCarrier).
+// A failed call that recorded no usage is taken as not billed: the request
+// never reached the provider (a refused connection) or it answered with an
+// error status, which providers do not bill. A client whose request was
+// sent and got no complete answer (a timeout, a dropped connection, a reply
+// cut short), or that received a reply and refused it, records what the call
+// consumed (UsageCarrier), with Usage.TokensUnknown when that is only a
+// lower bound.
 type Totals struct {
 	// Steps counts StepCompleted records.
 	Steps int `json:"steps"`

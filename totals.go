@@ -36,8 +36,8 @@ func (a *totalsAcc) add(b RecordBody) {
 }
 
 func (a *totalsAcc) addUsage(u Usage) {
-	if u.InputTokens == 0 && u.OutputTokens == 0 && u.CachedTokens == 0 {
-		a.t.TokensUnknown = true // a call reported no usage at all
+	if u.TokensUnknown || (u.InputTokens == 0 && u.OutputTokens == 0 && u.CachedTokens == 0) {
+		a.t.TokensUnknown = true // a call billed for more than it reported, or that reported no usage at all
 	}
 	a.t.InputTokens += u.InputTokens
 	a.t.OutputTokens += u.OutputTokens

@@ -88,6 +88,15 @@
 // retries. ModelReply.Attempts and the errors' Attempts report how many
 // requests were made.
 //
+// What failed attempts cost: an attempt whose request was sent and that got
+// no complete answer — it timed out waiting, lost its connection, or had its
+// body or stream cut short — may have been billed for what it never
+// reported. The call's tokens are then a lower bound and its cost unknown
+// (polyloop.Usage.TokensUnknown, a nil CostUSD), on the reply of a call that
+// then succeeded or on the *UsageError of one that failed. An attempt the
+// server never received (a refused connection, a failed TLS handshake) or
+// answered with an error status is not billed and adds nothing.
+//
 // Cancellation returns promptly, closing the connection in flight, with an
 // error for which errors.Is(err, ctx.Err()) holds.
 //
@@ -107,6 +116,8 @@
 // ErrIncompleteStream. The stream reports usage early (message_start: the
 // input tokens; message_delta: the output tokens): a failed attempt's usage
 // is added to the reply of a call that then succeeds, or carried by a
-// *UsageError when the call fails, so a billed call is never free. The
+// *UsageError when the call fails, so a billed call is never free; when the
+// stream broke (rather than ending with an error event) what it reported is
+// a lower bound (see Failures and retries). The
 // reply is the one Complete returns for the same message.
 package anthropicmodel

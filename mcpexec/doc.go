@@ -66,6 +66,11 @@
 //     mcp.ErrSessionMissing, io.EOF, io.ErrUnexpectedEOF, a closed or broken
 //     pipe, a network error) →
 //     EnvError.
+//   - a message from a streamable HTTP server larger than MaxMessageBytes →
+//     EnvError (it is not read, and the session is closed). Over stdio the
+//     SDK refuses such a line itself, with an error that has no identity the
+//     executor can test: Execute returns it (see below), and the session's
+//     next call is EnvError.
 //   - ctx done → the SDK sends notifications/cancelled and Execute returns an
 //     error for which errors.Is(err, ctx.Err()) holds.
 //   - any other error is outside the protocol and is returned as an error
@@ -81,6 +86,12 @@
 // or each of its values is a string the text blocks contain or a copy of a
 // content block (server-filesystem sends {"content": <its text>}). Content
 // is never repeated in an observation.
+//
+// What the executor reads is bounded: each message from the server to
+// MaxMessageBytes (16 MiB; see the status mapping), and the observation to
+// polyloop.MaxObservationBytes, kept as polyloop.ValidText: a longer text is
+// cut at a character boundary with a last line "[output truncated: N
+// characters dropped]", and N is the outcome's TruncatedChars.
 //
 // # Roots, elicitation and sampling
 //

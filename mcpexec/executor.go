@@ -23,6 +23,7 @@ type Executor struct {
 	prefix    string
 	server    mcp.Implementation
 	refused   *refusals
+	big       *oversize
 }
 
 var _ polyloop.ActionExecutor = (*Executor)(nil)
@@ -34,8 +35,8 @@ var _ polyloop.Describer = (*Executor)(nil)
 // gives a *StartError (with the end of a stdio server's standard error);
 // invalid Options give a plain error.
 func New(ctx context.Context, opts Options) (*Executor, error) {
-	watch := &refusals{}
-	session, stderr, err := opts.connect(ctx, watch)
+	watch, big := &refusals{}, &oversize{}
+	session, stderr, err := opts.connect(ctx, watch, big)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +50,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		return nil, err
 	}
 	e := &Executor{session: session, tools: tools, byName: map[string]*tool{}, identity: opts.identity(),
-		transport: opts.transportName(), prefix: opts.Prefix, refused: watch}
+		transport: opts.transportName(), prefix: opts.Prefix, refused: watch, big: big}
 	for _, t := range tools {
 		e.byName[t.spec.Name] = t
 	}
@@ -113,16 +114,21 @@ func (e *Executor) Execute(ctx context.Context, action polyloop.Action) (polyloo
 	if why != "" {
 		return outcome(polyloop.NotExecuted, "tool %q: %s", action.Tool, why), nil
 	}
-	refusedBefore := e.refused.count()
+	refusedBefore, bigBefore := e.refused.count(), e.big.count()
 	res, err := e.session.CallTool(ctx, &mcp.CallToolParams{Name: t.server, Arguments: args})
 	if err != nil {
+		if e.big.count() != bigBefore && ctx.Err() == nil {
+			return outcome(polyloop.EnvError, "tool %q: the server sent a message larger than %d bytes (MaxMessageBytes), "+
+				"which was not read; the session is closed: %v", action.Tool, MaxMessageBytes, err), nil
+		}
 		return classify(ctx, action.Tool, err, e.refused.count() != refusedBefore)
 	}
 	if res.NeedsInput() {
 		return outcome(polyloop.Executed, "tool %q started, then asked for input (elicitation, sampling or roots) "+
 			"that this executor does not provide; it did not finish", action.Tool), nil
 	}
-	return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: render(res)}, nil
+	obs, dropped := boundText(render(res))
+	return polyloop.ActionOutcome{Status: polyloop.Executed, Observation: obs, TruncatedChars: dropped}, nil
 }
 
 func (e *Executor) names() []string {

@@ -85,7 +85,7 @@ type Options struct {
 
 // transport builds the transport the options ask for, and for a stdio
 // server the tail of its standard error (nil otherwise).
-func (o *Options) transport() (mcp.Transport, *tail, error) {
+func (o *Options) transport(big *oversize) (mcp.Transport, *tail, error) {
 	set := 0
 	for _, b := range []bool{len(o.Command) > 0, o.URL != "", o.Transport != nil} {
 		if b {
@@ -104,8 +104,9 @@ func (o *Options) transport() (mcp.Transport, *tail, error) {
 	case o.URL != "":
 		return &mcp.StreamableClientTransport{
 			Endpoint:     o.URL,
-			HTTPClient:   withHeaders(o.HTTPClient, o.Headers),
+			HTTPClient:   big.client(withHeaders(o.HTTPClient, o.Headers)),
 			OAuthHandler: o.OAuthHandler,
+			MaxEventSize: maxEventBytes, // 0 would mean no bound in this SDK version
 		}, nil, nil
 	}
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
@@ -169,12 +170,13 @@ func (o *Options) check() error {
 }
 
 // connect opens the session. The tail, for a stdio server, keeps the end
-// of its standard error.
-func (o *Options) connect(ctx context.Context, watch *refusals) (*mcp.ClientSession, *tail, error) {
+// of its standard error. watch counts the client's refusals, big the
+// messages refused for their size.
+func (o *Options) connect(ctx context.Context, watch *refusals, big *oversize) (*mcp.ClientSession, *tail, error) {
 	if err := o.check(); err != nil {
 		return nil, nil, err
 	}
-	t, stderr, err := o.transport()
+	t, stderr, err := o.transport(big)
 	if err != nil {
 		return nil, nil, err
 	}

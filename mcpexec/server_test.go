@@ -78,6 +78,14 @@ func newTestServer(st *serverState) *mcp.Server {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}}, nil, nil
 		})
+	// big returns a text of n copies of char (bound_test.go).
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Returns a long text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			N    int    `json:"n"`
+			Char string `json:"char"`
+		}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat(in.Char, in.N)}}}, nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "sum", Description: "Adds.", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in struct{ A, B int }) (*mcp.CallToolResult, sumOut, error) {
 			return nil, sumOut{in.A + in.B}, nil

@@ -78,6 +78,15 @@
 // retries. ModelReply.Attempts and the errors' Attempts report how many
 // requests were made.
 //
+// What failed attempts cost: an attempt whose request was sent and that got
+// no complete answer — it timed out waiting, lost its connection, or had its
+// body or stream cut short — may have been billed for what it never
+// reported. The call's tokens are then a lower bound and its cost unknown
+// (polyloop.Usage.TokensUnknown, a nil CostUSD), on the reply of a call that
+// then succeeded or on the *UsageError of one that failed. An attempt the
+// server never received (a refused connection, a failed TLS handshake) or
+// answered with an error status is not billed and adds nothing.
+//
 // Cancellation returns promptly, closing the connection in flight, with an
 // error for which errors.Is(err, ctx.Err()) holds.
 //
@@ -96,7 +105,6 @@
 // without a finish reason is a *ConnectionError caused by
 // ErrIncompleteStream. OpenAI reports a stream's usage only in its last
 // chunk: an attempt that delivered deltas and failed before it was billed an
-// unknown amount, so the call's cost is unknown (a nil CostUSD on the reply
-// of a call that then succeeded, or a *UsageError of unknown cost when the
-// call fails). The reply is the one Complete returns for the same completion.
+// unknown amount, so the call's tokens and cost are unknown (see Failures
+// and retries). The reply is the one Complete returns for the same completion.
 package openaimodel

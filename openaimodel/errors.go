@@ -52,8 +52,10 @@ type ConnectionError = provider.ConnectionError[pkg]
 type ResponseError = provider.ResponseError[pkg]
 
 // UsageError is a failed call that consumed tokens: Usage is what its
-// attempts reported (a nil CostUSD when part of it is unknown; no tokens at
-// all when a stream was billed but reported nothing), Err the failure (an
+// attempts reported (a nil CostUSD when part of it is unknown;
+// TokensUnknown, and no tokens at all when nothing was reported, when an
+// attempt was sent and then timed out, lost its connection or was cut
+// short: billed for an amount it never reported), Err the failure (an
 // *APIError, *ConnectionError or *ResponseError). It implements
 // polyloop.UsageCarrier: the run's log keeps the usage on the failed call's
 // result and its totals count it.

@@ -10,7 +10,7 @@ import (
 	"github.com/polyloop/polyloop/internal/storetest"
 )
 
-// TestLegacySchemaReads: a schema of version 2 (before checksums) holding
+// TestLegacySchemaReads: a schema of version 3 (before checksums) holding
 // storetest.LegacyLog, as that version wrote it, is migrated by Open; its
 // records read unchecked and are counted, new records get checksums.
 func TestLegacySchemaReads(t *testing.T) {

@@ -38,8 +38,8 @@ func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, err
 }
 
 // RecordsWithoutChecksum counts the run's records stored without a
-// checksum: written before the store kept them (schema version 3), they are
-// read unchecked.
+// checksum: written before the store kept them (schema versions up to 3;
+// checksums arrived with version 4), they are read unchecked.
 func (s *Store) RecordsWithoutChecksum(ctx context.Context, runID string) (int64, error) {
 	var n int64
 	if err := s.pool.QueryRow(ctx, s.q.unchecked, runID).Scan(&n); err != nil {

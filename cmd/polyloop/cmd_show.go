@@ -217,8 +217,8 @@ func (s *showWriter) call(c *callView) {
 		fmt.Fprintf(s.w, ": outcome UNKNOWN (intent without a result)\n")
 	case c.Failure != nil:
 		fmt.Fprintf(s.w, ": FAILED")
-		if c.Usage != nil { // a reply received and refused: it was billed
-			fmt.Fprintf(s.w, ", %s (the reply received)", usageText(*c.Usage))
+		if c.Usage != nil { // a reply refused, or a request sent and unanswered: billed
+			fmt.Fprintf(s.w, ", %s (%s)", usageText(*c.Usage), billedText(*c.Usage))
 		}
 		fmt.Fprintln(s.w)
 		s.block("diagnostic:", c.Failure.String())
@@ -364,8 +364,9 @@ func (s *showWriter) end(t *trajectory) {
 	fmt.Fprintln(s.w)
 }
 
-// usageText is one call's usage: "10 in / 5 out tokens, $0.000120", or
-// "usage unknown" for a call that reported none (the totals count it as
+// usageText is one call's usage: "10 in / 5 out tokens, $0.000120", "≥ 10
+// in / 5 out tokens, cost unknown" when the tokens are a lower bound, or
+// "usage unknown" for a call that reported none (the totals count both as
 // unknown).
 func usageText(u polyloop.Usage) string {
 	if u.InputTokens == 0 && u.OutputTokens == 0 && u.CachedTokens == 0 {
@@ -375,5 +376,18 @@ func usageText(u polyloop.Usage) string {
 	if u.CostUSD != nil {
 		cost = fmt.Sprintf("$%.6f", *u.CostUSD)
 	}
-	return fmt.Sprintf("%d in / %d out tokens, %s", u.InputTokens, u.OutputTokens, cost)
+	atLeast := ""
+	if u.TokensUnknown {
+		atLeast = "≥ "
+	}
+	return fmt.Sprintf("%s%d in / %d out tokens, %s", atLeast, u.InputTokens, u.OutputTokens, cost)
+}
+
+// billedText says what the usage of a failed call is: a reply received
+// and refused, or a request sent that may have been billed.
+func billedText(u polyloop.Usage) string {
+	if u.TokensUnknown {
+		return "the request was sent: it may have been billed"
+	}
+	return "the reply received"
 }

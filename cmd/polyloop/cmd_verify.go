@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/sqlrows"
 	"github.com/polyloop/polyloop/sqlitestore"
 	"github.com/spf13/cobra"
 )
@@ -18,7 +19,7 @@ func newVerifyCmd(a *app) *cobra.Command {
 		Use:   "verify [RUN_ID... | --all]",
 		Short: "Check stored logs: checksums, decoding and the resume planner's structural checks",
 		Long: `Check run logs record by record: each record's checksum (CRC-32C, kept by the
-stores since schema 2 of SQLite and 3 of PostgreSQL; older records have none and
+stores since schema 2 of SQLite and 4 of PostgreSQL; older records have none and
 are counted, not checked), its decoding, seq gaps; then the resume planner's
 structural checks (polyloop.PlanResume): records after run_finished, steps out
 of order, results without their intent, records that break their own
@@ -32,7 +33,8 @@ as far as the file can be read, without writing to it.
 
 With --json the results are one JSON object: "runs" (each with run_id and
 status ok, corrupt or unsupported; records, plan and unchecked for a sound log;
-error, and the offending seq and record, for the others), then "verified",
+error and the seq of the offending record for the others, and the record
+itself when it decodes), then "verified",
 "ok", "corrupt", "unsupported", "unchecked" and "store_damaged".
 
 Exit codes: 0 every log is sound; 1 at least one is corrupt or unsupported (or
@@ -225,11 +227,15 @@ func (v *verifier) corruptRun(id string, err error, rec []byte) {
 	v.rep.Runs = append(v.rep.Runs, res)
 }
 
-// seqOf is the seq a corrupt-log error names, if any.
+// seqOf is the seq a corrupt-log or unsupported-record error names, if any.
 func seqOf(err error) *int64 {
 	var ce *polyloop.CorruptLogError
 	if errors.As(err, &ce) && ce.Seq >= 0 {
 		return &ce.Seq
+	}
+	var ve *sqlrows.VersionError
+	if errors.As(err, &ve) {
+		return &ve.Seq
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func (c *Caller[P]) call(ctx context.Context, mp polyloop.ModelParams, deltas fu
 		if cerr := ctx.Err(); cerr != nil {
 			return polyloop.ModelReply{}, fmt.Errorf("%s: call cancelled (attempt %d): %w", name[P](), attempt, cerr)
 		}
-		spent.add(x)
+		spent.add(x, c.unanswered(x, err))
 		var n counted
 		if errors.As(err, &n) {
 			n.setAttempts(attempt)
@@ -82,6 +82,18 @@ func (c *Caller[P]) call(ctx context.Context, mp polyloop.ModelParams, deltas fu
 			return polyloop.ModelReply{}, fmt.Errorf("%s: call cancelled waiting to retry after %d attempts: %w", name[P](), attempt, serr)
 		}
 	}
+}
+
+// unanswered reports whether the failed attempt x may have been billed for
+// more than it reported: its request was sent (Exchange.sent) and it failed
+// for want of a complete answer — it timed out, lost its connection, or had
+// its body or stream cut short (a *ConnectionError) — not with an error
+// status. A provider does not bill an error status or a request it never
+// received (a refused connection); a request it received may be running
+// or done, and billed, when the client stops waiting.
+func (c *Caller[P]) unanswered(x *Exchange, err error) bool {
+	var ce *ConnectionError[P]
+	return errors.As(err, &ce) && x.status < 400 && x.sent()
 }
 
 // exchange is the Exchange of one attempt.

@@ -152,12 +152,12 @@ type ResponseError[P Package] struct {
 }
 
 // CallUsage implements polyloop.UsageCarrier: Usage, or, when the body
-// could not be read, a Usage with no tokens — which the totals read as
-// tokens and cost unknown (a call answered and perhaps billed), never as a
-// free call.
+// could not be read, a Usage with no tokens and TokensUnknown — which the
+// totals read as tokens and cost unknown (a call answered and perhaps
+// billed), never as a free call.
 func (e *ResponseError[P]) CallUsage() polyloop.Usage {
 	if e.Usage == nil {
-		return polyloop.Usage{}
+		return polyloop.Usage{TokensUnknown: true}
 	}
 	return *e.Usage
 }
@@ -226,19 +226,25 @@ func (e *ConnectionError[P]) DiagType() string { return "*" + name[P]() + ".Conn
 // DiagType names the error for package diag as its client's type.
 func (e *ResponseError[P]) DiagType() string { return "*" + name[P]() + ".ResponseError" }
 
-// UsageError is a failed call that consumed what its attempts reported (or,
-// with a nil CostUSD and no tokens, that was billed an unknown amount: a
-// stream broke after it delivered deltas). Err is the failure. It
-// implements polyloop.UsageCarrier, so that the library keeps the usage on
-// the failed call's result and the run's totals count it.
+// UsageError is a failed call that consumed what its attempts reported, or
+// — with Usage.TokensUnknown and a nil CostUSD — that may have been billed
+// for more: an attempt's request was sent and then it timed out, lost its
+// connection or had its reply cut short (a stream broken after its deltas
+// included). Err is the failure. It implements polyloop.UsageCarrier, so
+// that the library keeps the usage on the failed call's result and the
+// run's totals count it (as tokens and cost unknown when TokensUnknown is
+// set).
 type UsageError[P Package] struct {
 	Usage polyloop.Usage
 	Err   error
 }
 
 func (e *UsageError[P]) Error() string {
-	if e.Usage.Tokens() == 0 {
-		return e.Err.Error() + " (the call was billed; its usage is unknown)"
+	switch {
+	case e.Usage.Tokens() == 0:
+		return e.Err.Error() + " (the call may have been billed; its usage is unknown)"
+	case e.Usage.TokensUnknown:
+		return fmt.Sprintf("%s (the call consumed at least %d input and %d output tokens; its cost is unknown)", e.Err.Error(), e.Usage.InputTokens, e.Usage.OutputTokens)
 	}
 	return fmt.Sprintf("%s (the call consumed %d input and %d output tokens)", e.Err.Error(), e.Usage.InputTokens, e.Usage.OutputTokens)
 }
@@ -257,6 +263,9 @@ func (e *UsageError[P]) DiagFields() map[string]string {
 	}
 	if e.Usage.CostUSD != nil {
 		f["cost_usd"] = strconv.FormatFloat(*e.Usage.CostUSD, 'g', -1, 64)
+	}
+	if e.Usage.TokensUnknown {
+		f["tokens_unknown"] = "true"
 	}
 	return f
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
+	"sync/atomic"
 
 	"github.com/polyloop/polyloop"
 )
@@ -35,6 +37,13 @@ type Exchange struct {
 	body    []byte
 	connErr error // no complete response (not set for cancellation)
 	bodyErr error // a response too large to read
+
+	// What net/http's hooks (httptrace) saw of the request, from the
+	// transport's goroutines: tried, that the middleware sent it on;
+	// seeking, that the transport sought a connection (it reports its
+	// writes); wrote, that it wrote the request in full.
+	tried                 bool
+	seeking, wroteRequest atomic.Bool
 
 	// Of a streamed attempt (deltas is nil for Call's).
 	attempt   int
@@ -73,6 +82,15 @@ func (x *Exchange) supersede() {
 // done the failure is a cancellation, which the Caller reports itself. It
 // has the signature of both SDKs' option.Middleware.
 func (x *Exchange) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	x.tried = true
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GetConn: func(string) { x.seeking.Store(true) },
+		WroteRequest: func(w httptrace.WroteRequestInfo) {
+			if w.Err == nil {
+				x.wroteRequest.Store(true)
+			}
+		},
+	}))
 	res, err := next(req)
 	if err == nil {
 		x.status, x.header = res.StatusCode, res.Header
@@ -156,6 +174,16 @@ func readAll(body io.ReadCloser) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	return b, nil
+}
+
+// sent reports whether the attempt's request may have reached the server:
+// a response arrived, or net/http wrote the request in full, or the
+// transport is not one that reports its writes (it sought no connection
+// through httptrace), so nothing says the request was not sent. A request
+// the SDK refused, or that failed before it was written (a refused
+// connection, a failed TLS handshake), was not sent.
+func (x *Exchange) sent() bool {
+	return x.status != 0 || x.wroteRequest.Load() || (x.tried && !x.seeking.Load())
 }
 
 // Status is the HTTP status of the response; 0 when none arrived.

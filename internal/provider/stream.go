@@ -20,11 +20,12 @@ var ErrIncompleteStream = errors.New("the stream ended before the reply was comp
 // begins; it does not announce the last attempt of a call that fails (the
 // library does).
 //
-// What the failed attempts consumed belongs to the call: the usage they
-// reported (Exchange.Report) is added to the reply's, or carried by the
-// error as a *UsageError when the call fails. An attempt that delivered
-// deltas was billed even if it reported no usage: the call's cost is then
-// unknown (nil), and a failed call carries a UsageError of unknown cost.
+// What the failed attempts consumed belongs to the call, as Call counts it:
+// the usage they reported (Exchange.Report) is added to the reply's, or
+// carried by the error as a *UsageError when the call fails. An attempt
+// that delivered deltas was billed even if it reported no usage, like one
+// whose stream broke: the call's tokens are then a lower bound and its cost
+// unknown (Usage.TokensUnknown, a nil CostUSD).
 func (c *Caller[P]) Stream(ctx context.Context, mp polyloop.ModelParams, deltas func(polyloop.Delta), send Send) (polyloop.ModelReply, error) {
 	if deltas == nil {
 		deltas = func(polyloop.Delta) {}
@@ -37,14 +38,16 @@ type spending struct {
 	usage polyloop.Usage
 	cost  float64
 	// consumed: some attempt reported usage or was billed; costUnknown:
-	// the cost of one of them is not known.
-	consumed, costUnknown bool
+	// the cost of one of them is not known; tokensUnknown: one of them was
+	// billed for tokens it did not report.
+	consumed, costUnknown, tokensUnknown bool
 }
 
-// add counts the attempt x, which failed.
-func (s *spending) add(x *Exchange) {
-	switch {
-	case x.usage != nil:
+// add counts the attempt x, which failed; unanswered says that its request
+// was sent and no complete answer came (Caller.unanswered): it was billed
+// for an amount it may not have reported, or only in part.
+func (s *spending) add(x *Exchange, unanswered bool) {
+	if x.usage != nil {
 		u := *x.usage
 		s.usage.InputTokens += u.InputTokens
 		s.usage.OutputTokens += u.OutputTokens
@@ -56,15 +59,17 @@ func (s *spending) add(x *Exchange) {
 			s.costUnknown = true
 		}
 		s.consumed = true
-	case x.delivered > 0: // billed for what it generated, amount unknown
-		s.consumed, s.costUnknown = true, true
+	}
+	if unanswered || (x.delivered > 0 && x.usage == nil) { // billed, amount unknown
+		s.consumed, s.costUnknown, s.tokensUnknown = true, true, true
 	}
 }
 
 // total is the spending as a Usage.
 func (s *spending) total() polyloop.Usage {
 	u := s.usage
-	if !s.costUnknown {
+	u.TokensUnknown = s.tokensUnknown
+	if !s.costUnknown && !s.tokensUnknown {
 		c := s.cost
 		u.CostUSD = &c
 	}
@@ -81,7 +86,9 @@ func (s *spending) onto(u polyloop.Usage) polyloop.Usage {
 	t.OutputTokens += u.OutputTokens
 	t.CachedTokens += u.CachedTokens
 	t.ReasoningTokens += u.ReasoningTokens
-	if t.CostUSD != nil && u.CostUSD != nil {
+	// u reporting no tokens at all says nothing of what it consumed.
+	t.TokensUnknown = t.TokensUnknown || u.TokensUnknown || (u.InputTokens == 0 && u.OutputTokens == 0 && u.CachedTokens == 0)
+	if t.CostUSD != nil && u.CostUSD != nil && !t.TokensUnknown {
 		c := *t.CostUSD + *u.CostUSD
 		t.CostUSD = &c
 	} else {
@@ -91,9 +98,15 @@ func (s *spending) onto(u polyloop.Usage) polyloop.Usage {
 }
 
 // carry gives err the spending, through wrap, when something was consumed.
+// A failure that carries its own usage (a reply received and refused) adds
+// it, so that the call's error carries all it consumed.
 func (s *spending) carry(err error, wrap func(polyloop.Usage, error) error) error {
 	if !s.consumed {
 		return err
+	}
+	var uc polyloop.UsageCarrier
+	if errors.As(err, &uc) {
+		return wrap(s.onto(uc.CallUsage()), err)
 	}
 	return wrap(s.total(), err)
 }

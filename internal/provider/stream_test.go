@@ -141,7 +141,7 @@ func TestStreamUsageOfRetriedAttempts(t *testing.T) {
 		{"reported, cost unknown", attemptScript{texts: []string{"a"}, usage: &polyloop.Usage{InputTokens: 10}, err: errReset},
 			polyloop.Usage{InputTokens: 20, OutputTokens: 5}},
 		{"billed, not reported", attemptScript{texts: []string{"a"}, err: errReset},
-			polyloop.Usage{InputTokens: 10, OutputTokens: 5}},
+			polyloop.Usage{InputTokens: 10, OutputTokens: 5, TokensUnknown: true}},
 		{"nothing consumed", attemptScript{err: errReset}, ok.Usage},
 	} {
 		reply, err := streamCaller().Stream(context.Background(), polyloop.ModelParams{Retries: 1}, func(polyloop.Delta) {},
@@ -160,7 +160,7 @@ func usageText(u polyloop.Usage) string {
 	if u.CostUSD != nil {
 		c = fmt.Sprint(*u.CostUSD)
 	}
-	return fmt.Sprintf("{in %d out %d cost %s}", u.InputTokens, u.OutputTokens, c)
+	return fmt.Sprintf("{in %d out %d cost %s tokens unknown %t}", u.InputTokens, u.OutputTokens, c, u.TokensUnknown)
 }
 
 // A cancelled stream reports the cancellation; the client announces nothing

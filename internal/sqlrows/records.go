@@ -34,8 +34,9 @@ type RecordRow struct {
 // says the seq and kind it is stored under. A row that fails is a
 // *polyloop.CorruptLogError naming the run, the seq and the kind (the kind
 // column's, the data may not say), except a record of a newer major
-// version of the format, which is no corruption: its error wraps
-// polyloop.ErrLogVersion and names the run and the seq.
+// version of the format, which is no corruption: its error is a
+// *VersionError (wrapping polyloop.ErrLogVersion) naming the run and the
+// seq.
 type LogReader struct {
 	RunID   string
 	Records []polyloop.Record
@@ -70,7 +71,7 @@ func (lr *LogReader) decode(row RecordRow) (polyloop.Record, error) {
 	}
 	if err := r.UnmarshalJSON(row.Data); err != nil {
 		if errors.Is(err, polyloop.ErrLogVersion) && newerVersion(row.Data) {
-			return r, fmt.Errorf("run %q: record %d (%s): %w", lr.RunID, row.Seq, kind, err)
+			return r, &VersionError{RunID: lr.RunID, Seq: row.Seq, Kind: kind, Err: err}
 		}
 		return r, lr.corrupt(row.Seq, kind, "stored record does not decode: "+err.Error())
 	}
@@ -82,6 +83,23 @@ func (lr *LogReader) decode(row RecordRow) (polyloop.Record, error) {
 	}
 	return r, nil
 }
+
+// VersionError is a stored record of a newer major version of the log
+// format than this library reads: not corruption (a newer polyloop wrote
+// it), but the log cannot be read. Err wraps polyloop.ErrLogVersion.
+type VersionError struct {
+	RunID string
+	Seq   int64
+	Kind  polyloop.RecordKind
+	Err   error
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("run %q: record %d (%s): %v", e.RunID, e.Seq, e.Kind, e.Err)
+}
+
+// Unwrap returns the decoding error (errors.Is(err, polyloop.ErrLogVersion)).
+func (e *VersionError) Unwrap() error { return e.Err }
 
 // gap says which records are missing before the one stored at seq.
 func gap(next, seq int64) string {
