@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/polyloop/polyloop"
@@ -22,7 +24,8 @@ type Executor struct {
 	transport string
 	prefix    string
 	server    mcp.Implementation
-	refused   *refusals
+	signs     *signs
+	calls     atomic.Int64 // numbers the calls' progress tokens
 }
 
 var _ polyloop.ActionExecutor = (*Executor)(nil)
@@ -34,7 +37,7 @@ var _ polyloop.Describer = (*Executor)(nil)
 // gives a *StartError (with the end of a stdio server's standard error);
 // invalid Options give a plain error.
 func New(ctx context.Context, opts Options) (*Executor, error) {
-	watch := &refusals{}
+	watch := &signs{}
 	session, stderr, err := opts.connect(ctx, watch)
 	if err != nil {
 		return nil, err
@@ -49,7 +52,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		return nil, err
 	}
 	e := &Executor{session: session, tools: tools, byName: map[string]*tool{}, identity: opts.identity(),
-		transport: opts.transportName(), prefix: opts.Prefix, refused: watch}
+		transport: opts.transportName(), prefix: opts.Prefix, signs: watch}
 	for _, t := range tools {
 		e.byName[t.spec.Name] = t
 	}
@@ -113,10 +116,14 @@ func (e *Executor) Execute(ctx context.Context, action polyloop.Action) (polyloo
 	if why != "" {
 		return outcome(polyloop.NotExecuted, "tool %q: %s", action.Tool, why), nil
 	}
-	refusedBefore := e.refused.count()
-	res, err := e.session.CallTool(ctx, &mcp.CallToolParams{Name: t.server, Arguments: args})
+	params := &mcp.CallToolParams{Name: t.server, Arguments: args}
+	// A progress token lets the server report progress, a sign that the
+	// tool started (signs.go).
+	params.SetProgressToken("polyloop-" + strconv.FormatInt(e.calls.Add(1), 10))
+	before := e.signs.count()
+	res, err := e.session.CallTool(ctx, params)
 	if err != nil {
-		return classify(ctx, action.Tool, err, e.refused.count() != refusedBefore)
+		return classify(ctx, action.Tool, err, e.signs.count() != before)
 	}
 	if res.NeedsInput() {
 		return outcome(polyloop.Executed, "tool %q started, then asked for input (elicitation, sampling or roots) "+
