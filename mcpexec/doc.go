@@ -24,6 +24,16 @@
 // but its last StderrTail bytes are kept: a server that dies at start is
 // reported by a *StartError that shows them.
 //
+// On unix a stdio server runs as the leader of a process group of its own.
+// A terminal's Ctrl-C, which sends SIGINT to the whole foreground group,
+// therefore reaches the program that drives the run and not the server, so
+// the call in flight can finish when the program asks the run to stop at
+// the next step boundary. Close closes the server's stdin, then signals
+// the group (SIGTERM, then SIGKILL, Options.TerminateTimeout apart), and
+// when the server exits, on its own or so, whatever it left in its group
+// is killed. A process that leaves the group on purpose (setsid) escapes
+// this.
+//
 // # Replay policy
 //
 // A tool annotated readOnlyHint or idempotentHint is polyloop.ReplaySafe;

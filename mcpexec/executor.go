@@ -64,8 +64,9 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 
 // Close ends the session. For a stdio server it closes the server's stdin,
 // waits up to Options.TerminateTimeout, then sends SIGTERM and at last
-// SIGKILL, so it does not hang on a slow server. The error, if any, is the
-// server's exit status or the transport's failure to close.
+// SIGKILL to the server's process group, so it does not hang on a slow
+// server and nothing the server started outlives it. The error, if any, is
+// the server's exit status or the transport's failure to close.
 func (e *Executor) Close() error {
 	return e.session.Close()
 }

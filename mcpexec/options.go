@@ -16,7 +16,8 @@ import (
 )
 
 // DefaultTerminateTimeout is how long Close waits for a stdio server to exit
-// after closing its stdin, and again after SIGTERM, before killing it.
+// after closing its stdin, and again after SIGTERM to its process group,
+// before killing the group.
 const DefaultTerminateTimeout = time.Second
 
 // Options say which server to reach and how to expose its tools. Exactly one
@@ -126,7 +127,7 @@ func (o *Options) transport(watch *signs) (mcp.Transport, *tail, error) {
 	if terminate <= 0 {
 		terminate = DefaultTerminateTimeout
 	}
-	t := &mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}
+	t := &stdioTransport{cmd: cmd, terminate: terminate}
 	return &watchedTransport{Transport: t, signs: watch}, stderr, nil
 }
 
