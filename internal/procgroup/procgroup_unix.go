@@ -16,3 +16,9 @@ func Attr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 func Signal(p *os.Process, sig syscall.Signal) {
 	_ = syscall.Kill(-p.Pid, sig)
 }
+
+// KillGroup sends SIGKILL to every process of the group pgid. A group
+// already empty is not an error.
+func KillGroup(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
