@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -252,7 +253,7 @@ func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpe
 	add := func(name string, p path, exec polyloop.ActionExecutor, tools []polyloop.ToolSpec) error {
 		for _, t := range tools {
 			if _, dup := r.owners[t.Name]; dup {
-				return b.loc.errorAt(p, fmt.Sprintf("tool %q is offered by two tool sources; tool names must be unique (use tools: to expose a subset)", t.Name))
+				return b.loc.errorAt(p, fmt.Sprintf("tool %q is offered by two tool sources; tool names must be unique: %s", t.Name, clashHint(name)))
 			}
 			r.owners[t.Name] = exec
 		}
@@ -310,6 +311,21 @@ func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpe
 		cfg.Executor = r.parts[0].exec
 	}
 	return specs, nil
+}
+
+// clashHint says how to resolve a tool name offered twice, the second time
+// by the source named name ("mcp:NAME" for a server): a server's tools can
+// be renamed with a prefix, or narrowed to a subset.
+func clashHint(name string) string {
+	server, ok := strings.CutPrefix(name, "mcp:")
+	if !ok {
+		return "give the MCP server offering it a prefix (prefix: fs_) or expose a subset of its tools (tools:)"
+	}
+	prefix := server + "_"
+	if !toolPrefix.MatchString(prefix) {
+		prefix = "fs_"
+	}
+	return fmt.Sprintf("give this server a prefix (prefix: %s makes its tools %s<name>) or expose a subset of its tools (tools:)", prefix, prefix)
 }
 
 func (b *builder) shell(s ShellSpec) (*shellexec.Executor, error) {

@@ -50,8 +50,10 @@ func TestMCPPrefix(t *testing.T) {
 	}
 
 	clash := scriptHead + "tools:\n  mcp:\n    - {name: a, url: '" + a + "'}\n    - {name: b, url: '" + b + "'}\n"
-	if _, err := Load(context.Background(), writeFile(t, "agent.yaml", clash), nil); err == nil || !strings.Contains(err.Error(), "whoami") {
-		t.Errorf("two servers offering whoami without prefixes: err = %v, want the clash named", err)
+	_, err = Load(context.Background(), writeFile(t, "agent.yaml", clash), nil)
+	if err == nil || !strings.Contains(err.Error(), `"whoami"`) || !strings.Contains(err.Error(), "tools.mcp[1]") ||
+		!strings.Contains(err.Error(), "prefix: b_") {
+		t.Errorf("two servers offering whoami without prefixes: err = %v, want the clash named at tools.mcp[1] with prefix: suggested", err)
 	}
 }
 

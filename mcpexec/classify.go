@@ -16,10 +16,10 @@ import (
 
 // classify maps the error of a tools/call to an outcome, or returns it when
 // it is a cancellation or an error the executor does not know. It looks at
-// error identities and types only, never at their text. refused says that
-// the client refused a request of the server while the call was in flight:
-// the tool had started.
-func classify(ctx context.Context, name string, err error, refused bool) (polyloop.ActionOutcome, error) {
+// error identities and types only, never at their text. started says that
+// the server sent a sign of a tool at work while the call was in flight
+// (signs.go): a request, progress or a log message.
+func classify(ctx context.Context, name string, err error, started bool) (polyloop.ActionOutcome, error) {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return polyloop.ActionOutcome{}, fmt.Errorf("mcpexec: tool %q: %w", name, errors.Join(ctxErr, err))
 	}
@@ -28,7 +28,7 @@ func classify(ctx context.Context, name string, err error, refused bool) (polylo
 	}
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) {
-		return fromRPC(name, rpc, refused), nil
+		return fromRPC(name, rpc, started), nil
 	}
 	return polyloop.ActionOutcome{}, fmt.Errorf("mcpexec: tool %q: %w", name, err)
 }
@@ -45,15 +45,16 @@ const (
 
 // fromRPC maps a JSON-RPC error answering the call. Method not found and
 // invalid params mean the server refused the call before running it —
-// unless the client refused a request of the server's during the call: then
-// the tool was running, the error may be that refusal relayed, and the call
-// is Executed.
-func fromRPC(name string, rpc *jsonrpc.Error, refused bool) polyloop.ActionOutcome {
+// unless the server showed a tool at work during the call (a request to
+// this client, progress, a log message): then the tool may have started,
+// the error may be a refusal of this client's relayed, and the call is
+// Executed.
+func fromRPC(name string, rpc *jsonrpc.Error, started bool) polyloop.ActionOutcome {
 	switch rpc.Code {
 	case jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidParams:
-		if refused {
-			return outcome(polyloop.Executed, "tool %q started, asked this client for something it does not provide "+
-				"(elicitation, sampling or roots), and failed (JSON-RPC error %d): %s", name, rpc.Code, rpc.Message)
+		if started {
+			return outcome(polyloop.Executed, "tool %q had started (the server sent a request, progress or a log message "+
+				"during the call), then failed (JSON-RPC error %d): %s", name, rpc.Code, rpc.Message)
 		}
 		return outcome(polyloop.NotExecuted, "tool %q: the server refused the call (JSON-RPC error %d): %s", name, rpc.Code, rpc.Message)
 	case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest:

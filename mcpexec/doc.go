@@ -24,6 +24,16 @@
 // but its last StderrTail bytes are kept: a server that dies at start is
 // reported by a *StartError that shows them.
 //
+// On unix a stdio server runs as the leader of a process group of its own.
+// A terminal's Ctrl-C, which sends SIGINT to the whole foreground group,
+// therefore reaches the program that drives the run and not the server, so
+// the call in flight can finish when the program asks the run to stop at
+// the next step boundary. Close closes the server's stdin, then signals
+// the group (SIGTERM, then SIGKILL, Options.TerminateTimeout apart), and
+// when the server exits, on its own or so, whatever it left in its group
+// is killed. A process that leaves the group on purpose (setsid) escapes
+// this.
+//
 // # Replay policy
 //
 // A tool annotated readOnlyHint or idempotentHint is polyloop.ReplaySafe;
@@ -47,16 +57,21 @@
 //     executor cannot answer) → Executed: the tool ran up to its question,
 //     and the observation says it did not finish.
 //   - a JSON-RPC error answering the call: method not found or invalid params
-//     → NotExecuted, unless the client refused a request of the server's
-//     (elicitation, sampling, roots, any method but ping) while the call was
-//     in flight: then the tool had started, the error may be that refusal
-//     relayed by the server, and the call is Executed with the error as its
-//     observation. The rule, in database/sql's words for driver.ErrBadConn:
-//     NotExecuted is never returned when the action may have started.
-//     Refusals are counted per session, not per call (over stdio the
-//     protocol does not tie a server's request to the call it serves), so a
-//     refusal during concurrent calls marks them all as started — the safe
-//     direction; parse error or invalid request (the two sides do not
+//     → NotExecuted, unless the server showed a tool at work while the call
+//     was in flight: it sent this client a request (elicitation, sampling,
+//     roots, any method but ping), whether the client answered or refused
+//     it, or a progress or log notification. Then the tool may have
+//     started, the error may be a refusal of the client's relayed by the
+//     server, and the call is Executed with the error as its observation.
+//     The rule, in database/sql's words for driver.ErrBadConn: NotExecuted
+//     is never returned when the action may have started. Every call
+//     carries a progress token, so that a server that reports progress can.
+//     Messages are counted as they are read, before the SDK handles them
+//     (over streamable HTTP, in the event stream the HTTP client reads), and
+//     per session, not per call (over stdio the protocol does not tie a
+//     server's request to the call it serves), so a sign during concurrent
+//     calls marks them all as started — the safe direction; parse error or
+//     invalid request (the two sides do not
 //     speak the same protocol) and the SDK's own transport codes (a request
 //     that could not be delivered or was turned away by the HTTP server) →
 //     EnvError; any other code (an internal error,

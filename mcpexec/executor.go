@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/polyloop/polyloop"
@@ -22,7 +24,8 @@ type Executor struct {
 	transport string
 	prefix    string
 	server    mcp.Implementation
-	refused   *refusals
+	signs     *signs
+	calls     atomic.Int64 // numbers the calls' progress tokens
 	big       *oversize
 }
 
@@ -35,7 +38,7 @@ var _ polyloop.Describer = (*Executor)(nil)
 // gives a *StartError (with the end of a stdio server's standard error);
 // invalid Options give a plain error.
 func New(ctx context.Context, opts Options) (*Executor, error) {
-	watch, big := &refusals{}, &oversize{}
+	watch, big := &signs{}, &oversize{}
 	session, stderr, err := opts.connect(ctx, watch, big)
 	if err != nil {
 		return nil, err
@@ -50,7 +53,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		return nil, err
 	}
 	e := &Executor{session: session, tools: tools, byName: map[string]*tool{}, identity: opts.identity(),
-		transport: opts.transportName(), prefix: opts.Prefix, refused: watch, big: big}
+		transport: opts.transportName(), prefix: opts.Prefix, signs: watch, big: big}
 	for _, t := range tools {
 		e.byName[t.spec.Name] = t
 	}
@@ -62,8 +65,9 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 
 // Close ends the session. For a stdio server it closes the server's stdin,
 // waits up to Options.TerminateTimeout, then sends SIGTERM and at last
-// SIGKILL, so it does not hang on a slow server. The error, if any, is the
-// server's exit status or the transport's failure to close.
+// SIGKILL to the server's process group, so it does not hang on a slow
+// server and nothing the server started outlives it. The error, if any, is
+// the server's exit status or the transport's failure to close.
 func (e *Executor) Close() error {
 	return e.session.Close()
 }
@@ -114,14 +118,18 @@ func (e *Executor) Execute(ctx context.Context, action polyloop.Action) (polyloo
 	if why != "" {
 		return outcome(polyloop.NotExecuted, "tool %q: %s", action.Tool, why), nil
 	}
-	refusedBefore, bigBefore := e.refused.count(), e.big.count()
-	res, err := e.session.CallTool(ctx, &mcp.CallToolParams{Name: t.server, Arguments: args})
+	params := &mcp.CallToolParams{Name: t.server, Arguments: args}
+	// A progress token lets the server report progress, a sign that the
+	// tool started (signs.go).
+	params.SetProgressToken("polyloop-" + strconv.FormatInt(e.calls.Add(1), 10))
+	before, bigBefore := e.signs.count(), e.big.count()
+	res, err := e.session.CallTool(ctx, params)
 	if err != nil {
 		if e.big.count() != bigBefore && ctx.Err() == nil {
 			return outcome(polyloop.EnvError, "tool %q: the server sent a message larger than %d bytes (MaxMessageBytes), "+
 				"which was not read; the session is closed: %v", action.Tool, MaxMessageBytes, err), nil
 		}
-		return classify(ctx, action.Tool, err, e.refused.count() != refusedBefore)
+		return classify(ctx, action.Tool, err, e.signs.count() != before)
 	}
 	if res.NeedsInput() {
 		return outcome(polyloop.Executed, "tool %q started, then asked for input (elicitation, sampling or roots) "+

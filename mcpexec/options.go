@@ -16,7 +16,8 @@ import (
 )
 
 // DefaultTerminateTimeout is how long Close waits for a stdio server to exit
-// after closing its stdin, and again after SIGTERM, before killing it.
+// after closing its stdin, and again after SIGTERM to its process group,
+// before killing the group.
 const DefaultTerminateTimeout = time.Second
 
 // Options say which server to reach and how to expose its tools. Exactly one
@@ -83,9 +84,10 @@ type Options struct {
 	ClientName, ClientVersion string
 }
 
-// transport builds the transport the options ask for, and for a stdio
-// server the tail of its standard error (nil otherwise).
-func (o *Options) transport(big *oversize) (mcp.Transport, *tail, error) {
+// transport builds the transport the options ask for, watched for the
+// signs of a tool at work (signs.go), its HTTP messages bounded (big), and
+// for a stdio server the tail of its standard error (nil otherwise).
+func (o *Options) transport(watch *signs, big *oversize) (mcp.Transport, *tail, error) {
 	set := 0
 	for _, b := range []bool{len(o.Command) > 0, o.URL != "", o.Transport != nil} {
 		if b {
@@ -98,13 +100,19 @@ func (o *Options) transport(big *oversize) (mcp.Transport, *tail, error) {
 	if (len(o.Headers) > 0 || o.OAuthHandler != nil) && o.URL == "" {
 		return nil, nil, errors.New("mcpexec: Options.Headers and Options.OAuthHandler apply to Options.URL only")
 	}
-	switch {
-	case o.Transport != nil:
-		return o.Transport, nil, nil
-	case o.URL != "":
+	switch t := o.Transport.(type) {
+	case *mcp.StreamableClientTransport:
+		watched := *t // the caller's transport stays as it is
+		watched.HTTPClient = watchHTTP(t.HTTPClient, watch)
+		return &watched, nil, nil
+	case nil:
+	default:
+		return &watchedTransport{Transport: t, signs: watch}, nil, nil
+	}
+	if o.URL != "" {
 		return &mcp.StreamableClientTransport{
 			Endpoint:     o.URL,
-			HTTPClient:   big.client(withHeaders(o.HTTPClient, o.Headers)),
+			HTTPClient:   watchHTTP(big.client(withHeaders(o.HTTPClient, o.Headers)), watch),
 			OAuthHandler: o.OAuthHandler,
 			MaxEventSize: maxEventBytes, // 0 would mean no bound in this SDK version
 		}, nil, nil
@@ -120,7 +128,8 @@ func (o *Options) transport(big *oversize) (mcp.Transport, *tail, error) {
 	if terminate <= 0 {
 		terminate = DefaultTerminateTimeout
 	}
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminate}, stderr, nil
+	t := &stdioTransport{cmd: cmd, terminate: terminate}
+	return &watchedTransport{Transport: t, signs: watch}, stderr, nil
 }
 
 // client builds the SDK client: no roots capability unless roots are
@@ -128,7 +137,7 @@ func (o *Options) transport(big *oversize) (mcp.Transport, *tail, error) {
 // in the middle of a call, protocol 2026-07-28) is on only when roots are
 // configured, since roots are the only input the executor can give;
 // otherwise a result asking for input is reported as NotExecuted.
-func (o *Options) client(watch *refusals) *mcp.Client {
+func (o *Options) client() *mcp.Client {
 	name, version := o.ClientName, o.ClientVersion
 	if name == "" {
 		name = "polyloop-mcpexec"
@@ -147,7 +156,6 @@ func (o *Options) client(watch *refusals) *mcp.Client {
 	for _, uri := range o.Roots {
 		c.AddRoots(&mcp.Root{URI: uri}) //nolint:staticcheck // roots are deprecated but still served
 	}
-	c.AddReceivingMiddleware(watch.middleware)
 	return c
 }
 
@@ -170,17 +178,17 @@ func (o *Options) check() error {
 }
 
 // connect opens the session. The tail, for a stdio server, keeps the end
-// of its standard error. watch counts the client's refusals, big the
+// of its standard error. watch counts the signs of a tool at work, big the
 // messages refused for their size.
-func (o *Options) connect(ctx context.Context, watch *refusals, big *oversize) (*mcp.ClientSession, *tail, error) {
+func (o *Options) connect(ctx context.Context, watch *signs, big *oversize) (*mcp.ClientSession, *tail, error) {
 	if err := o.check(); err != nil {
 		return nil, nil, err
 	}
-	t, stderr, err := o.transport(big)
+	t, stderr, err := o.transport(watch, big)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := o.client(watch).Connect(ctx, t, nil)
+	s, err := o.client().Connect(ctx, t, nil)
 	if err != nil {
 		return nil, nil, o.startError("connecting to", stderr, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,28 +222,36 @@ func TestServerEverything(t *testing.T) {
 	})
 }
 
-// TestRefusedServerRequestMeansStarted: a tool that acts, then asks the
-// client for input it refuses, and relays the refusal (-32602) as the
-// call's error, has run: the outcome must not be NotExecuted. Both
-// transports.
+// TestRefusedServerRequestMeansStarted: a tool that acts, then shows it —
+// a request for input the client refuses (relaying the refusal, -32602, as
+// the call's error), progress on the call's token, or a roots/list request
+// the client answers — and then fails with -32602, has run: the outcome
+// must not be NotExecuted. Both transports.
 func TestRefusedServerRequestMeansStarted(t *testing.T) {
 	t.Parallel()
 	check := func(t *testing.T, e *mcpexec.Executor, log string) {
-		out := execute(t, e, call("act", `{}`))
-		if out.Status != polyloop.Executed {
-			t.Errorf("act: %+v, want executed (the tool had acted)", out)
+		want := ""
+		for i, tool := range []string{"act", "progress_then_fail", "roots_then_fail"} {
+			out := execute(t, e, call(tool, `{}`))
+			if out.Status != polyloop.Executed {
+				t.Errorf("%s: %+v, want executed (the tool had acted)", tool, out)
+			}
+			want += fmt.Sprintf("side effect #%d\n", i+1)
+			if tool == "progress_then_fail" {
+				want += "progress sent\n"
+			}
 		}
-		if b, _ := os.ReadFile(log); string(b) != "side effect #1\n" {
-			t.Errorf("the server's log: %q", b)
+		if b, _ := os.ReadFile(log); string(b) != want {
+			t.Errorf("the server's log: %q, want %q", b, want)
 		}
 		if out := execute(t, e, call("refuse", `{}`)); out.Status != polyloop.NotExecuted {
-			t.Errorf("refuse: %+v, want not_executed (no request was refused during it)", out)
+			t.Errorf("refuse: %+v, want not_executed (the server sent nothing during it)", out)
 		}
 	}
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
 		log := filepath.Join(t.TempDir(), "effects")
-		e, _ := npmServer(t, sideEffectScript, nil, mcpexec.Options{Env: []string{"SIDE_EFFECT_LOG=" + log}})
+		e, _ := npmServer(t, sideEffectScript, nil, mcpexec.Options{Env: []string{"SIDE_EFFECT_LOG=" + log}, Roots: []string{"file:///srv"}})
 		check(t, e, log)
 	})
 	t.Run("streamable HTTP", func(t *testing.T) {
@@ -265,7 +274,7 @@ func TestRefusedServerRequestMeansStarted(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		e, err := mcpexec.New(ctx, mcpexec.Options{URL: strings.TrimSpace(url)})
+		e, err := mcpexec.New(ctx, mcpexec.Options{URL: strings.TrimSpace(url), Roots: []string{"file:///srv"}})
 		if err != nil {
 			t.Fatal(err)
 		}

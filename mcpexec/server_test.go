@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -19,6 +21,10 @@ import (
 // subprocess tests re-execute themselves with it.
 const serverModeEnv = "MCPEXEC_TEST_SERVER"
 
+// childPIDFileEnv names the file where the "forks" server writes its
+// child's pid.
+const childPIDFileEnv = "MCPEXEC_TEST_CHILD_PID_FILE"
+
 func TestMain(m *testing.M) {
 	switch os.Getenv(serverModeEnv) {
 	case "":
@@ -27,6 +33,18 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, strings.Repeat("noise ", 2000))
 		fmt.Fprintln(os.Stderr, "fatal: cannot open the database /nonexistent/db.sqlite")
 		os.Exit(3)
+	case "forks": // starts a child in its process group, writes the child's pid to a file, serves
+		child := exec.Command("sleep", "600")
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := os.WriteFile(os.Getenv(childPIDFileEnv), []byte(strconv.Itoa(child.Process.Pid)), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		_ = newTestServer(&serverState{}).Run(context.Background(), &mcp.StdioTransport{})
+		os.Exit(0)
 	case "stubborn": // ignores SIGTERM and outlives its stdin
 		signal.Ignore(syscall.SIGTERM)
 		_ = newTestServer(&serverState{}).Run(context.Background(), &mcp.StdioTransport{})

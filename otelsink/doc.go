@@ -12,7 +12,7 @@
 // One invocation of Runner.Run or Runner.Resume is one span, kind INTERNAL;
 // with Options.RunRoot, the run has a root span above its invocations:
 //
-//	run {agent}                 the run's root (RunRoot): the first invocation's run_started → its end
+//	run {agent}                 the run's root (RunRoot): run_started → at once, flushed then
 //	├── invoke_agent {agent}    run_started or run_resumed → run_finished
 //	│   ├── chat {model}        model_call_started → model_call_finished (kind CLIENT)
 //	│   ├── execute_tool {tool} action_started → action_finished (kind INTERNAL)
@@ -98,7 +98,13 @@
 // the run's first invocation also exports the run's root span, "run
 // {agent}", with the anchor's own ids: every invocation's parent is then a
 // span the backend has, and the trace is well-formed (one root, CHILD_OF
-// references only). Without RunRoot no span has the anchor's ids, and
+// references only). The root starts at run_started and ends at once, and
+// the sink flushes the TracerProvider then, before the run's first model
+// call: a first invocation killed before its end (SIGKILL, a crash) loses
+// its own spans but not the root, so the resumed invocations still have
+// their parent. The invocations outlast the root, as the work of a run
+// outlasts its start; no span could cover the run, whose end is not known
+// until it finishes, possibly in another process. Without RunRoot no span has the anchor's ids, and
 // backends show the invocations as roots whose parent is missing. An
 // invoke_agent span that runs under a caller's span (not the anchor) links
 // to the anchor (link attribute polyloop.link.type = "run"), which joins

@@ -93,7 +93,9 @@ func link(sc trace.SpanContext, runID, kind string) trace.Link {
 }
 
 // startInvocation opens the invoke_agent span of run_started or run_resumed.
-func (s *Sink) startInvocation(ctx context.Context, ev polyloop.Event) {
+// It reports whether it ended the run's root span, which the caller then
+// flushes.
+func (s *Sink) startInvocation(ctx context.Context, ev polyloop.Event) (rooted bool) {
 	if s.runs[ev.RunID] != nil {
 		s.abort(ev.RunID, failSuperseded, ev.At)
 	}
@@ -107,7 +109,8 @@ func (s *Sink) startInvocation(ctx context.Context, ev polyloop.Event) {
 	if !trace.SpanContextFromContext(parent).Equal(anchor) {
 		links = append(links, link(anchor, ev.RunID, LinkRun)) // the run, seen from a caller's trace
 	} else if ev.Kind == polyloop.EventRunStarted && s.opts.RunRoot {
-		inv.root = s.startRoot(ev, inv.facts.model)
+		s.exportRoot(ev, inv.facts.model)
+		rooted = true
 	}
 	if prev, ok := s.prev[ev.RunID]; ok && ev.Kind == polyloop.EventRunResumed {
 		links = append(links, link(prev, ev.RunID, LinkPreviousInvocation))
@@ -124,14 +127,20 @@ func (s *Sink) startInvocation(ctx context.Context, ev polyloop.Event) {
 		inv.span.End(trace.WithTimestamp(ev.At))
 		delete(s.runs, ev.RunID)
 	}
+	return rooted
 }
 
-// startRoot starts the run's root span, with the anchor's ids, so that the
+// exportRoot ends the run's root span, with the anchor's ids, so that the
 // anchor every invocation of the run is a child of is a span backends have.
+// It starts at run_started and ends at once (at least a microsecond later:
+// backends take a span of no duration for a broken one), so that it can be
+// flushed before anything else happens, and a first invocation killed
+// before its end (whose own spans are lost) still leaves the root with the
+// backend.
 // It needs the provider's span ids from IDGenerator; with another
-// generator the span gets other ids: it ends at once, in error, and the
-// invocations keep the anchor as their missing parent.
-func (s *Sink) startRoot(ev polyloop.Event, m modelParams) trace.Span {
+// generator the span gets other ids: it ends in error, and the invocations
+// keep the anchor as their missing parent.
+func (s *Sink) exportRoot(ev polyloop.Event, m modelParams) {
 	anchor := RunAnchor(ev.RunID)
 	_, root := s.tracer.Start(withAnchorIDs(context.Background(), anchor), spanName("run", ev.Agent),
 		trace.WithNewRoot(),
@@ -141,10 +150,12 @@ func (s *Sink) startRoot(ev polyloop.Event, m modelParams) trace.Span {
 	sc := root.SpanContext()
 	if sc.TraceID() != anchor.TraceID() || sc.SpanID() != anchor.SpanID() {
 		failure{ErrorTypeNoAnchorIDs, "Options.RunRoot is set but the TracerProvider's ids do not come from otelsink.IDGenerator"}.apply(root)
-		root.End(trace.WithTimestamp(ev.At))
-		return nil
 	}
-	return root
+	end := s.opts.Now()
+	if floor := ev.At.Add(time.Microsecond); end.Before(floor) {
+		end = floor
+	}
+	root.End(trace.WithTimestamp(end))
 }
 
 // finishInvocation closes the invoke_agent span at run_finished.
@@ -156,7 +167,6 @@ func (s *Sink) finishInvocation(ev polyloop.Event) {
 	delete(s.runs, ev.RunID)
 	delete(s.prev, ev.RunID)
 	inv.endChildren(failOpenChild, ev.At)
-	defer inv.endRoot(ev.At)
 	if inv.span == nil {
 		return
 	}
@@ -166,14 +176,6 @@ func (s *Sink) finishInvocation(ev polyloop.Event) {
 		failure{string(ev.StopReason), "run finished with stop reason " + string(ev.StopReason)}.apply(inv.span)
 	}
 	inv.span.End(trace.WithTimestamp(ev.At))
-}
-
-// endRoot ends the run's root span, if this invocation started one.
-func (inv *invocation) endRoot(at time.Time) {
-	if inv.root != nil {
-		inv.root.End(trace.WithTimestamp(at))
-		inv.root = nil
-	}
 }
 
 // failedStop reports whether a stop reason is a failure of the run.
@@ -195,7 +197,6 @@ func (s *Sink) abort(runID string, f failure, at time.Time) {
 	}
 	delete(s.runs, runID)
 	inv.endChildren(f, at)
-	defer inv.endRoot(at)
 	if inv.span == nil {
 		return
 	}

@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/openaimodel"
 	"github.com/polyloop/polyloop/otelsink"
+	"github.com/polyloop/polyloop/sqlitestore"
 	"github.com/polyloop/polyloop/toolcallparser"
 )
 
@@ -64,9 +67,17 @@ func fakeOpenAI(t *testing.T, fail bool) string {
 	return srv.URL + "/v1/"
 }
 
-type secretLookup struct{}
+// secretLookup answers lookup with a secret. With hang set, it creates
+// that file instead and blocks until the process dies.
+type secretLookup struct{ hang string }
 
-func (secretLookup) Execute(_ context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+func (l secretLookup) Execute(_ context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	if l.hang != "" {
+		if err := os.WriteFile(l.hang, nil, 0o644); err != nil {
+			return polyloop.ActionOutcome{}, err
+		}
+		select {}
+	}
 	if a.Tool != "lookup" {
 		return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: "no tool " + a.Tool}, nil
 	}
@@ -109,9 +120,11 @@ func jaegerRun(t *testing.T, store polyloop.Store, baseURL string, do func(*poly
 // in-memory storage) through NewFromEnv, as the CLI does, and reads them
 // back through Jaeger's query API: a run interrupted by a store crash and
 // resumed in a second "process" is one trace with one root, both
-// invocations its CHILD_OF children and no warnings on any span; a run
-// whose model fails shows the failure with a small error.type; the spans
-// carry the GenAI attributes; no key and no content reached any of them.
+// invocations its CHILD_OF children and no warnings on any span; so is a
+// run whose first invocation, in a child process, is killed with SIGKILL
+// mid-action; a run whose model fails shows the failure with a small
+// error.type; the spans carry the GenAI attributes; no key and no content
+// reached any of them.
 func TestJaeger(t *testing.T) {
 	query := os.Getenv(jaegerQueryEnv)
 	if query == "" {
@@ -151,6 +164,17 @@ func TestJaeger(t *testing.T) {
 	})
 	if err != nil || res.StopReason != polyloop.StopCompleted {
 		t.Fatalf("resume: %v, %+v", err, res)
+	}
+
+	// A run whose first invocation is killed (SIGKILL, in another process,
+	// nothing flushed at its end), then resumed here.
+	killed := "jaeger-killed-" + suffix
+	killedStore := killFirstInvocation(t, killed, okURL)
+	res, err = jaegerRun(t, killedStore, okURL, func(r *polyloop.Runner) (polyloop.RunResult, error) {
+		return r.Resume(ctx, killed, jaegerAgent)
+	})
+	if err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("resume after SIGKILL: %v, %+v", err, res)
 	}
 
 	// A run whose model fails.
@@ -196,6 +220,18 @@ func TestJaeger(t *testing.T) {
 	for _, tool := range tr.named("execute_tool lookup") {
 		tr.wantTags(tool, map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup",
 			"gen_ai.tool.type": "function", "gen_ai.tool.description": "Looks a key up."})
+	}
+
+	// The killed invocation's spans never left its process, but the run's
+	// root did, at run_started: the resumed invocation has its parent.
+	kt := j.trace(killed, 4) // run, the resume's invoke_agent, execute_tool (the replay) and chat
+	kt.wellFormed()
+	kt.noSecrets()
+	j.noWarningsV3(killed)
+	kroot := kt.only("run jaeger-e2e")
+	kinv := kt.only("invoke_agent jaeger-e2e")
+	if ref := kinv.parentRef(); ref.SpanID != kroot.SpanID || ref.RefType != "CHILD_OF" || kinv.tag("polyloop.invocation") != "resume" {
+		t.Errorf("the invocation after SIGKILL: parent %+v, %s; want the resume, CHILD_OF the run's root %s", ref, kinv.tag("polyloop.invocation"), kroot.SpanID)
 	}
 
 	ft := j.trace(failed, 3) // run, invoke_agent, chat
@@ -438,4 +474,47 @@ func (tr *jTrace) wantTags(s jSpan, want map[string]string) {
 			tr.t.Errorf("%s %s: %s = %q, want %q", s.OperationName, s.SpanID, k, got, v)
 		}
 	}
+}
+
+// killFirstInvocation runs the first invocation of run id in a child
+// process (TestMain's runUntilKilled) on a fresh SQLite file, kills it with
+// SIGKILL once its action has started, and returns the store, opened here.
+// Its span batches wait a minute before they go out, so that nothing but
+// what the sink flushed itself leaves the killed process.
+func killFirstInvocation(t *testing.T, id, modelURL string) polyloop.Store {
+	t.Helper()
+	dir := t.TempDir()
+	db, marker := filepath.Join(dir, "runs.db"), filepath.Join(dir, "acting")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(exe)
+	child.Env = append(os.Environ(), killedRunEnv+"="+id, killedStoreEnv+"="+db, killedModelEnv+"="+modelURL,
+		killedMarkerEnv+"="+marker, "OTEL_BSP_SCHEDULE_DELAY=60000")
+	var stderr strings.Builder
+	child.Stderr = &stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = child.Process.Kill()
+			_ = child.Wait()
+			t.Fatalf("the first invocation never reached its action; its stderr:\n%s", stderr.String())
+		}
+	}
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	st, err := sqlitestore.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

@@ -117,3 +117,47 @@ func TestInvocationUsage(t *testing.T) {
 	wantAttrs(t, invs[1], map[string]any{"gen_ai.usage.input_tokens": int64(200), "gen_ai.usage.output_tokens": int64(20),
 		"polyloop.totals.input_tokens": int64(300)})
 }
+
+// flushCounter is a span processor that records ended spans and counts
+// ForceFlush calls, noting how many spans had ended at each.
+type flushCounter struct {
+	*tracetest.SpanRecorder
+	endedAtFlush []int
+}
+
+func (f *flushCounter) ForceFlush(ctx context.Context) error {
+	f.endedAtFlush = append(f.endedAtFlush, len(f.Ended()))
+	return f.SpanRecorder.ForceFlush(ctx)
+}
+
+// TestRunRootIsExportedAtRunStarted: the root span ends at run_started and
+// the provider is flushed then, so that a first invocation killed before
+// its end (kill -9: no code runs after) leaves its run's root with the
+// backend, and the resumed invocations have their parent.
+func TestRunRootIsExportedAtRunStarted(t *testing.T) {
+	t.Parallel()
+	fc := &flushCounter{SpanRecorder: tracetest.NewSpanRecorder()}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(fc), sdktrace.WithIDGenerator(otelsink.IDGenerator(nil)))
+	sink := otelsink.New(otelsink.Options{TracerProvider: tp, RunRoot: true})
+	sc := newScript("run-root").started()
+	emitAll(t, context.Background(), sink, sc.evs)
+	root := byName(fc.Ended())["run researcher"]
+	if len(root) != 1 {
+		t.Fatalf("after run_started, ended spans %v; want the run's root", names(fc.Ended()))
+	}
+	if len(fc.endedAtFlush) != 1 || fc.endedAtFlush[0] != 1 {
+		t.Errorf("flushes at run_started, with the ended spans counted at each: %v; want one, after the root ended", fc.endedAtFlush)
+	}
+	if !root[0].StartTime().Equal(sc.at) || !root[0].EndTime().After(sc.at) {
+		t.Errorf("root from %v to %v; want it to start at run_started (%v) and last", root[0].StartTime(), root[0].EndTime(), sc.at)
+	}
+	sc.evs = nil
+	sc.modelCall(1, 1).reply(1, 1, polyloop.ModelReply{Text: "done"}).finished(polyloop.StopCompleted, "done")
+	emitAll(t, context.Background(), sink, sc.evs)
+	if len(fc.endedAtFlush) != 1 {
+		t.Errorf("%d flushes: only run_started flushes", len(fc.endedAtFlush))
+	}
+	if first := byName(fc.Ended())["invoke_agent researcher"]; len(first) != 1 || first[0].Parent().SpanID() != otelsink.RunAnchor("run-root").SpanID() {
+		t.Errorf("the invocation: %v, want one, a child of the root", first)
+	}
+}

@@ -31,17 +31,21 @@ type Options struct {
 	Now func() time.Time
 	// RunRoot exports a root span for each run, with the ids of the run's
 	// anchor, so that the trace is well-formed: the invocations' parent is
-	// a span the backend has (see Resumed runs). It needs a TracerProvider
-	// whose ids come from IDGenerator (NewFromEnv's does, and sets RunRoot);
-	// with another generator the root span gets other ids, and it ends at
-	// once with status Error saying so.
+	// a span the backend has (see Resumed runs). The root starts and ends
+	// at run_started, and the sink flushes the TracerProvider then (when it
+	// has ForceFlush, as the SDK's has), so that a first invocation killed
+	// before its end still leaves the root with the backend. It needs a
+	// TracerProvider whose ids come from IDGenerator (NewFromEnv's does, and
+	// sets RunRoot); with another generator the root span gets other ids,
+	// and it has status Error saying so.
 	RunRoot bool
 }
 
 // Sink is a polyloop.EventSink that records traces. Create it with New.
 type Sink struct {
-	tracer trace.Tracer
-	opts   Options
+	tracer   trace.Tracer
+	provider trace.TracerProvider
+	opts     Options
 
 	mu   sync.Mutex
 	runs map[string]*invocation
@@ -60,10 +64,6 @@ type invocation struct {
 	// outer is the span found in the context of the event that started
 	// the invocation (the caller's span), invalid when there was none.
 	outer trace.SpanContext
-	// root is the run's root span, with the anchor's ids, when this
-	// invocation started the run and the TracerProvider has IDGenerator;
-	// it ends with the invocation.
-	root  trace.Span
 	facts runFacts
 	chat  openSpan
 	tool  openSpan
@@ -94,6 +94,7 @@ func New(opts Options) *Sink {
 		opts.Now = time.Now
 	}
 	return &Sink{
+		provider: tp,
 		tracer: tp.Tracer(InstrumentationName,
 			trace.WithInstrumentationVersion(polyloop.LibraryVersion),
 			trace.WithSchemaURL(semconv.SchemaURL)),
@@ -116,11 +117,20 @@ func (s *Sink) Emit(ctx context.Context, ev polyloop.Event) error {
 	if ev.At.IsZero() {
 		ev.At = s.opts.Now()
 	}
+	if s.record(ctx, ev) {
+		s.flush(ctx)
+	}
+	return nil
+}
+
+// record records the event; it reports whether the provider should be
+// flushed now (the run's root span has just ended).
+func (s *Sink) record(ctx context.Context, ev polyloop.Event) (flush bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch ev.Kind {
 	case polyloop.EventRunStarted, polyloop.EventRunResumed:
-		s.startInvocation(ctx, ev)
+		return s.startInvocation(ctx, ev)
 	case polyloop.EventModelCallStarted:
 		s.startChat(ctx, ev)
 	case polyloop.EventModelCallFinished:
@@ -136,7 +146,18 @@ func (s *Sink) Emit(ctx context.Context, ev polyloop.Event) error {
 	case polyloop.EventCandidateSuperseded:
 		s.superseded(ctx, ev)
 	}
-	return nil
+	return false
+}
+
+// flush asks the TracerProvider, when it can (the SDK's can), to export
+// what has ended, within ctx. A failure to export is the exporter's to
+// report (through otel.Handle), as for every other span.
+func (s *Sink) flush(ctx context.Context) {
+	if f, ok := s.provider.(interface{ ForceFlush(context.Context) error }); ok {
+		if err := f.ForceFlush(ctx); err != nil {
+			otel.Handle(err)
+		}
+	}
 }
 
 // EndRun ends the open spans of runID's current invocation with status

@@ -10,7 +10,8 @@
 // library asks steps in order, so the replies come in the recorded order; a
 // retried call of a step (a resume after a crash) gets the same reply again,
 // and the client keeps no state between calls, so a new client from the same
-// log serves a resumed replay run. Replies carry the recorded usage, cost,
+// log serves a resumed replay run (Resume continues one that Replay did
+// not finish). Replies carry the recorded usage, cost,
 // model id and attempts, so token and cost budgets stop a replay where they
 // stopped the recorded run.
 //

@@ -2,6 +2,8 @@ package replaymodel
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/polyloop/polyloop"
 )
@@ -30,7 +32,53 @@ func Replay(ctx context.Context, runner polyloop.Runner, src polyloop.RunLog, ne
 	if err != nil {
 		return res, polyloop.RunDiff{}, err
 	}
-	replay, err := runner.Store.ReadLog(ctx, res.RunID)
+	return diffed(ctx, runner.Store, src, res)
+}
+
+// ErrNotAReplay: the run Resume was asked to continue is not a replay of
+// the source it was given.
+var ErrNotAReplay = errors.New("replaymodel: not a replay of the source run")
+
+// Resume continues the replay run id of src, one that Replay started and
+// that did not finish (stopped at a step boundary, cancelled, crashed): the
+// model is a new Client on src (a client keeps no state between calls), the
+// rest is runner's, and the run goes on as polyloop.Runner.Resume plans it;
+// a finished replay is returned as it stands. It returns the result and
+// where the replay departs from src, as Replay does.
+//
+// opts must be those of the Replay that started id: another Match changes
+// the client's Describe, and the snapshot check refuses it
+// (*polyloop.SnapshotMismatchError). A run id with no records gives
+// polyloop.ErrRunNotFound, and one whose RunStarted.ReplayOf does not name
+// src gives ErrNotAReplay; nothing is written to the run then. Other errors
+// are Resume's.
+func Resume(ctx context.Context, runner polyloop.Runner, src polyloop.RunLog, id string, agent polyloop.Agent, opts Options) (polyloop.RunResult, polyloop.RunDiff, error) {
+	client, err := New(src, opts)
+	if err != nil {
+		return polyloop.RunResult{}, polyloop.RunDiff{}, err
+	}
+	log, err := runner.Store.ReadLog(ctx, id)
+	if err != nil {
+		return polyloop.RunResult{}, polyloop.RunDiff{}, &polyloop.PersistenceError{Op: "read", RunID: id, Err: err}
+	}
+	started := log.Started()
+	switch {
+	case log.Empty():
+		return polyloop.RunResult{}, polyloop.RunDiff{}, fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
+	case started == nil || started.ReplayOf == nil || started.ReplayOf.RunID != client.log.RunID:
+		return polyloop.RunResult{}, polyloop.RunDiff{}, fmt.Errorf("run %q exists and is not a replay of %q: %w", id, client.log.RunID, ErrNotAReplay)
+	}
+	runner.Model = client
+	res, err := runner.Resume(ctx, id, agent)
+	if err != nil {
+		return res, polyloop.RunDiff{}, err
+	}
+	return diffed(ctx, runner.Store, src, res)
+}
+
+// diffed reads the replay run's log and compares it with src.
+func diffed(ctx context.Context, st polyloop.Store, src polyloop.RunLog, res polyloop.RunResult) (polyloop.RunResult, polyloop.RunDiff, error) {
+	replay, err := st.ReadLog(ctx, res.RunID)
 	if err != nil {
 		return res, polyloop.RunDiff{}, &polyloop.PersistenceError{Op: "read", RunID: res.RunID, Err: err}
 	}

@@ -13,14 +13,28 @@
 //
 // # Process group
 //
-// Each command runs in its own process group (Setpgid), with stdin from
-// /dev/null and stdout and stderr combined into one stream. When the shell
-// exits, every process left in its group is killed with SIGKILL before Execute
+// Each command runs in its own process group, with stdin from /dev/null and
+// stdout and stderr combined into one stream; a terminal's Ctrl-C, sent to
+// the driving program's group, does not reach it. When the shell exits,
+// every process left in its group is killed with SIGKILL before Execute
 // returns, so a background job does not outlive its action. When the
 // per-action timeout passes or ctx is done, the whole group is killed the same
 // way, and Execute waits for the shell before returning. (A process that
 // leaves the group on purpose, with setsid, escapes this; the output stream is
 // then abandoned after a short drain period.)
+//
+// On Linux the group is also tied to the life of the process that runs
+// Execute, so that a command does not go on after that process is killed
+// (kill -9, a crash), beside the replay of a resumed run: the shell gets
+// Pdeathsig SIGKILL, forked from one OS thread locked for the life of the
+// process (Pdeathsig fires when the forking thread ends), and the group is
+// led by a sentinel, a /bin/sh that keeps itself stopped, so that once the
+// process is gone the kernel sends SIGHUP to every process of the orphaned
+// group. What still escapes: a process that ignores SIGHUP and is not the
+// shell itself (nohup), or that leaves the group; and the SIGHUP when the
+// process's children are adopted by a subreaper of the same session instead
+// of init. This costs about one more process start per action (0.9 ms on
+// a loaded 2-core machine). Elsewhere a command outlives a killed driver.
 //
 // # Environment
 //

@@ -6,10 +6,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/procgroup"
 )
 
 // ended is how a command ended.
@@ -30,18 +30,19 @@ func (e *Executor) run(ctx context.Context, command string) (polyloop.ActionOutc
 	}
 	defer r.Close()
 	cmd := e.command(command, w)
-	err = cmd.Start()
+	group, err := procgroup.StartTied(cmd)
 	w.Close()
 	if err != nil {
 		return envError("cannot start the shell %q: %v", e.opts.Shell, err), nil
 	}
+	defer group.Close()
 	out := newCapture(e.opts.OutputLimit, e.opts.DoneSentinel)
 	copied := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(out, r)
 		close(copied)
 	}()
-	end, ctxErr := e.wait(ctx, cmd)
+	end, ctxErr := e.wait(ctx, cmd, group.Pgid)
 	if ctxErr != nil {
 		drain(r, copied, cancelDrainTimeout)
 		return polyloop.ActionOutcome{}, fmt.Errorf("shellexec: %w", ctxErr)
@@ -66,19 +67,21 @@ func (e *Executor) command(command string, out *os.File) *exec.Cmd {
 	cmd.Dir = e.opts.Dir
 	cmd.Env = e.env
 	cmd.Stdout, cmd.Stderr = out, out // the same *os.File: one combined stream
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd
 }
 
-// wait waits for the shell to end, killing its process group when the
+// wait waits for the shell to end, killing its process group pgid when the
 // timeout passes or ctx is done, and in every case once the shell has
 // exited, so that nothing of the action survives it. It returns ctx's error
 // when ctx ended the command.
-func (e *Executor) wait(ctx context.Context, cmd *exec.Cmd) (ended, error) {
-	pid := cmd.Process.Pid
+func (e *Executor) wait(ctx context.Context, cmd *exec.Cmd, pgid int) (ended, error) {
 	exited := make(chan struct{})
+	reaped := false // set before exited is closed
 	go func() {
-		waitExited(pid)
+		if !procgroup.WaitExited(cmd.Process.Pid) {
+			_ = cmd.Wait() // where the exit cannot be awaited without reaping
+			reaped = true
+		}
 		close(exited)
 	}()
 	timer := time.NewTimer(e.opts.Timeout)
@@ -92,12 +95,14 @@ func (e *Executor) wait(ctx context.Context, cmd *exec.Cmd) (ended, error) {
 	case <-ctx.Done():
 		ctxErr = ctx.Err()
 	}
-	killGroup(pid) // the timeout or ctx: stop the shell; exited: kill what it left
+	procgroup.KillGroup(pgid) // the timeout or ctx: stop the shell; exited: kill what it left
 	<-exited
 	if ctxErr != nil || end.timedOut {
-		killGroup(pid) // the shell is gone now; anything still in its group goes too
+		procgroup.KillGroup(pgid) // the shell is gone now; anything still in its group goes too
 	}
-	_ = cmd.Wait() // the state is in cmd.ProcessState; a non-zero exit is not our error
+	if !reaped {
+		_ = cmd.Wait() // the state is in cmd.ProcessState; a non-zero exit is not our error
+	}
 	end.state = cmd.ProcessState
 	return end, ctxErr
 }

@@ -32,7 +32,12 @@ const LeasePollInterval = 500 * time.Millisecond
 const maxLeaseTries = 50
 
 // AcquireLease implements polyloop.Leaser with one lock file per run in the
-// directory PATH.leases next to the database, locked with flock(2).
+// directory PATH.leases next to the database, locked with flock(2). PATH is
+// the database file's resolved path (absolute, every symlink followed, as
+// Open found it), so a Store opened through a symlink or a relative path
+// shares the leases of every other Store of that file. A hard link is
+// another path to the same file and gets its own directory: open a
+// database by one of its names.
 //
 // Liveness is the kernel's: a process that dies, however it dies, loses its
 // flock at once, so a dead holder's lease is taken over by the next
@@ -60,7 +65,7 @@ func (s *Store) AcquireLease(ctx context.Context, runID string, req polyloop.Lea
 	if req.Owner.Token == "" {
 		return nil, errors.New("sqlitestore: lease request without an owner token")
 	}
-	dir := s.path + ".leases"
+	dir := s.leaseDir
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sqlitestore: lease directory: %w", err)
 	}
@@ -329,7 +334,7 @@ func (s *Store) LiveHolder(ctx context.Context, runID string) (polyloop.LeaseOwn
 	if err := ctx.Err(); err != nil {
 		return polyloop.LeaseOwner{}, false, err
 	}
-	f, err := os.Open(filepath.Join(s.path+".leases", leaseFileName(runID)))
+	f, err := os.Open(filepath.Join(s.leaseDir, leaseFileName(runID)))
 	if errors.Is(err, os.ErrNotExist) {
 		return polyloop.LeaseOwner{}, false, nil
 	}

@@ -3,6 +3,9 @@
 package sqlitestore
 
 import (
+	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,5 +62,52 @@ func TestLeaseFileName(t *testing.T) {
 		if len(name) > 255 || strings.HasPrefix(name, ".") || strings.ContainsAny(name, "/\x00") {
 			t.Errorf("%q → %q: not a safe file name", id, name)
 		}
+	}
+}
+
+// TestLeaseFollowsTheResolvedPath: one database reached by two spellings —
+// a symlink to the file, a symlinked directory, a path through ".." — has
+// one lease per run, so a second holder is refused whatever path it opened.
+func TestLeaseFollowsTheResolvedPath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.db")
+	if err := os.Symlink(real, filepath.Join(dir, "link.db")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(dir, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := Open(real, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	ctx := context.Background()
+	lease, err := holder.AcquireLease(ctx, "r1", polyloop.LeaseRequest{Owner: polyloop.LeaseOwner{Host: "h", PID: 1, Token: "first"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release(ctx)
+	for _, spelling := range []string{"link.db", "alias/real.db", "alias/link.db", "sub/../real.db"} {
+		other, err := Open(filepath.Join(dir, spelling), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = other.AcquireLease(ctx, "r1", polyloop.LeaseRequest{Owner: polyloop.LeaseOwner{Host: "h", PID: 2, Token: "second"}})
+		var held *polyloop.LeaseHeldError
+		if !errors.As(err, &held) || held.Holder.Token != "first" {
+			t.Errorf("%s: a second acquisition gave %v, want *LeaseHeldError naming the first holder", spelling, err)
+		}
+		if owner, live, err := other.LiveHolder(ctx, "r1"); err != nil || !live || owner.Token != "first" {
+			t.Errorf("%s: LiveHolder = %+v, %v, %v; want the first holder, live", spelling, owner, live, err)
+		}
+		other.Close()
+	}
+	if _, err := os.Stat(filepath.Join(dir, "link.db.leases")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a lease directory was made for the symlink's name: %v", err)
 	}
 }

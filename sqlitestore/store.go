@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,9 @@ type Store struct {
 	stats  counters
 	cache  summaryCache // the writer's
 	leases leaseSet     // held leases (lease.go)
+	// leaseDir holds the lock files of the leases: the database's resolved
+	// path (absolute, symlinks followed) with ".leases" added.
+	leaseDir string
 	// afterInsert, when set (tests only, before the first Append), runs in
 	// the writer after an Append's records are inserted and before its
 	// summary is written, on the fast or the careful path; an error fails
@@ -101,6 +105,10 @@ func Open(path string, opts *Options) (*Store, error) {
 		s.write.Close()
 		return nil, markDamaged(path, err)
 	}
+	if s.leaseDir, err = leaseDir(path); err != nil {
+		s.write.Close()
+		return nil, err
+	}
 	if s.read, err = sql.Open("sqlite", s.dsn("deferred")); err != nil {
 		s.write.Close()
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
@@ -114,6 +122,21 @@ func Open(path string, opts *Options) (*Store, error) {
 	s.queue = make(chan *request, s.opts.MaxBatch)
 	go s.writeLoop()
 	return s, nil
+}
+
+// leaseDir is the lease directory of the database at path, which exists:
+// its absolute path with every symlink resolved, and ".leases", so that
+// every spelling of one database file (a symlink to it, a relative path)
+// reaches the same leases.
+func leaseDir(path string) (string, error) {
+	resolved, err := filepath.EvalSymlinks(path)
+	if err == nil {
+		resolved, err = filepath.Abs(resolved)
+	}
+	if err != nil {
+		return "", fmt.Errorf("sqlitestore: resolving %s for its lease directory: %w", path, err)
+	}
+	return resolved + ".leases", nil
 }
 
 // dsn builds the connection string: WAL, synchronous=FULL (see the package

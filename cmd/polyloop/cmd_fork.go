@@ -112,24 +112,34 @@ replay's decision or outcome differs from the recorded run, and stores the
 replay as its own run, linked to the recorded one.
 
 --match says what of each request must agree with what the recorded model was
-shown (see package replaymodel): structure (default), exact, or steps.`,
+shown (see package replaymodel): structure (default), exact, or steps.
+
+A first SIGINT or SIGTERM stops the replay at the next step boundary (the
+action in progress finishes and is recorded); a second cancels at once. The
+same command with the same --id (and --match) continues a replay that did not
+finish, as resume continues a run; an --id naming any other run is refused.
+
+` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.replay(cmd.Context(), args[0], f)
 		},
 	}
 	c.Flags().StringVar(&f.agent, "agent", "", "the agent file whose parser and executor run (required)")
-	c.Flags().StringVar(&f.id, "id", "", "the replay's run id (default: a new ULID)")
+	c.Flags().StringVar(&f.id, "id", "", "the replay's run id (default: a new ULID); an unfinished replay of RUN_ID is continued")
 	c.Flags().StringVar(&f.match, "match", "structure", "what must agree: structure, exact or steps")
 	c.Flags().BoolVar(&f.json, "json", false, "print the result and the divergence as JSON")
 	_ = c.MarkFlagRequired("agent")
 	return c
 }
 
-func (a *app) replay(ctx context.Context, src string, f replayFlags) error {
+func (a *app) replay(parent context.Context, src string, f replayFlags) error {
+	in := newInterruption(parent, a.stderr)
+	defer in.close()
+	ctx := in.ctx
 	cfg, err := agentfile.Load(ctx, f.agent, nil)
 	if err != nil {
-		return err
+		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}
 	defer cfg.Close()
 	st, err := openStore(ctx, a.store, existingStore)
@@ -145,12 +155,23 @@ func (a *app) replay(ctx context.Context, src string, f replayFlags) error {
 		return fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, src)
 	}
 	log.RunID = src
-	id := f.id
-	if id == "" {
-		id = polyloop.NewRunID()
-	}
-	res, diff, err := replaymodel.Replay(ctx, *cfg.Runner(st), log, id, cfg.Agent, replaymodel.Options{Match: replaymodel.Match(f.match)})
+	id, again, err := a.replayID(ctx, st, f.id)
 	if err != nil {
+		return err
+	}
+	opts := replaymodel.Options{Match: replaymodel.Match(f.match)}
+	in.begin()
+	var res polyloop.RunResult
+	var diff polyloop.RunDiff
+	if again {
+		res, diff, err = replaymodel.Resume(ctx, *cfg.Runner(st), log, id, cfg.Agent, opts)
+	} else {
+		res, diff, err = replaymodel.Replay(ctx, *cfg.Runner(st), log, id, cfg.Agent, opts)
+	}
+	if err != nil {
+		if e := a.interrupted(st, id, a.replayCommand(src, id, f), err, in); e != nil {
+			return e
+		}
 		return fmt.Errorf("replay of %s: %w", src, err)
 	}
 	if f.json {
@@ -162,6 +183,28 @@ func (a *app) replay(ctx context.Context, src string, f replayFlags) error {
 	fmt.Fprintf(a.stdout, "replay %s of %s: %s after %d steps\n", id, src, orUnfinished(res), res.Totals.Steps)
 	printDivergence(a.stdout, diff, src, id)
 	return nil
+}
+
+// replayID is the replay's run id, and whether that run exists already: a
+// replay of the source that did not finish, which the command continues.
+func (a *app) replayID(ctx context.Context, st polyloop.Store, id string) (string, bool, error) {
+	if id == "" {
+		return polyloop.NewRunID(), false, nil
+	}
+	log, err := st.ReadLog(ctx, id)
+	if err != nil {
+		return "", false, err
+	}
+	return id, !log.Empty(), nil
+}
+
+// replayCommand is the command that continues the replay id of src.
+func (a *app) replayCommand(src, id string, f replayFlags) string {
+	cmd := fmt.Sprintf("polyloop replay %s --agent %s --id %s", src, f.agent, id)
+	if f.match != string(replaymodel.MatchStructure) {
+		cmd += " --match " + f.match
+	}
+	return cmd + a.storeFlag()
 }
 
 func orUnfinished(res polyloop.RunResult) string {

@@ -134,7 +134,7 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 // interruption leaves the run resumable, and says what resume will do; a
 // run held by another process names it.
 func (a *app) runFailed(st polyloop.Store, id, agentPath string, err error, in *interruption) error {
-	if e := a.interrupted(st, id, agentPath, err, in); e != nil {
+	if e := a.interrupted(st, id, a.resumeCommand(id, agentPath), err, in); e != nil {
 		return e
 	}
 	if e := a.leaseRefused(id, agentPath, err); e != nil {
@@ -142,7 +142,7 @@ func (a *app) runFailed(st polyloop.Store, id, agentPath string, err error, in *
 	}
 	switch {
 	case errors.Is(err, polyloop.ErrRunExists):
-		fmt.Fprintf(a.stderr, "run %s already exists; to continue it:\n  polyloop resume %s --agent %s%s\n", id, id, agentPath, a.storeFlag())
+		fmt.Fprintf(a.stderr, "run %s already exists; to continue it:\n  %s\n", id, a.resumeCommand(id, agentPath))
 	case !errors.Is(err, polyloop.ErrInvalidConfig) && !errors.Is(err, polyloop.ErrSnapshotMismatch):
 		fmt.Fprintf(a.stderr, "run %s is unfinished: polyloop show %s%s shows where it stopped\n", id, id, a.storeFlag())
 	}

@@ -26,13 +26,14 @@ tools:
   shell: {dir: work, replay: REPLAY}
 `
 
-// The agent of the lease tests: step 1's command writes its process group
-// and sleeps; run again (a replay), it finds its mark and does not sleep.
+// The agent of the lease tests: step 1's command writes a ledger (its pid,
+// the pid of the child it waits for, and when it ends) and sleeps in that
+// child; run again (a replay), it finds its mark and does not sleep.
 const holdAgent = `name: holder
 model:
   provider: script
   script:
-    - {tool: bash, args: {command: "if [ -e started-ID ]; then echo replayed; else echo $$ > pgid-ID; touch started-ID; sleep 60; fi"}}
+    - {tool: bash, args: {command: "if [ -e started-ID ]; then echo replayed; else echo start $$ >> ledger-ID; sleep 60 & echo child $! >> ledger-ID; touch started-ID; wait $!; echo end $$ >> ledger-ID; fi"}}
     - {text: "done"}
 tools:
   shell: {dir: work, replay: replay_safe}
@@ -162,10 +163,11 @@ func TestGracefulStopThenResume(t *testing.T) {
 
 // TestSecondProcessRefused runs on SQLite and, when configured, on
 // PostgreSQL: while one polyloop process drives a run, another resuming it
-// is refused with exit 2, naming the holder's pid; after SIGKILL of the
-// holder (and of its action's process group, as a machine crash would),
-// resume goes on and replays the replay_safe action; --take-over takes a
-// run from a live holder, which stops saying so.
+// is refused with exit 2, naming the holder's pid; SIGKILL of the holder
+// ends its action's processes too (the shell and its child: no action runs
+// in two processes at once, as the ledger shows), and resume goes on and
+// replays the replay_safe action; --take-over takes a run from a live
+// holder, which stops saying so.
 func TestSecondProcessRefused(t *testing.T) {
 	t.Parallel()
 	stores := map[string]string{"sqlite": ""}
@@ -194,7 +196,13 @@ func refusedThenKilled(t *testing.T, c *cli, id string) {
 	}
 	holder.Process.Signal(syscall.SIGKILL)
 	holder.Wait()
-	killGroup(t, c, id)
+	ledger := readLedger(t, c, id)
+	if len(ledger) != 2 || ledger[0][0] != "start" || ledger[1][0] != "child" {
+		t.Fatalf("the ledger of the killed holder's action: %q", ledger)
+	}
+	for _, entry := range ledger {
+		waitGone(t, entry[1], "the killed holder's action ("+entry[0]+")")
+	}
 	code, stdout, stderr := c.run("resume", id, "--agent", id+".yaml")
 	if code != exitOK || !strings.Contains(stdout, "completed after 2 steps") || !strings.Contains(stderr, "→ executed  replayed") {
 		t.Fatalf("resume after SIGKILL of the holder: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -209,16 +217,41 @@ func refusedThenKilled(t *testing.T, c *cli, id string) {
 	}
 }
 
-// killGroup kills the process group of a run's sleeping command, which
-// outlives a SIGKILL of polyloop itself.
-func killGroup(t *testing.T, c *cli, id string) {
+// readLedger reads the ledger the run's command wrote: its lines, each
+// split in two (what, pid).
+func readLedger(t *testing.T, c *cli, id string) [][2]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.dir, "work", "pgid-"+id))
+	b, err := os.ReadFile(filepath.Join(c.dir, "work", "ledger-"+id))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pgid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-		syscall.Kill(-pgid, syscall.SIGKILL)
+	var entries [][2]string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		what, pid, _ := strings.Cut(line, " ")
+		entries = append(entries, [2]string{what, pid})
+	}
+	return entries
+}
+
+// waitGone waits until the process pid has died (it may stay a zombie,
+// unreaped by its new parent), and fails if it is still alive after 10
+// seconds.
+func waitGone(t *testing.T, pid, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return
+		}
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			return
+		}
+		if time.Now().After(deadline) {
+			if n, err := strconv.Atoi(pid); err == nil {
+				syscall.Kill(n, syscall.SIGKILL)
+			}
+			t.Fatalf("%s, pid %s, outlived the SIGKILL of polyloop", what, pid)
+		}
 	}
 }
 

@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 		"polyloop":  main,
 		"writelog":  writeLogMain,
 		"damagelog": damageLogMain,
+		"mcpslow":   mcpSlowMain,
 	})
 }
 

@@ -10,8 +10,9 @@ import (
 )
 
 // interrupted reports how a Run or Resume that returned err was
-// interrupted by a signal, and what resume will do: nil when it was not.
-func (a *app) interrupted(st polyloop.Store, id, agentPath string, err error, in *interruption) error {
+// interrupted by a signal, what resume will do, and the command that
+// continues the run (cont): nil when it was not interrupted.
+func (a *app) interrupted(st polyloop.Store, id, cont string, err error, in *interruption) error {
 	stopAsked, canceled := in.state()
 	switch {
 	case errors.Is(err, polyloop.ErrStopRequested):
@@ -30,8 +31,13 @@ func (a *app) interrupted(st polyloop.Store, id, agentPath string, err error, in
 	if unknown {
 		how = "is unfinished; resume records that (it runs nothing more)"
 	}
-	fmt.Fprintf(a.stderr, "%s\nrun %s %s:\n  polyloop resume %s --agent %s%s\n", will, id, how, id, agentPath, a.storeFlag())
+	fmt.Fprintf(a.stderr, "%s\nrun %s %s:\n  %s\n", will, id, how, cont)
 	return &exitErr{code: exitInterrupted}
+}
+
+// resumeCommand is the command that resumes run id under the agent file.
+func (a *app) resumeCommand(id, agentPath string) string {
+	return fmt.Sprintf("polyloop resume %s --agent %s%s", id, agentPath, a.storeFlag())
 }
 
 // resumeWill says what resuming the run would do, from its log, and

@@ -1,0 +1,100 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// groupAgent is an agent whose step 1 runs TOOL with ARGS, served by TOOLS.
+const groupAgent = `name: grouped
+model:
+  provider: script
+  script:
+    - {tool: TOOL, args: ARGS}
+    - {text: "done"}
+limits: {max_steps: 3}
+tools:
+TOOLS`
+
+// TestTerminalCtrlCStopsGracefully: Ctrl-C at a terminal sends SIGINT to
+// the whole foreground process group, not to polyloop alone. The tools'
+// processes — a stdio MCP server, a shell command — are in groups of their
+// own, so they do not get it: the action in flight finishes and is
+// recorded, the run stops at the step boundary, and resume completes it.
+func TestTerminalCtrlCStopsGracefully(t *testing.T) {
+	t.Parallel()
+	type tc struct {
+		tool, args, tools string
+		started           string // a file the action creates in work/, or "" to wait for its progress line
+	}
+	cases := map[string]tc{
+		"mcp stdio server": {"slow", "{}", "  mcp:\n    - {name: slow, command: mcpslow, dir: work}\n", "started"},
+		"shell":            {"bash", `{command: "touch started; sleep 3; echo slept"}`, "  shell: {dir: work}\n", "started"},
+	}
+	if dir := os.Getenv("POLYLOOP_TEST_MCP_NPM"); dir != "" {
+		node := os.Getenv("POLYLOOP_TEST_NODE")
+		if node == "" {
+			node = "node"
+		}
+		script := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+		cases["server-everything"] = tc{"trigger-long-running-operation", "{duration: 3, steps: 3}",
+			"  mcp:\n    - {name: everything, command: " + node + ", args: [" + script + ", stdio]}\n", ""}
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := newCLI(t, "")
+			agent := strings.NewReplacer("TOOLS", tc.tools, "TOOL", tc.tool, "ARGS", tc.args).Replace(groupAgent)
+			c.write("agent.yaml", agent)
+			code, stderr := c.ctrlC("g1", tc.tool, tc.started)
+			if code != exitInterrupted {
+				t.Fatalf("exit %d, want %d:\n%s", code, exitInterrupted, stderr)
+			}
+			wantAll(t, stderr, "SIGINT: stopping at the next step boundary", "→ executed",
+				"stopped: run g1 stopped at a step boundary, as asked", "resume will start step 2")
+			code, stdout, stderr := c.run("resume", "g1", "--agent", "agent.yaml")
+			if code != exitOK || !strings.Contains(stdout, "run g1: completed after 2 steps") {
+				t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+		})
+	}
+}
+
+// ctrlC runs agent.yaml as run id in a process group of its own, as a shell
+// runs a foreground job, waits until the action of tool has started (the
+// file started in work/, or its progress line), sends SIGINT to the whole
+// group as the terminal does on Ctrl-C, and returns the exit code and
+// standard error.
+func (c *cli) ctrlC(id, tool, started string) (int, string) {
+	c.t.Helper()
+	cmd := c.command("run", "agent.yaml", "task", "--id", id)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	sc, seen := bufio.NewScanner(stderr), &strings.Builder{}
+	if started != "" {
+		c.waitFile(started)
+	} else {
+		awaitLine(sc, seen, "action "+tool)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		c.t.Fatal(err)
+	}
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+	}
+	cmd.Wait()
+	return cmd.ProcessState.ExitCode(), seen.String()
+}
