@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -400,15 +401,20 @@ func TestBatchChildrenDistinct(t *testing.T) {
 	}
 }
 
-// Two actions of one batch each invoke a child: the children get distinct
+// Each action of a batch of 2 or 5 invokes a child: the children get distinct
 // run ids, and after a crash at any record — the parent's or a child's —
 // the resumed parent meets each child again: a handler whose reception is
 // recorded never runs again (one that returned just before its reception
 // could be written runs again: design 0004), in order or in parallel.
 func TestBatchChildrenSurviveCrashes(t *testing.T) {
 	ctx := context.Background()
-	for _, parallel := range []bool{false, true} {
-		t.Run(fmt.Sprintf("parallel=%v", parallel), func(t *testing.T) {
+	for _, c := range []struct {
+		width    int
+		parallel bool
+	}{{2, false}, {2, true}, {5, false}, {5, true}} {
+		width, parallel := c.width, c.parallel
+		t.Run(fmt.Sprintf("width=%d/parallel=%v", width, parallel), func(t *testing.T) {
+			tools := slices.Repeat([]string{"delegate"}, width)
 			var handled sync.Map // child run id → handler runs
 			run := func(store *memstore.Store, childModel func() *scriptmodel.Client) (polyloop.RunResult, error) {
 				child := &polyloop.Runner{Model: childModel(), Parser: testParser{}, Executor: newTestExec(), Store: store}
@@ -421,7 +427,7 @@ func TestBatchChildrenSurviveCrashes(t *testing.T) {
 							return "child " + r.RunID + " says " + r.FinalAnswer, nil
 						}})
 				}
-				parent := &polyloop.Runner{Model: scriptmodel.New(batchTurn(1, "delegate", "delegate"), scriptmodel.Reply("done")),
+				parent := &polyloop.Runner{Model: scriptmodel.New(batchTurn(1, tools...), scriptmodel.Reply("done")),
 					Parser: testParser{}, Executor: exec, Store: store}
 				agent := parentAgent()
 				agent.ParallelActions = parallel
@@ -437,8 +443,13 @@ func TestBatchChildrenSurviveCrashes(t *testing.T) {
 			for _, s := range sums {
 				ids[s.RunID] = true
 			}
-			if !ids["p/1.1"] || !ids["p/1-1.1"] || len(ids) != 3 {
-				t.Fatalf("runs %v, want the parent and children p/1.1 and p/1-1.1", ids)
+			for a := range width {
+				if id := polyloop.ChildRunID(polyloop.ParentRef{RunID: "p", Step: 1, Action: a, Index: 1}); !ids[id] {
+					t.Fatalf("runs %v: no child %s", ids, id)
+				}
+			}
+			if len(ids) != width+1 {
+				t.Fatalf("runs %v, want the parent and %d children", ids, width)
 			}
 			total := full.Len()
 			for k := 1; k < total; k++ {
@@ -461,8 +472,8 @@ func TestBatchChildrenSurviveCrashes(t *testing.T) {
 					}
 				}
 				log, _ := store.ReadLog(ctx, "p")
-				if n := len(log.Receptions()); n != 2 {
-					t.Fatalf("k=%d: %d receptions in the parent's log, want 2", k, n)
+				if n := len(log.Receptions()); n != width {
+					t.Fatalf("k=%d: %d receptions in the parent's log, want %d", k, n, width)
 				}
 			}
 		})
