@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"sync/atomic"
 	"unicode/utf8"
@@ -44,31 +43,9 @@ func (o *oversize) count() int64 { return o.n.Load() }
 // MaxMessageBytes, or for an event stream at most MaxMessageBytes a line;
 // hc itself is not changed.
 func (o *oversize) client(hc *http.Client) *http.Client {
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	c := *hc
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	c.Transport = &boundedTransport{base: base, big: o}
-	return &c
-}
-
-type boundedTransport struct {
-	base http.RoundTripper
-	big  *oversize
-}
-
-func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	res, err := t.base.RoundTrip(req)
-	if err != nil {
-		return res, err
-	}
-	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
-	res.Body = &boundedBody{r: res.Body, limit: MaxMessageBytes, left: MaxMessageBytes, lines: mt == "text/event-stream", big: t.big}
-	return res, nil
+	return wrapBodies(hc, func(res *http.Response, mt string) {
+		res.Body = &boundedBody{r: res.Body, limit: MaxMessageBytes, left: MaxMessageBytes, lines: mt == "text/event-stream", big: o}
+	})
 }
 
 // boundedBody fails a read past its limit rather than return a body cut

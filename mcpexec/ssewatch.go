@@ -3,7 +3,6 @@ package mcpexec
 import (
 	"bytes"
 	"io"
-	"mime"
 	"net/http"
 )
 
@@ -13,35 +12,13 @@ const maxWatchedData = 64 << 10
 
 // watchHTTP returns a client whose event-stream responses count the signs
 // of the messages they carry as the SDK reads them; hc itself is not
-// changed. The streamable HTTP transport keeps its connection to itself, so
-// the stream is watched below it, in the HTTP client.
+// changed.
 func watchHTTP(hc *http.Client, s *signs) *http.Client {
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	c := *hc
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	c.Transport = &watchTransport{base: base, signs: s}
-	return &c
-}
-
-type watchTransport struct {
-	base  http.RoundTripper
-	signs *signs
-}
-
-func (t *watchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if err != nil {
-		return resp, err
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
-		resp.Body = &sseWatch{ReadCloser: resp.Body, signs: t.signs}
-	}
-	return resp, nil
+	return wrapBodies(hc, func(res *http.Response, mt string) {
+		if mt == "text/event-stream" {
+			res.Body = &sseWatch{ReadCloser: res.Body, signs: s}
+		}
+	})
 }
 
 // sseWatch follows a server-sent event stream as it is read, field by
