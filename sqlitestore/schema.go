@@ -110,11 +110,25 @@ var migrations = []string{
 		scored_at     INTEGER NOT NULL,
 		PRIMARY KEY (run_id, scorer)
 	) WITHOUT ROWID;`,
+	// 6: records becomes a WITHOUT ROWID table clustered on its primary
+	// key, so that inserting a record writes one b-tree (a rowid table
+	// wrote the table and its key's index). The rows are copied over.
+	`CREATE TABLE records_v6 (
+		run_id TEXT NOT NULL,
+		seq    INTEGER NOT NULL,
+		kind   TEXT NOT NULL,
+		data   BLOB NOT NULL,
+		crc    INTEGER,
+		PRIMARY KEY (run_id, seq)
+	) WITHOUT ROWID;
+	INSERT INTO records_v6 (run_id, seq, kind, data, crc) SELECT run_id, seq, kind, data, crc FROM records ORDER BY run_id, seq;
+	DROP TABLE records;
+	ALTER TABLE records_v6 RENAME TO records;`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.

@@ -196,10 +196,11 @@ func (w *batchWriter) summary(runID string) (polyloop.RunSummary, error) {
 // records and folds them into the summary. A conflict is found before
 // anything is written.
 func (w *batchWriter) insert(r *request) error {
-	sum, err := w.summary(r.runID)
+	prev, err := w.summary(r.runID)
 	if err != nil {
 		return err
 	}
+	sum := prev
 	if first := r.recs[0].Seq; first != sum.Records {
 		return conflict(r.runID, first, sum.Records)
 	}
@@ -220,15 +221,23 @@ func (w *batchWriter) insert(r *request) error {
 	if err != nil {
 		return fmt.Errorf("sqlitestore: encoding summary of run %q: %w", r.runID, err)
 	}
-	if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.upsert).ExecContext(w.ctx, args...); err != nil {
+	st := w.s.stmts.replace
+	if indexedSame(prev, sum) {
+		st, args = w.s.stmts.update, updateArgs(args)
+	}
+	res, err := w.tx.StmtContext(w.ctx, st).ExecContext(w.ctx, args...)
+	if err != nil {
 		return interpretError(fmt.Sprintf("write summary of run %q", r.runID), err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("sqlitestore: summary of run %q: %d rows written (%v), want 1", r.runID, n, err)
 	}
 	w.next[r.runID] = sum
 	return nil
 }
 
 // writeStmts are the writer's prepared statements.
-type writeStmts struct{ summary, insert, upsert *sql.Stmt }
+type writeStmts struct{ summary, insert, replace, update *sql.Stmt }
 
 func (w *writeStmts) prepare(db *sql.DB) error {
 	var err error
@@ -245,12 +254,13 @@ func (w *writeStmts) prepare(db *sql.DB) error {
 	}
 	w.summary = prep(`SELECT ` + sqlrows.SummaryColumns + ` FROM runs WHERE run_id = ?`)
 	w.insert = prep(`INSERT INTO records (run_id, seq, kind, data, crc) VALUES (?, ?, ?, ?, ?)`)
-	w.upsert = prep(`INSERT OR REPLACE INTO runs (` + sqlrows.SummaryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	w.replace = prep(replaceSummary)
+	w.update = prep(updateSummary)
 	return err
 }
 
 func (w *writeStmts) close() {
-	for _, st := range []*sql.Stmt{w.summary, w.insert, w.upsert} {
+	for _, st := range []*sql.Stmt{w.summary, w.insert, w.replace, w.update} {
 		if st != nil {
 			st.Close()
 		}
