@@ -12,7 +12,7 @@ const maxCachedRuns = 4096
 
 // summaryCache keeps the summaries of the runs this Store wrote, so that the
 // writer checks the sequence rule without reading the runs table for every
-// Append. It is used by the writer goroutine only.
+// Append. Only the leader (commit.go) uses it.
 //
 // Another connection — another Store on the file, another process — may
 // write between two of our transactions. SQLite's data_version, read inside

@@ -70,10 +70,7 @@ func countUnchecked(ctx context.Context, db *sql.DB, runID string) (int64, error
 
 // usable fails when the store is closed or ctx is done.
 func (s *Store) usable(ctx context.Context, what string) error {
-	s.mu.RLock()
-	closed := s.closed
-	s.mu.RUnlock()
-	if closed {
+	if s.c.isClosed() {
 		return ErrClosed
 	}
 	if err := ctx.Err(); err != nil {

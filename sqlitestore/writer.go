@@ -10,52 +10,37 @@ import (
 	"github.com/polyloop/polyloop/internal/sqlrows"
 )
 
-// writeLoop is the single writer. It takes the first queued Append, then
-// every other Append already queued (up to MaxBatch) — those that arrived
-// while the previous transaction was syncing — and commits them together.
-func (s *Store) writeLoop() {
-	defer close(s.done)
-	batch := make([]*request, 0, s.opts.MaxBatch)
-	for req := range s.queue {
-		batch = append(batch[:0], req)
-	gather:
-		for len(batch) < s.opts.MaxBatch {
-			select {
-			case r, ok := <-s.queue:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, r)
-			default:
-				break gather
-			}
-		}
-		s.commitBatch(batch)
-	}
+// commitBatch writes the Appends of batch in one transaction and answers
+// each of them.
+func (s *Store) commitBatch(batch []*request) {
+	live, errs, err := s.writeAll(batch)
+	answerAll(live, errs, err)
 }
 
-// commitBatch writes the Appends of batch in one transaction and answers
-// each of them. The fast path checks each Append's first seq against the
-// run's summary (from the cache, or read in the transaction) and writes
-// without savepoints: a conflict is found before anything of that Append is
-// written. If a statement fails unexpectedly, the transaction is rolled back
-// and the batch is written again on the careful path, each Append in its own
-// savepoint, so that the failure stays with its Append.
-func (s *Store) commitBatch(batch []*request) {
-	live := batch[:0:0]
+// writeAll claims the requests of batch that their callers still want and
+// writes them in one transaction. The fast path checks each Append's first
+// seq against the run's summary (from the cache, or read in the
+// transaction) and writes without savepoints: a conflict is found before
+// anything of that Append is written. If a statement fails unexpectedly, the
+// transaction is rolled back and the batch is written again on the careful
+// path, each Append in its own savepoint, so that the failure stays with its
+// Append. A non-nil err applies to every claimed request; otherwise errs
+// holds each one's outcome.
+func (s *Store) writeAll(batch []*request) (live []*request, errs []error, err error) {
+	live = batch[:0:0]
 	for _, r := range batch {
 		if r.state.CompareAndSwap(pending, claimed) {
 			live = append(live, r)
 		}
 	}
 	if len(live) == 0 {
-		return
+		return nil, nil, nil
 	}
-	errs, err := s.writeBatch(live, false)
+	errs, err = s.writeBatch(live, false)
 	if errors.Is(err, errFastPath) {
 		errs, err = s.writeBatch(live, true)
 	}
-	answerAll(live, errs, err)
+	return live, errs, err
 }
 
 // errFastPath reports that a statement failed on the fast path.
