@@ -18,7 +18,7 @@ import (
 
 var _ ledger.Ledger = (*Store)(nil)
 
-var ledgerSQL = sqlrows.LedgerSQL{D: dialect, Sweeps: "sweeps", Entries: "sweep_runs", Scores: "scores", Runs: "runs"}
+var ledgerSQL = sqlrows.LedgerSQL{D: dialect, Sweeps: "sweeps", Entries: "sweep_runs", Scores: "scores", Runs: "runs", Summary: summaryColumns}
 
 // PutSweep implements ledger.Ledger.
 func (s *Store) PutSweep(ctx context.Context, sw ledger.Sweep) error {

@@ -128,7 +128,7 @@ func TestSchema5FileResumes(t *testing.T) {
 		for _, r := range storetest.ReadAll(t, ctx, s, sum.RunID) {
 			want.Apply(r)
 		}
-		if !sum.Finished || sum.Records != want.Records || !sum.StartedAt.Equal(want.StartedAt) || sum.Agent != want.Agent || sum.Task != want.Task {
+		if !sum.Finished || sum.Records != want.Records || !sum.StartedAt.Equal(want.StartedAt) || !sum.UpdatedAt.Equal(want.UpdatedAt) || sum.Agent != want.Agent || sum.Task != want.Task {
 			t.Errorf("summary of %s: %+v, want %+v", sum.RunID, sum, want)
 		}
 	}

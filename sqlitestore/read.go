@@ -94,7 +94,7 @@ func readError(ctx context.Context, runID string, next int64, err error) error {
 }
 
 // ListRuns returns the summaries of the runs that match filter, from the
-// runs table: no log is read. They are ordered as pgstore orders them: runs
+// runs table and the tail of each log (summary.go): no log is read. They are ordered as pgstore orders them: runs
 // without a start time (whose log lacks RunStarted) first — SQLite sorts
 // NULL first — then by start time, ties broken by run id compared byte by
 // byte (SQLite's default BINARY collation).
@@ -103,7 +103,7 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 		return nil, err
 	}
 	var out []polyloop.RunSummary
-	for _, q := range dialect.Listing(`SELECT `+sqlrows.SummaryColumns+` FROM runs`, filter) {
+	for _, q := range dialect.Listing(`SELECT `+summaryColumns+` FROM runs`, filter) {
 		if filter.Limit > 0 && len(out) >= filter.Limit {
 			break
 		}

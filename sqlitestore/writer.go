@@ -191,7 +191,7 @@ func (w *batchWriter) insert(r *request) error {
 	}
 	ins := w.tx.StmtContext(w.ctx, w.s.stmts.insert)
 	for i, rec := range r.recs {
-		if _, err := ins.ExecContext(w.ctx, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i]); err != nil {
+		if _, err := ins.ExecContext(w.ctx, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i], rec.At.UnixNano()); err != nil {
 			return interpretError(fmt.Sprintf("insert record %d of run %q", rec.Seq, r.runID), err)
 		}
 		sum.Apply(rec)
@@ -202,22 +202,35 @@ func (w *batchWriter) insert(r *request) error {
 		}
 	}
 	sum.RunID = r.runID
+	if err := w.writeSummary(prev, sum); err != nil {
+		return err
+	}
+	w.next[r.runID] = sum
+	return nil
+}
+
+// writeSummary writes the runs row of a run whose summary goes from prev
+// (what the database holds) to sum, when it must be written (summary.go).
+func (w *batchWriter) writeSummary(prev, sum polyloop.RunSummary) error {
+	how := summaryWrite(prev, sum)
+	if how == rowKeep {
+		return nil
+	}
 	args, err := sqlrows.SummaryArgs(sum)
 	if err != nil {
-		return fmt.Errorf("sqlitestore: encoding summary of run %q: %w", r.runID, err)
+		return fmt.Errorf("sqlitestore: encoding summary of run %q: %w", sum.RunID, err)
 	}
 	st := w.s.stmts.replace
-	if indexedSame(prev, sum) {
+	if how == rowUpdate {
 		st, args = w.s.stmts.update, updateArgs(args)
 	}
 	res, err := w.tx.StmtContext(w.ctx, st).ExecContext(w.ctx, args...)
 	if err != nil {
-		return interpretError(fmt.Sprintf("write summary of run %q", r.runID), err)
+		return interpretError(fmt.Sprintf("write summary of run %q", sum.RunID), err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("sqlitestore: summary of run %q: %d rows written (%v), want 1", r.runID, n, err)
+		return fmt.Errorf("sqlitestore: summary of run %q: %d rows written (%v), want 1", sum.RunID, n, err)
 	}
-	w.next[r.runID] = sum
 	return nil
 }
 
@@ -237,8 +250,8 @@ func (w *writeStmts) prepare(db *sql.DB) error {
 		}
 		return st
 	}
-	w.summary = prep(`SELECT ` + sqlrows.SummaryColumns + ` FROM runs WHERE run_id = ?`)
-	w.insert = prep(`INSERT INTO records (run_id, seq, kind, data, crc) VALUES (?, ?, ?, ?, ?)`)
+	w.summary = prep(`SELECT ` + summaryColumns + ` FROM runs WHERE run_id = ?`)
+	w.insert = prep(`INSERT INTO records (run_id, seq, kind, data, crc, at) VALUES (?, ?, ?, ?, ?, ?)`)
 	w.replace = prep(replaceSummary)
 	w.update = prep(updateSummary)
 	return err
