@@ -45,9 +45,7 @@ func (s *Store) writeGroup(batch []*request) []error {
 		return errs
 	}
 	b := &pgx.Batch{}
-	for _, i := range live {
-		s.queueAppend(b, batch[i])
-	}
+	s.queueGroup(b, batch, live)
 	br := conn.SendBatch(ctx, b)
 	if s.afterSend != nil {
 		s.afterSend()
@@ -89,14 +87,82 @@ func (s *Store) prepare(ctx context.Context, conn *pgxpool.Conn, r *request) err
 	return nil
 }
 
+// queueGroup queues the statements of the Appends of batch at live on b:
+// one insert of every record and one write of every summary, whatever the
+// number of Appends, so that the server parses and plans two statements
+// per transaction. (Two Appends of one run in a group make the summary
+// write fail — it would update a row twice —, and the careful path
+// separates them.)
+func (s *Store) queueGroup(b *pgx.Batch, batch []*request, live []int) {
+	var recs struct {
+		runs, kinds []string
+		seqs, crcs  []int64
+		data        [][]byte
+	}
+	cols := make([][]any, 11)
+	fail := false
+	for _, i := range live {
+		r := batch[i]
+		for j := range r.rows.seqs {
+			recs.runs = append(recs.runs, r.runID)
+			recs.seqs = append(recs.seqs, r.rows.seqs[j])
+			recs.kinds = append(recs.kinds, r.rows.kinds[j])
+			recs.data = append(recs.data, r.rows.data[j])
+			recs.crcs = append(recs.crcs, r.rows.crcs[j])
+		}
+		for c, v := range r.args {
+			cols[c] = append(cols[c], v)
+		}
+		fail = fail || r.fail
+	}
+	b.Queue(s.q.insertMany, recs.runs, recs.seqs, recs.kinds, recs.data, recs.crcs)
+	b.Queue(s.q.upsertMany, summaryArrays(cols)...)
+	if fail {
+		b.Queue(failing)
+	}
+}
+
+// summaryArrays turns the columns of sqlrows.SummaryArgs rows into typed
+// arrays, as upsertMany takes them.
+func summaryArrays(cols [][]any) []any {
+	out := make([]any, len(cols))
+	for c, vs := range cols {
+		switch vs[0].(type) {
+		case string:
+			out[c] = typed[string](vs)
+		case *int64:
+			out[c] = typed[*int64](vs)
+		case int64:
+			out[c] = typed[int64](vs)
+		case bool:
+			out[c] = typed[bool](vs)
+		case *string:
+			out[c] = typed[*string](vs)
+		default:
+			panic(fmt.Sprintf("pgstore: summary column %d has values of type %T", c, vs[0]))
+		}
+	}
+	return out
+}
+
+func typed[T any](vs []any) []T {
+	out := make([]T, len(vs))
+	for i, v := range vs {
+		out[i] = v.(T)
+	}
+	return out
+}
+
+// failing fails at run time (random() is volatile, never folded): the
+// failInBatch hook's statement, queued after the writes.
+const failing = `SELECT 1 / (0 * random())::int`
+
 // queueAppend queues r's statements on b.
 func (s *Store) queueAppend(b *pgx.Batch, r *request) {
 	b.Queue(s.q.insert, r.runID, r.rows.seqs, r.rows.kinds, r.rows.data, r.rows.crcs)
 	b.Queue(s.q.upsert, r.args...)
 	if r.fail {
-		// Fails at run time (random() is volatile, never folded), after
-		// the records and the summary were written.
-		b.Queue(`SELECT 1 / (0 * random())::int`)
+		b.Queue(failing)
 	}
 }
 

@@ -54,8 +54,8 @@ func TestStaleCacheCaught(t *testing.T) {
 
 // TestGroupConflictFailsAlone commits one group by hand: an Append that
 // collides on the primary key (its summary trusted, as a stale cache would
-// have it) and one whose statements fail fail alone; the others commit, all
-// in one transaction.
+// have it), one whose statements fail and a second Append of a run already
+// in the group fail alone; the others commit, all in one transaction.
 func TestGroupConflictFailsAlone(t *testing.T) {
 	ctx := context.Background()
 	s := openT(t)
@@ -75,11 +75,13 @@ func TestGroupConflictFailsAlone(t *testing.T) {
 		mustRequest(t, s, "b", lb[:2], &stale),
 		mustRequest(t, s, "c", lc, nil),
 		mustRequest(t, s, "d", ld, nil),
+		mustRequest(t, s, "c", lc, nil), // c's Append again, in the same group
 	}
 	reqs[3].fail, reqs[3].asked = true, true
 	errs := s.writeGroup(reqs)
-	if errs[0] != nil || !errors.Is(errs[1], polyloop.ErrSeqConflict) || errs[2] != nil || errs[3] == nil || errors.Is(errs[3], polyloop.ErrSeqConflict) {
-		t.Fatalf("outcomes %v; want nil, a conflict, nil, a failure that is not a conflict", errs)
+	if errs[0] != nil || !errors.Is(errs[1], polyloop.ErrSeqConflict) || errs[2] != nil || errs[3] == nil || errors.Is(errs[3], polyloop.ErrSeqConflict) ||
+		!errors.Is(errs[4], polyloop.ErrSeqConflict) {
+		t.Fatalf("outcomes %v; want nil, a conflict, nil, a failure that is not a conflict, a conflict", errs)
 	}
 	if c := s.Stats().Commits - before.Commits; c != 1 {
 		t.Errorf("group made %d commits, want 1", c)
