@@ -110,25 +110,11 @@ var migrations = []string{
 		scored_at     INTEGER NOT NULL,
 		PRIMARY KEY (run_id, scorer)
 	) WITHOUT ROWID;`,
-	// 6: records becomes a WITHOUT ROWID table clustered on its primary
-	// key, so that inserting a record writes one b-tree (a rowid table
-	// wrote the table and its key's index). The rows are copied over. at
-	// is the record's time (Unix nanoseconds; NULL in rows written before),
-	// so that a run's next seq and last time come from the tail of its log
-	// and its runs row is written only when something else of its summary
-	// changes (summary.go).
-	`CREATE TABLE records_v6 (
-		run_id TEXT NOT NULL,
-		seq    INTEGER NOT NULL,
-		kind   TEXT NOT NULL,
-		data   BLOB NOT NULL,
-		crc    INTEGER,
-		at     INTEGER,
-		PRIMARY KEY (run_id, seq)
-	) WITHOUT ROWID;
-	INSERT INTO records_v6 (run_id, seq, kind, data, crc) SELECT run_id, seq, kind, data, crc FROM records ORDER BY run_id, seq;
-	DROP TABLE records;
-	ALTER TABLE records_v6 RENAME TO records;`,
+	// 6: at, each record's time (Unix nanoseconds; NULL in rows written
+	// before), so that a run's next seq and last time come from the tail
+	// of its log and its runs row is written only when something else of
+	// its summary changes (summary.go).
+	`ALTER TABLE records ADD COLUMN at INTEGER;`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
