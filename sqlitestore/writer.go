@@ -189,11 +189,12 @@ func (w *batchWriter) insert(r *request) error {
 	if first := r.recs[0].Seq; first != sum.Records {
 		return conflict(r.runID, first, sum.Records)
 	}
-	ins := w.tx.StmtContext(w.ctx, w.s.stmts.insert)
-	for i, rec := range r.recs {
-		if _, err := ins.ExecContext(w.ctx, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i], rec.At.UnixNano()); err != nil {
-			return interpretError(fmt.Sprintf("insert record %d of run %q", rec.Seq, r.runID), err)
+	for from := 0; from < len(r.recs); from += maxInsertRows {
+		if err := w.insertRows(r, from, min(from+maxInsertRows, len(r.recs))); err != nil {
+			return err
 		}
+	}
+	for _, rec := range r.recs {
 		sum.Apply(rec)
 	}
 	if w.s.afterInsert != nil {
@@ -206,6 +207,23 @@ func (w *batchWriter) insert(r *request) error {
 		return err
 	}
 	w.next[r.runID] = sum
+	return nil
+}
+
+// maxInsertRows is the most records one INSERT statement writes.
+const maxInsertRows = 4
+
+// insertRows inserts the records of r from from up to to (at most
+// maxInsertRows) with one statement.
+func (w *batchWriter) insertRows(r *request, from, to int) error {
+	args := make([]any, 0, 6*(to-from))
+	for i := from; i < to; i++ {
+		rec := r.recs[i]
+		args = append(args, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i], rec.At.UnixNano())
+	}
+	if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.insert[to-from-1]).ExecContext(w.ctx, args...); err != nil {
+		return interpretError(fmt.Sprintf("insert records %d to %d of run %q", r.recs[from].Seq, r.recs[to-1].Seq, r.runID), err)
+	}
 	return nil
 }
 
@@ -235,7 +253,10 @@ func (w *batchWriter) writeSummary(prev, sum polyloop.RunSummary) error {
 }
 
 // writeStmts are the writer's prepared statements.
-type writeStmts struct{ summary, insert, replace, update *sql.Stmt }
+type writeStmts struct {
+	summary, replace, update *sql.Stmt
+	insert                   [maxInsertRows]*sql.Stmt // insert[n-1] inserts n records
+}
 
 func (w *writeStmts) prepare(db *sql.DB) error {
 	var err error
@@ -251,14 +272,18 @@ func (w *writeStmts) prepare(db *sql.DB) error {
 		return st
 	}
 	w.summary = prep(`SELECT ` + summaryColumns + ` FROM runs WHERE run_id = ?`)
-	w.insert = prep(`INSERT INTO records (run_id, seq, kind, data, crc, at) VALUES (?, ?, ?, ?, ?, ?)`)
+	values := `(?, ?, ?, ?, ?, ?)`
+	for n := range w.insert {
+		w.insert[n] = prep(`INSERT INTO records (run_id, seq, kind, data, crc, at) VALUES ` + values)
+		values += `, (?, ?, ?, ?, ?, ?)`
+	}
 	w.replace = prep(replaceSummary)
 	w.update = prep(updateSummary)
 	return err
 }
 
 func (w *writeStmts) close() {
-	for _, st := range []*sql.Stmt{w.summary, w.insert, w.replace, w.update} {
+	for _, st := range append([]*sql.Stmt{w.summary, w.replace, w.update}, w.insert[:]...) {
 		if st != nil {
 			st.Close()
 		}
