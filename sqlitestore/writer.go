@@ -55,7 +55,7 @@ func (s *Store) writeBatch(live []*request, careful bool) (errs []error, err err
 	if err != nil {
 		return nil, interpretError("begin", err)
 	}
-	if err := s.cache.sync(ctx, tx); err != nil {
+	if err := s.cache.sync(ctx, tx, s.stmts.dataVersion); err != nil {
 		tx.Rollback()
 		return nil, err
 	}
@@ -254,8 +254,8 @@ func (w *batchWriter) writeSummary(prev, sum polyloop.RunSummary) error {
 
 // writeStmts are the writer's prepared statements.
 type writeStmts struct {
-	summary, replace, update *sql.Stmt
-	insert                   [maxInsertRows]*sql.Stmt // insert[n-1] inserts n records
+	summary, replace, update, dataVersion *sql.Stmt
+	insert                                [maxInsertRows]*sql.Stmt // insert[n-1] inserts n records
 }
 
 func (w *writeStmts) prepare(db *sql.DB) error {
@@ -277,13 +277,14 @@ func (w *writeStmts) prepare(db *sql.DB) error {
 		w.insert[n] = prep(`INSERT INTO records (run_id, seq, kind, data, crc, at) VALUES ` + values)
 		values += `, (?, ?, ?, ?, ?, ?)`
 	}
+	w.dataVersion = prep(`PRAGMA data_version`)
 	w.replace = prep(replaceSummary)
 	w.update = prep(updateSummary)
 	return err
 }
 
 func (w *writeStmts) close() {
-	for _, st := range append([]*sql.Stmt{w.summary, w.replace, w.update}, w.insert[:]...) {
+	for _, st := range append([]*sql.Stmt{w.summary, w.replace, w.update, w.dataVersion}, w.insert[:]...) {
 		if st != nil {
 			st.Close()
 		}
