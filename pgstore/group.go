@@ -45,7 +45,11 @@ func (s *Store) writeGroup(batch []*request) []error {
 		return errs
 	}
 	b := &pgx.Batch{}
-	s.queueGroup(b, batch, live)
+	if len(live) == 1 {
+		s.queueAppend(b, batch[live[0]])
+	} else {
+		s.queueGroup(b, batch, live)
+	}
 	br := conn.SendBatch(ctx, b)
 	if s.afterSend != nil {
 		s.afterSend()
@@ -157,7 +161,8 @@ func typed[T any](vs []any) []T {
 // failInBatch hook's statement, queued after the writes.
 const failing = `SELECT 1 / (0 * random())::int`
 
-// queueAppend queues r's statements on b.
+// queueAppend queues r's statements on b: a group of one, and each
+// savepoint of the careful path.
 func (s *Store) queueAppend(b *pgx.Batch, r *request) {
 	b.Queue(s.q.insert, r.runID, r.rows.seqs, r.rows.kinds, r.rows.data, r.rows.crcs)
 	b.Queue(s.q.upsert, r.args...)
