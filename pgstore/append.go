@@ -4,19 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/sqlrows"
 )
 
-// Append appends records to the run's log in one transaction (see
-// polyloop.Store). The records must have consecutive seqs, the first being
-// the run's next seq; otherwise Append fails with polyloop.ErrSeqConflict
-// (wrong first seq, or another writer committed first) or ErrNotConsecutive,
-// and writes nothing. It returns nil only after the commit. An Append of no
-// records does nothing. Any failure is returned and never retried; after a
-// failed commit the records may or may not be in the database.
+// Append appends records to the run's log (see polyloop.Store). The records
+// must have consecutive seqs, the first being the run's next seq; otherwise
+// Append fails with polyloop.ErrSeqConflict (wrong first seq, or another
+// writer committed first) or ErrNotConsecutive, and writes nothing. It
+// returns nil only after the commit of the transaction holding the records,
+// which may hold other runs' Appends too (group commit, commit.go). An
+// Append of no records does nothing. Any failure is returned and never
+// retried; after a failed commit the records may or may not be in the
+// database.
+//
+// If ctx ends before a transaction took the Append, Append returns an error
+// wrapping ctx.Err() and nothing is written; once taken, Append waits for
+// the commit and reports its outcome.
 func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
 	if len(records) == 0 {
 		return nil
@@ -25,16 +32,79 @@ func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Re
 	if err != nil {
 		return err
 	}
-	err = s.append(ctx, runID, records, rows)
+	req := &request{runID: runID, records: records, rows: rows, done: make(chan error, 1)}
+	if req.prev, err = s.base(ctx, runID, records[0].Seq); err == nil {
+		if err = ctx.Err(); err != nil {
+			err = fmt.Errorf("pgstore: append to run %q: %w", runID, err)
+		} else {
+			err = s.submit(ctx, req)
+		}
+	}
 	switch {
 	case err == nil:
 		s.stats.appends.Add(1)
-		s.stats.commits.Add(1)
 	case errors.Is(err, polyloop.ErrSeqConflict):
 		s.stats.conflicts.Add(1)
+		s.cache.drop(runID)
+	default:
+		s.cache.drop(runID) // the outcome may be unknown
 	}
 	return err
 }
+
+// base returns the summary an Append starting at first builds on, or a
+// conflict. From the cache when it knows the run: a first seq below the
+// cached next seq is a conflict for sure (the run only grows), one equal to
+// it is written on trust (the primary key catches a writer that appended
+// since). A run the cache does not know starting at 0 builds on the empty
+// summary (the primary key catches a run that exists). Otherwise the
+// summary is read: one more round trip.
+func (s *Store) base(ctx context.Context, runID string, first int64) (polyloop.RunSummary, error) {
+	if sum, ok := s.cache.get(runID); ok {
+		if first < sum.Records {
+			return sum, conflict(runID, first, sum.Records)
+		}
+		if first == sum.Records {
+			return sum, nil
+		}
+	} else if first == 0 {
+		return polyloop.RunSummary{}, nil
+	}
+	sum, err := sqlrows.ScanSummary(s.pool.QueryRow(ctx, s.q.summary, runID))
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return sum, interpretError(ctx, fmt.Sprintf("read summary of run %q", runID), err)
+	}
+	if first != sum.Records {
+		return sum, conflict(runID, first, sum.Records)
+	}
+	return sum, nil
+}
+
+// A request is one Append waiting for a group transaction.
+type request struct {
+	runID   string
+	records []polyloop.Record
+	rows    encodedRows
+	prev    polyloop.RunSummary // what the Append builds on (base)
+	next    polyloop.RunSummary // prev with the records folded in
+	args    []any               // next as the runs row's values
+	// fail, set once by the failInBatch hook (tests), adds a failing
+	// statement after the Append's writes, on every attempt.
+	fail, asked bool
+	// state moves from pending to claimed (by a leader, which then
+	// answers on done) or to abandoned (by a caller whose context ended
+	// first; leaders then skip it), or to leading and back to pending when
+	// its caller is made a leader (commit.go).
+	state atomic.Int32
+	done  chan error
+}
+
+const (
+	pending int32 = iota
+	claimed
+	abandoned
+	leading
+)
 
 // encodedRows are the columns of the records to insert.
 type encodedRows struct {
@@ -57,62 +127,4 @@ func encode(runID string, records []polyloop.Record) (encodedRows, error) {
 		rows.seqs[i], rows.kinds[i], rows.crcs[i] = r.Seq, string(r.Kind()), sqlrows.Checksum(data[i])
 	}
 	return rows, nil
-}
-
-// append writes one Append in two round trips on one connection:
-//
-//  1. read the run's summary and check, in Go, that the first record is the
-//     run's next seq;
-//  2. one pipelined batch — insert the records, write the summary folded
-//     with RunSummary.Apply — which PostgreSQL runs as one implicit
-//     transaction, committed (and synced) at its end.
-//
-// Between the two, another writer may append: it must have taken the same
-// next seq, so the primary key (run_id, seq) makes one of the two inserts
-// fail with a unique violation, which rolls that batch back whole and is
-// reported as polyloop.ErrSeqConflict. The summary row can therefore only be
-// overwritten by the writer whose records went in, and it was read after
-// the last committed Append of the run.
-func (s *Store) append(ctx context.Context, runID string, records []polyloop.Record, rows encodedRows) error {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return interpretError(ctx, fmt.Sprintf("append to run %q: acquire a connection", runID), err)
-	}
-	defer conn.Release()
-	sum, err := sqlrows.ScanSummary(conn.QueryRow(ctx, s.q.summary, runID))
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return interpretError(ctx, fmt.Sprintf("read summary of run %q", runID), err)
-	}
-	if first := records[0].Seq; first != sum.Records {
-		return conflict(runID, first, sum.Records)
-	}
-	if s.afterRead != nil {
-		if err := s.afterRead(ctx, conn.Conn()); err != nil {
-			return interpretError(ctx, "test hook", err)
-		}
-	}
-	for _, r := range records {
-		sum.Apply(r)
-	}
-	sum.RunID = runID
-	args, err := sqlrows.SummaryArgs(sum)
-	if err != nil {
-		return fmt.Errorf("pgstore: encoding summary of run %q: %w", runID, err)
-	}
-	b := &pgx.Batch{}
-	b.Queue(s.q.insert, runID, rows.seqs, rows.kinds, rows.data, rows.crcs)
-	b.Queue(s.q.upsert, args...)
-	if s.failInBatch != nil && s.failInBatch() {
-		// Fails at run time (random() is volatile, never folded), after
-		// the records and the summary were written.
-		b.Queue(`SELECT 1 / (0 * random())::int`)
-	}
-	br := conn.SendBatch(ctx, b)
-	if s.afterSend != nil {
-		s.afterSend()
-	}
-	if err := br.Close(); err != nil {
-		return interpretError(ctx, fmt.Sprintf("append to run %q", runID), err)
-	}
-	return nil
 }

@@ -3,23 +3,37 @@
 //
 // # Guarantees
 //
-// Each Append is one transaction: its records become visible together or not
-// at all, and when it returns nil the commit is durable (with the server's
-// default synchronous_commit=on; a server configured with
+// Each Append is in one transaction: its records become visible together
+// or not at all, and when it returns nil the commit is durable (with the
+// server's default synchronous_commit=on; a server configured with
 // synchronous_commit=off gives up prefix-durability on a server crash). Every
 // earlier record of the run was committed before, so the log is
 // prefix-durable.
 //
 // The sequence rule is enforced by the database: records are keyed by
-// (run_id, seq). Append reads the run's summary, checks that its first
-// record is the run's next seq, and sends the inserts and the new summary as
-// one pipelined batch, which PostgreSQL runs as one implicit transaction: two
-// round trips per Append. A second writer — in this process or on another
-// machine — that took the same next seq collides on the primary key; its
-// whole batch rolls back and it gets an error satisfying errors.Is(err,
-// polyloop.ErrSeqConflict). The translation of PostgreSQL errors into that
-// sentinel happens in one place, interpretError (a unique violation,
-// SQLSTATE 23505, is a conflict).
+// (run_id, seq). The Store caches each run's summary as its last committed
+// Append left it; an Append whose first record is the cached next seq is
+// sent at once — the inserts and the new summary, one pipelined batch that
+// PostgreSQL runs as one implicit transaction: one round trip. A first seq
+// below the cached one is a conflict (a run only grows); a run the cache
+// does not know (a resumed run) has its summary read first. A second writer
+// — in this process or on another machine — that took the same next seq,
+// or a cache left behind by another writer, collides on the primary key;
+// that Append's writes roll back, it gets an error satisfying
+// errors.Is(err, polyloop.ErrSeqConflict), and the cache entry is dropped.
+// The translation of PostgreSQL errors into that sentinel happens in one
+// place, interpretError (a unique violation, SQLSTATE 23505, is a conflict).
+//
+// # Group commit
+//
+// Appends of concurrent runs share transactions: the caller of an Append
+// that finds fewer than Options.MaxGroups transactions under way writes
+// every queued Append in one batch; Appends arriving meanwhile wait for the
+// next. Each Append returns only after the commit of the transaction
+// holding it. If the server refuses a statement of a group, the group is
+// written again with each Append in its own savepoint, so that one run's
+// conflict or failure never fails another run's Append. Stats counts
+// commits and appends; a single run makes one commit per Append.
 //
 // A failure — including a connection lost in the middle of an Append — is
 // returned as an error and never retried: the commit may have happened with

@@ -16,11 +16,19 @@ type Options struct {
 	// DefaultSchema). It is created if missing.
 	Schema string
 	// MaxConns bounds the pool (0: the DSN's pool_max_conns, else
-	// pgxpool's default of max(4, GOMAXPROCS)). Each Append holds a
-	// connection for its two round trips, so size the pool to the number of
-	// runs that write at once.
+	// pgxpool's default of max(4, GOMAXPROCS)). Group transactions hold
+	// one connection each (MaxGroups of them at most); an Append that must
+	// read its run's summary (the first Append of a resumed run) holds one
+	// for that round trip.
 	MaxConns int32
+	// MaxGroups bounds the group transactions under way at once (default
+	// DefaultMaxGroups): Appends arriving while that many are in flight
+	// queue and share the next one.
+	MaxGroups int
 }
+
+// DefaultMaxGroups is the default of Options.MaxGroups.
+const DefaultMaxGroups = 2
 
 // DefaultSchema is the schema used when Options.Schema is empty.
 const DefaultSchema = "polyloop"
@@ -33,10 +41,14 @@ type Store struct {
 	schema string
 	q      queries
 	stats  counters
-	leases leaseSession // lease.go
-	// afterRead, when set (tests only), runs inside Append on its
-	// connection after the summary is read and before the records are
-	// written.
+	c      committer    // group commit (commit.go)
+	cache  summaryCache // the runs' summaries as this Store committed them
+	// maxGroups is Options.MaxGroups.
+	maxGroups int
+	leases    leaseSession // lease.go
+	// afterRead, when set (tests only), runs for each Append on the
+	// connection of its transaction, once the summary it builds on is
+	// known and before its records are sent.
 	afterRead func(ctx context.Context, conn *pgx.Conn) error
 	// failInBatch, when set (tests only), is asked before each Append's
 	// batch is sent; true adds a failing statement after the writes.
@@ -74,7 +86,10 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: connecting: %w", err)
 	}
-	s := &Store{pool: pool, schema: o.Schema, q: newQueries(o.Schema)}
+	if o.MaxGroups <= 0 {
+		o.MaxGroups = DefaultMaxGroups
+	}
+	s := &Store{pool: pool, schema: o.Schema, q: newQueries(o.Schema), maxGroups: o.MaxGroups}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -93,8 +108,8 @@ func (s *Store) Close() error {
 type Stats struct {
 	// Appends counts Appends that returned nil.
 	Appends int64
-	// Commits counts committed write transactions (one per successful
-	// Append: PostgreSQL syncs its WAL at each commit).
+	// Commits counts committed write transactions: PostgreSQL syncs its
+	// WAL at each. Commits/Appends < 1 shows group commit at work.
 	Commits int64
 	// Conflicts counts Appends refused with polyloop.ErrSeqConflict.
 	Conflicts int64

@@ -16,9 +16,10 @@ type request struct {
 	recs  []polyloop.Record
 	data  [][]byte // recs encoded, done by the caller's goroutine
 	crcs  []int64  // the checksums of data, likewise
-	// state moves from pending to claimed (by the writer, which then
+	// state moves from pending to claimed (by a leader, which then
 	// answers on done) or to abandoned (by a caller whose context ended
-	// first; the writer then skips the request).
+	// first; leaders then skip the request), or to leading and back to
+	// pending when its caller is made the next leader (commit.go).
 	state atomic.Int32
 	done  chan error
 	// exec, when set, makes the request a write of the sweep ledger
@@ -41,6 +42,7 @@ const (
 	pending int32 = iota
 	claimed
 	abandoned
+	leading // chosen to lead the next batch (commit.go)
 )
 
 // Append appends records to the run's log (see polyloop.Store). The records
@@ -64,18 +66,7 @@ func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Re
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sqlitestore: append to run %q: %w", runID, err)
 	}
-	if err := s.enqueue(ctx, req); err != nil {
-		return err
-	}
-	select {
-	case err := <-req.done:
-		return err
-	case <-ctx.Done():
-		if req.state.CompareAndSwap(pending, abandoned) {
-			return fmt.Errorf("sqlitestore: append to run %q: %w", runID, ctx.Err())
-		}
-		return <-req.done
-	}
+	return s.submit(ctx, req)
 }
 
 // newRequest checks that the records have consecutive seqs and encodes
@@ -90,20 +81,4 @@ func newRequest(runID string, records []polyloop.Record) (*request, error) {
 		crcs[i] = sqlrows.Checksum(d)
 	}
 	return &request{runID: runID, recs: records, data: data, crcs: crcs, done: make(chan error, 1)}, nil
-}
-
-// enqueue hands req to the writer, unless the store is closed or ctx ends
-// while the queue is full.
-func (s *Store) enqueue(ctx context.Context, req *request) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
-	}
-	select {
-	case s.queue <- req:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("sqlitestore: %s: %w", req.label(), ctx.Err())
-	}
 }

@@ -12,7 +12,7 @@ const maxCachedRuns = 4096
 
 // summaryCache keeps the summaries of the runs this Store wrote, so that the
 // writer checks the sequence rule without reading the runs table for every
-// Append. It is used by the writer goroutine only.
+// Append. Only the leader (commit.go) uses it.
 //
 // Another connection — another Store on the file, another process — may
 // write between two of our transactions. SQLite's data_version, read inside
@@ -26,10 +26,10 @@ type summaryCache struct {
 }
 
 // sync drops the cache if another connection committed since the last
-// transaction.
-func (c *summaryCache) sync(ctx context.Context, tx *sql.Tx) error {
+// transaction; dataVersion is the prepared PRAGMA data_version.
+func (c *summaryCache) sync(ctx context.Context, tx *sql.Tx, dataVersion *sql.Stmt) error {
 	var v int64
-	if err := tx.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+	if err := tx.StmtContext(ctx, dataVersion).QueryRowContext(ctx).Scan(&v); err != nil {
 		return interpretError("read data_version", err)
 	}
 	if !c.valid || v != c.version {

@@ -30,9 +30,11 @@
 //
 // # Group commit
 //
-// A single writer goroutine owns the write connection. Appends from
-// concurrent runs queue up while the previous transaction is being synced;
-// the writer takes all of them into one transaction with one sync. Each
+// One goroutine at a time, the leader, uses the write connection: the
+// caller of an Append that finds no transaction under way commits it
+// itself. Appends from concurrent runs queue up while that transaction is
+// being synced; the leader then hands the leadership to the first of them,
+// whose caller takes all of them into one transaction with one sync. Each
 // Append returns only after the transaction holding its records has
 // committed. One run's conflict never fails another run's records: the
 // writer checks each Append's first seq against the run's summary before

@@ -182,3 +182,36 @@ func TestCacheSeesOtherWriters(t *testing.T) {
 	}
 	storetest.SameLog(t, storetest.ReadAll(t, ctx, s1, "r"), log)
 }
+
+// TestSummaryRowWrittenOnChange: an Append that changes only the run's next
+// seq and time writes no runs row (its columns stay as the first Append
+// left them); the listing still folds every record, taking those two from
+// the log's tail.
+func TestSummaryRowWrittenOnChange(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t)
+	log := storetest.Prefix("r", 8)
+	for i := 0; i < len(log); i += 2 {
+		if err := s.Append(ctx, "r", log[i:i+2]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rowRecords int64
+	if err := s.read.QueryRow(`SELECT records FROM runs WHERE run_id = 'r'`).Scan(&rowRecords); err != nil {
+		t.Fatal(err)
+	}
+	want := polyloop.RunSummary{RunID: "r"}
+	for _, r := range log {
+		want.Apply(r)
+	}
+	sums, err := s.ListRuns(ctx, polyloop.RunFilter{})
+	if err != nil || len(sums) != 1 {
+		t.Fatalf("ListRuns: %v, %v", sums, err)
+	}
+	if got := sums[0]; got.Records != want.Records || !got.UpdatedAt.Equal(want.UpdatedAt) {
+		t.Fatalf("listed %d records, updated %v; want %d, %v", got.Records, got.UpdatedAt, want.Records, want.UpdatedAt)
+	}
+	if rowRecords != 2 {
+		t.Fatalf("runs row says %d records, want 2: rewritten by Appends that changed nothing else", rowRecords)
+	}
+}

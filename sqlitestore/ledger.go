@@ -18,7 +18,7 @@ import (
 
 var _ ledger.Ledger = (*Store)(nil)
 
-var ledgerSQL = sqlrows.LedgerSQL{D: dialect, Sweeps: "sweeps", Entries: "sweep_runs", Scores: "scores", Runs: "runs"}
+var ledgerSQL = sqlrows.LedgerSQL{D: dialect, Sweeps: "sweeps", Entries: "sweep_runs", Scores: "scores", Runs: "runs", Summary: summaryColumns}
 
 // PutSweep implements ledger.Ledger.
 func (s *Store) PutSweep(ctx context.Context, sw ledger.Sweep) error {
@@ -151,16 +151,5 @@ func (s *Store) ledgerWrite(ctx context.Context, what string, write func(context
 		}
 		return interpretError(what, err)
 	}
-	if err := s.enqueue(ctx, req); err != nil {
-		return err
-	}
-	select {
-	case err := <-req.done:
-		return err
-	case <-ctx.Done():
-		if req.state.CompareAndSwap(pending, abandoned) {
-			return fmt.Errorf("sqlitestore: %s: %w", what, ctx.Err())
-		}
-		return <-req.done
-	}
+	return s.submit(ctx, req)
 }

@@ -70,10 +70,7 @@ func countUnchecked(ctx context.Context, db *sql.DB, runID string) (int64, error
 
 // usable fails when the store is closed or ctx is done.
 func (s *Store) usable(ctx context.Context, what string) error {
-	s.mu.RLock()
-	closed := s.closed
-	s.mu.RUnlock()
-	if closed {
+	if s.c.isClosed() {
 		return ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
@@ -97,7 +94,7 @@ func readError(ctx context.Context, runID string, next int64, err error) error {
 }
 
 // ListRuns returns the summaries of the runs that match filter, from the
-// runs table: no log is read. They are ordered as pgstore orders them: runs
+// runs table and the tail of each log (summary.go): no log is read. They are ordered as pgstore orders them: runs
 // without a start time (whose log lacks RunStarted) first — SQLite sorts
 // NULL first — then by start time, ties broken by run id compared byte by
 // byte (SQLite's default BINARY collation).
@@ -106,7 +103,7 @@ func (s *Store) ListRuns(ctx context.Context, filter polyloop.RunFilter) ([]poly
 		return nil, err
 	}
 	var out []polyloop.RunSummary
-	for _, q := range dialect.Listing(`SELECT `+sqlrows.SummaryColumns+` FROM runs`, filter) {
+	for _, q := range dialect.Listing(`SELECT `+summaryColumns+` FROM runs`, filter) {
 		if filter.Limit > 0 && len(out) >= filter.Limit {
 			break
 		}

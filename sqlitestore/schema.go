@@ -110,11 +110,16 @@ var migrations = []string{
 		scored_at     INTEGER NOT NULL,
 		PRIMARY KEY (run_id, scorer)
 	) WITHOUT ROWID;`,
+	// 6: at, each record's time (Unix nanoseconds; NULL in rows written
+	// before), so that a run's next seq and last time come from the tail
+	// of its log and its runs row is written only when something else of
+	// its summary changes (summary.go).
+	`ALTER TABLE records ADD COLUMN at INTEGER;`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,21 +58,18 @@ func (o *Options) withDefaults() Options {
 type Store struct {
 	opts   Options
 	path   string
-	write  *sql.DB // one connection, owned by the writer goroutine
+	write  *sql.DB // one connection, used by the leader (commit.go)
 	read   *sql.DB
 	stmts  writeStmts
-	queue  chan *request
-	mu     sync.RWMutex // guards closed against sends on queue
-	closed bool
-	done   chan struct{} // closed when the writer has exited
+	c      committer // hands the write connection to one leader at a time
 	stats  counters
-	cache  summaryCache // the writer's
+	cache  summaryCache // the leader's
 	leases leaseSet     // held leases (lease.go)
 	// leaseDir holds the lock files of the leases: the database's resolved
 	// path (absolute, symlinks followed) with ".leases" added.
 	leaseDir string
 	// afterInsert, when set (tests only, before the first Append), runs in
-	// the writer after an Append's records are inserted and before its
+	// the leader after an Append's records are inserted and before its
 	// summary is written, on the fast or the careful path; an error fails
 	// that Append.
 	afterInsert func(runID string, careful bool) error
@@ -93,7 +89,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") || path == ":memory:" {
 		return nil, fmt.Errorf("sqlitestore: invalid database path %q (a file path without '?' or '#')", path)
 	}
-	s := &Store{opts: opts.withDefaults(), path: path, done: make(chan struct{})}
+	s := &Store{opts: opts.withDefaults(), path: path}
 	var err error
 	if s.write, err = sql.Open("sqlite", s.dsn("immediate")); err != nil {
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
@@ -119,8 +115,6 @@ func Open(path string, opts *Options) (*Store, error) {
 		s.closeDBs()
 		return nil, err
 	}
-	s.queue = make(chan *request, s.opts.MaxBatch)
-	go s.writeLoop()
 	return s, nil
 }
 
@@ -153,15 +147,9 @@ func (s *Store) dsn(txlock string) string {
 // Close waits for Appends already queued to finish, then closes the
 // database. Later calls fail with ErrClosed. Close is idempotent.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if s.closeQueue() {
 		return nil
 	}
-	s.closed = true
-	close(s.queue)
-	s.mu.Unlock()
-	<-s.done
 	return s.closeDBs()
 }
 

@@ -34,9 +34,9 @@ func TestTaskMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Back to schema 3: without the task column (4) and the sweep ledger
-	// (5).
-	for _, q := range []string{"ALTER TABLE runs DROP COLUMN task", "DROP TABLE sweeps", "DROP TABLE sweep_runs", "DROP TABLE scores", "PRAGMA user_version = 3"} {
+	// Back to schema 3: without the task column (4), the sweep ledger
+	// (5) and the records' times (6).
+	for _, q := range []string{"ALTER TABLE records DROP COLUMN at", "ALTER TABLE runs DROP COLUMN task", "DROP TABLE sweeps", "DROP TABLE sweep_runs", "DROP TABLE scores", "PRAGMA user_version = 3"} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -10,52 +10,37 @@ import (
 	"github.com/polyloop/polyloop/internal/sqlrows"
 )
 
-// writeLoop is the single writer. It takes the first queued Append, then
-// every other Append already queued (up to MaxBatch) — those that arrived
-// while the previous transaction was syncing — and commits them together.
-func (s *Store) writeLoop() {
-	defer close(s.done)
-	batch := make([]*request, 0, s.opts.MaxBatch)
-	for req := range s.queue {
-		batch = append(batch[:0], req)
-	gather:
-		for len(batch) < s.opts.MaxBatch {
-			select {
-			case r, ok := <-s.queue:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, r)
-			default:
-				break gather
-			}
-		}
-		s.commitBatch(batch)
-	}
+// commitBatch writes the Appends of batch in one transaction and answers
+// each of them.
+func (s *Store) commitBatch(batch []*request) {
+	live, errs, err := s.writeAll(batch)
+	answerAll(live, errs, err)
 }
 
-// commitBatch writes the Appends of batch in one transaction and answers
-// each of them. The fast path checks each Append's first seq against the
-// run's summary (from the cache, or read in the transaction) and writes
-// without savepoints: a conflict is found before anything of that Append is
-// written. If a statement fails unexpectedly, the transaction is rolled back
-// and the batch is written again on the careful path, each Append in its own
-// savepoint, so that the failure stays with its Append.
-func (s *Store) commitBatch(batch []*request) {
-	live := batch[:0:0]
+// writeAll claims the requests of batch that their callers still want and
+// writes them in one transaction. The fast path checks each Append's first
+// seq against the run's summary (from the cache, or read in the
+// transaction) and writes without savepoints: a conflict is found before
+// anything of that Append is written. If a statement fails unexpectedly, the
+// transaction is rolled back and the batch is written again on the careful
+// path, each Append in its own savepoint, so that the failure stays with its
+// Append. A non-nil err applies to every claimed request; otherwise errs
+// holds each one's outcome.
+func (s *Store) writeAll(batch []*request) (live []*request, errs []error, err error) {
+	live = batch[:0:0]
 	for _, r := range batch {
 		if r.state.CompareAndSwap(pending, claimed) {
 			live = append(live, r)
 		}
 	}
 	if len(live) == 0 {
-		return
+		return nil, nil, nil
 	}
-	errs, err := s.writeBatch(live, false)
+	errs, err = s.writeBatch(live, false)
 	if errors.Is(err, errFastPath) {
 		errs, err = s.writeBatch(live, true)
 	}
-	answerAll(live, errs, err)
+	return live, errs, err
 }
 
 // errFastPath reports that a statement failed on the fast path.
@@ -70,7 +55,7 @@ func (s *Store) writeBatch(live []*request, careful bool) (errs []error, err err
 	if err != nil {
 		return nil, interpretError("begin", err)
 	}
-	if err := s.cache.sync(ctx, tx); err != nil {
+	if err := s.cache.sync(ctx, tx, s.stmts.dataVersion); err != nil {
 		tx.Rollback()
 		return nil, err
 	}
@@ -196,18 +181,20 @@ func (w *batchWriter) summary(runID string) (polyloop.RunSummary, error) {
 // records and folds them into the summary. A conflict is found before
 // anything is written.
 func (w *batchWriter) insert(r *request) error {
-	sum, err := w.summary(r.runID)
+	prev, err := w.summary(r.runID)
 	if err != nil {
 		return err
 	}
+	sum := prev
 	if first := r.recs[0].Seq; first != sum.Records {
 		return conflict(r.runID, first, sum.Records)
 	}
-	ins := w.tx.StmtContext(w.ctx, w.s.stmts.insert)
-	for i, rec := range r.recs {
-		if _, err := ins.ExecContext(w.ctx, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i]); err != nil {
-			return interpretError(fmt.Sprintf("insert record %d of run %q", rec.Seq, r.runID), err)
+	for from := 0; from < len(r.recs); from += maxInsertRows {
+		if err := w.insertRows(r, from, min(from+maxInsertRows, len(r.recs))); err != nil {
+			return err
 		}
+	}
+	for _, rec := range r.recs {
 		sum.Apply(rec)
 	}
 	if w.s.afterInsert != nil {
@@ -216,19 +203,60 @@ func (w *batchWriter) insert(r *request) error {
 		}
 	}
 	sum.RunID = r.runID
-	args, err := sqlrows.SummaryArgs(sum)
-	if err != nil {
-		return fmt.Errorf("sqlitestore: encoding summary of run %q: %w", r.runID, err)
-	}
-	if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.upsert).ExecContext(w.ctx, args...); err != nil {
-		return interpretError(fmt.Sprintf("write summary of run %q", r.runID), err)
+	if err := w.writeSummary(prev, sum); err != nil {
+		return err
 	}
 	w.next[r.runID] = sum
 	return nil
 }
 
+// maxInsertRows is the most records one INSERT statement writes.
+const maxInsertRows = 4
+
+// insertRows inserts the records of r from from up to to (at most
+// maxInsertRows) with one statement.
+func (w *batchWriter) insertRows(r *request, from, to int) error {
+	args := make([]any, 0, 6*(to-from))
+	for i := from; i < to; i++ {
+		rec := r.recs[i]
+		args = append(args, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i], rec.At.UnixNano())
+	}
+	if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.insert[to-from-1]).ExecContext(w.ctx, args...); err != nil {
+		return interpretError(fmt.Sprintf("insert records %d to %d of run %q", r.recs[from].Seq, r.recs[to-1].Seq, r.runID), err)
+	}
+	return nil
+}
+
+// writeSummary writes the runs row of a run whose summary goes from prev
+// (what the database holds) to sum, when it must be written (summary.go).
+func (w *batchWriter) writeSummary(prev, sum polyloop.RunSummary) error {
+	how := summaryWrite(prev, sum)
+	if how == rowKeep {
+		return nil
+	}
+	args, err := sqlrows.SummaryArgs(sum)
+	if err != nil {
+		return fmt.Errorf("sqlitestore: encoding summary of run %q: %w", sum.RunID, err)
+	}
+	st := w.s.stmts.replace
+	if how == rowUpdate {
+		st, args = w.s.stmts.update, updateArgs(args)
+	}
+	res, err := w.tx.StmtContext(w.ctx, st).ExecContext(w.ctx, args...)
+	if err != nil {
+		return interpretError(fmt.Sprintf("write summary of run %q", sum.RunID), err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("sqlitestore: summary of run %q: %d rows written (%v), want 1", sum.RunID, n, err)
+	}
+	return nil
+}
+
 // writeStmts are the writer's prepared statements.
-type writeStmts struct{ summary, insert, upsert *sql.Stmt }
+type writeStmts struct {
+	summary, replace, update, dataVersion *sql.Stmt
+	insert                                [maxInsertRows]*sql.Stmt // insert[n-1] inserts n records
+}
 
 func (w *writeStmts) prepare(db *sql.DB) error {
 	var err error
@@ -243,14 +271,20 @@ func (w *writeStmts) prepare(db *sql.DB) error {
 		}
 		return st
 	}
-	w.summary = prep(`SELECT ` + sqlrows.SummaryColumns + ` FROM runs WHERE run_id = ?`)
-	w.insert = prep(`INSERT INTO records (run_id, seq, kind, data, crc) VALUES (?, ?, ?, ?, ?)`)
-	w.upsert = prep(`INSERT OR REPLACE INTO runs (` + sqlrows.SummaryColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	w.summary = prep(`SELECT ` + summaryColumns + ` FROM runs WHERE run_id = ?`)
+	values := `(?, ?, ?, ?, ?, ?)`
+	for n := range w.insert {
+		w.insert[n] = prep(`INSERT INTO records (run_id, seq, kind, data, crc, at) VALUES ` + values)
+		values += `, (?, ?, ?, ?, ?, ?)`
+	}
+	w.dataVersion = prep(`PRAGMA data_version`)
+	w.replace = prep(replaceSummary)
+	w.update = prep(updateSummary)
 	return err
 }
 
 func (w *writeStmts) close() {
-	for _, st := range []*sql.Stmt{w.summary, w.insert, w.upsert} {
+	for _, st := range append([]*sql.Stmt{w.summary, w.replace, w.update, w.dataVersion}, w.insert[:]...) {
 		if st != nil {
 			st.Close()
 		}

@@ -24,6 +24,9 @@ type Execer func(ctx context.Context, query string, args []any) (int64, error)
 type LedgerSQL struct {
 	D                             Dialect
 	Sweeps, Entries, Scores, Runs string
+	// Summary, when set, is the select list that reads a summary from
+	// the runs table in SummaryColumns order (SummaryColumns when empty).
+	Summary string
 }
 
 // ReadSweep reads one sweep, or ledger.ErrNotFound.
@@ -125,7 +128,11 @@ func (l LedgerSQL) states(ctx context.Context, q Querier, entries []ledger.Entry
 	scores := map[string][]ledger.Score{}
 	for _, chunk := range Chunks(ids) {
 		in := ` WHERE run_id IN (` + l.D.List(1, len(chunk)) + `)`
-		err := q(ctx, `SELECT `+SummaryColumns+` FROM `+l.Runs+in, anys(chunk), func(r Row) error {
+		cols := l.Summary
+		if cols == "" {
+			cols = SummaryColumns
+		}
+		err := q(ctx, `SELECT `+cols+` FROM `+l.Runs+in, anys(chunk), func(r Row) error {
 			s, err := ScanSummary(r)
 			sums[s.RunID] = &s
 			return err

@@ -1,0 +1,114 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/storetest"
+)
+
+// TestStaleCacheCaught: another Store (another pool, as another process
+// would be) appends to a run this Store has cached. This Store's next
+// Append at its cached seq collides on the primary key — a conflict, and
+// nothing of it is written; an Append at the seq the database holds is
+// then written (the entry was dropped and the summary read). An Append at a
+// seq past the cache's is checked against the database, not refused.
+func TestStaleCacheCaught(t *testing.T) {
+	ctx := context.Background()
+	s1 := openT(t)
+	s2, err := Open(ctx, dsn(t), &Options{Schema: s1.schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	log := storetest.Prefix("r", 12)
+	steps := []struct {
+		s       *Store
+		from    int
+		wantErr error
+	}{
+		{s1, 0, nil},                     // s1 caches r at 2
+		{s2, 2, nil},                     // r is at 4 behind s1's back
+		{s1, 2, polyloop.ErrSeqConflict}, // cached 2: the primary key refuses
+		{s1, 4, nil},                     // entry dropped: read, written
+		{s2, 4, polyloop.ErrSeqConflict}, // s2 cached 4: refused
+		{s2, 6, nil},                     // s2 reads and writes
+		{s1, 8, nil},                     // s1 cached 6, asked 8: read, written
+		{s1, 6, polyloop.ErrSeqConflict}, // below the cached seq: refused
+		{s2, 10, nil},
+	}
+	for i, st := range steps {
+		err := st.s.Append(ctx, "r", log[st.from:st.from+2]...)
+		if (st.wantErr == nil) != (err == nil) || !errors.Is(err, st.wantErr) {
+			t.Fatalf("step %d: Append at %d: %v, want %v", i, st.from, err, st.wantErr)
+		}
+	}
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s1, "r"), log)
+	sums, err := s1.ListRuns(ctx, polyloop.RunFilter{})
+	if err != nil || len(sums) != 1 || sums[0].Records != int64(len(log)) {
+		t.Fatalf("ListRuns: %+v, %v; want one run of %d records", sums, err, len(log))
+	}
+}
+
+// TestGroupConflictFailsAlone commits one group by hand: an Append that
+// collides on the primary key (its summary trusted, as a stale cache would
+// have it), one whose statements fail and a second Append of a run already
+// in the group fail alone; the others commit, all in one transaction.
+func TestGroupConflictFailsAlone(t *testing.T) {
+	ctx := context.Background()
+	s := openT(t)
+	la, lb, lc, ld := storetest.Prefix("a", 4), storetest.Prefix("b", 4), storetest.Prefix("c", 2), storetest.Prefix("d", 2)
+	for _, run := range []struct {
+		id  string
+		log []polyloop.Record
+	}{{"a", la[:2]}, {"b", lb[:2]}} {
+		if err := s.Append(ctx, run.id, run.log...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := s.Stats()
+	stale := polyloop.RunSummary{RunID: "b"} // b's records 0 and 1 exist
+	reqs := []*request{
+		mustRequest(t, s, "a", la[2:4], nil),
+		mustRequest(t, s, "b", lb[:2], &stale),
+		mustRequest(t, s, "c", lc, nil),
+		mustRequest(t, s, "d", ld, nil),
+		mustRequest(t, s, "c", lc, nil), // c's Append again, in the same group
+	}
+	reqs[3].fail, reqs[3].asked = true, true
+	errs := s.writeGroup(reqs)
+	if errs[0] != nil || !errors.Is(errs[1], polyloop.ErrSeqConflict) || errs[2] != nil || errs[3] == nil || errors.Is(errs[3], polyloop.ErrSeqConflict) ||
+		!errors.Is(errs[4], polyloop.ErrSeqConflict) {
+		t.Fatalf("outcomes %v; want nil, a conflict, nil, a failure that is not a conflict, a conflict", errs)
+	}
+	if c := s.Stats().Commits - before.Commits; c != 1 {
+		t.Errorf("group made %d commits, want 1", c)
+	}
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "a"), la)
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "b"), lb[:2])
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "c"), lc)
+	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "d"), nil)
+	if err := s.Append(ctx, "b", lb[2:4]...); err != nil {
+		t.Fatalf("b's next Append after the group: %v", err)
+	}
+}
+
+// mustRequest builds the request of an Append as Append does, building on
+// prev when given.
+func mustRequest(t *testing.T, s *Store, run string, recs []polyloop.Record, prev *polyloop.RunSummary) *request {
+	t.Helper()
+	rows, err := encode(run, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &request{runID: run, records: recs, rows: rows, done: make(chan error, 1)}
+	if prev != nil {
+		r.prev = *prev
+	} else if r.prev, err = s.base(context.Background(), run, recs[0].Seq); err != nil {
+		t.Fatal(err)
+	}
+	r.state.Store(claimed)
+	return r
+}
