@@ -119,7 +119,7 @@ func TestFloorRatio(t *testing.T) {
 	for _, f := range rep.Goals() {
 		goals = append(goals, f.ID)
 	}
-	if got := strings.Join(goals, " "); got != "floor_ratio commits_per_step record_bytes_per_step" {
+	if got := strings.Join(goals, " "); got != "floor_ratio record_bytes_per_step commits_per_step" {
 		t.Errorf("Goals() = %s", got)
 	}
 	var text strings.Builder

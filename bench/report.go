@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -39,7 +40,7 @@ type Executable struct {
 }
 
 // Goals are the figures that carry a goal of the table, in the
-// report's order.
+// table's order (and the report's within a row).
 func (r *Report) Goals() []Figure {
 	var gs []Figure
 	for _, f := range r.Figures {
@@ -47,6 +48,7 @@ func (r *Report) Goals() []Figure {
 			gs = append(gs, f)
 		}
 	}
+	slices.SortStableFunc(gs, func(a, b Figure) int { return goalRank(a.Target.Goal) - goalRank(b.Target.Goal) })
 	return gs
 }
 

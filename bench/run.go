@@ -23,6 +23,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	exe, err := copyExecutable(dir)
+	if err != nil {
+		return nil, err
+	}
+	ctx = withChildExe(ctx, exe)
 	rep := &Report{
 		Machine:    currentMachine(),
 		Executable: currentExecutable(),

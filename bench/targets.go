@@ -35,6 +35,21 @@ var (
 	goalCommits          = goal{"commits per step", "==", 2}
 )
 
+// goalRows are the rows of the table, in its order.
+var goalRows = []string{
+	goalMemoryTime.row, goalFloorRatio.row, goalThroughputSQLite.row, goalResume.row,
+	goalPeakRSS.row, goalBytes.row, goalCommits.row,
+}
+
+// goalRank is the place of a row in the table (past its end for
+// another).
+func goalRank(row string) int {
+	if i := slices.Index(goalRows, row); i >= 0 {
+		return i
+	}
+	return len(goalRows)
+}
+
 // TargetConcurrency is the number of concurrent runs the throughput goal is
 // set for.
 const TargetConcurrency = 64
