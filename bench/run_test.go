@@ -44,6 +44,9 @@ func TestRunEndToEnd(t *testing.T) {
 	if progress.Len() == 0 {
 		t.Error("no progress lines")
 	}
+	if exe, _ := os.Executable(); rep.Executable.Path != exe || rep.Executable.Bytes <= 0 {
+		t.Errorf("report names executable %+v, want %s and its size", rep.Executable, exe)
+	}
 	got := map[string]int{}
 	for _, f := range rep.Figures {
 		if f.N != 1 || f.Min > f.Median || f.Median > f.Max || f.Target != nil {
