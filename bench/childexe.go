@@ -39,8 +39,8 @@ func childExe(ctx context.Context) (string, error) {
 	return exe, nil
 }
 
-// copyExecutable copies this executable into dir and returns the copy's
-// path.
+// copyExecutable copies this executable into dir/exe, under its own name,
+// and returns the copy's path.
 func copyExecutable(dir string) (path string, err error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -51,7 +51,12 @@ func copyExecutable(dir string) (path string, err error) {
 		return "", fmt.Errorf("bench: copying this executable: %w", err)
 	}
 	defer src.Close()
-	path = filepath.Join(dir, "child-"+filepath.Base(exe))
+	// The copy keeps the executable's name, which a program may dispatch on
+	// (a test binary serving as several commands does).
+	if err := os.Mkdir(filepath.Join(dir, "exe"), 0o755); err != nil {
+		return "", fmt.Errorf("bench: copying this executable: %w", err)
+	}
+	path = filepath.Join(dir, "exe", filepath.Base(exe))
 	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
 	if err != nil {
 		return "", fmt.Errorf("bench: copying this executable: %w", err)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -20,6 +21,9 @@ func TestCopyExecutable(t *testing.T) {
 	dst, err2 := os.ReadFile(path)
 	if err1 != nil || err2 != nil || string(src) != string(dst) {
 		t.Fatalf("copy %s differs from %s (%v, %v)", path, exe, err1, err2)
+	}
+	if filepath.Base(path) != filepath.Base(exe) {
+		t.Errorf("copy %s is not named as %s", path, exe)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm()&0o100 == 0 {
 		t.Errorf("copy is not executable: %v %v", fi.Mode(), err)
