@@ -17,7 +17,8 @@ import (
 // alone, 43 MB as `go build` leaves it, 66 MB after a sequential read of the
 // whole file — so the children's peak RSS and start-up would otherwise vary
 // with the history of the file rather than with the program. A fresh copy
-// is the state of a binary just installed (`go install` copies it too).
+// is in the state of a binary just copied into place, or loaded from disk by
+// exec alone.
 
 type childExeKey struct{}
 
