@@ -148,11 +148,12 @@ func statusKB(field string) int64 {
 	return n
 }
 
-// startChild runs this executable as a child doing t and returns its result.
+// startChild runs this executable (or the copy of it that ctx names, see
+// withChildExe) as a child doing t and returns its result.
 func startChild(ctx context.Context, t childTask) (childResult, error) {
-	exe, err := os.Executable()
+	exe, err := childExe(ctx)
 	if err != nil {
-		return childResult{}, fmt.Errorf("bench: finding this executable to start a child: %w", err)
+		return childResult{}, err
 	}
 	cmd := exec.CommandContext(ctx, exe)
 	var stdout, stderr bytes.Buffer

@@ -94,8 +94,8 @@ func measureConcurrency(ctx context.Context, o Options, spec storeSpec, name, di
 		}
 		base := Figure{Measure: 3, Store: name, Steps: o.ConcurrentSteps, Runs: c}
 		f := base.named("steps_per_second", "aggregate steps per second", "steps/s").summarize(rates)
-		if target, ok := concurrencyTarget(spec); ok {
-			f = concurrencyTargetsAt(c, o.ConcurrentSteps).apply(f, ">=", target)
+		if g, ok := concurrencyGoal(spec); ok {
+			f = concurrencyTargetsAt(c, o.ConcurrentSteps).apply(f, g)
 		}
 		figs = append(figs, f)
 		if len(commits) > 0 {

@@ -24,6 +24,11 @@
 //  2. Durable store (SQLite, PostgreSQL), one run, S=Steps: time per step
 //     and commits per step (the store's Stats). The run is W on a fresh
 //     store (a new SQLite file, a new PostgreSQL schema) each repetition.
+//     The floor under one commit is measured too — the fsync of a 4 KiB
+//     overwrite on the SQLite file's file system, the round trip of an
+//     autocommitted tiny INSERT on the PostgreSQL server (median of 200
+//     each) — and each repetition's time per step over twice the floor's
+//     median (a step is two commits).
 //  3. Concurrency: C runs of S=ConcurrentSteps at once on one fresh store,
 //     for each C of Concurrency: aggregate steps per second (all steps over
 //     the wall time from start to the last run's end) and commits per step.
@@ -40,17 +45,19 @@
 //     store's opening, ReadLog and PlanResume alone. On the memory store,
 //     which does not outlive a process, resume is measured in process.
 //  5. Peak resident memory (VmHWM, read by a child process at its end, so
-//     that no other measurement counts) of one in-memory run of S=Steps and
-//     of the largest concurrency; and bytes stored per step: the run's
-//     records as JSON lines, and the SQLite file (after Close, which
-//     checkpoints the WAL) or the PostgreSQL schema's tables and indexes.
+//     that no other measurement counts) of one run of S=Steps on each store
+//     (a `polyloop run`-style process: the child is this executable) and of
+//     the largest concurrency; and bytes stored per step: the run's records
+//     as the stores encode them (EncodeBatch), as JSON lines, and the
+//     SQLite file (after Close, which checkpoints the WAL) or the
+//     PostgreSQL schema's tables and indexes.
 //
 // Each figure is the median of Reps repetitions, with min and max. The
 // report names the machine (CPU, count, Go version, load average) and each
-// store's settings. A figure measured at the size its target is set for
-// (S=1000; 64 runs of S=50 for throughput) carries that target, judged
+// store's settings. A figure measured at the size its goal is set for
+// (S=1000; 64 runs of S=50 for throughput) carries that goal, judged
 // "met" or "missed" only with at least MinRepsForVerdict repetitions.
-// Memory is in MB of 10⁶ bytes, the unit of the 20 MB target.
+// Memory is in MB of 10⁶ bytes, the unit of the 25 MB goal.
 package bench
 
 const workloadDescription = "workload W: S steps of one scripted reply (200 characters + one native tool call noop {i, note(50)}) " +

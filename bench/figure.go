@@ -14,10 +14,11 @@ type Figure struct {
 	// bytes).
 	Measure int `json:"measure"`
 	// ID names the quantity for programs: time_per_step, allocs_per_step,
-	// commits_per_step, json_bytes_per_step, disk_bytes_per_step,
-	// steps_per_second, resume_start_to_call, resume_entry_to_call,
-	// resume_open, resume_read_plan, resume_plan, fsync, peak_rss, rss_anon,
-	// peak_rss_idle, rss_anon_idle.
+	// commits_per_step, floor_ratio, record_bytes_per_step,
+	// json_bytes_per_step, disk_bytes_per_step, steps_per_second,
+	// resume_start_to_call, resume_entry_to_call, resume_open,
+	// resume_read_plan, resume_plan, fsync, commit_round_trip, peak_rss,
+	// rss_anon, peak_rss_idle, rss_anon_idle.
 	ID string `json:"id"`
 	// Name says what it is, for people.
 	Name  string `json:"name"`
@@ -31,8 +32,8 @@ type Figure struct {
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
 	N      int     `json:"n"`
-	// Target is the issue's target, when it applies to this figure at these
-	// sizes.
+	// Target is the issue's goal, when it applies to this figure at these
+	// sizes, with its verdict.
 	Target *Target `json:"target,omitempty"`
 }
 
@@ -50,8 +51,11 @@ const (
 	VerdictTooFew = "too few repetitions"
 )
 
-// Target is a bound the median should meet.
+// Target is a goal: a bound the median should meet.
 type Target struct {
+	// Goal names the row of the issue's table the bound comes from ("" for
+	// a bound of another benchmark).
+	Goal string `json:"goal,omitempty"`
 	// Op is "<=", ">=" or "==".
 	Op    string  `json:"op"`
 	Value float64 `json:"value"`
@@ -62,14 +66,21 @@ type Target struct {
 // Met reports whether the figure was judged and met its target.
 func (t Target) Met() bool { return t.Verdict == VerdictMet }
 
-// String gives the target and the verdict, as in "≤ 20 met", "≤ 20 MISSED"
+// String gives the bound and the verdict, as in "≤ 20 met", "≤ 20 MISSED"
 // or "≤ 20 (n<5)" when the figure has too few repetitions to be judged.
-func (t Target) String() string {
+func (t Target) String() string { return t.Bound() + " " + t.VerdictText() }
+
+// Bound gives the bound alone, as in "≤ 20".
+func (t Target) Bound() string {
 	sym := map[string]string{"<=": "≤", ">=": "≥", "==": "="}[t.Op]
-	verdict := map[string]string{
+	return sym + " " + strconv.FormatFloat(t.Value, 'f', -1, 64)
+}
+
+// VerdictText gives the verdict for people: "met", "MISSED" or "(n<5)".
+func (t Target) VerdictText() string {
+	return map[string]string{
 		VerdictMet: "met", VerdictMissed: "MISSED", VerdictTooFew: fmt.Sprintf("(n<%d)", MinRepsForVerdict),
 	}[t.Verdict]
-	return fmt.Sprintf("%s %s %s", sym, strconv.FormatFloat(t.Value, 'f', -1, 64), verdict)
 }
 
 // summarize fills the figure's statistics from its samples.

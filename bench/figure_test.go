@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -63,11 +64,11 @@ func TestTargetsApplyAtTheirOwnSize(t *testing.T) {
 	if !concurrencyTargetsAt(64, 50).on || concurrencyTargetsAt(8, 50).on || concurrencyTargetsAt(64, 3).on {
 		t.Error("throughput target: want it at 64 runs of S=50 only")
 	}
-	sample := runSample{elapsed: 1001 * 5000, steps: 1001, mallocs: 24000, commits: -1, jsonBytes: 1001 * 1300, diskBytes: -1}
+	sample := runSample{elapsed: 1001 * 5000, steps: 1001, mallocs: 24000, commits: -1, recordBytes: 1001 * 1290, jsonBytes: 1001 * 1300, diskBytes: -1}
 	for _, steps := range []int{1000, 100} {
-		figs := singleFigures(storeSpec{kind: kindMemory}, "memory", steps, []runSample{sample})
+		figs := singleFigures(storeSpec{kind: kindMemory}, "memory", steps, []runSample{sample}, 0)
 		for _, f := range figs {
-			wantTarget := steps == 1000 && (f.ID == "time_per_step" || f.ID == "json_bytes_per_step")
+			wantTarget := steps == 1000 && (f.ID == "time_per_step" || f.ID == "record_bytes_per_step")
 			if (f.Target != nil) != wantTarget {
 				t.Errorf("S=%d %s: target %v, want one: %v", steps, f.ID, f.Target, wantTarget)
 			}
@@ -82,9 +83,61 @@ func TestTargetsApplyAtTheirOwnSize(t *testing.T) {
 			t.Errorf("notes for --steps 50 --reps 3 lack %q:\n%s", want, notes)
 		}
 	}
-	if strings.Contains(notes, "throughput target is not shown") {
+	if strings.Contains(notes, "throughput goal is not shown") {
 		t.Errorf("notes for --steps 50 say the 64 × 50 target is not shown:\n%s", notes)
 	}
+}
+
+// A durable run's time per step is judged against two floors: 5 µs a step
+// over a 100 µs floor is 0.025 of 2 × 100 µs; the ratio carries the goal,
+// the durable time per step none.
+func TestFloorRatio(t *testing.T) {
+	sample := runSample{elapsed: 1001 * 5000, steps: 1001, commits: 2002, recordBytes: 1001 * 1000, jsonBytes: 1001 * 1010, diskBytes: -1}
+	samples := []runSample{sample, sample, sample, sample, sample}
+	byID := map[string]Figure{}
+	for _, f := range singleFigures(storeSpec{kind: kindSQLite}, "sqlite", 1000, samples, 100) {
+		byID[f.ID] = f
+	}
+	r, ok := byID["floor_ratio"]
+	if !ok || r.Median != 0.025 || r.Target == nil || !r.Target.Met() || r.Target.Goal != goalFloorRatio.row {
+		t.Errorf("floor_ratio = %+v (target %+v), want 0.025 judged met against %q", r, r.Target, goalFloorRatio.row)
+	}
+	if f := byID["time_per_step"]; f.Target != nil {
+		t.Errorf("durable time_per_step carries a goal: %+v", f.Target)
+	}
+	if f := byID["commits_per_step"]; f.Target == nil || !f.Target.Met() {
+		t.Errorf("commits_per_step 2.00: %+v, want the = 2 goal met", f.Target)
+	}
+	if f := byID["record_bytes_per_step"]; f.Median != 1000 || f.Target == nil || !f.Target.Met() {
+		t.Errorf("record_bytes_per_step = %+v, want 1000 meeting ≤ 1024", f)
+	}
+	if _, ok := singleFiguresByID(storeSpec{kind: kindMemory}, samples)["floor_ratio"]; ok {
+		t.Error("the memory store has a floor ratio")
+	}
+	rep := Report{Figures: append([]Figure{{ID: "fsync"}}, singleFigures(storeSpec{kind: kindSQLite}, "sqlite", 1000, samples, 100)...)}
+	var goals []string
+	for _, f := range rep.Goals() {
+		goals = append(goals, f.ID)
+	}
+	if got := strings.Join(goals, " "); got != "floor_ratio record_bytes_per_step commits_per_step" {
+		t.Errorf("Goals() = %s", got)
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "goals (median, min – max):") ||
+		!regexp.MustCompile(regexp.QuoteMeta(goalFloorRatio.row)+` +sqlite +0\.025 \(0\.025 – 0\.025\) × +≤ 1\.5 +met\n`).MatchString(text.String()) {
+		t.Errorf("text report lacks the goals table:\n%s", text.String())
+	}
+}
+
+func singleFiguresByID(spec storeSpec, samples []runSample) map[string]Figure {
+	m := map[string]Figure{}
+	for _, f := range singleFigures(spec, spec.kind, 1000, samples, 0) {
+		m[f.ID] = f
+	}
+	return m
 }
 
 func TestKiBToMB(t *testing.T) {

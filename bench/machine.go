@@ -100,3 +100,17 @@ func filesystemOf(dir string) string {
 func within(path, mount string) bool {
 	return mount == "/" || path == mount || strings.HasPrefix(path, mount+"/")
 }
+
+// currentExecutable names this program, the one Run starts as its
+// children, and its size.
+func currentExecutable() Executable {
+	path, err := os.Executable()
+	if err != nil {
+		return Executable{}
+	}
+	e := Executable{Path: path}
+	if fi, err := os.Stat(path); err == nil {
+		e.Bytes = fi.Size()
+	}
+	return e
+}

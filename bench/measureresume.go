@@ -112,7 +112,7 @@ func resumeFigures(o Options, name string, samples []resumeSample, fresh bool) [
 	start := base.named("resume_start_to_call", "resume: process start → first new call", "ms").
 		summarize(ms(func(s resumeSample) time.Duration { return s.startToCall }))
 	return []Figure{
-		targetsAt(o.Steps).apply(start, "<=", 50),
+		targetsAt(o.Steps).apply(start, goalResume),
 		base.named("resume_entry_to_call", "resume: main entry → first new call", "ms").summarize(entry),
 		base.named("resume_open", "resume: store open (fresh process)", "ms").
 			summarize(ms(func(s resumeSample) time.Duration { return s.open })),

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +14,9 @@ import (
 // polyloop bench); WriteText prints it for people.
 type Report struct {
 	Machine Machine `json:"machine"`
+	// Executable is the program whose children measured resume and peak
+	// RSS: `polyloop bench` measures the polyloop binary itself.
+	Executable Executable `json:"executable"`
 	// Workload describes W and the sizes measured.
 	Workload        string `json:"workload"`
 	Steps           int    `json:"steps"`
@@ -27,6 +31,25 @@ type Report struct {
 	Notes   []string      `json:"notes,omitempty"`
 	Started time.Time     `json:"started"`
 	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Executable names the measuring program and its size on disk.
+type Executable struct {
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes"`
+}
+
+// Goals are the figures that carry a goal of the issue's table, in the
+// table's order (and the report's within a row).
+func (r *Report) Goals() []Figure {
+	var gs []Figure
+	for _, f := range r.Figures {
+		if f.Target != nil && f.Target.Goal != "" {
+			gs = append(gs, f)
+		}
+	}
+	slices.SortStableFunc(gs, func(a, b Figure) int { return goalRank(a.Target.Goal) - goalRank(b.Target.Goal) })
+	return gs
 }
 
 // StoreInfo names a measured store and its settings.
@@ -53,6 +76,18 @@ func (r *Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if gs := r.Goals(); len(gs) > 0 {
+		b.WriteString("\ngoals (median, min – max):\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "figure\tstore\tmeasured\tgoal\tverdict")
+		for _, f := range gs {
+			fmt.Fprintf(tw, "%s\t%s\t%s (%s – %s) %s\t%s\t%s\n", f.Target.Goal, f.Store,
+				formatValue(f.Median), formatValue(f.Min), formatValue(f.Max), f.Unit, f.Target.Bound(), f.Target.VerdictText())
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
@@ -69,6 +104,7 @@ func (r *Report) writeHeader(b *strings.Builder) {
 		orUnknown(m.CPU), m.CPUs, m.GOMAXPROCS, m.OS, m.Arch, orUnknown(m.Kernel), orUnknown(m.MemTotal), m.GoVersion)
 	fmt.Fprintf(b, "load average: %s at start, %s at end; started %s, took %s\n",
 		orUnknown(m.LoadStart), orUnknown(m.LoadEnd), r.Started.Format(time.RFC3339), r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(b, "executable: %s (%s bytes), the children's program\n", orUnknown(r.Executable.Path), formatValue(float64(r.Executable.Bytes)))
 	for _, s := range r.Stores {
 		fmt.Fprintf(b, "store %s: %s\n", s.Name, s.Settings)
 	}

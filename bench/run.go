@@ -23,10 +23,16 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	exe, err := copyExecutable(dir)
+	if err != nil {
+		return nil, err
+	}
+	ctx = withChildExe(ctx, exe)
 	rep := &Report{
-		Machine:  currentMachine(),
-		Workload: workloadDescription,
-		Steps:    o.Steps, ConcurrentSteps: o.ConcurrentSteps, Concurrency: o.Concurrency, Reps: o.Reps,
+		Machine:    currentMachine(),
+		Executable: currentExecutable(),
+		Workload:   workloadDescription,
+		Steps:      o.Steps, ConcurrentSteps: o.ConcurrentSteps, Concurrency: o.Concurrency, Reps: o.Reps,
 		Started: time.Now(),
 		Notes:   standardNotes(o),
 	}
@@ -58,19 +64,19 @@ func measureStore(ctx context.Context, o Options, spec storeSpec, dir string, re
 	}
 	rep.Stores = append(rep.Stores, info)
 	name := info.Name
-	if spec.kind == kindSQLite {
-		f, err := measureFsync(ctx, o, name, dir)
-		if err != nil {
-			return err
-		}
-		rep.Figures = append(rep.Figures, f)
+	floor, err := measureFloor(ctx, o, spec, name, dir)
+	if err != nil {
+		return err
+	}
+	if floor.N > 0 {
+		rep.Figures = append(rep.Figures, floor)
 	}
 	steps := []int{o.Steps}
 	if !spec.durable() && o.Steps >= 10 {
 		steps = append(steps, o.Steps/10) // in memory, cheap: shows whether time per step is flat in S
 	}
 	for _, s := range steps {
-		figs, err := measureSingle(ctx, o, spec, name, dir, s)
+		figs, err := measureSingle(ctx, o, spec, name, dir, s, floor.Median)
 		if err != nil {
 			return err
 		}
@@ -91,6 +97,19 @@ func measureStore(ctx context.Context, o Options, spec storeSpec, dir string, re
 	}
 	rep.Figures = append(rep.Figures, figs...)
 	return err
+}
+
+// measureFloor measures the floor under one durable commit of a store: the
+// fsync of the SQLite file's file system, the commit round trip of the
+// PostgreSQL server. The memory store has none (a zero Figure).
+func measureFloor(ctx context.Context, o Options, spec storeSpec, name, dir string) (Figure, error) {
+	switch spec.kind {
+	case kindSQLite:
+		return measureFsync(ctx, o, name, dir)
+	case kindPostgres:
+		return measureCommitFloor(ctx, o, spec, name, dir)
+	}
+	return Figure{}, nil
 }
 
 // describeStore names a store and its settings.

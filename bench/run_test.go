@@ -44,6 +44,9 @@ func TestRunEndToEnd(t *testing.T) {
 	if progress.Len() == 0 {
 		t.Error("no progress lines")
 	}
+	if exe, _ := os.Executable(); rep.Executable.Path != exe || rep.Executable.Bytes <= 0 {
+		t.Errorf("report names executable %+v, want %s and its size", rep.Executable, exe)
+	}
 	got := map[string]int{}
 	for _, f := range rep.Figures {
 		if f.N != 1 || f.Min > f.Median || f.Median > f.Max || f.Target != nil {
@@ -59,7 +62,7 @@ func TestRunEndToEnd(t *testing.T) {
 			t.Errorf("%d figures %q, want %d", got[key], key, n)
 		}
 	}
-	for _, line := range []string{"machine: ", "go1.", "store sqlite: ", "commits per step", "process start → first new call"} {
+	for _, line := range []string{"machine: ", "go1.", "store sqlite: ", "commits per step", "process start → first new call", "÷ (2 × floor)", "executable: "} {
 		if !strings.Contains(text.String(), line) {
 			t.Errorf("text report lacks %q", line)
 		}
@@ -77,23 +80,26 @@ func wantFigures(stores []bench.StoreInfo) map[string]int {
 		n := s.Name + " "
 		want[n+"time_per_step"] = 1
 		want[n+"allocs_per_step"] = 1
+		want[n+"record_bytes_per_step"] = 1
 		want[n+"json_bytes_per_step"] = 1
 		want[n+"steps_per_second"] = 2
 		want[n+"resume_entry_to_call"] = 1
 		want[n+"resume_read_plan"] = 1
 		want[n+"resume_plan"] = 1
-		want[n+"peak_rss"] = 1
-		want[n+"rss_anon"] = 1
-		if s.Name == "sqlite" {
+		want[n+"peak_rss"], want[n+"rss_anon"] = 2, 2 // one run of S steps; the largest concurrency
+		switch s.Name {
+		case "sqlite":
 			want[n+"fsync"] = 1
+		case "memory":
+		default:
+			want[n+"commit_round_trip"] = 1
 		}
 		if s.Name != "memory" {
+			want[n+"floor_ratio"] = 1
 			want[n+"commits_per_step"] = 1 + 2
 			want[n+"disk_bytes_per_step"] = 1
 			want[n+"resume_start_to_call"] = 1
 			want[n+"resume_open"] = 1
-		} else {
-			want[n+"peak_rss"], want[n+"rss_anon"] = 2, 2
 		}
 		if runtime.GOOS != "linux" {
 			want[n+"peak_rss"], want[n+"rss_anon"] = 0, 0

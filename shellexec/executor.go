@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/polyloop/polyloop"
@@ -23,8 +24,10 @@ type bashArgs struct {
 	Command string `json:"command" jsonschema:"the command to run with bash -c in the working directory"`
 }
 
-// bashTool is the bash tool's parameter schema, encoded and resolved.
-var bashParams, bashResolved = mustSchema()
+// bashSchema is the bash tool's parameter schema, encoded and resolved; it
+// is built on first use, so that a process that runs no shell action does
+// not pay for it at start.
+var bashSchema = sync.OnceValues(mustSchema)
 
 func mustSchema() (json.RawMessage, *jsonschema.Resolved) {
 	s, err := jsonschema.For[bashArgs](nil)
@@ -72,7 +75,8 @@ func commandOf(a polyloop.Action) (string, string) {
 	if err := json.Unmarshal(orEmpty(a.Args), &instance); err != nil {
 		return "", fmt.Sprintf("arguments are not valid JSON: %v", err)
 	}
-	if err := bashResolved.Validate(instance); err != nil {
+	_, resolved := bashSchema()
+	if err := resolved.Validate(instance); err != nil {
 		return "", fmt.Sprintf("arguments do not match the tool's schema: %v", err)
 	}
 	var args bashArgs
@@ -94,12 +98,13 @@ func orEmpty(raw json.RawMessage) json.RawMessage {
 
 // ToolSpecs returns the spec of the bash tool, for polyloop.Agent.Tools.
 func (e *Executor) ToolSpecs() []polyloop.ToolSpec {
+	params, _ := bashSchema()
 	return []polyloop.ToolSpec{{
 		Name: ToolName,
 		Description: "Run a shell command with bash in the working directory. Each call starts a fresh shell: " +
 			"only files persist between calls. Output (stdout and stderr) is returned, cut to " +
 			fmt.Sprint(e.opts.OutputLimit) + " characters.",
-		Parameters: slices.Clone(bashParams),
+		Parameters: slices.Clone(params),
 		Replay:     e.opts.ToolReplay,
 	}}
 }

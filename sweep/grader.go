@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -40,11 +39,11 @@ const DefaultGraderTemplate = `You are grading an answer to a task against a ref
 Does the answer agree with the reference answer? Reason briefly, then end with a line "GRADE: C" if it is correct, "GRADE: P" if it is partly correct, or "GRADE: I" if it is incorrect.`
 
 // gradePattern finds a grade: C, P, I, or a number from 0 to 1.
-var gradePattern = regexp.MustCompile(`(?i)grade:\s*\**\s*([CPI]\b|[01](?:\.\d+)?|\.\d+)`)
+var gradePattern = lazyRegexp(`(?i)grade:\s*\**\s*([CPI]\b|[01](?:\.\d+)?|\.\d+)`)
 
 // parseGrade reads the last grade in a grader's answer.
 func parseGrade(answer string) (float64, bool) {
-	all := gradePattern.FindAllStringSubmatch(answer, -1)
+	all := gradePattern().FindAllStringSubmatch(answer, -1)
 	if len(all) == 0 {
 		return 0, false
 	}

@@ -153,7 +153,7 @@ type NumericOptions struct {
 
 // numberPattern finds numbers in text: an optional sign, digits (commas
 // between groups of three allowed), a fraction, an exponent.
-var numberPattern = regexp.MustCompile(`[-+]?(?:\d+(?:,\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?`)
+var numberPattern = lazyRegexp(`[-+]?(?:\d+(?:,\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?`)
 
 // parseNumber reads a number as numberPattern finds it.
 func parseNumber(s string) (float64, bool) {
@@ -171,7 +171,7 @@ func Numeric(name string, o NumericOptions) Scorer {
 	}
 	return &answerScorer{name: name, version: versionOf("numeric", 1, o), desc: desc, needsTarget: true,
 		match: func(answer string, targets []string) (float64, string, error) {
-			found := numberPattern.FindAllString(answer, -1)
+			found := numberPattern().FindAllString(answer, -1)
 			if len(found) == 0 {
 				return verdict(false, "no number in the answer")
 			}

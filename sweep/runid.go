@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -24,13 +23,13 @@ import (
 // run id without its attempt is the coordinate (ledger.Entry.Coord).
 
 // namePattern is what a sweep's name and a task id used as is may hold.
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+var namePattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
-var rawTaskID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var rawTaskID = lazyRegexp(`^[A-Za-z0-9_-]{1,64}$`)
 
 // ValidName reports whether name may name a sweep: 1 to 64 letters, digits,
 // '_' or '-', starting with a letter or digit.
-func ValidName(name string) bool { return namePattern.MatchString(name) }
+func ValidName(name string) bool { return namePattern().MatchString(name) }
 
 // agentKey is the part of a run id naming the agent.
 func agentKey(agentHash string) string {
@@ -43,7 +42,7 @@ func agentKey(agentHash string) string {
 
 // taskKey is the part of a run id naming the task.
 func taskKey(id string) string {
-	if rawTaskID.MatchString(id) {
+	if rawTaskID().MatchString(id) {
 		return id
 	}
 	sum := sha256.Sum256([]byte(id))
