@@ -43,6 +43,9 @@ type WorkerOptions struct {
 	// FailAttempts is the attempt at which a seam's error or a panic
 	// cancels the job (default 3).
 	FailAttempts int
+	// RetryPolicy spaces the attempts of a failed job (nil: River's
+	// default, attempt⁴ seconds with jitter).
+	RetryPolicy river.ClientRetryPolicy
 	// ID names the worker in the queue (River's client id); default
 	// host-pid. It must be unique among live workers.
 	ID string
@@ -107,6 +110,7 @@ func (q *Queue) NewWorker(opts WorkerOptions) (*Worker, error) {
 		Schema: q.schema, ID: opts.ID, Workers: workers,
 		Queues:     map[string]river.QueueConfig{QueueName: {MaxWorkers: opts.Concurrency}},
 		JobTimeout: opts.JobTimeout, RescueStuckJobsAfter: opts.RescueAfter, MaxAttempts: MaxAttempts,
+		RetryPolicy: opts.RetryPolicy,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sweepqueue: %w", err)
@@ -205,7 +209,10 @@ func (rw *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	ret := w.apply(ctx, job, out, &v)
 	if w.opts.Events != nil {
 		ev := Event{At: time.Now(), JobID: job.ID, RunID: job.Args.RunID, Sweep: job.Args.Sweep, Attempt: job.Attempt, Verdict: v,
-			Started: out.Started, Resumed: out.Resumed, Elapsed: time.Since(start)}
+			Elapsed: time.Since(start)}
+		if !errors.Is(err, polyloop.ErrLeaseHeld) && !errors.Is(err, polyloop.ErrRunNotStarted) {
+			ev.Started, ev.Resumed = out.Started, out.Resumed
+		}
 		if out.Result != nil {
 			ev.StopReason = out.Result.StopReason
 		}
