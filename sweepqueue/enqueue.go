@@ -2,6 +2,7 @@ package sweepqueue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +10,8 @@ import (
 	"github.com/polyloop/polyloop/sweep/ledger"
 	"github.com/riverqueue/river"
 )
+
+var errReadOnly = errors.New("sweepqueue: a queue opened with OpenExisting only reads")
 
 // insertBatch is how many jobs one transaction inserts.
 const insertBatch = 500
@@ -30,6 +33,9 @@ type Enqueued struct {
 // inserts; never a job without an entry.
 func (q *Queue) Enqueue(ctx context.Context, s *sweep.Sweep, store sweep.Store) (Enqueued, error) {
 	var res Enqueued
+	if q.client == nil {
+		return res, errReadOnly
+	}
 	batch := make([]river.InsertManyParams, 0, insertBatch)
 	flush := func() error {
 		if len(batch) == 0 {

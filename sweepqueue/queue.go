@@ -105,3 +105,31 @@ func (q *Queue) Close() error {
 	q.pool.Close()
 	return nil
 }
+
+// OpenExisting connects to a queue that exists already, to read it
+// (Status): it migrates nothing, and returns nil without an error when the
+// database has no River tables in the schema. Such a Queue inserts no jobs
+// and makes no workers.
+func OpenExisting(ctx context.Context, dsn string, opts *Options) (*Queue, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sweepqueue: connecting: %w", err)
+	}
+	var present bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgx.Identifier{o.Schema, "river_job"}.Sanitize()).Scan(&present); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sweepqueue: looking for the queue: %w", err)
+	}
+	if !present {
+		pool.Close()
+		return nil, nil
+	}
+	return &Queue{pool: pool, schema: o.Schema}, nil
+}

@@ -96,6 +96,9 @@ func (q *Queue) NewWorker(opts WorkerOptions) (*Worker, error) {
 	if opts.Store == nil || opts.Resolve == nil {
 		return nil, errors.New("sweepqueue: WorkerOptions needs Store and Resolve")
 	}
+	if q.client == nil {
+		return nil, errReadOnly
+	}
 	opts = opts.withDefaults()
 	if opts.RescueAfter <= opts.JobTimeout {
 		return nil, fmt.Errorf("sweepqueue: RescueAfter (%s) must exceed JobTimeout (%s)", opts.RescueAfter, opts.JobTimeout)

@@ -139,6 +139,7 @@ func fleetSweepOf(pool *pgxpool.Pool) (*sweep.Sweep, error) {
 // fleetDatabase creates a database of its own for the test (the CLI uses
 // the default schemas) and returns its DSN.
 func fleetDatabase(t *testing.T) string {
+	t.Helper()
 	base := os.Getenv("POLYLOOP_TEST_POSTGRES")
 	if base == "" {
 		t.Skip("POLYLOOP_TEST_POSTGRES is not set")
@@ -174,9 +175,14 @@ type fleetChild struct {
 }
 
 func startFleetChild(t *testing.T, dsn string) *fleetChild {
+	return startChild(t, fleetChildEnv+"="+dsn)
+}
+
+// startChild starts this test binary with env added: a child process.
+func startChild(t *testing.T, env string) *fleetChild {
 	c := &fleetChild{done: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	c.cmd.Env = append(os.Environ(), fleetChildEnv+"="+dsn)
+	c.cmd.Env = append(os.Environ(), env)
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
