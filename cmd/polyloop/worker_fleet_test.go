@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -138,7 +139,7 @@ func fleetSweepOf(pool *pgxpool.Pool) (*sweep.Sweep, error) {
 
 // fleetDatabase creates a database of its own for the test (the CLI uses
 // the default schemas) and returns its DSN.
-func fleetDatabase(t *testing.T) string {
+func fleetDatabase(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("POLYLOOP_TEST_POSTGRES")
 	if base == "" {
@@ -174,12 +175,12 @@ type fleetChild struct {
 	code int
 }
 
-func startFleetChild(t *testing.T, dsn string) *fleetChild {
+func startFleetChild(t testing.TB, dsn string) *fleetChild {
 	return startChild(t, fleetChildEnv+"="+dsn)
 }
 
 // startChild starts this test binary with env added: a child process.
-func startChild(t *testing.T, env string) *fleetChild {
+func startChild(t testing.TB, env string) *fleetChild {
 	c := &fleetChild{done: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^$")
 	c.cmd.Env = append(os.Environ(), env)
@@ -424,4 +425,22 @@ func diff(a, b float64) float64 {
 		return a - b
 	}
 	return b - a
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and readers at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
