@@ -90,6 +90,7 @@ func benchSweep(name string) (*sweep.Sweep, error) {
 }
 
 func BenchmarkWorkers(b *testing.B) {
+	b.Run("no-queue", benchNoQueue)
 	for _, n := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("processes=%d", n), func(b *testing.B) { benchWorkers(b, n) })
 	}
@@ -158,4 +159,34 @@ func benchWorkers(b *testing.B, processes int) {
 		c.cmd.Process.Signal(os.Interrupt)
 		<-c.done
 	}
+}
+
+// benchNoQueue is the baseline: the same sweep run by sweep.Run in this
+// process, benchConcurrency at a time, on the same kind of store.
+func benchNoQueue(b *testing.B) {
+	dsn := fleetDatabase(b)
+	ctx := context.Background()
+	store, err := pgstore.Open(ctx, dsn, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	var elapsed time.Duration
+	for i := range b.N {
+		s, err := benchSweep(fmt.Sprintf("bench%d", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		res, err := s.Run(ctx, sweep.RunOptions{Store: store, Concurrency: benchConcurrency})
+		if err != nil || res.Progress.Done != benchRuns {
+			b.Fatalf("Run: %+v, %v", res, err)
+		}
+		elapsed += time.Since(start)
+	}
+	runsPerMin := float64(benchRuns*b.N) / elapsed.Minutes()
+	ideal := float64(benchConcurrency) / ((benchSteps + 1) * benchLatency).Minutes()
+	b.ReportMetric(runsPerMin, "runs/min")
+	b.ReportMetric(runsPerMin/ideal, "of-ideal")
+	b.ReportMetric(0, "ns/op")
 }
