@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,11 +156,25 @@ func benchWorkers(b *testing.B, processes int) {
 	b.ReportMetric(runsPerMin, "runs/min")
 	b.ReportMetric(runsPerMin/ideal, "of-ideal")
 	b.ReportMetric(0, "ns/op")
+	// The mean execution of a job, as the workers print it: what the run
+	// took, apart from what the queue adds around it.
+	var sum time.Duration
+	n := 0
 	for _, c := range children {
 		c.cmd.Process.Signal(os.Interrupt)
 		<-c.done
+		for _, m := range executionTime.FindAllStringSubmatch(c.out.String(), -1) {
+			d, _ := time.ParseDuration(m[1])
+			sum += d
+			n++
+		}
+	}
+	if n > 0 {
+		b.ReportMetric(float64(sum.Milliseconds())/float64(n), "ms/execution")
 	}
 }
+
+var executionTime = regexp.MustCompile(`\): started, ([0-9.]+m?s) →`)
 
 // benchNoQueue is the baseline: the same sweep run by sweep.Run in this
 // process, benchConcurrency at a time, on the same kind of store.
