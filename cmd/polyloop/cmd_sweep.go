@@ -70,6 +70,9 @@ func (a *app) sweep(parent context.Context, path string, f sweepFlags) error {
 	if f.concurrency < 0 {
 		return fmt.Errorf("--concurrency must not be negative")
 	}
+	if f.queue != "" && f.concurrency != 0 {
+		return fmt.Errorf("--concurrency with --queue: nothing runs here; each worker has its own (polyloop worker --concurrency N)")
+	}
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
