@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -292,6 +293,52 @@ func TestWorkerFleet(t *testing.T) {
 		}
 	}
 	checkFleetStats(t, dsn, unknown)
+	checkFleetAttempts(t, pool, workerID(t, killed))
+}
+
+// workerID is the id a worker printed when it started.
+func workerID(t *testing.T, c *fleetChild) string {
+	m := regexp.MustCompile(`worker (\S+): taking jobs`).FindStringSubmatch(c.out.String())
+	if m == nil {
+		t.Fatalf("the worker did not say its id:\n%s", c.out.String())
+	}
+	return m[1]
+}
+
+// checkFleetAttempts: a job used a second attempt only if the killed
+// worker had it (River's rescuer retried it: the jobs it ran, and the ones
+// whose snooze its completer had not yet written); the slices' snoozes and
+// the graceful stop used none.
+func checkFleetAttempts(t *testing.T, pool *pgxpool.Pool, killedID string) {
+	rows, err := pool.Query(context.Background(), `SELECT args->>'run_id', attempt, $1 = ANY(attempted_by), cardinality(attempted_by)
+		FROM polyloop_river.river_job`, killedID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	executions, rescued := 0, 0
+	for rows.Next() {
+		var run string
+		var attempt, n int
+		var byKilled bool
+		if err := rows.Scan(&run, &attempt, &byKilled, &n); err != nil {
+			t.Fatal(err)
+		}
+		executions += n
+		switch {
+		case attempt > 2 || (attempt == 2 && !byKilled):
+			t.Errorf("the job of %s used %d attempts (the killed worker had it: %v)", run, attempt, byKilled)
+		case attempt == 2:
+			rescued++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d executions of %d jobs (slices and snoozes included), %d rescued from the killed worker", executions, fleetTasks, rescued)
+	if executions <= fleetTasks {
+		t.Errorf("%d executions of %d jobs: no run was cut into slices", executions, fleetTasks)
+	}
 }
 
 // checkFleetEffects: no effect ran twice, and every worker ran some.
@@ -343,9 +390,10 @@ func checkFleetExclusion(t *testing.T, pool *pgxpool.Pool, killedAt time.Time) {
 }
 
 // checkFleetRuns: every run's log finished; the ones that finished
-// resume_state_unknown are runs whose effect in progress was cut by the
-// SIGKILL (their last effect is the killed worker's), at most one per
-// job it ran at once. It returns them.
+// resume_state_unknown are runs whose never-replay action the SIGKILL cut
+// between its intent and its result (the effect ran or not: nobody
+// knows), so the killed worker drove them last, at most one per job it
+// ran at once. It returns them.
 func checkFleetRuns(t *testing.T, ctx context.Context, store *pgstore.Store, pool *pgxpool.Pool, s *sweep.Sweep, killedPID int) map[string]bool {
 	m := s.Manifest()
 	var ids []string
@@ -363,9 +411,11 @@ func checkFleetRuns(t *testing.T, ctx context.Context, store *pgstore.Store, poo
 			t.Errorf("run %s did not finish: %+v", st.RunID, st.Run)
 		case st.Run.StopReason == polyloop.StopResumeStateUnknown:
 			unknown[st.RunID] = true
+			// The resume that finds the open never-replay action makes no
+			// model call: the run's last call is the killed worker's.
 			var pid int
-			if err := pool.QueryRow(ctx, `SELECT pid FROM fleet.effects WHERE run_id = $1 ORDER BY step DESC LIMIT 1`, st.RunID).Scan(&pid); err != nil || pid != killedPID {
-				t.Errorf("run %s finished resume_state_unknown, but its last effect was not the killed worker's (pid %d, %v)", st.RunID, pid, err)
+			if err := pool.QueryRow(ctx, `SELECT pid FROM fleet.calls WHERE run_id = $1 ORDER BY t0 DESC LIMIT 1`, st.RunID).Scan(&pid); err != nil || pid != killedPID {
+				t.Errorf("run %s finished resume_state_unknown, but its last model call was not the killed worker's (pid %d, %v)", st.RunID, pid, err)
 			}
 		case st.Run.StopReason != polyloop.StopCompleted:
 			t.Errorf("run %s finished %s", st.RunID, st.Run.StopReason)
@@ -374,7 +424,7 @@ func checkFleetRuns(t *testing.T, ctx context.Context, store *pgstore.Store, poo
 	if len(unknown) > 3 {
 		t.Errorf("%d runs resume_state_unknown; the killed worker ran 3 at most", len(unknown))
 	}
-	t.Logf("%d runs resume_state_unknown (an effect cut by the SIGKILL)", len(unknown))
+	t.Logf("%d runs resume_state_unknown (an action cut by the SIGKILL)", len(unknown))
 	return unknown
 }
 
