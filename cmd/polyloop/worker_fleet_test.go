@@ -122,6 +122,9 @@ func fleetSweepOf(pool *pgxpool.Pool) (*sweep.Sweep, error) {
 		if _, err := pool.Exec(ctx, `INSERT INTO fleet.effects (run_id, step, pid) VALUES ($1, $2, $3)`, a.Run, a.Step, os.Getpid()); err != nil {
 			return "", err
 		}
+		// The effect takes a while after it happened, so that the SIGKILL
+		// often cuts an action: done, its outcome not recorded.
+		time.Sleep(fleetLatency / 2)
 		return strconv.Itoa(a.N + 1), nil
 	})
 	agent := &sweep.Agent{
