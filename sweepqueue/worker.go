@@ -87,7 +87,7 @@ type Worker struct {
 	stopping chan struct{} // closed by Stop: every run stops at a step boundary
 	stopOnce sync.Once
 
-	mu     sync.Mutex
+	mu     sync.Mutex // held while a sweep is resolved
 	sweeps map[string]*sweep.Sweep
 }
 
@@ -177,21 +177,19 @@ func (w *Worker) Cancel(ctx context.Context) error {
 // Stopped is closed when the worker has stopped.
 func (w *Worker) Stopped() <-chan struct{} { return w.client.Stopped() }
 
-// sweep is the sweep of a name, resolved once.
+// sweep is the sweep of a name, resolved once: the jobs that need it
+// first wait for one Resolve.
 func (w *Worker) sweep(ctx context.Context, name string) (*sweep.Sweep, error) {
 	w.mu.Lock()
-	s, ok := w.sweeps[name]
-	w.mu.Unlock()
-	if ok {
+	defer w.mu.Unlock()
+	if s, ok := w.sweeps[name]; ok {
 		return s, nil
 	}
 	s, err := w.opts.Resolve(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errResolve, err)
 	}
-	w.mu.Lock()
 	w.sweeps[name] = s
-	w.mu.Unlock()
 	return s, nil
 }
 
