@@ -47,7 +47,10 @@ type Job struct {
 	Attempt int       `json:"attempt"`
 	Worker  string    `json:"worker,omitempty"`
 	Since   time.Time `json:"since"`
-	Error   string    `json:"error,omitempty"`
+	// Age is how long ago Since was, by the database's clock (a worker's
+	// clock may differ).
+	Age   time.Duration `json:"age_ns"`
+	Error string        `json:"error,omitempty"`
 }
 
 // StatusOptions filter Status.
@@ -92,7 +95,7 @@ func (q *Queue) Status(ctx context.Context, opts StatusOptions) (*Status, error)
 	byWorker := map[string][]Job{}
 	for _, j := range running {
 		byWorker[j.Worker] = append(byWorker[j.Worker], j)
-		if time.Since(j.Since) > opts.StuckAfter && len(st.Stuck) < opts.Limit {
+		if j.Age > opts.StuckAfter && len(st.Stuck) < opts.Limit {
 			st.Stuck = append(st.Stuck, j)
 		}
 	}
@@ -119,8 +122,9 @@ func (q *Queue) table() string { return pgx.Identifier{q.schema, "river_job"}.Sa
 func (q *Queue) jobs(ctx context.Context, state string, opts StatusOptions, limit int) ([]Job, error) {
 	rows, err := q.pool.Query(ctx, `SELECT id, args->>'sweep', args->>'run_id', attempt,
 			coalesce(attempted_by[array_length(attempted_by, 1)], ''),
-			CASE WHEN state = 'running' THEN attempted_at ELSE coalesce(finalized_at, scheduled_at) END,
-			coalesce(errors[array_length(errors, 1)]->>'error', '')
+			CASE WHEN state = 'running' THEN attempted_at ELSE coalesce(finalized_at, scheduled_at) END AS since,
+			coalesce(errors[array_length(errors, 1)]->>'error', ''),
+			extract(epoch FROM now() - CASE WHEN state = 'running' THEN attempted_at ELSE coalesce(finalized_at, scheduled_at) END)::float8
 		FROM `+q.table()+`
 		WHERE kind = $1 AND state = $2::`+pgx.Identifier{q.schema, "river_job_state"}.Sanitize()+` AND ($3 = '' OR args->>'sweep' = $3)
 		ORDER BY 6, id LIMIT $4`, Kind, state, opts.Sweep, limit)
@@ -131,9 +135,11 @@ func (q *Queue) jobs(ctx context.Context, state string, opts StatusOptions, limi
 	var out []Job
 	for rows.Next() {
 		j := Job{State: state}
-		if err := rows.Scan(&j.ID, &j.Sweep, &j.RunID, &j.Attempt, &j.Worker, &j.Since, &j.Error); err != nil {
+		var age float64
+		if err := rows.Scan(&j.ID, &j.Sweep, &j.RunID, &j.Attempt, &j.Worker, &j.Since, &j.Error, &age); err != nil {
 			return nil, fmt.Errorf("sweepqueue: list %s jobs: %w", state, err)
 		}
+		j.Age = time.Duration(age * float64(time.Second))
 		out = append(out, j)
 	}
 	return out, rows.Err()

@@ -185,6 +185,19 @@ func TestWorkerStopGivesJobBack(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	time.Sleep(150 * time.Millisecond) // a step or two
+	st, err := f.q.Status(ctx, StatusOptions{StuckAfter: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Workers) != 1 || st.Workers[0].Worker != w.ID() || len(st.Workers[0].Jobs) != 1 || st.Workers[0].Jobs[0].RunID != id {
+		t.Fatalf("running jobs by worker: %+v, want %s running %s", st.Workers, w.ID(), id)
+	}
+	if len(st.Stuck) != 1 || st.Stuck[0].RunID != id || st.States["running"] != 1 || st.Pending() != 1 {
+		t.Fatalf("stuck after 100 ms: %+v, states %v", st.Stuck, st.States)
+	}
+	if st, err := f.q.Status(ctx, StatusOptions{}); err != nil || len(st.Stuck) != 0 {
+		t.Fatalf("stuck after the default 2 min: %+v, %v", st.Stuck, err)
+	}
 	if err := w.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}

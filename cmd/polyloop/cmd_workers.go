@@ -55,12 +55,12 @@ func (a *app) workers(ctx context.Context, f workersFlags) error {
 	if f.json {
 		return writeJSON(a.stdout, st)
 	}
-	writeQueueStatus(a.stdout, st, time.Now())
+	writeQueueStatus(a.stdout, st)
 	return nil
 }
 
 // writeQueueStatus prints a queue's status for people.
-func writeQueueStatus(w io.Writer, st *sweepqueue.Status, now time.Time) {
+func writeQueueStatus(w io.Writer, st *sweepqueue.Status) {
 	var states []string
 	for s := range st.States {
 		states = append(states, s)
@@ -78,7 +78,7 @@ func writeQueueStatus(w io.Writer, st *sweepqueue.Status, now time.Time) {
 	for _, wj := range st.Workers {
 		fmt.Fprintf(w, "  %s: %d jobs\n", wj.Worker, len(wj.Jobs))
 		for _, j := range wj.Jobs {
-			fmt.Fprintf(w, "    job %d run %s, attempt %d, for %s\n", j.ID, j.RunID, j.Attempt, now.Sub(j.Since).Round(time.Second))
+			fmt.Fprintf(w, "    job %d run %s, attempt %d, for %s\n", j.ID, j.RunID, j.Attempt, j.Age.Round(time.Second))
 		}
 	}
 	for _, l := range []struct {
