@@ -90,7 +90,7 @@ func writeQueueStatus(w io.Writer, st *sweepqueue.Status) {
 		}
 		fmt.Fprintf(w, "%s: %d\n", l.title, len(l.jobs))
 		for _, j := range l.jobs {
-			line := fmt.Sprintf("  job %d run %s, attempt %d", j.ID, j.RunID, j.Attempt)
+			line := fmt.Sprintf("  job %d run %s, attempt %d, %s ago", j.ID, j.RunID, j.Attempt, j.Age.Round(time.Second))
 			if j.Worker != "" {
 				line += ", last on " + j.Worker
 			}
