@@ -29,7 +29,7 @@ type WorkerOptions struct {
 	Concurrency int
 	// Slice bounds one execution of a run (default 30s): the run is asked
 	// to stop at its first step boundary after it, and its job snoozes to be
-	// continued. A step is never cut: JobTimeout is for that.
+	// continued. The slice never cuts a step; only JobTimeout does.
 	Slice time.Duration
 	// JobTimeout cancels an execution that outlives it (default 5m; it
 	// must exceed Slice plus the longest step), and RescueAfter is when
