@@ -12,6 +12,7 @@ import (
 )
 
 type sweepFlags struct {
+	queue       string
 	concurrency int
 	json, quiet bool
 }
@@ -46,12 +47,19 @@ a second one cancels at once.
 Exit codes: 0 every outcome settled and scored; 1 the sweep ended with
 outcomes unsettled (held, failed, waiting at a gate, a changed task) or
 unscored because a scorer failed; 2 an error (a bad sweep, agent or task
-file, a store failure); 130 interrupted.`,
+file, a store failure); 130 interrupted.
+
+With --queue postgres://..., nothing runs here: the command records the sweep
+and enqueues one job per run to start, resume or score (a run that has a job
+waiting or running already is skipped), and polyloop worker processes on any
+machine run them; polyloop workers shows the queue, polyloop stats --sweep the
+statistics. Exit code 0 once enqueued.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.sweep(cmd.Context(), args[0], f)
 		},
 	}
+	c.Flags().StringVar(&f.queue, "queue", "", "enqueue the runs as jobs for polyloop worker instead of running them: "+queueFlag)
 	c.Flags().IntVar(&f.concurrency, "concurrency", 0, "runs at once (default: the sweep file's concurrency, else 4)")
 	c.Flags().BoolVar(&f.json, "json", false, "print progress events and the statistics as JSON lines on standard output")
 	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress, only the summary")
@@ -62,6 +70,9 @@ func (a *app) sweep(parent context.Context, path string, f sweepFlags) error {
 	if f.concurrency < 0 {
 		return fmt.Errorf("--concurrency must not be negative")
 	}
+	if f.queue != "" && f.concurrency != 0 {
+		return fmt.Errorf("--concurrency with --queue: nothing runs here; each worker has its own (polyloop worker --concurrency N)")
+	}
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
@@ -70,6 +81,9 @@ func (a *app) sweep(parent context.Context, path string, f sweepFlags) error {
 		return a.loadFailed(path, err, in.wasCanceled())
 	}
 	defer l.Close()
+	if f.queue != "" {
+		return a.enqueue(ctx, l, f)
+	}
 	st, err := openStore(ctx, a.store, createStore)
 	if err != nil {
 		return err
@@ -154,4 +168,32 @@ func (a *app) sweepSummary(ctx context.Context, st sweep.Store, s *sweep.Sweep, 
 		}{"summary", stats})
 	}
 	return writeSweepTable(a.stdout, stats)
+}
+
+// enqueue is polyloop sweep --queue: the sweep's runs become jobs.
+func (a *app) enqueue(ctx context.Context, l *sweepfile.Loaded, f sweepFlags) error {
+	q, store, closeQueue, err := a.openQueue(ctx, f.queue)
+	if err != nil {
+		return err
+	}
+	defer closeQueue()
+	res, err := q.Enqueue(ctx, l.Sweep, store)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return writeJSONLine(a.stdout, struct {
+			Event      string `json:"event"`
+			Sweep      string `json:"sweep"`
+			Inserted   int    `json:"inserted"`
+			Duplicates int    `json:"already_queued"`
+		}{"enqueued", l.Sweep.Name(), res.Inserted, res.Duplicates})
+	}
+	storeFlag := ""
+	if a.storeGiven {
+		storeFlag = a.storeFlag()
+	}
+	fmt.Fprintf(a.stdout, "sweep %s: %d jobs enqueued, %d runs already had one. Run them with:\n  polyloop worker --queue %s%s\n",
+		l.Sweep.Name(), res.Inserted, res.Duplicates, redactDSN(f.queue), storeFlag)
+	return nil
 }

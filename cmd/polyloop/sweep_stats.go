@@ -15,6 +15,7 @@ import (
 	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweep/ledger"
+	"github.com/polyloop/polyloop/sweepqueue"
 )
 
 // sweepStats is polyloop stats --sweep.
@@ -41,9 +42,16 @@ func (a *app) sweepStats(ctx context.Context, f *statsFlags) error {
 	if err != nil {
 		return err
 	}
+	problems, err := a.queueProblems(ctx, f.sweep)
+	if err != nil {
+		return err
+	}
 	switch {
 	case f.json:
-		return writeJSON(a.stdout, stats)
+		return writeJSON(a.stdout, struct {
+			*sweep.Stats
+			Queue *queueProblems `json:"queue,omitempty"`
+		}{stats, problems})
 	case f.csv:
 		return writeSweepCSV(a.stdout, stats)
 	}
@@ -53,7 +61,55 @@ func (a *app) sweepStats(ctx context.Context, f *statsFlags) error {
 	if stats.LeftOut > 0 {
 		fmt.Fprintf(a.stdout, "left out: %d runs of agents the sweep no longer has (a changed agent file) or of epochs beyond its %d\n", stats.LeftOut, stats.Epochs)
 	}
+	problems.write(a.stdout)
 	return nil
+}
+
+// queueProblems are the jobs of a sweep's queue that need a person or
+// wait for a retry: on a PostgreSQL store whose database holds a sweep
+// queue (polyloop sweep --queue), else nil.
+type queueProblems struct {
+	Retrying  []sweepqueue.Job `json:"retrying"`
+	Cancelled []sweepqueue.Job `json:"cancelled"`
+	Discarded []sweepqueue.Job `json:"discarded"`
+}
+
+func (a *app) queueProblems(ctx context.Context, name string) (*queueProblems, error) {
+	if !strings.HasPrefix(a.store, "postgres://") && !strings.HasPrefix(a.store, "postgresql://") {
+		return nil, nil
+	}
+	q, err := sweepqueue.OpenExisting(ctx, a.store, nil)
+	if err != nil || q == nil {
+		return nil, err
+	}
+	defer q.Close()
+	st, err := q.Status(ctx, sweepqueue.StatusOptions{Sweep: name})
+	if err != nil {
+		return nil, err
+	}
+	if len(st.Retrying)+len(st.Cancelled)+len(st.Discarded) == 0 {
+		return nil, nil
+	}
+	return &queueProblems{Retrying: st.Retrying, Cancelled: st.Cancelled, Discarded: st.Discarded}, nil
+}
+
+// write prints the problems, each job with its last error.
+func (p *queueProblems) write(w io.Writer) {
+	if p == nil {
+		return
+	}
+	for _, l := range []struct {
+		title string
+		jobs  []sweepqueue.Job
+	}{{"cancelled for a person", p.Cancelled}, {"discarded (every attempt failed)", p.Discarded}, {"waiting for a retry", p.Retrying}} {
+		if len(l.jobs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "queue: %d jobs %s (polyloop workers --queue shows the queue):\n", len(l.jobs), l.title)
+		for _, j := range l.jobs {
+			fmt.Fprintf(w, "  run %s, attempt %d: %s\n", j.RunID, j.Attempt, j.Error)
+		}
+	}
 }
 
 // label is a group's name with its grouping.

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/polyloop/polyloop/sweep"
+	"github.com/polyloop/polyloop/sweepfile"
+	"github.com/polyloop/polyloop/sweepqueue"
+)
+
+// queueFlag is the help of every --queue flag.
+const queueFlag = "a postgres:// DSN: the sweep queue (River, schema " + sweepqueue.DefaultSchema + "); the runs are stored in the same database unless --store names another PostgreSQL store"
+
+// openQueue opens the queue at dsn and the store of its runs: the same
+// database, unless --store was given (then it must be PostgreSQL too:
+// workers on other machines reach it).
+func (a *app) openQueue(ctx context.Context, dsn string) (*sweepqueue.Queue, sweep.Store, func(), error) {
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		return nil, nil, nil, fmt.Errorf("--queue %q: expected a postgres:// DSN", redactDSN(dsn))
+	}
+	spec := dsn
+	if a.storeGiven {
+		if !strings.HasPrefix(a.store, "postgres://") && !strings.HasPrefix(a.store, "postgresql://") {
+			return nil, nil, nil, fmt.Errorf("--store %s: with --queue the runs must be in PostgreSQL, where every worker reaches them", redactDSN(a.store))
+		}
+		spec = a.store
+	}
+	st, err := openStore(ctx, spec, createStore)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ss, ok := st.(sweep.Store)
+	if !ok {
+		st.Close()
+		return nil, nil, nil, fmt.Errorf("the store %s keeps no sweeps", redactDSN(spec))
+	}
+	q, err := sweepqueue.Open(ctx, dsn, nil)
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, err
+	}
+	return q, ss, func() { q.Close(); st.Close() }, nil
+}
+
+// resolveSweep rebuilds a sweep a job names, for a worker: its manifest in
+// the store's ledger names the sweep file (sweepfile.Reload checks that it
+// is still the same sweep). close releases what the sweep holds open.
+// Tests replace it.
+var resolveSweep = func(ctx context.Context, store sweep.Store, name string) (s *sweep.Sweep, close func(), err error) {
+	m, err := sweep.ReadManifest(ctx, store, name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sweep %s: %w", name, err)
+	}
+	l, err := sweepfile.Reload(ctx, m, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l.Sweep, func() { l.Close() }, nil
+}
