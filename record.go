@@ -19,11 +19,11 @@ const LogVersion = 1
 // LogMinorVersion is the minor version of the format this library writes.
 // Minor versions only add record kinds and fields: a reader of minor m
 // reads every log of minor m or lower. The version is written in
-// RunStarted.LogVersion ("1.1"); a log without it is "1.0".
-const LogMinorVersion = 1
+// RunStarted.LogVersion ("1.2"); a log without it is "1.0".
+const LogMinorVersion = 2
 
 // logVersionString is "<LogVersion>.<LogMinorVersion>".
-const logVersionString = "1.1"
+const logVersionString = "1.2"
 
 // RecordKind names a record's kind; it is the "kind" field of its JSON.
 type RecordKind string
@@ -84,7 +84,7 @@ type RunStarted struct {
 	SnapshotHash   string   `json:"snapshot_hash"`
 	LibraryVersion string   `json:"library_version"`
 	// LogVersion is the version of the format the run was started with
-	// ("1.1"); empty in logs of version 1.0.
+	// ("1.2"); empty in logs of version 1.0.
 	LogVersion string `json:"log_version,omitempty"`
 	// Parent identifies the parent run for a child run (InvokeChild).
 	Parent *ParentRef `json:"parent,omitempty"`
@@ -165,6 +165,12 @@ type ActionIntent struct {
 	// the batch's size; both are omitted for a batch of one (Of 0 means 1).
 	Index int `json:"index,omitempty"`
 	Of    int `json:"of,omitempty"`
+	// ToolCall, when positive, says the action is the tool call at that
+	// position (1 for the first) of the reply in the model result
+	// ModelCallID: its call id, tool and arguments are that call's. The log
+	// then leaves Action out (since 1.2), and reading it back takes them
+	// from the reply (ResolveToolCall, and the fold of every log).
+	ToolCall int `json:"tool_call,omitempty"`
 }
 
 // BatchSize is the size of the intent's batch: Of, or 1 when omitted.
@@ -361,7 +367,61 @@ func (b *ActionIntent) Validate() error {
 	if b.Of < 0 || b.Index < 0 || b.Index >= b.BatchSize() {
 		return fmt.Errorf("action_intent: index %d of a batch of %d", b.Index, b.BatchSize())
 	}
+	if b.ToolCall < 0 || (b.ToolCall > 0 && b.Action.IsCode() && !b.Action.empty()) {
+		return fmt.Errorf("action_intent: code action as tool call %d", b.ToolCall)
+	}
 	return nil
+}
+
+// FromToolCall is the ActionIntent.ToolCall of an action that is one of
+// calls, the tool calls of its model reply: the position of the first call
+// with its call id, tool and arguments, or 0 for a code action, an action
+// without a call id, and one that none of calls is.
+func FromToolCall(a Action, calls []ToolCall) int {
+	if a.CallID == "" || a.IsCode() || a.Code != "" || a.Lang != "" {
+		return 0
+	}
+	for i := range calls {
+		if c := &calls[i]; c.ID == a.CallID && c.Name == a.Tool && string(c.Args) == string(a.Args) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// action is the action the tool call is.
+func (c ToolCall) action() Action { return Action{CallID: c.ID, Tool: c.Name, Args: c.Args} }
+
+// empty reports whether the action is left out, as the log leaves out an
+// action that is a tool call.
+func (a Action) empty() bool {
+	return a.CallID == "" && a.Tool == "" && len(a.Args) == 0 && a.Code == "" && a.Lang == ""
+}
+
+// ResolveToolCall returns r with its action when r is an action intent that
+// refers to a tool call (ActionIntent.ToolCall) without its action, as the
+// log keeps it: the action is taken from the model result with its
+// ModelCallID, the last model result of log, the records before r. Any
+// other record, and an intent log does not resolve, is returned as it is
+// (the fold says what is wrong with the latter). r's body is not modified.
+func ResolveToolCall(log []Record, r Record) Record {
+	in, ok := r.Body.(*ActionIntent)
+	if !ok || in.ToolCall <= 0 || !in.Action.empty() {
+		return r
+	}
+	for i := len(log) - 1; i >= 0; i-- {
+		res, ok := log[i].Body.(*ModelCallResult)
+		if !ok {
+			continue
+		}
+		if res.CallID == in.ModelCallID && res.Step == in.Step && res.Reply != nil && in.ToolCall <= len(res.Reply.ToolCalls) {
+			c := *in
+			c.Action = res.Reply.ToolCalls[in.ToolCall-1].action()
+			r.Body = &c
+		}
+		break
+	}
+	return r
 }
 
 // validate checks a settlement: an outcome with a valid status, a result

@@ -18,7 +18,8 @@ import (
 )
 
 // reflectedRecord is the encoding of a record by encoding/json, as the
-// library wrote records before appendRecord: the reference appendRecord is
+// library wrote records before appendRecord (with the action of an intent
+// that is a tool call left out, as since 1.2): the reference appendRecord is
 // held to.
 func reflectedRecord(r Record) ([]byte, error) {
 	if r.Body == nil {
@@ -27,14 +28,24 @@ func reflectedRecord(r Record) ([]byte, error) {
 	var enc bytes.Buffer
 	e := json.NewEncoder(&enc)
 	e.SetEscapeHTML(false)
-	if err := e.Encode(r.Body); err != nil {
+	body := r.Body
+	in, ref := body.(*ActionIntent)
+	if ref = ref && in.ToolCall > 0; ref {
+		c := *in
+		c.Action = Action{} // the log leaves out an action that is a tool call
+		body = &c
+	}
+	if err := e.Encode(body); err != nil {
 		return nil, err
 	}
-	body := bytes.TrimRight(enc.Bytes(), "\n")
+	fields := bytes.TrimRight(enc.Bytes(), "\n")
+	if ref {
+		fields = bytes.Replace(fields, []byte(`"action":{},`), nil, 1)
+	}
 	buf := []byte(`{"seq":` + strconv.FormatInt(r.Seq, 10) + `,"at":"` + r.At.UTC().Format(time.RFC3339Nano) +
 		`","kind":"` + string(r.Body.Kind()) + `","v":` + strconv.Itoa(LogVersion))
-	if len(body) > 2 {
-		return append(append(buf, ','), body[1:]...), nil
+	if len(fields) > 2 {
+		return append(append(buf, ','), fields[1:]...), nil
 	}
 	return append(buf, '}'), nil
 }
@@ -235,6 +246,9 @@ func genRecord(rng *rand.Rand) Record {
 		b := &ActionIntent{Step: rng.IntN(100), ActionID: genText(rng), Attempt: rng.IntN(3), ModelCallID: genText(rng),
 			Action: Action{CallID: genText(rng), Tool: genText(rng), Args: genJSON(rng), Code: genText(rng), Lang: genText(rng)},
 			Replay: ReplayPolicy(genText(rng)), Index: rng.IntN(3), Of: rng.IntN(4)}
+		if rng.IntN(2) == 0 {
+			b.Action, b.ToolCall = Action{}, 1+rng.IntN(3)
+		}
 		r.Body = b
 	case 3:
 		r.Body = &StepCompleted{Step: rng.IntN(100), ModelCallID: genText(rng), Decision: DecisionKind(genText(rng)),

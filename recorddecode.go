@@ -660,6 +660,8 @@ func (b *ActionIntent) field(d *decoder, key []byte) bool {
 		b.Index, ok = intOnce(d, 6)
 	case "of":
 		b.Of, ok = intOnce(d, 7)
+	case "tool_call":
+		b.ToolCall, ok = intOnce(d, 8)
 	}
 	return ok
 }

@@ -17,7 +17,8 @@ import (
 // envelope fields "seq", "at", "kind" and "v", then the body's fields in
 // their declaration order. The bytes are those encoding/json writes for the
 // body with HTML escaping off (TestRecordEncoderMatchesReflection holds it
-// to that): the records of a step are encoded here without reflection, the
+// to that, but for an action intent's action that is a tool call, which
+// it leaves out): the records of a step are encoded here without reflection, the
 // others (run_started, run_finished, gates, maintenance: a few per run)
 // through encoding/json. On error dst is returned unchanged with the error
 // encoding/json gives.
@@ -214,20 +215,23 @@ func appendActionIntent(dst []byte, b *ActionIntent) ([]byte, bool) {
 	dst = appendStringField(dst, "action_id", b.ActionID)
 	dst = appendIntField(dst, "attempt", b.Attempt)
 	dst = appendStringField(dst, "model_call_id", b.ModelCallID)
-	dst = append(dst, `,"action":{`...)
-	a := &b.Action
-	dst = appendStringOmit(dst, "call_id", a.CallID)
-	dst = appendStringOmit(dst, "tool", a.Tool)
-	var ok bool
-	if dst, ok = appendRawOmit(dst, "args", a.Args); !ok {
-		return dst, false
+	if b.ToolCall <= 0 { // an action that is a tool call is left out
+		dst = append(dst, `,"action":{`...)
+		a := &b.Action
+		dst = appendStringOmit(dst, "call_id", a.CallID)
+		dst = appendStringOmit(dst, "tool", a.Tool)
+		var ok bool
+		if dst, ok = appendRawOmit(dst, "args", a.Args); !ok {
+			return dst, false
+		}
+		dst = appendStringOmit(dst, "code", a.Code)
+		dst = appendStringOmit(dst, "lang", a.Lang)
+		dst = append(dst, '}')
 	}
-	dst = appendStringOmit(dst, "code", a.Code)
-	dst = appendStringOmit(dst, "lang", a.Lang)
-	dst = append(dst, '}')
 	dst = appendStringField(dst, "replay", string(b.Replay))
 	dst = appendIntOmit(dst, "index", b.Index)
 	dst = appendIntOmit(dst, "of", b.Of)
+	dst = appendIntOmit(dst, "tool_call", b.ToolCall)
 	return dst, true
 }
 
