@@ -503,7 +503,7 @@ func (b *ChildReception) Validate() error {
 
 // MarshalJSON encodes the record as one flat object (appendRecord).
 func (r Record) MarshalJSON() ([]byte, error) {
-	return appendRecord(nil, r)
+	return appendRecord(make([]byte, 0, recordSizeHint(r)), r)
 }
 
 type envelope struct {
@@ -600,8 +600,17 @@ func newBody(k RecordKind) RecordBody {
 // alike; the first seq is theirs to check against the run. The encodings
 // share one buffer, each slice capped at its own end.
 func EncodeBatch(runID string, records []Record) ([][]byte, error) {
-	ends := make([]int, len(records))
-	buf, err := encodeBatch(runID, records, nil, ends)
+	var small [8]int
+	ends := small[:]
+	if len(records) > len(small) {
+		ends = make([]int, len(records))
+	}
+	ends = ends[:len(records)]
+	size := 0
+	for _, r := range records {
+		size += recordSizeHint(r)
+	}
+	buf, err := encodeBatch(runID, records, make([]byte, 0, size), ends)
 	if err != nil {
 		return nil, err
 	}

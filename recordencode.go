@@ -67,6 +67,36 @@ func appendRecord(dst []byte, r Record) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// recordSizeHint is about the size of r's encoding: room for its envelope
+// and fields, and its texts and JSON values as they are.
+func recordSizeHint(r Record) int {
+	n := 256
+	switch b := r.Body.(type) {
+	case *ModelCallIntent:
+		n = 160
+	case *ModelCallResult:
+		n += 64
+		if rep := b.Reply; rep != nil {
+			n += len(rep.Text) + len(rep.Model) + len(rep.FinishReason) + len(rep.RequestID)
+			for _, tc := range rep.ToolCalls {
+				n += 32 + len(tc.ID) + len(tc.Name) + len(tc.Args)
+			}
+		}
+		if b.Failure != nil {
+			n += 256
+		}
+	case *ActionIntent:
+		n += len(b.ActionID) + len(b.Action.CallID) + len(b.Action.Tool) + len(b.Action.Args) + len(b.Action.Code)
+	case *StepCompleted:
+		n += len(b.Feedback) + len(b.Answer) + len(b.Observation) + len(b.Audit)
+	case *ActionResult:
+		n += len(b.Observation) + len(b.Audit)
+	default:
+		n = 1024
+	}
+	return n
+}
+
 // appendReflected appends the fields of body, encoded by encoding/json, to
 // an envelope left open, and closes it.
 func appendReflected(dst []byte, body RecordBody) ([]byte, error) {
