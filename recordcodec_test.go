@@ -138,6 +138,79 @@ func TestRecordEncoderMatchesReflection(t *testing.T) {
 	for range 3000 {
 		checkEncoding(t, genRecord(rng))
 	}
+	// Every kind, every field set at random: a field added to a kind that
+	// the encoder does not write fails here.
+	for range 300 {
+		for _, k := range allKinds {
+			body := newBody(k)
+			fillRandom(rng, reflect.ValueOf(body).Elem(), 0)
+			checkEncoding(t, Record{Seq: rng.Int64N(1 << 20), At: time.Unix(rng.Int64N(4e9), rng.Int64N(1e9)), Body: body})
+		}
+	}
+}
+
+var allKinds = []RecordKind{KindRunStarted, KindModelCallIntent, KindModelCallResult, KindActionIntent, KindStepCompleted,
+	KindRunFinished, KindConfigOverride, KindChildReception, KindActionResult, KindApprovalRequested, KindApprovalDecided,
+	KindDeliveryRequested, KindDeliveryReceived, KindLeaseTakeover, KindMaintenanceOp, KindMaintenanceDone}
+
+// fillRandom sets every exported field of v at random: texts from
+// textPieces, JSON from jsonTexts, pointers, slices and maps nil, empty or
+// filled.
+func fillRandom(rng *rand.Rand, v reflect.Value, depth int) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(genText(rng))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(int64(rng.IntN(5) - 1))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(rng.IntN(4)))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat([]float64{0, 1e-7, 0.5, 1e21, -3.25}[rng.IntN(5)])
+	case reflect.Bool:
+		v.SetBool(rng.IntN(2) == 0)
+	case reflect.Pointer:
+		if depth < 4 && rng.IntN(3) > 0 {
+			p := reflect.New(v.Type().Elem())
+			fillRandom(rng, p.Elem(), depth+1)
+			v.Set(p)
+		}
+	case reflect.Slice:
+		if v.Type() == reflect.TypeOf(json.RawMessage(nil)) {
+			v.SetBytes(genJSON(rng))
+			return
+		}
+		if depth >= 4 || rng.IntN(3) == 0 {
+			return
+		}
+		n := rng.IntN(3)
+		s := reflect.MakeSlice(v.Type(), n, n)
+		for i := range n {
+			fillRandom(rng, s.Index(i), depth+1)
+		}
+		v.Set(s)
+	case reflect.Map:
+		if depth >= 4 || rng.IntN(3) == 0 {
+			return
+		}
+		m := reflect.MakeMap(v.Type())
+		for range rng.IntN(3) {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			fillRandom(rng, k, depth+1)
+			fillRandom(rng, e, depth+1)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeOf(time.Time{}) {
+			v.Set(reflect.ValueOf(time.Unix(rng.Int64N(4e9), rng.Int64N(1e9)).UTC()))
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fillRandom(rng, v.Field(i), depth)
+			}
+		}
+	}
 }
 
 // TestRecordEncoderRefusals: what encoding/json refuses, appendRecord
