@@ -251,6 +251,9 @@ func TestRecordDecoderFallsBack(t *testing.T) {
 		strings.Replace(base, `"v":1`, `"v":2`, 1) + `}`,       // a newer version
 		strings.Replace(base, `"v":1`, `"v":0`, 1) + `}`,       // no version
 		`{"seq": 2,"at":"2026-11-30T12:00:00Z","kind":"model_call_intent","v":1,"step":1,"call_id":"m","attempt":1}`,
+		// causes nested deeper than encoding/json reads
+		`{"seq":2,"at":"2026-11-30T12:00:00Z","kind":"model_call_result","v":1,"step":1,"call_id":"m","failure":` +
+			strings.Repeat(`{"type":"t","message":"m","causes":[`, 20000) + `{"type":"t","message":"m"}` + strings.Repeat(`]}`, 20000) + `}`,
 	} {
 		if _, ok := decodeStep([]byte(data)); ok {
 			t.Errorf("decodeStep decodes %s", data)

@@ -61,7 +61,7 @@ func (b *ModelCallResult) field(d *decoder, key []byte) bool {
 			return false
 		}
 		f := &diag.Diagnostic{}
-		b.Failure, ok = f, d.diagnostic(f)
+		b.Failure, ok = f, d.diagnostic(f, 0)
 	case "usage":
 		if !d.once(5) {
 			return false
@@ -153,7 +153,13 @@ func (u *Usage) field(d *decoder, key []byte) bool {
 	return ok
 }
 
-func (d *decoder) diagnostic(g *diag.Diagnostic) bool {
+// diagnostic reads a diagnostic whose causes nest depth levels above the
+// record's; deeper than a record may nest, it leaves the text to the
+// generic decoder, which refuses it.
+func (d *decoder) diagnostic(g *diag.Diagnostic, depth int) bool {
+	if depth > MaxRecordDepth {
+		return false
+	}
 	return d.object(false, func(d *decoder, key []byte) bool {
 		var ok bool
 		switch string(key) {
@@ -188,7 +194,7 @@ func (d *decoder) diagnostic(g *diag.Diagnostic) bool {
 					return false
 				}
 				g.Causes = append(g.Causes, diag.Diagnostic{})
-				if !d.diagnostic(&g.Causes[len(g.Causes)-1]) {
+				if !d.diagnostic(&g.Causes[len(g.Causes)-1], depth+1) {
 					return false
 				}
 			}
