@@ -87,7 +87,7 @@ func (r *ModelReply) field(d *decoder, key []byte) bool {
 	case "model":
 		r.Model, ok = stringOnce(d, 3)
 	case "finish_reason":
-		r.FinishReason, ok = stringOnce(d, 4)
+		r.FinishReason, ok = knownOnce(d, 4, "stop", "tool_calls", "end_turn", "tool_use", "length", "max_tokens")
 	case "attempts":
 		r.Attempts, ok = intOnce(d, 5)
 	case "request_id":
@@ -220,7 +220,7 @@ func (b *ActionIntent) field(d *decoder, key []byte) bool {
 		ok = d.once(4) && d.object(false, b.Action.field)
 	case "replay":
 		var s string
-		s, ok = stringOnce(d, 5)
+		s, ok = knownOnce(d, 5, string(ReplaySafe), string(NeverReplay))
 		b.Replay = ReplayPolicy(s)
 	case "index":
 		b.Index, ok = intOnce(d, 6)
@@ -258,7 +258,7 @@ func (b *StepCompleted) field(d *decoder, key []byte) bool {
 		b.ModelCallID, ok = stringOnce(d, 1)
 	case "decision":
 		var s string
-		s, ok = stringOnce(d, 2)
+		s, ok = knownOnce(d, 2, string(DecisionAct), string(DecisionFinal), string(DecisionInvalid))
 		b.Decision = DecisionKind(s)
 	case "feedback":
 		b.Feedback, ok = stringOnce(d, 3)
@@ -311,7 +311,7 @@ func (o *StepOutcome) field(d *decoder, key []byte) bool {
 	switch string(key) {
 	case "status":
 		var s string
-		s, ok = stringOnce(d, 0)
+		s, ok = knownOnce(d, 0, string(Executed), string(NotExecuted), string(EnvError))
 		o.Status = ActionStatus(s)
 	case "done":
 		o.Done, ok = boolOnce(d, 1)
@@ -340,6 +340,21 @@ func stringOnce(d *decoder, n uint) (string, bool) {
 		return "", false
 	}
 	return d.string()
+}
+
+// knownOnce is stringOnce for a field whose values are mostly one of
+// known: those are returned without a copy.
+func knownOnce(d *decoder, n uint, known ...string) (string, bool) {
+	if !d.once(n) {
+		return "", false
+	}
+	b, ok := d.text()
+	for _, k := range known {
+		if string(b) == k {
+			return k, ok
+		}
+	}
+	return string(b), ok
 }
 
 func boolOnce(d *decoder, n uint) (bool, bool) {
