@@ -11,6 +11,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/polylooptest"
 )
 
 // readJSONL decodes a stored log, one record per line.
@@ -121,7 +122,11 @@ func TestLogFormat11StillResumes(t *testing.T) {
 	if got, want := polyloop.ComputeTotals(old), old.Finished().Totals; got != want {
 		t.Fatalf("totals of the 1.1 log %+v, its run_finished says %+v", got, want)
 	}
-	today := polyloop.History(referenceLog(t))
+	todayLog := referenceLog(t)
+	if err := polylooptest.CheckEquivalent(old, todayLog); err != nil {
+		t.Fatalf("the 1.1 log is not the run a run started today is: %v", err)
+	}
+	today := polyloop.History(todayLog)
 	if h := polyloop.History(old); !reflect.DeepEqual(h, today) {
 		t.Fatalf("history of the 1.1 log differs from a run started today:\n%s", historyDiff(h, today))
 	}
