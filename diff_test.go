@@ -71,6 +71,7 @@ func TestDiffRunsNamesEachKind(t *testing.T) {
 			if a, ok := b.(*polyloop.ActionIntent); ok && a.Step == 5 {
 				c := *a
 				c.Action.Args = []byte(`{"text":"FIVE"}`)
+				c.ToolCall = 0 // no longer the model's tool call
 				return &c
 			}
 			return nil

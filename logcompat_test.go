@@ -11,6 +11,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/polylooptest"
 )
 
 // readJSONL decodes a stored log, one record per line.
@@ -91,4 +92,73 @@ func historyDiff(got, want []polyloop.Message) string {
 		}
 	}
 	return fmt.Sprintf("%d messages, want %d", len(got), len(want))
+}
+
+// A log written in format 1.1 (action intents copy their tool call in
+// full; 1.2 refers to it) still reads, plans, totals and resumes from every
+// one of its prefixes: the resumed run, whose log mixes the two encodings,
+// ends with the history of a run started today.
+func TestLogFormat11StillResumes(t *testing.T) {
+	old := readJSONL(t, "testdata/logs/v1.1-reference.jsonl")
+	if v := old.Started().LogVersion; v != "1.1" {
+		t.Fatalf("the stored 1.1 log has log_version %q", v)
+	}
+	copies := 0
+	for _, in := range old.ActionIntents() {
+		if in.ToolCall != 0 {
+			t.Fatalf("the stored 1.1 log has an intent referring to tool call %d", in.ToolCall)
+		}
+		if in.Action.Tool != "" && in.Action.CallID != "" {
+			copies++
+		}
+	}
+	if copies == 0 {
+		t.Fatal("the stored 1.1 log has no intent copying its tool call")
+	}
+	plan, err := polyloop.PlanResume(old)
+	if err != nil || plan.Action != polyloop.PlanAlreadyFinished {
+		t.Fatalf("plan of the finished 1.1 log: %+v, %v", plan, err)
+	}
+	if got, want := polyloop.ComputeTotals(old), old.Finished().Totals; got != want {
+		t.Fatalf("totals of the 1.1 log %+v, its run_finished says %+v", got, want)
+	}
+	todayLog := referenceLog(t)
+	if err := polylooptest.CheckEquivalent(old, todayLog); err != nil {
+		t.Fatalf("the 1.1 log is not the run a run started today is: %v", err)
+	}
+	today := polyloop.History(todayLog)
+	if h := polyloop.History(old); !reflect.DeepEqual(h, today) {
+		t.Fatalf("history of the 1.1 log differs from a run started today:\n%s", historyDiff(h, today))
+	}
+	ctx := context.Background()
+	for k := 1; k < len(old.Records); k++ {
+		store := memstore.New()
+		store.Put("ref", old.Records[:k])
+		res, err := newRunner(referenceScript(), store, newTestExec()).Resume(ctx, "ref", equivalenceAgent())
+		if err != nil {
+			t.Fatalf("resume of the 1.1 prefix of %d records: %v", k, err)
+		}
+		if res.StopReason != polyloop.StopCompleted {
+			t.Fatalf("prefix %d: %+v", k, res)
+		}
+		got, _ := store.ReadLog(ctx, "ref")
+		if !reflect.DeepEqual(got.Records[:k], old.Records[:k]) {
+			t.Fatalf("prefix %d: the stored records changed", k)
+		}
+		encoded, err := polyloop.EncodeRecords(got.Records)
+		if err != nil {
+			t.Fatalf("prefix %d: %v", k, err)
+		}
+		back := polyloop.RunLog{RunID: "ref"}
+		for _, line := range strings.Split(strings.TrimSpace(string(encoded)), "\n") {
+			var r polyloop.Record
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("prefix %d: %v", k, err)
+			}
+			back.Records = append(back.Records, r)
+		}
+		if h := polyloop.History(back); !reflect.DeepEqual(h, today) {
+			t.Fatalf("prefix %d: history of the resumed log, read back, differs from a run started today:\n%s", k, historyDiff(h, today))
+		}
+	}
 }

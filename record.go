@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/polyloop/polyloop/diag"
@@ -18,11 +19,11 @@ const LogVersion = 1
 // LogMinorVersion is the minor version of the format this library writes.
 // Minor versions only add record kinds and fields: a reader of minor m
 // reads every log of minor m or lower. The version is written in
-// RunStarted.LogVersion ("1.1"); a log without it is "1.0".
-const LogMinorVersion = 1
+// RunStarted.LogVersion ("1.2"); a log without it is "1.0".
+const LogMinorVersion = 2
 
 // logVersionString is "<LogVersion>.<LogMinorVersion>".
-const logVersionString = "1.1"
+const logVersionString = "1.2"
 
 // RecordKind names a record's kind; it is the "kind" field of its JSON.
 type RecordKind string
@@ -83,7 +84,7 @@ type RunStarted struct {
 	SnapshotHash   string   `json:"snapshot_hash"`
 	LibraryVersion string   `json:"library_version"`
 	// LogVersion is the version of the format the run was started with
-	// ("1.1"); empty in logs of version 1.0.
+	// ("1.2"); empty in logs of version 1.0.
 	LogVersion string `json:"log_version,omitempty"`
 	// Parent identifies the parent run for a child run (InvokeChild).
 	Parent *ParentRef `json:"parent,omitempty"`
@@ -164,6 +165,12 @@ type ActionIntent struct {
 	// the batch's size; both are omitted for a batch of one (Of 0 means 1).
 	Index int `json:"index,omitempty"`
 	Of    int `json:"of,omitempty"`
+	// ToolCall, when positive, says the action is the tool call at that
+	// position (1 for the first) of the reply in the model result
+	// ModelCallID: its call id, tool and arguments are that call's. The log
+	// then leaves Action out (since 1.2), and reading it back takes them
+	// from the reply (ResolveToolCall, and the fold of every log).
+	ToolCall int `json:"tool_call,omitempty"`
 }
 
 // BatchSize is the size of the intent's batch: Of, or 1 when omitted.
@@ -360,6 +367,9 @@ func (b *ActionIntent) Validate() error {
 	if b.Of < 0 || b.Index < 0 || b.Index >= b.BatchSize() {
 		return fmt.Errorf("action_intent: index %d of a batch of %d", b.Index, b.BatchSize())
 	}
+	if b.ToolCall < 0 || (b.ToolCall > 0 && b.Action.IsCode() && !b.Action.empty()) {
+		return fmt.Errorf("action_intent: code action as tool call %d", b.ToolCall)
+	}
 	return nil
 }
 
@@ -440,34 +450,9 @@ func (b *ChildReception) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes the record as one flat object.
+// MarshalJSON encodes the record as one flat object (appendRecord).
 func (r Record) MarshalJSON() ([]byte, error) {
-	if r.Body == nil {
-		return nil, fmt.Errorf("polyloop: record %d has no body", r.Seq)
-	}
-	var enc bytes.Buffer
-	e := json.NewEncoder(&enc)
-	e.SetEscapeHTML(false) // tool arguments and texts keep their bytes
-	if err := e.Encode(r.Body); err != nil {
-		return nil, err
-	}
-	body := bytes.TrimRight(enc.Bytes(), "\n")
-	buf := make([]byte, 0, len(body)+96)
-	buf = append(buf, `{"seq":`...)
-	buf = strconv.AppendInt(buf, r.Seq, 10)
-	buf = append(buf, `,"at":"`...)
-	buf = r.At.UTC().AppendFormat(buf, time.RFC3339Nano)
-	buf = append(buf, `","kind":"`...)
-	buf = append(buf, r.Body.Kind()...)
-	buf = append(buf, `","v":`...)
-	buf = strconv.AppendInt(buf, LogVersion, 10)
-	if len(body) > 2 {
-		buf = append(buf, ',')
-		buf = append(buf, body[1:]...)
-	} else {
-		buf = append(buf, '}')
-	}
-	return buf, nil
+	return appendRecord(make([]byte, 0, recordSizeHint(r)), r)
 }
 
 type envelope struct {
@@ -479,7 +464,19 @@ type envelope struct {
 
 // UnmarshalJSON decodes a flat record. It refuses a record of a greater
 // major version than LogVersion with ErrLogVersion, and an unknown kind.
+// The records of a step, as the library writes them, are decoded in one
+// pass (decodeStep); any other text is decoded the generic way.
 func (r *Record) UnmarshalJSON(data []byte) error {
+	if rec, ok := decodeStep(data); ok {
+		*r = rec
+		return nil
+	}
+	return r.unmarshalGeneric(data)
+}
+
+// unmarshalGeneric decodes a record with encoding/json: the envelope, then
+// the body.
+func (r *Record) unmarshalGeneric(data []byte) error {
 	env, ok := fastEnvelope(data)
 	if !ok {
 		if err := json.Unmarshal(data, &env); err != nil {
@@ -549,30 +546,79 @@ func newBody(k RecordKind) RecordBody {
 // limits once encoded (CheckRecordLimits; ErrJSONLimit otherwise) — and
 // encodes each as JSON.
 // Durable stores call it before writing, so that they check and encode
-// alike; the first seq is theirs to check against the run.
+// alike; the first seq is theirs to check against the run. The encodings
+// share one buffer, each slice capped at its own end.
 func EncodeBatch(runID string, records []Record) ([][]byte, error) {
+	var small [8]int
+	ends := small[:]
+	if len(records) > len(small) {
+		ends = make([]int, len(records))
+	}
+	ends = ends[:len(records)]
+	size := 0
+	for _, r := range records {
+		size += recordSizeHint(r)
+	}
+	buf, err := encodeBatch(runID, records, make([]byte, 0, size), ends)
+	if err != nil {
+		return nil, err
+	}
 	out := make([][]byte, len(records))
-	for i, r := range records {
-		if i > 0 && r.Seq != records[i-1].Seq+1 {
-			return nil, fmt.Errorf("%w: run %q: record %d has seq %d after seq %d", ErrNotConsecutive, runID, i, r.Seq, records[i-1].Seq)
-		}
-		b, err := r.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("polyloop: run %q: encoding record %d: %w", runID, r.Seq, err)
-		}
-		if err := CheckRecordLimits(b); err != nil {
-			return nil, fmt.Errorf("polyloop: run %q: record %d (%s) is refused, it would not read back: %w", runID, r.Seq, r.Kind(), err)
-		}
-		out[i] = b
+	start := 0
+	for i, end := range ends {
+		out[i] = buf[start:end:end]
+		start = end
 	}
 	return out, nil
+}
+
+// CheckBatch checks the records of one Append as EncodeBatch does, and
+// refuses what it refuses with the same error, but keeps no encoding: for a
+// store that keeps the records themselves (memstore).
+func CheckBatch(runID string, records []Record) error {
+	bp := checkBuffers.Get().(*[]byte)
+	buf, err := encodeBatch(runID, records, *bp, nil)
+	if cap(buf) <= 1<<20 {
+		*bp = buf[:0]
+		checkBuffers.Put(bp)
+	}
+	return err
+}
+
+// checkBuffers hold CheckBatch's scratch encodings.
+var checkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// encodeBatch checks records and encodes them one after the other onto buf,
+// setting ends[i] to where record i ends; with ends nil, each record
+// replaces the one before it in buf.
+func encodeBatch(runID string, records []Record, buf []byte, ends []int) ([]byte, error) {
+	for i, r := range records {
+		if i > 0 && r.Seq != records[i-1].Seq+1 {
+			return buf, fmt.Errorf("%w: run %q: record %d has seq %d after seq %d", ErrNotConsecutive, runID, i, r.Seq, records[i-1].Seq)
+		}
+		if ends == nil {
+			buf = buf[:0]
+		}
+		start := len(buf)
+		var err error
+		if buf, err = appendRecord(buf, r); err != nil {
+			return buf, fmt.Errorf("polyloop: run %q: encoding record %d: %w", runID, r.Seq, err)
+		}
+		if err := CheckRecordLimits(buf[start:]); err != nil {
+			return buf, fmt.Errorf("polyloop: run %q: record %d (%s) is refused, it would not read back: %w", runID, r.Seq, r.Kind(), err)
+		}
+		if ends != nil {
+			ends[i] = len(buf)
+		}
+	}
+	return buf, nil
 }
 
 // EncodeRecords encodes records as JSON lines, one record per line.
 func EncodeRecords(records []Record) ([]byte, error) {
 	var buf bytes.Buffer
 	for _, r := range records {
-		b, err := r.MarshalJSON()
+		b, err := appendRecord(buf.AvailableBuffer(), r)
 		if err != nil {
 			return nil, err
 		}

@@ -98,6 +98,9 @@ func TestLogSchema(t *testing.T) {
 		`{"seq":1,"at":"x","kind":"approval_decided","v":1,"step":1}`,
 		`{"seq":1,"at":"x","kind":"delivery_received","v":1,"step":1,"action_id":"a1","outcome":{"status":"maybe"}}`,
 		`{"seq":1,"at":"x","kind":"approval_requested","v":1,"step":1,"action":{}}`,
+		`{"seq":1,"at":"x","kind":"action_intent","v":1,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","replay":"replay_safe"}`,
+		`{"seq":1,"at":"x","kind":"action_intent","v":1,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","action":{"tool":"t"},"replay":"replay_safe","tool_call":1}`,
+		`{"seq":1,"at":"x","kind":"action_intent","v":1,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","replay":"replay_safe","tool_call":0}`,
 		`{"seq":1,"at":"x","kind":"model_call_intent","v":1,"step":1,"call_id":"m1.1","attempt":1,"view":{"name":"v","version":-1}}`,
 	} {
 		if validateLine(rs, []byte(bad)) == nil {

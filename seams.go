@@ -173,6 +173,10 @@ var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outco
 //     nothing; a store MUST NOT return such an error for an Append it
 //     wrote. The library takes that failure as known unwritten (a first
 //     Append refused so is ErrRunNotStarted).
+//   - ReadLog returns each record as it was appended. The JSON encoding
+//     leaves out the action of an intent that is a tool call
+//     (ActionIntent.ToolCall): a store that keeps records as JSON passes
+//     each one it decodes, in order, through ResolveToolCall.
 //   - ReadLog of a run that has no records returns an empty RunLog and a nil
 //     error. "Not found" is not an error: a storage failure must never look
 //     like a fresh run.

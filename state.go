@@ -173,6 +173,13 @@ func (st *logState) apply(r Record) error {
 	if err := r.Body.Validate(); err != nil {
 		return st.corrupt(r, "%v", err)
 	}
+	if in, ok := r.Body.(*ActionIntent); ok && in.ToolCall > 0 {
+		body, err := st.resolveToolCall(r, in)
+		if err != nil {
+			return err
+		}
+		r.Body = body
+	}
 	if err := st.check(r); err != nil {
 		return err
 	}
@@ -183,6 +190,25 @@ func (st *logState) apply(r Record) error {
 		return st.endCopies(r)
 	}
 	return nil
+}
+
+// resolveToolCall returns the intent with the action it refers to, the
+// tool call of the open step's reply: the intent itself when it holds the
+// action, a copy with it when it leaves it out, as the log does.
+func (st *logState) resolveToolCall(r Record, in *ActionIntent) (*ActionIntent, error) {
+	if st.reply == nil || in.ModelCallID != st.callID || in.Step != st.step || in.ToolCall > len(st.reply.ToolCalls) {
+		return nil, st.corrupt(r, "action_intent %q refers to tool call %d of a model result %q that does not have it", in.ActionID, in.ToolCall, in.ModelCallID)
+	}
+	a := st.reply.ToolCalls[in.ToolCall-1].action()
+	if in.Action.empty() {
+		c := *in
+		c.Action = a
+		return &c, nil
+	}
+	if !in.Action.Equal(a) {
+		return nil, st.corrupt(r, "action_intent %q is not tool call %d it refers to", in.ActionID, in.ToolCall)
+	}
+	return in, nil
 }
 
 // endCopies puts the fork's own snapshot in force after the records copied

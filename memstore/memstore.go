@@ -3,8 +3,8 @@
 // for unknown runs — but not durability: everything is gone with the
 // process.
 //
-// Like the durable stores, it checks each Append with polyloop.EncodeBatch,
-// refusing records that would not encode.
+// Like the durable stores, it checks each Append as polyloop.EncodeBatch
+// does (polyloop.CheckBatch), refusing records that would not encode.
 //
 // It can inject faults: fail the Nth append, or "crash" — accept no more
 // appends once the store holds N records — so that tests can stop a run at
@@ -97,7 +97,7 @@ func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Re
 	}
 	// Refuse what a durable store refuses (records that do not encode), so
 	// that tests on memstore meet the same failures.
-	if _, err := polyloop.EncodeBatch(runID, records); err != nil {
+	if err := polyloop.CheckBatch(runID, records); err != nil {
 		return err
 	}
 	s.runs[runID] = append(log, records...)

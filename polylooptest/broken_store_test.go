@@ -23,6 +23,7 @@ type storeFaults struct {
 	racy        bool // the seq check and the write are not atomic
 	wrongCancel bool // a cancelled context gives an error that does not wrap it
 	msTimes     bool // timestamps are kept at millisecond precision
+	noResolve   bool // records go through their JSON, tool calls unresolved
 	refuses     bool // every Append fails
 	byID        bool // ListRuns orders by run id
 	noFilter    bool // ListRuns ignores the filter
@@ -119,6 +120,12 @@ func (s *brokenStore) write(key string, recs []polyloop.Record) error {
 		}
 		if s.msTimes {
 			r.At = r.At.Truncate(time.Millisecond)
+		}
+		if s.noResolve {
+			b, _ := r.MarshalJSON()
+			if err := r.UnmarshalJSON(b); err != nil {
+				return err
+			}
 		}
 		staged = append(staged, r)
 	}
@@ -351,6 +358,7 @@ func brokenStoreCases() []brokenCase {
 		c("EmptyLogForUnknownRun", ruleReturns, hang),
 		c("EmptyLogForUnknownRun", ruleNoPanic, panics),
 		c("RoundTrip", ruleReadsBack, storeWith(storeFaults{msTimes: true})),
+		c("RoundTrip", ruleReadsBack, storeWith(storeFaults{noResolve: true})),
 		c("SeqRule", ruleSeqConflict, storeWith(storeFaults{noSeqCheck: true})),
 		c("BatchAllOrNothing", ruleBatchSeqs, storeWith(storeFaults{firstOnly: true})),
 		c("EncodeFailureAtomic", ruleAtomic, storeWith(storeFaults{partial: true})),

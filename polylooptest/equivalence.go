@@ -15,6 +15,11 @@ import (
 // call or action intent superseded by a later attempt of the same execution)
 // and the fields that legitimately differ after a resume: seq, at, call ids
 // and attempts, and the totals' counts of executions of unknown outcome.
+// It also drops what depends on the version of the format the records were
+// written in, so that a log written before and resumed today compares with
+// one written today: run_started's log_version, and whether an action
+// intent copies the tool call it is (1.1) or refers to it (since 1.2): the
+// form always shows the action.
 // An orphaned model-call intent also makes the run's tokens and cost
 // unknown (the provider may have billed it): in a log that has one, the form
 // leaves out the totals' tokens_unknown and cost_unknown, and CheckEquivalent
@@ -40,7 +45,7 @@ func equivalenceForm(log polyloop.RunLog, dropUnknownFlags bool) ([]string, erro
 		if superseded(log.Records, i) {
 			continue
 		}
-		m, err := formOf(r)
+		m, err := formOf(polyloop.ResolveToolCall(log.Records[:i], r))
 		if err != nil {
 			return nil, err
 		}
@@ -93,6 +98,11 @@ func hasModelOrphans(log polyloop.RunLog) bool {
 // formOf is a record as a JSON object without the fields that differ after a
 // resume.
 func formOf(r polyloop.Record) (map[string]any, error) {
+	if in, ok := r.Body.(*polyloop.ActionIntent); ok && in.ToolCall > 0 {
+		c := *in
+		c.ToolCall = 0 // the form shows the action, however the log kept it
+		r.Body = &c
+	}
 	b, err := r.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("record %d: %w", r.Seq, err)
@@ -101,7 +111,7 @@ func formOf(r polyloop.Record) (map[string]any, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("record %d: %w", r.Seq, err)
 	}
-	for _, k := range []string{"seq", "at", "call_id", "attempt", "model_call_id"} {
+	for _, k := range []string{"seq", "at", "call_id", "attempt", "model_call_id", "log_version"} {
 		delete(m, k)
 	}
 	if tot, ok := m["totals"].(map[string]any); ok {

@@ -220,7 +220,7 @@ func (s *goodStore) ReadLog(ctx context.Context, runID string) (polyloop.RunLog,
 		if err := json.Unmarshal(b, &r); err != nil {
 			return polyloop.RunLog{}, err
 		}
-		log.Records = append(log.Records, r)
+		log.Records = append(log.Records, polyloop.ResolveToolCall(log.Records, r))
 	}
 	return log, nil
 }

@@ -51,7 +51,8 @@ func sampleBodies(runID string, large int) []polyloop.RecordBody {
 		Usage:     polyloop.Usage{InputTokens: 120, OutputTokens: 30, CachedTokens: 5, CostUSD: &cost},
 		Model:     "model-1", FinishReason: "tool_calls", Attempts: 1, RequestID: "req-1",
 	}
-	action := polyloop.Action{CallID: "call_1", Tool: "search", Args: json.RawMessage(`{"q":"世界"}`)}
+	// The action is the reply's tool call: the log refers to it.
+	action := polyloop.Action{CallID: "call_1", Tool: "search", Args: reply.ToolCalls[0].Args}
 	failure := &diag.Diagnostic{Type: "*errors.errorString", Message: "boom " + sampleText,
 		Fields: map[string]string{"http_status": "500"}, Causes: []diag.Diagnostic{{Type: "*net.OpError", Message: "refused"}}}
 	return []polyloop.RecordBody{
@@ -59,7 +60,7 @@ func sampleBodies(runID string, large int) []polyloop.RecordBody {
 			Parent: &polyloop.ParentRef{RunID: "parent-" + runID, Step: 2, Index: 1}},
 		&polyloop.ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1},
 		&polyloop.ModelCallResult{Step: 1, CallID: "m1.1", Reply: reply},
-		&polyloop.ActionIntent{Step: 1, ActionID: "a1", Attempt: 1, ModelCallID: "m1.1", Action: action, Replay: polyloop.ReplaySafe},
+		&polyloop.ActionIntent{Step: 1, ActionID: "a1", Attempt: 1, ModelCallID: "m1.1", Action: action, Replay: polyloop.ReplaySafe, ToolCall: 1},
 		&polyloop.StepCompleted{Step: 1, ModelCallID: "m1.1", Decision: polyloop.DecisionAct, SettledAction: polyloop.SettledAction{ResultID: "a1",
 			Outcome: &polyloop.StepOutcome{Status: polyloop.Executed, ExecutorTruncated: 3}, Observation: big, TruncatedChars: 3}},
 		&polyloop.ConfigOverride{PreviousHash: "sha256:abc", SnapshotHash: "sha256:def", Fields: []string{"model.temperature"}, Snapshot: sampleSnapshot(runID)},

@@ -52,7 +52,8 @@ const DefaultLargeBody = 1 << 20
 //     log and a nil error.
 //   - RoundTrip: a record of each of the eight kinds, with unicode, NUL,
 //     invalid UTF-8 and a large observation, reads back as written,
-//     appended one by one and as one batch.
+//     appended one by one and as one batch; the action intent, which
+//     refers to its tool call, reads back with its action.
 //   - SeqRule: an Append whose first record is not the run's next sequence
 //     number (a new run's first, a repeat, a gap) fails with
 //     polyloop.ErrSeqConflict and writes nothing.

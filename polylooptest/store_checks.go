@@ -38,7 +38,8 @@ func expectLog(ctx context.Context, s polyloop.Store, runID string, want []polyl
 }
 
 // sameRecords compares records by their JSON encoding, after one decoding
-// (see normalJSON).
+// (see normalJSON), and action intents by their action, which the encoding
+// leaves out when it is a tool call.
 func sameRecords(want, got []polyloop.Record) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("log has %d records, want %d (seqs %v, want %v)", len(got), len(want), seqs(got), seqs(want))
@@ -54,6 +55,12 @@ func sameRecords(want, got []polyloop.Record) error {
 		}
 		if string(w) != string(g) {
 			return fmt.Errorf("record %d (%s) differs from what was appended: %s", i, want[i].Kind(), firstDiff(w, g))
+		}
+		// The JSON leaves out an action that is a tool call: compare it.
+		if wi, ok := want[i].Body.(*polyloop.ActionIntent); ok {
+			if gi, ok := got[i].Body.(*polyloop.ActionIntent); !ok || !gi.Action.Equal(wi.Action) {
+				return fmt.Errorf("record %d (%s) reads back without its action %+v (a store that decodes JSON resolves tool calls with polyloop.ResolveToolCall)", i, want[i].Kind(), wi.Action)
+			}
 		}
 	}
 	return nil

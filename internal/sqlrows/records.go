@@ -48,7 +48,7 @@ func (lr *LogReader) Add(row RecordRow) error {
 	if err != nil {
 		return err
 	}
-	lr.Records = append(lr.Records, r)
+	lr.Records = append(lr.Records, polyloop.ResolveToolCall(lr.Records, r))
 	return nil
 }
 
