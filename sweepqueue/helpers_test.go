@@ -146,15 +146,18 @@ func (e *events) list() []Event {
 	return append([]Event(nil), e.all...)
 }
 
-// startWorker starts a worker of the fixture's queue on sweep s.
+// startWorker starts a worker of the fixture's queue on sweep s (or on
+// what opts.Resolve resolves).
 func (f *fixture) startWorker(t *testing.T, s *sweep.Sweep, ev *events, opts WorkerOptions) *Worker {
 	t.Helper()
 	opts.Store = f.store
-	opts.Resolve = func(_ context.Context, name string) (*sweep.Sweep, error) {
-		if name != s.Name() {
-			return nil, fmt.Errorf("no sweep %s", name)
+	if opts.Resolve == nil {
+		opts.Resolve = func(_ context.Context, name string) (*sweep.Sweep, error) {
+			if name != s.Name() {
+				return nil, fmt.Errorf("no sweep %s", name)
+			}
+			return s, nil
 		}
-		return s, nil
 	}
 	if ev != nil {
 		opts.Events = ev.add

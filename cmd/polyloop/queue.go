@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/sweep"
+	"github.com/polyloop/polyloop/sweep/ledger"
 	"github.com/polyloop/polyloop/sweepfile"
 	"github.com/polyloop/polyloop/sweepqueue"
 )
@@ -46,12 +49,17 @@ func (a *app) openQueue(ctx context.Context, dsn string) (*sweepqueue.Queue, swe
 
 // resolveSweep rebuilds a sweep a job names, for a worker: its manifest in
 // the store's ledger names the sweep file (sweepfile.Reload checks that it
-// is still the same sweep). close releases what the sweep holds open.
+// is still the same sweep). close releases what the sweep holds open. A
+// store failure is a *polyloop.PersistenceError (the job is retried); any
+// other error cancels the job.
 // Tests replace it.
 var resolveSweep = func(ctx context.Context, store sweep.Store, name string) (s *sweep.Sweep, close func(), err error) {
 	m, err := sweep.ReadManifest(ctx, store, name)
-	if err != nil {
+	if errors.Is(err, ledger.ErrNotFound) {
 		return nil, nil, fmt.Errorf("sweep %s: %w", name, err)
+	}
+	if err != nil { // the store failed: the job is retried
+		return nil, nil, &polyloop.PersistenceError{Op: "read", Err: fmt.Errorf("the manifest of sweep %s: %w", name, err)}
 	}
 	l, err := sweepfile.Reload(ctx, m, nil)
 	if err != nil {
