@@ -30,7 +30,7 @@ hangs), the jobs waiting for a retry after an error, and the jobs cancelled for
 a person (a run that finished resume_state_unknown or waits at a gate, a seam's
 error on every attempt, a changed agent) with their last error.
 
---json prints the same as one JSON object.`,
+--json prints the same as one JSON object. It writes nothing to the database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.workers(cmd.Context(), f) },
 	}
@@ -43,11 +43,11 @@ error on every attempt, a changed agent) with their last error.
 }
 
 func (a *app) workers(ctx context.Context, f workersFlags) error {
-	q, _, closeQueue, err := a.openQueue(ctx, f.queue)
+	q, err := readQueue(ctx, f.queue)
 	if err != nil {
 		return err
 	}
-	defer closeQueue()
+	defer q.Close()
 	st, err := q.Status(ctx, sweepqueue.StatusOptions{Sweep: f.sweep, StuckAfter: f.stuckAfter})
 	if err != nil {
 		return err
