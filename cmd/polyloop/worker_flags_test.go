@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/polyloop/polyloop/sweepqueue"
 )
 
 // Worker flags that would make a worker that cannot work are refused
@@ -89,5 +90,20 @@ func TestQueueDSNErrors(t *testing.T) {
 	}
 	if schemas != 0 {
 		t.Fatalf("polyloop workers created %d schemas: it must write nothing", schemas)
+	}
+}
+
+// polyloop workers says how many jobs it leaves out of its lists.
+func TestQueueStatusSaysWhatIsLeftOut(t *testing.T) {
+	st := &sweepqueue.Status{Schema: "polyloop_river", States: map[string]int{"running": 3, "cancelled": 4},
+		Workers:          []sweepqueue.WorkerJobs{{Worker: "w1", Jobs: []sweepqueue.Job{{ID: 1, RunID: "r1", Attempt: 1}}}},
+		RunningNotListed: 2,
+		Cancelled:        []sweepqueue.Job{{ID: 5, RunID: "r5", Attempt: 1, Error: "changed"}}}
+	var b bytes.Buffer
+	writeQueueStatus(&b, st)
+	for _, want := range []string{"and 2 more running jobs, not listed", "cancelled (for a person): 4 (the oldest 1 listed)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
 	}
 }
