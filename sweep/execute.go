@@ -51,11 +51,14 @@ func (o *Outcome) Finished() bool { return o.Result != nil && o.Result.Suspended
 // entries of the runs it starts, and Outcome.Next is recorded before it is
 // returned. Errors: ErrUnknownRun; and Run's and Resume's errors,
 // unchanged (polyloop.ErrLeaseHeld, ErrStopRequested when ctx carries a
-// stop request, a *PersistenceError, a cancellation, a seam's error).
+// stop request, a *PersistenceError, a cancellation, a seam's error). A
+// failure of the ledger (its every error but ledger.ErrNotFound and
+// ledger.ErrConflict, as its contract says) is a *PersistenceError too, so
+// a caller retries it as it retries a failed Append.
 func (s *Sweep) Execute(ctx context.Context, store Store, runID string) (Outcome, error) {
 	states, err := store.Runs(ctx, []string{runID})
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, ledgerFailure("read", runID, err)
 	}
 	if len(states) == 0 {
 		return Outcome{}, fmt.Errorf("%w: %s has no entry in the ledger", ErrUnknownRun, runID)
@@ -117,7 +120,7 @@ func (s *Sweep) execute(ctx context.Context, store Store, st ledger.State, step 
 		if st.Attempt < s.def.Retry.Attempts {
 			next := s.next(st.Entry)
 			if err := store.AddEntries(ctx, []ledger.Entry{next}); err != nil {
-				return out, err
+				return out, ledgerFailure("append", st.RunID, err)
 			}
 			out.Next, out.Delay = &next, s.def.Retry.delay(next.Attempt)
 		}
@@ -146,7 +149,7 @@ func (s *Sweep) score(ctx context.Context, store Store, out Outcome, in ScoreInp
 	}
 	if err := store.PutScores(ctx, out.Scores); err != nil {
 		out.Scores = nil
-		return out, err
+		return out, ledgerFailure("append", in.RunID, err)
 	}
 	return out, nil
 }
@@ -154,4 +157,15 @@ func (s *Sweep) score(ctx context.Context, store Store, out Outcome, in ScoreInp
 // runEvent is an event about the run of an entry.
 func (s *Sweep) runEvent(kind EventKind, e ledger.Entry) Event {
 	return Event{Kind: kind, RunID: e.RunID, Agent: e.Agent, Task: e.TaskID, Epoch: e.Epoch, Attempt: e.Attempt}
+}
+
+// ledgerFailure makes a store failure of the ledger a
+// *polyloop.PersistenceError (op "read" or "append", the run it was for);
+// the ledger's sentinels and an error that already is one pass unchanged.
+func ledgerFailure(op, runID string, err error) error {
+	var pe *polyloop.PersistenceError
+	if errors.Is(err, ledger.ErrNotFound) || errors.Is(err, ledger.ErrConflict) || errors.As(err, &pe) {
+		return err
+	}
+	return &polyloop.PersistenceError{Op: op, RunID: runID, Err: err}
 }

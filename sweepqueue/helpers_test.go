@@ -64,6 +64,43 @@ type stepModel struct {
 	delay time.Duration
 	fail  func(attempt int) bool
 	panic bool
+	watch *callWatch // when set, sees every call
+	// gate, when set, holds the calls after the second until it is closed.
+	gate <-chan struct{}
+}
+
+// callWatch counts a model's calls per run and the calls of one run that
+// overlapped another of the same run (two drivers).
+type callWatch struct {
+	mu       sync.Mutex
+	inflight map[string]int
+	calls    map[string]int
+	overlaps int
+}
+
+func (w *callWatch) begin(runID string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.inflight == nil {
+		w.inflight, w.calls = map[string]int{}, map[string]int{}
+	}
+	if w.inflight[runID] > 0 {
+		w.overlaps++
+	}
+	w.inflight[runID]++
+	w.calls[runID]++
+}
+
+func (w *callWatch) end(runID string) {
+	w.mu.Lock()
+	w.inflight[runID]--
+	w.mu.Unlock()
+}
+
+func (w *callWatch) count(runID string) (calls, overlaps int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.calls[runID], w.overlaps
 }
 
 func (m *stepModel) Describe() polyloop.Component { return polyloop.Component{Name: "stepModel"} }
@@ -71,6 +108,17 @@ func (m *stepModel) Describe() polyloop.Component { return polyloop.Component{Na
 func (m *stepModel) Complete(ctx context.Context, req polyloop.ModelRequest) (polyloop.ModelReply, error) {
 	if m.panic {
 		panic("stepModel: injected panic")
+	}
+	if m.watch != nil {
+		m.watch.begin(req.RunID)
+		defer m.watch.end(req.RunID)
+	}
+	if m.gate != nil && req.Step > 2 {
+		select {
+		case <-ctx.Done():
+			return polyloop.ModelReply{}, ctx.Err()
+		case <-m.gate:
+		}
 	}
 	if m.delay > 0 {
 		select {
@@ -146,15 +194,18 @@ func (e *events) list() []Event {
 	return append([]Event(nil), e.all...)
 }
 
-// startWorker starts a worker of the fixture's queue on sweep s.
+// startWorker starts a worker of the fixture's queue on sweep s (or on
+// what opts.Resolve resolves).
 func (f *fixture) startWorker(t *testing.T, s *sweep.Sweep, ev *events, opts WorkerOptions) *Worker {
 	t.Helper()
 	opts.Store = f.store
-	opts.Resolve = func(_ context.Context, name string) (*sweep.Sweep, error) {
-		if name != s.Name() {
-			return nil, fmt.Errorf("no sweep %s", name)
+	if opts.Resolve == nil {
+		opts.Resolve = func(_ context.Context, name string) (*sweep.Sweep, error) {
+			if name != s.Name() {
+				return nil, fmt.Errorf("no sweep %s", name)
+			}
+			return s, nil
 		}
-		return s, nil
 	}
 	if ev != nil {
 		opts.Events = ev.add

@@ -18,15 +18,20 @@ type Status struct {
 	// running, retryable, completed, cancelled, discarded...).
 	States map[string]int `json:"states"`
 	// Workers are the running jobs by worker (River's client id), the
-	// workers sorted by id.
-	Workers []WorkerJobs `json:"workers"`
+	// workers sorted by id: at most 10 × StatusOptions.Limit jobs, the
+	// longest running first; RunningNotListed counts the running jobs left
+	// out.
+	Workers          []WorkerJobs `json:"workers"`
+	RunningNotListed int          `json:"running_not_listed"`
 	// Stuck are the running jobs whose execution began longer ago than
 	// StatusOptions.StuckAfter: a worker that died, or a step that hangs.
-	// River's rescuer makes them retryable.
+	// River's rescuer makes them retryable. Only listed running jobs are
+	// looked at.
 	Stuck []Job `json:"stuck"`
 	// Retrying are the jobs waiting for a retry after an error; Cancelled
 	// the jobs cancelled for a person, and Discarded those that used every
-	// attempt: each with its last error.
+	// attempt: each with its last error, at most StatusOptions.Limit of
+	// each, the oldest first (States has their counts).
 	Retrying  []Job `json:"retrying"`
 	Cancelled []Job `json:"cancelled"`
 	Discarded []Job `json:"discarded"`
@@ -64,7 +69,8 @@ type StatusOptions struct {
 	Limit int
 }
 
-// Status reads the queue.
+// Status reads the queue, in one read-only snapshot: the counts and the
+// lists agree.
 func (q *Queue) Status(ctx context.Context, opts StatusOptions) (*Status, error) {
 	if opts.StuckAfter <= 0 {
 		opts.StuckAfter = 2 * time.Minute
@@ -72,26 +78,20 @@ func (q *Queue) Status(ctx context.Context, opts StatusOptions) (*Status, error)
 	if opts.Limit <= 0 {
 		opts.Limit = 50
 	}
-	st := &Status{Schema: q.schema, States: map[string]int{}}
-	rows, err := q.pool.Query(ctx, `SELECT state::text, count(*) FROM `+q.table()+` WHERE kind = $1 AND ($2 = '' OR args->>'sweep' = $2) GROUP BY state`, Kind, opts.Sweep)
+	tx, err := q.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("sweepqueue: status: %w", err)
 	}
-	for rows.Next() {
-		var s string
-		var n int
-		if err := rows.Scan(&s, &n); err != nil {
-			return nil, err
-		}
-		st.States[s] = n
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	st := &Status{Schema: q.schema}
+	if st.States, err = q.states(ctx, tx, opts); err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sweepqueue: status: %w", err)
-	}
-	running, err := q.jobs(ctx, "running", opts, 10*opts.Limit)
+	running, err := q.jobs(ctx, tx, "running", opts, 10*opts.Limit)
 	if err != nil {
 		return nil, err
 	}
+	st.RunningNotListed = max(0, st.States["running"]-len(running))
 	byWorker := map[string][]Job{}
 	for _, j := range running {
 		byWorker[j.Worker] = append(byWorker[j.Worker], j)
@@ -107,11 +107,33 @@ func (q *Queue) Status(ctx context.Context, opts StatusOptions) (*Status, error)
 		state string
 		into  *[]Job
 	}{{"retryable", &st.Retrying}, {"cancelled", &st.Cancelled}, {"discarded", &st.Discarded}} {
-		if *l.into, err = q.jobs(ctx, l.state, opts, opts.Limit); err != nil {
+		if *l.into, err = q.jobs(ctx, tx, l.state, opts, opts.Limit); err != nil {
 			return nil, err
 		}
 	}
 	return st, nil
+}
+
+// states counts the jobs by state.
+func (q *Queue) states(ctx context.Context, tx pgx.Tx, opts StatusOptions) (map[string]int, error) {
+	rows, err := tx.Query(ctx, `SELECT state::text, count(*) FROM `+q.table()+` WHERE kind = $1 AND ($2 = '' OR args->>'sweep' = $2) GROUP BY state`, Kind, opts.Sweep)
+	if err != nil {
+		return nil, fmt.Errorf("sweepqueue: status: %w", err)
+	}
+	defer rows.Close()
+	states := map[string]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, fmt.Errorf("sweepqueue: status: %w", err)
+		}
+		states[s] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sweepqueue: status: %w", err)
+	}
+	return states, nil
 }
 
 func (q *Queue) table() string { return pgx.Identifier{q.schema, "river_job"}.Sanitize() }
@@ -119,8 +141,8 @@ func (q *Queue) table() string { return pgx.Identifier{q.schema, "river_job"}.Sa
 // jobs lists the jobs in a state, the oldest first: since is when the
 // running job's execution began, else when the job was finalized or is
 // due.
-func (q *Queue) jobs(ctx context.Context, state string, opts StatusOptions, limit int) ([]Job, error) {
-	rows, err := q.pool.Query(ctx, `SELECT id, args->>'sweep', args->>'run_id', attempt,
+func (q *Queue) jobs(ctx context.Context, tx pgx.Tx, state string, opts StatusOptions, limit int) ([]Job, error) {
+	rows, err := tx.Query(ctx, `SELECT id, args->>'sweep', args->>'run_id', attempt,
 			coalesce(attempted_by[array_length(attempted_by, 1)], ''),
 			CASE WHEN state = 'running' THEN attempted_at ELSE coalesce(finalized_at, scheduled_at) END AS since,
 			coalesce(errors[array_length(errors, 1)]->>'error', ''),

@@ -77,16 +77,18 @@ func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 //   - polyloop.ErrLeaseHeld, polyloop.ErrLeaseLost → Snooze(HeldDelay):
 //     never Complete, the holder may die before it finishes;
 //   - a *polyloop.PersistenceError → Retry;
-//   - a run the sweep cannot take (sweep.ErrUnknownRun), an agent the
-//     runner refuses (polyloop.ErrInvalidConfig), a changed snapshot
+//   - a run the sweep cannot take (sweep.ErrUnknownRun), a sweep the
+//     worker cannot rebuild (*ResolveError), an agent the runner refuses
+//     (polyloop.ErrInvalidConfig), a changed snapshot
 //     (polyloop.ErrSnapshotMismatch) → Cancel at once: retrying changes
 //     nothing;
 //   - a cancelled context (the job's timeout, a worker cancelled at once)
-//     → Retry;
+//     → Retry, also while the sweep was being rebuilt;
 //   - any other error (a seam's, a *PanicError) → Retry, and Cancel from
 //     attempt FailAttempts on.
 func Judge(out sweep.Outcome, err error, p Policy) Verdict {
 	var pe *polyloop.PersistenceError
+	var re *ResolveError
 	switch {
 	case err == nil:
 		return judgeResult(out)
@@ -96,10 +98,10 @@ func Judge(out sweep.Outcome, err error, p Policy) Verdict {
 		return Verdict{Action: Snooze, Delay: p.HeldDelay, Reason: err.Error()}
 	case errors.As(err, &pe):
 		return Verdict{Action: Retry, Err: err, Reason: err.Error()}
-	case errors.Is(err, sweep.ErrUnknownRun), errors.Is(err, polyloop.ErrInvalidConfig), errors.Is(err, polyloop.ErrSnapshotMismatch):
-		return Verdict{Action: Cancel, Err: err, Reason: err.Error()}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return Verdict{Action: Retry, Err: err, Reason: "cancelled: " + err.Error()}
+	case errors.Is(err, sweep.ErrUnknownRun), errors.As(err, &re), errors.Is(err, polyloop.ErrInvalidConfig), errors.Is(err, polyloop.ErrSnapshotMismatch):
+		return Verdict{Action: Cancel, Err: err, Reason: err.Error()}
 	case p.Attempt >= p.FailAttempts:
 		return Verdict{Action: Cancel, Err: err, Reason: fmt.Sprintf("attempt %d of %d failed: %v", p.Attempt, p.FailAttempts, err)}
 	}

@@ -53,6 +53,9 @@ func TestJudge(t *testing.T) {
 		{"invalid config", sweep.Outcome{}, fmt.Errorf("%w: no model", polyloop.ErrInvalidConfig), 1, Cancel, 0},
 		{"snapshot mismatch", sweep.Outcome{}, &polyloop.SnapshotMismatchError{}, 1, Cancel, 0},
 		{"no result", sweep.Outcome{}, nil, 1, Retry, 0},
+		{"sweep not rebuilt", sweep.Outcome{}, &ResolveError{Sweep: "s", Err: errors.New("the agent a changed")}, 1, Cancel, 0},
+		{"sweep not rebuilt: store failure", sweep.Outcome{}, &ResolveError{Sweep: "s", Err: &polyloop.PersistenceError{Op: "read", Err: seam}}, 5, Retry, 0},
+		{"sweep not rebuilt: cancelled", sweep.Outcome{}, &ResolveError{Sweep: "s", Err: context.Canceled}, 5, Retry, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

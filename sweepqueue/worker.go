@@ -23,7 +23,11 @@ type WorkerOptions struct {
 	// (pgstore on the queue's database). Required.
 	Store sweep.Store
 	// Resolve builds the sweep a job names. Required. It is called once per
-	// sweep name and its answer kept (an error is not kept).
+	// sweep name and its answer kept (an error is not kept); a job whose run
+	// the kept sweep does not know (an agent changed and the sweep was
+	// enqueued again) makes the worker call it again. Its error cancels the
+	// job at once (*ResolveError), unless the error is a
+	// *polyloop.PersistenceError: then the job is retried.
 	Resolve func(ctx context.Context, name string) (*sweep.Sweep, error)
 	// Concurrency is how many jobs run at once (default 4).
 	Concurrency int
@@ -178,7 +182,7 @@ func (w *Worker) Cancel(ctx context.Context) error {
 func (w *Worker) Stopped() <-chan struct{} { return w.client.Stopped() }
 
 // sweep is the sweep of a name, resolved once: the jobs that need it
-// first wait for one Resolve.
+// first wait for one Resolve. A failed Resolve is a *ResolveError.
 func (w *Worker) sweep(ctx context.Context, name string) (*sweep.Sweep, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -187,13 +191,38 @@ func (w *Worker) sweep(ctx context.Context, name string) (*sweep.Sweep, error) {
 	}
 	s, err := w.opts.Resolve(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errResolve, err)
+		return nil, &ResolveError{Sweep: name, Err: err}
 	}
 	w.sweeps[name] = s
 	return s, nil
 }
 
-var errResolve = errors.New("sweepqueue: the sweep cannot be rebuilt")
+// forget drops the sweep kept for name if it still is s, so that the next
+// job resolves the name again.
+func (w *Worker) forget(name string, s *sweep.Sweep) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sweeps[name] == s {
+		delete(w.sweeps, name)
+	}
+}
+
+// ResolveError is a sweep a worker could not rebuild from its name
+// (WorkerOptions.Resolve failed). Judge cancels its job at once, as
+// retrying changes nothing — unless Err is or wraps a
+// *polyloop.PersistenceError (the store could not be read), which is
+// retried.
+type ResolveError struct {
+	Sweep string
+	Err   error
+}
+
+func (e *ResolveError) Error() string {
+	return fmt.Sprintf("sweepqueue: the sweep %s cannot be rebuilt: %v", e.Sweep, e.Err)
+}
+
+// Unwrap returns Resolve's error.
+func (e *ResolveError) Unwrap() error { return e.Err }
 
 // runWorker is the River worker of RunArgs.
 type runWorker struct {
@@ -223,7 +252,10 @@ func (rw *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 }
 
 // execute runs or resumes the run until it finishes or the slice ends; a
-// panic is returned as a *PanicError.
+// panic is returned as a *PanicError. A run the kept sweep does not know
+// (sweep.ErrUnknownRun: the sweep was enqueued again since, with a changed
+// agent) makes the worker resolve the sweep once more and try again with
+// the new one.
 func (w *Worker) execute(ctx context.Context, args RunArgs) (out sweep.Outcome, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -234,6 +266,24 @@ func (w *Worker) execute(ctx context.Context, args RunArgs) (out sweep.Outcome, 
 	if err != nil {
 		return sweep.Outcome{}, err
 	}
+	out, err = w.slice(ctx, s, args.RunID)
+	if !errors.Is(err, sweep.ErrUnknownRun) {
+		return out, err
+	}
+	w.forget(args.Sweep, s)
+	again, rerr := w.sweep(ctx, args.Sweep)
+	if rerr != nil {
+		return out, rerr
+	}
+	if again == s { // resolved anew by another job meanwhile, to the same sweep
+		return out, err
+	}
+	return w.slice(ctx, again, args.RunID)
+}
+
+// slice executes the run with sweep s until it finishes, the slice ends or
+// the worker stops.
+func (w *Worker) slice(ctx context.Context, s *sweep.Sweep, runID string) (sweep.Outcome, error) {
 	stop := make(chan struct{})
 	var once sync.Once
 	end := func() { once.Do(func() { close(stop) }) }
@@ -248,7 +298,7 @@ func (w *Worker) execute(ctx context.Context, args RunArgs) (out sweep.Outcome, 
 		case <-done:
 		}
 	}()
-	return s.Execute(polyloop.WithStopRequest(ctx, stop), w.opts.Store, args.RunID)
+	return s.Execute(polyloop.WithStopRequest(ctx, stop), w.opts.Store, runID)
 }
 
 // apply turns a verdict into the job's fate: the error Work returns, after

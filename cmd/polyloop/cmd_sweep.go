@@ -73,6 +73,11 @@ func (a *app) sweep(parent context.Context, path string, f sweepFlags) error {
 	if f.queue != "" && f.concurrency != 0 {
 		return fmt.Errorf("--concurrency with --queue: nothing runs here; each worker has its own (polyloop worker --concurrency N)")
 	}
+	if f.queue != "" {
+		if err := checkQueueDSN(f.queue); err != nil {
+			return err
+		}
+	}
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx

@@ -64,7 +64,29 @@ cancelled at once by a second signal.`,
 	return c
 }
 
+// check refuses flags that would make a worker that cannot work.
+func (f workerFlags) check() error {
+	switch {
+	case f.concurrency < 1:
+		return fmt.Errorf("--concurrency %d: a worker runs at least 1 job at a time", f.concurrency)
+	case f.failAttempts < 1:
+		return fmt.Errorf("--fail-attempts %d: must be at least 1 (the attempt at which a seam's error cancels the job)", f.failAttempts)
+	case f.slice <= 0:
+		return fmt.Errorf("--slice %s: must be positive", f.slice)
+	case f.timeout <= f.slice:
+		return fmt.Errorf("--job-timeout %s must exceed --slice %s (by the longest step): a slice ends at a step boundary after --slice, and the job timeout would cancel it first", f.timeout, f.slice)
+	case f.rescue != 0 && f.rescue <= f.timeout:
+		return fmt.Errorf("--rescue-after %s must exceed --job-timeout %s: River's rescuer would retry jobs still within their timeout", f.rescue, f.timeout)
+	case f.held <= 0:
+		return fmt.Errorf("--held-delay %s: must be positive", f.held)
+	}
+	return nil
+}
+
 func (a *app) worker(parent context.Context, f workerFlags) error {
+	if err := f.check(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	q, store, closeQueue, err := a.openQueue(ctx, f.queue)

@@ -30,7 +30,7 @@ hangs), the jobs waiting for a retry after an error, and the jobs cancelled for
 a person (a run that finished resume_state_unknown or waits at a gate, a seam's
 error on every attempt, a changed agent) with their last error.
 
---json prints the same as one JSON object.`,
+--json prints the same as one JSON object. It writes nothing to the database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.workers(cmd.Context(), f) },
 	}
@@ -43,11 +43,11 @@ error on every attempt, a changed agent) with their last error.
 }
 
 func (a *app) workers(ctx context.Context, f workersFlags) error {
-	q, _, closeQueue, err := a.openQueue(ctx, f.queue)
+	q, err := readQueue(ctx, f.queue)
 	if err != nil {
 		return err
 	}
-	defer closeQueue()
+	defer q.Close()
 	st, err := q.Status(ctx, sweepqueue.StatusOptions{Sweep: f.sweep, StuckAfter: f.stuckAfter})
 	if err != nil {
 		return err
@@ -81,14 +81,23 @@ func writeQueueStatus(w io.Writer, st *sweepqueue.Status) {
 			fmt.Fprintf(w, "    job %d run %s, attempt %d, for %s\n", j.ID, j.RunID, j.Attempt, j.Age.Round(time.Second))
 		}
 	}
+	if st.RunningNotListed > 0 {
+		fmt.Fprintf(w, "  and %d more running jobs, not listed\n", st.RunningNotListed)
+	}
 	for _, l := range []struct {
 		title string
 		jobs  []sweepqueue.Job
-	}{{"stuck", st.Stuck}, {"waiting for a retry", st.Retrying}, {"cancelled (for a person)", st.Cancelled}, {"discarded (every attempt failed)", st.Discarded}} {
+		total int
+	}{{"stuck", st.Stuck, len(st.Stuck)}, {"waiting for a retry", st.Retrying, st.States["retryable"]},
+		{"cancelled (for a person)", st.Cancelled, st.States["cancelled"]}, {"discarded (every attempt failed)", st.Discarded, st.States["discarded"]}} {
 		if len(l.jobs) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "%s: %d\n", l.title, len(l.jobs))
+		if l.total > len(l.jobs) {
+			fmt.Fprintf(w, "%s: %d (the oldest %d listed)\n", l.title, l.total, len(l.jobs))
+		} else {
+			fmt.Fprintf(w, "%s: %d\n", l.title, len(l.jobs))
+		}
 		for _, j := range l.jobs {
 			line := fmt.Sprintf("  job %d run %s, attempt %d, %s ago", j.ID, j.RunID, j.Attempt, j.Age.Round(time.Second))
 			if j.Worker != "" {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/sweep"
+	"github.com/polyloop/polyloop/sweep/ledger"
 	"github.com/polyloop/polyloop/sweepfile"
 	"github.com/polyloop/polyloop/sweepqueue"
 )
@@ -17,8 +20,8 @@ const queueFlag = "a postgres:// DSN: the sweep queue (River, schema " + sweepqu
 // database, unless --store was given (then it must be PostgreSQL too:
 // workers on other machines reach it).
 func (a *app) openQueue(ctx context.Context, dsn string) (*sweepqueue.Queue, sweep.Store, func(), error) {
-	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
-		return nil, nil, nil, fmt.Errorf("--queue %q: expected a postgres:// DSN", redactDSN(dsn))
+	if err := checkQueueDSN(dsn); err != nil {
+		return nil, nil, nil, err
 	}
 	spec := dsn
 	if a.storeGiven {
@@ -29,6 +32,9 @@ func (a *app) openQueue(ctx context.Context, dsn string) (*sweepqueue.Queue, swe
 	}
 	st, err := openStore(ctx, spec, createStore)
 	if err != nil {
+		if !a.storeGiven {
+			err = fmt.Errorf("--queue %s: %w", redactDSN(dsn), err)
+		}
 		return nil, nil, nil, err
 	}
 	ss, ok := st.(sweep.Store)
@@ -39,19 +45,48 @@ func (a *app) openQueue(ctx context.Context, dsn string) (*sweepqueue.Queue, swe
 	q, err := sweepqueue.Open(ctx, dsn, nil)
 	if err != nil {
 		st.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("--queue %s: %w", redactDSN(dsn), err)
 	}
 	return q, ss, func() { q.Close(); st.Close() }, nil
 }
 
+// checkQueueDSN refuses a --queue that is not a PostgreSQL DSN.
+func checkQueueDSN(dsn string) error {
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		return fmt.Errorf("--queue %q: expected a postgres:// DSN", redactDSN(dsn))
+	}
+	return nil
+}
+
+// readQueue opens the queue at dsn to read it, writing nothing (no
+// migration): for polyloop workers.
+func readQueue(ctx context.Context, dsn string) (*sweepqueue.Queue, error) {
+	if err := checkQueueDSN(dsn); err != nil {
+		return nil, err
+	}
+	q, err := sweepqueue.OpenExisting(ctx, dsn, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--queue %s: %w", redactDSN(dsn), err)
+	}
+	if q == nil {
+		return nil, fmt.Errorf("--queue %s: no queue at DSN (no %s schema): run polyloop sweep --queue first", redactDSN(dsn), sweepqueue.DefaultSchema)
+	}
+	return q, nil
+}
+
 // resolveSweep rebuilds a sweep a job names, for a worker: its manifest in
 // the store's ledger names the sweep file (sweepfile.Reload checks that it
-// is still the same sweep). close releases what the sweep holds open.
+// is still the same sweep). close releases what the sweep holds open. A
+// store failure is a *polyloop.PersistenceError (the job is retried); any
+// other error cancels the job.
 // Tests replace it.
 var resolveSweep = func(ctx context.Context, store sweep.Store, name string) (s *sweep.Sweep, close func(), err error) {
 	m, err := sweep.ReadManifest(ctx, store, name)
-	if err != nil {
+	if errors.Is(err, ledger.ErrNotFound) {
 		return nil, nil, fmt.Errorf("sweep %s: %w", name, err)
+	}
+	if err != nil { // the store failed: the job is retried
+		return nil, nil, &polyloop.PersistenceError{Op: "read", Err: fmt.Errorf("the manifest of sweep %s: %w", name, err)}
 	}
 	l, err := sweepfile.Reload(ctx, m, nil)
 	if err != nil {

@@ -44,9 +44,9 @@ limits: {max_steps: 2}
 
 // The queue from the command line: polyloop sweep --queue enqueues two
 // sweeps; the agent of the second changes before a worker runs it; the
-// worker completes the first sweep's jobs and cancels the second's (the
-// sweep cannot be rebuilt as it was), which polyloop workers and polyloop
-// stats --sweep list with the reason.
+// worker completes the first sweep's jobs and cancels the second's at
+// their first attempt (the sweep cannot be rebuilt as it was), which
+// polyloop workers and polyloop stats --sweep list with the reason.
 func TestWorkerCommandLine(t *testing.T) {
 	dsn := fleetDatabase(t)
 	dir := t.TempDir()
@@ -76,7 +76,7 @@ func TestWorkerCommandLine(t *testing.T) {
 		t.Fatalf("second enqueue: exit %d\n%s", code, out)
 	}
 	write("five.yaml", fmt.Sprintf(queueAgent, "five", "55"))
-	w := startCLI(t, "worker", "--queue", dsn, "--concurrency", "2", "--fail-attempts", "1")
+	w := startCLI(t, "worker", "--queue", dsn, "--concurrency", "2")
 	var st sweepqueue.Status
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		out, errOut, code := run("workers", "--queue", dsn, "--json")
@@ -102,6 +102,11 @@ func TestWorkerCommandLine(t *testing.T) {
 	}
 	if st.States["completed"] != 2 || st.States["cancelled"] != 2 {
 		t.Fatalf("states %v: want one's 2 jobs completed, two's 2 cancelled", st.States)
+	}
+	for _, c := range st.Cancelled {
+		if c.Attempt != 1 {
+			t.Fatalf("cancelled job %+v: a changed agent cancels at the first attempt", c)
+		}
 	}
 	text, _, code := run("workers", "--queue", dsn)
 	if code != 0 || !strings.Contains(text, "cancelled (for a person): 2") || !strings.Contains(text, "changed since it ran") {
