@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/polyloop/polyloop"
+
+	"github.com/polyloop/polyloop/internal/pgpool"
 )
 
 // Options configure a Store. A nil *Options takes the defaults.
@@ -75,16 +77,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if o.Schema == "" {
 		o.Schema = DefaultSchema
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
+	pool, err := pgpool.Open(ctx, dsn, o.MaxConns)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: parsing the DSN: %w", err)
-	}
-	if o.MaxConns > 0 {
-		cfg.MaxConns = o.MaxConns
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: connecting: %w", err)
+		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	if o.MaxGroups <= 0 {
 		o.MaxGroups = DefaultMaxGroups

@@ -9,6 +9,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/polyloop/polyloop/internal/pgpool"
 )
 
 // DefaultSchema is the PostgreSQL schema of River's tables when
@@ -45,16 +47,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Queue, error) {
 	if o.Schema == "" {
 		o.Schema = DefaultSchema
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
+	pool, err := pgpool.Open(ctx, dsn, o.MaxConns)
 	if err != nil {
-		return nil, fmt.Errorf("sweepqueue: parsing the DSN: %w", err)
-	}
-	if o.MaxConns > 0 {
-		cfg.MaxConns = o.MaxConns
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("sweepqueue: connecting: %w", err)
+		return nil, fmt.Errorf("sweepqueue: %w", err)
 	}
 	q := &Queue{pool: pool, schema: o.Schema}
 	if err := q.migrate(ctx); err != nil {
