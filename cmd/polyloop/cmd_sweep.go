@@ -194,11 +194,16 @@ func (a *app) enqueue(ctx context.Context, l *sweepfile.Loaded, f sweepFlags) er
 			Duplicates int    `json:"already_queued"`
 		}{"enqueued", l.Sweep.Name(), res.Inserted, res.Duplicates})
 	}
+	if res.Inserted == 0 && res.Duplicates == 0 {
+		fmt.Fprintf(a.stdout, "sweep %s: nothing to enqueue: every run is finished and scored (polyloop stats --sweep %s)\n",
+			l.Sweep.Name(), l.Sweep.Name())
+		return nil
+	}
 	storeFlag := ""
 	if a.storeGiven {
 		storeFlag = a.storeFlag()
 	}
-	fmt.Fprintf(a.stdout, "sweep %s: %d jobs enqueued, %d runs already had one. Run them with:\n  polyloop worker --queue %s%s\n",
+	fmt.Fprintf(a.stdout, "sweep %s: %d jobs enqueued, %d runs already had one. Run them with:\n  polyloop worker --queue '%s'%s\n",
 		l.Sweep.Name(), res.Inserted, res.Duplicates, redactDSN(f.queue), storeFlag)
 	return nil
 }

@@ -120,4 +120,8 @@ func TestWorkerCommandLine(t *testing.T) {
 	if strings.Contains(stats, "queue:") || !strings.Contains(stats, "completed 2") {
 		t.Fatalf("stats --sweep one:\n%s", stats)
 	}
+	out, _, code = run("sweep", filepath.Join(dir, "one.yaml"), "--queue", dsn)
+	if code != 0 || !strings.Contains(out, "sweep one: nothing to enqueue: every run is finished and scored") {
+		t.Fatalf("enqueue of a finished sweep: exit %d\n%s", code, out)
+	}
 }
