@@ -219,7 +219,7 @@ func (w *batchWriter) insertRows(r *request, from, to int) error {
 	args := make([]any, 0, 6*(to-from))
 	for i := from; i < to; i++ {
 		rec := r.recs[i]
-		args = append(args, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i], rec.At.UnixNano())
+		args = append(args, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i], sqlrows.ToNanos(rec.At))
 	}
 	if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.insert[to-from-1]).ExecContext(w.ctx, args...); err != nil {
 		return interpretError(fmt.Sprintf("insert records %d to %d of run %q", r.recs[from].Seq, r.recs[to-1].Seq, r.runID), err)
