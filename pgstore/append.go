@@ -114,6 +114,15 @@ type encodedRows struct {
 	crcs  []int64
 }
 
+// size is the length of the encoded records.
+func (e encodedRows) size() int {
+	n := 0
+	for _, d := range e.data {
+		n += len(d)
+	}
+	return n
+}
+
 // encode checks that the records have consecutive seqs and encodes them,
 // with their checksums.
 func encode(runID string, records []polyloop.Record) (encodedRows, error) {

@@ -47,6 +47,8 @@ type Store struct {
 	cache  summaryCache // the runs' summaries as this Store committed them
 	// maxGroups is Options.MaxGroups.
 	maxGroups int
+	// maxBatchBytes is DefaultMaxBatchBytes; tests lower it.
+	maxBatchBytes int
 	leases    leaseSession // lease.go
 	// afterRead, when set (tests only), runs for each Append on the
 	// connection of its transaction, once the summary it builds on is
@@ -84,7 +86,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if o.MaxGroups <= 0 {
 		o.MaxGroups = DefaultMaxGroups
 	}
-	s := &Store{pool: pool, schema: o.Schema, q: newQueries(o.Schema), maxGroups: o.MaxGroups}
+	s := &Store{pool: pool, schema: o.Schema, q: newQueries(o.Schema), maxGroups: o.MaxGroups, maxBatchBytes: DefaultMaxBatchBytes}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
