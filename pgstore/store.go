@@ -49,7 +49,7 @@ type Store struct {
 	maxGroups int
 	// maxBatchBytes is DefaultMaxBatchBytes; tests lower it.
 	maxBatchBytes int
-	leases    leaseSession // lease.go
+	leases        leaseSession // lease.go
 	// afterRead, when set (tests only), runs for each Append on the
 	// connection of its transaction, once the summary it builds on is
 	// known and before its records are sent.
