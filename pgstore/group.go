@@ -25,14 +25,17 @@ import (
 // and the batch holds several Appends, it is written again on the careful
 // path, each Append in its own savepoint, so that one run's conflict or
 // failure stays with its Append. Any other failure — a lost connection, a
-// fatal error — leaves the outcome unknown and fails every Append of the
-// batch.
+// fatal error, Options.GroupTimeout passing — leaves the outcome unknown
+// and fails every Append of the batch.
 func (s *Store) writeGroup(batch []*request) []error {
 	errs := make([]error, len(batch))
 	if len(batch) == 0 {
 		return errs
 	}
-	ctx := context.Background() // the batch is shared: no one caller's ctx may abort it
+	// The batch is shared: no one caller's ctx may abort it; the group's
+	// own timeout bounds it.
+	ctx, cancel := context.WithTimeout(context.Background(), s.groupTimeout)
+	defer cancel()
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fill(errs, interpretError(ctx, "append: acquire a connection", err))

@@ -3,7 +3,11 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/storetest"
@@ -125,4 +129,33 @@ func TestRacingStores(t *testing.T) {
 	}
 	t.Cleanup(func() { b.Close() })
 	storetest.RacingWriters(t, context.Background(), []polyloop.Store{a, b}, 40, 3, 60)
+}
+
+// TestGroupTimeoutBoundsAHungGroup: a group whose connection hangs (a
+// statement that sleeps past Options.GroupTimeout) fails its Append with an
+// error wrapping context.DeadlineExceeded, though the caller's context has
+// no deadline, and the Store goes on appending.
+func TestGroupTimeoutBoundsAHungGroup(t *testing.T) {
+	s := openWith(t, Options{GroupTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	var hang atomic.Bool
+	hang.Store(true)
+	s.afterRead = func(ctx context.Context, conn *pgx.Conn) error {
+		if hang.Load() {
+			_, err := conn.Exec(ctx, `SELECT pg_sleep(30)`)
+			return err
+		}
+		return nil
+	}
+	err := s.Append(ctx, "hung", storetest.Started("hung", "ag"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("hung group: %v, want an error wrapping context.DeadlineExceeded", err)
+	}
+	hang.Store(false)
+	if err := s.Append(ctx, "after", storetest.Started("after", "ag")); err != nil {
+		t.Fatalf("Append after the hung group: %v", err)
+	}
+	if l := storetest.ReadAll(t, ctx, s, "hung"); len(l) != 0 {
+		t.Fatalf("hung group's run holds %d records, want 0", len(l))
+	}
 }
