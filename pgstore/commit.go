@@ -74,14 +74,34 @@ func (s *Store) enqueue(req *request) (lead bool) {
 // lead commits one batch of the queue, hands the leadership on and answers
 // the batch. own is the leader's request, which may be in the batch, in a
 // batch of another leader, or still queued.
+//
+// If writing panics, lead still hands the leadership on and answers the
+// batch, every Append of it failing with its outcome unknown, withdraws
+// own if it is still queued (its caller will not be there to hear), and
+// panics again.
 func (s *Store) lead(own *request) {
 	own.state.CompareAndSwap(leading, pending)
-	batch := s.take()
+	var batch []*request
+	answered := false
+	defer func() {
+		if answered {
+			return
+		}
+		p := recover()
+		own.state.CompareAndSwap(pending, abandoned)
+		s.handOff()
+		for _, r := range batch {
+			r.done <- fmt.Errorf("pgstore: append to run %q: the group's leader panicked, the outcome is unknown: %v", r.runID, p)
+		}
+		panic(p)
+	}()
+	batch = s.take()
 	errs := s.writeGroup(batch)
 	s.handOff()
 	for i, r := range batch {
 		r.done <- errs[i]
 	}
+	answered = true
 }
 
 // take claims queued requests in queue order, up to maxBatch of them and

@@ -59,6 +59,13 @@ func (s *Store) writeBatch(live []*request, careful bool) (errs []error, err err
 		tx.Rollback()
 		return nil, err
 	}
+	defer func() {
+		if p := recover(); p != nil { // free the write connection, then go on panicking
+			tx.Rollback()
+			s.cache.reset()
+			panic(p)
+		}
+	}()
 	w := &batchWriter{s: s, ctx: ctx, tx: tx, careful: careful, next: map[string]polyloop.RunSummary{}}
 	errs = make([]error, len(live))
 	wrote, appended := 0, 0
