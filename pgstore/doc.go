@@ -38,9 +38,9 @@
 // A group holds at most 128 Appends and DefaultMaxBatchBytes of encoded
 // records (at least one Append). Its Appends take their row locks in one
 // order (by run id and seq), so two Stores racing on the same runs never
-// deadlock: the loser fails with ErrSeqConflict. A taken Append waits for
-// its group's outcome whatever its own context; Options.GroupTimeout
-// bounds the group instead. A panic while writing a group fails the
+// deadlock: the loser fails with polyloop.ErrSeqConflict. A taken Append
+// waits for its group's outcome whatever its own context;
+// Options.GroupTimeout bounds the group instead. A panic while writing a group fails the
 // group's other Appends (outcome unknown) and reaches the leader's caller.
 //
 // A failure — including a connection lost in the middle of an Append — is
