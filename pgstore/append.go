@@ -23,7 +23,8 @@ import (
 //
 // If ctx ends before a transaction took the Append, Append returns an error
 // wrapping ctx.Err() and nothing is written; once taken, Append waits for
-// the commit and reports its outcome.
+// the commit and reports its outcome. The group transaction is bounded by
+// Options.GroupTimeout, not by ctx.
 func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
 	if len(records) == 0 {
 		return nil
@@ -112,6 +113,15 @@ type encodedRows struct {
 	kinds []string
 	data  [][]byte
 	crcs  []int64
+}
+
+// size is the length of the encoded records.
+func (e encodedRows) size() int {
+	n := 0
+	for _, d := range e.data {
+		n += len(d)
+	}
+	return n
 }
 
 // encode checks that the records have consecutive seqs and encodes them,

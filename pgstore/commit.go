@@ -9,7 +9,8 @@ import (
 
 // Group commit. The caller of an Append that finds fewer than MaxGroups
 // transactions under way becomes a leader: it takes every queued Append
-// (itself among them, unless another leader took it; up to maxBatch) into
+// (itself among them, unless another leader took it; up to maxBatch, and
+// up to maxBatchBytes of encoded records) into
 // one transaction on one connection. Appends arriving meanwhile queue; when
 // a leader is done it hands the leadership to the first of them and answers
 // its own batch. A lone run's Append is led by its own caller: one round
@@ -17,6 +18,13 @@ import (
 
 // maxBatch bounds the Appends of one transaction.
 const maxBatch = 128
+
+// DefaultMaxBatchBytes bounds the encoded records of one group
+// transaction, which travel in one array parameter: pgx refuses a message
+// over 1 GiB before sending it, so a group of Appends that each fit alone
+// must not add up to one. A batch always holds at least one Append,
+// whatever its size.
+const DefaultMaxBatchBytes = 64 << 20
 
 // committer queues requests for the leaders.
 type committer struct {
@@ -66,27 +74,53 @@ func (s *Store) enqueue(req *request) (lead bool) {
 // lead commits one batch of the queue, hands the leadership on and answers
 // the batch. own is the leader's request, which may be in the batch, in a
 // batch of another leader, or still queued.
+//
+// If writing panics, lead still hands the leadership on and answers the
+// batch, every Append of it failing with its outcome unknown, withdraws
+// own if it is still queued (its caller will not be there to hear), and
+// panics again.
 func (s *Store) lead(own *request) {
 	own.state.CompareAndSwap(leading, pending)
-	batch := s.take()
+	var batch []*request
+	answered := false
+	defer func() {
+		if answered {
+			return
+		}
+		p := recover()
+		own.state.CompareAndSwap(pending, abandoned)
+		s.handOff()
+		for _, r := range batch {
+			r.done <- fmt.Errorf("pgstore: append to run %q: the group's leader panicked, the outcome is unknown: %v", r.runID, p)
+		}
+		panic(p)
+	}()
+	batch = s.take()
 	errs := s.writeGroup(batch)
 	s.handOff()
 	for i, r := range batch {
 		r.done <- errs[i]
 	}
+	answered = true
 }
 
-// take claims up to maxBatch queued requests, skipping those abandoned and
-// leaving those whose callers were made leaders.
+// take claims queued requests in queue order, up to maxBatch of them and
+// s.maxBatchBytes of encoded records (at least one request), skipping those
+// abandoned and leaving those whose callers were made leaders and those
+// that do not fit.
 func (s *Store) take() []*request {
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
 	var batch []*request
+	size := 0
 	kept := s.c.pending[:0]
 	for _, r := range s.c.pending {
+		n := r.rows.size()
+		fits := len(batch) < maxBatch && (len(batch) == 0 || size+n <= s.maxBatchBytes)
 		switch {
-		case len(batch) < maxBatch && r.state.CompareAndSwap(pending, claimed):
+		case fits && r.state.CompareAndSwap(pending, claimed):
 			batch = append(batch, r)
+			size += n
 		case r.state.Load() != abandoned:
 			kept = append(kept, r)
 		}

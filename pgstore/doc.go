@@ -35,6 +35,14 @@
 // conflict or failure never fails another run's Append. Stats counts
 // commits and appends; a single run makes one commit per Append.
 //
+// A group holds at most 128 Appends and DefaultMaxBatchBytes of encoded
+// records (at least one Append). Its Appends take their row locks in one
+// order (by run id and seq), so two Stores racing on the same runs never
+// deadlock: the loser fails with polyloop.ErrSeqConflict. A taken Append
+// waits for its group's outcome whatever its own context;
+// Options.GroupTimeout bounds the group instead. A panic while writing a group fails the
+// group's other Appends (outcome unknown) and reaches the leader's caller.
+//
 // A failure — including a connection lost in the middle of an Append — is
 // returned as an error and never retried: the commit may have happened with
 // its acknowledgement lost (SPEC §7.4). The runner wraps the error in a

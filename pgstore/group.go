@@ -1,9 +1,12 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,14 +25,17 @@ import (
 // and the batch holds several Appends, it is written again on the careful
 // path, each Append in its own savepoint, so that one run's conflict or
 // failure stays with its Append. Any other failure — a lost connection, a
-// fatal error — leaves the outcome unknown and fails every Append of the
-// batch.
+// fatal error, Options.GroupTimeout passing — leaves the outcome unknown
+// and fails every Append of the batch.
 func (s *Store) writeGroup(batch []*request) []error {
 	errs := make([]error, len(batch))
 	if len(batch) == 0 {
 		return errs
 	}
-	ctx := context.Background() // the batch is shared: no one caller's ctx may abort it
+	// The batch is shared: no one caller's ctx may abort it; the group's
+	// own timeout bounds it.
+	ctx, cancel := context.WithTimeout(context.Background(), s.groupTimeout)
+	defer cancel()
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fill(errs, interpretError(ctx, "append: acquire a connection", err))
@@ -44,17 +50,8 @@ func (s *Store) writeGroup(batch []*request) []error {
 	if len(live) == 0 {
 		return errs
 	}
-	b := &pgx.Batch{}
-	if len(live) == 1 {
-		s.queueAppend(b, batch[live[0]])
-	} else {
-		s.queueGroup(b, batch, live)
-	}
-	br := conn.SendBatch(ctx, b)
-	if s.afterSend != nil {
-		s.afterSend()
-	}
-	err = br.Close()
+	inLockOrder(batch, live)
+	err = retryDeadlock(func() error { return s.send(ctx, conn, batch, live) })
 	if err != nil && len(live) > 1 && statementError(err) {
 		s.careful(ctx, conn, batch, live, errs)
 		return errs
@@ -66,6 +63,57 @@ func (s *Store) writeGroup(batch []*request) []error {
 		s.stats.commits.Add(1)
 	}
 	return errs
+}
+
+// send sends the statements of the Appends of batch at live as one
+// pipelined batch and returns its outcome.
+func (s *Store) send(ctx context.Context, conn *pgxpool.Conn, batch []*request, live []int) error {
+	b := &pgx.Batch{}
+	if len(live) == 1 {
+		s.queueAppend(b, batch[live[0]])
+	} else {
+		s.queueGroup(b, batch, live)
+	}
+	br := conn.SendBatch(ctx, b)
+	if s.afterSend != nil {
+		s.afterSend()
+	}
+	return br.Close()
+}
+
+// inLockOrder sorts live, indexes of batch, by run id and first seq: the
+// order in which a group inserts its records and writes its summaries, and
+// the careful path its savepoints. Every transaction takes its row locks
+// in that one order — all records, by (run_id, seq), then all summaries, by
+// run_id —, so two groups racing on the same runs wait for each other
+// instead of deadlocking, and the later one fails with the conflict the
+// sequence rule gives it.
+func inLockOrder(batch []*request, live []int) {
+	slices.SortStableFunc(live, func(i, j int) int {
+		a, b := batch[i], batch[j]
+		if c := strings.Compare(a.runID, b.runID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.rows.seqs[0], b.rows.seqs[0])
+	})
+}
+
+// deadlockDetected is the SQLSTATE of a transaction PostgreSQL rolled back
+// to break a deadlock.
+const deadlockDetected = "40P01"
+
+// retryDeadlock runs f, and once more if the server rolled it back to break
+// a deadlock: nothing of it was written, and the retry meets the other
+// transaction's outcome — a conflict if it wrote the same rows. (Groups
+// take their locks in one order and do not deadlock each other; another
+// writer of the tables, such as an older version of this package, might.)
+func retryDeadlock(f func() error) error {
+	err := f()
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == deadlockDetected {
+		err = f()
+	}
+	return err
 }
 
 // prepare folds r's records into the summary it builds on and runs the
@@ -194,7 +242,8 @@ func (s *Store) careful(ctx context.Context, conn *pgxpool.Conn, batch []*reques
 	defer tx.Rollback(ctx)
 	var wrote []int
 	for _, i := range live {
-		if errs[i] = s.savepoint(ctx, tx, batch[i]); errs[i] == nil {
+		r := batch[i]
+		if errs[i] = retryDeadlock(func() error { return s.savepoint(ctx, tx, r) }); errs[i] == nil {
 			wrote = append(wrote, i)
 		}
 	}

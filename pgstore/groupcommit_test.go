@@ -3,7 +3,11 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/storetest"
@@ -111,4 +115,47 @@ func mustRequest(t *testing.T, s *Store, run string, recs []polyloop.Record, pre
 	}
 	r.state.Store(claimed)
 	return r
+}
+
+// TestRacingStores: two Stores on one schema (two processes would race
+// so) append the same runs at once, groups of several runs on each side.
+// Groups take their row locks in one order, so none deadlocks: every
+// losing Append fails with ErrSeqConflict, as the Store contract says.
+func TestRacingStores(t *testing.T) {
+	a := openWith(t, Options{MaxConns: 8})
+	b, err := Open(context.Background(), dsn(t), &Options{Schema: a.schema, MaxConns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	storetest.RacingWriters(t, context.Background(), []polyloop.Store{a, b}, 40, 3, 60)
+}
+
+// TestGroupTimeoutBoundsAHungGroup: a group whose connection hangs (a
+// statement that sleeps past Options.GroupTimeout) fails its Append with an
+// error wrapping context.DeadlineExceeded, though the caller's context has
+// no deadline, and the Store goes on appending.
+func TestGroupTimeoutBoundsAHungGroup(t *testing.T) {
+	s := openWith(t, Options{GroupTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	var hang atomic.Bool
+	hang.Store(true)
+	s.afterRead = func(ctx context.Context, conn *pgx.Conn) error {
+		if hang.Load() {
+			_, err := conn.Exec(ctx, `SELECT pg_sleep(30)`)
+			return err
+		}
+		return nil
+	}
+	err := s.Append(ctx, "hung", storetest.Started("hung", "ag"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("hung group: %v, want an error wrapping context.DeadlineExceeded", err)
+	}
+	hang.Store(false)
+	if err := s.Append(ctx, "after", storetest.Started("after", "ag")); err != nil {
+		t.Fatalf("Append after the hung group: %v", err)
+	}
+	if l := storetest.ReadAll(t, ctx, s, "hung"); len(l) != 0 {
+		t.Fatalf("hung group's run holds %d records, want 0", len(l))
+	}
 }

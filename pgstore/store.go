@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -27,7 +28,18 @@ type Options struct {
 	// DefaultMaxGroups): Appends arriving while that many are in flight
 	// queue and share the next one.
 	MaxGroups int
+	// GroupTimeout bounds each group transaction, from acquiring its
+	// connection to its commit (default DefaultGroupTimeout). A group is
+	// shared by the Appends it took, so no one caller's context may end
+	// it; this bound keeps a hung connection from stalling the Store for
+	// ever. When it passes, every Append of the group fails with an error
+	// wrapping context.DeadlineExceeded, its outcome unknown.
+	GroupTimeout time.Duration
 }
+
+// DefaultGroupTimeout is the default of Options.GroupTimeout: far beyond
+// any healthy commit.
+const DefaultGroupTimeout = 2 * time.Minute
 
 // DefaultMaxGroups is the default of Options.MaxGroups.
 const DefaultMaxGroups = 2
@@ -47,7 +59,11 @@ type Store struct {
 	cache  summaryCache // the runs' summaries as this Store committed them
 	// maxGroups is Options.MaxGroups.
 	maxGroups int
-	leases    leaseSession // lease.go
+	// groupTimeout is Options.GroupTimeout.
+	groupTimeout time.Duration
+	// maxBatchBytes is DefaultMaxBatchBytes; tests lower it.
+	maxBatchBytes int
+	leases        leaseSession // lease.go
 	// afterRead, when set (tests only), runs for each Append on the
 	// connection of its transaction, once the summary it builds on is
 	// known and before its records are sent.
@@ -84,7 +100,11 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if o.MaxGroups <= 0 {
 		o.MaxGroups = DefaultMaxGroups
 	}
-	s := &Store{pool: pool, schema: o.Schema, q: newQueries(o.Schema), maxGroups: o.MaxGroups}
+	if o.GroupTimeout <= 0 {
+		o.GroupTimeout = DefaultGroupTimeout
+	}
+	s := &Store{pool: pool, schema: o.Schema, q: newQueries(o.Schema), maxGroups: o.MaxGroups,
+		groupTimeout: o.GroupTimeout, maxBatchBytes: DefaultMaxBatchBytes}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

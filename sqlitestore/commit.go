@@ -79,6 +79,10 @@ func (s *Store) enqueue(req *request) (lead bool, err error) {
 
 // lead commits the next batch, which holds own (the leader's request),
 // hands the leadership on, answers the batch and returns own's outcome.
+//
+// If writing panics, lead still hands the leadership on and answers the
+// batch, every request of it failing with its outcome unknown, and panics
+// again.
 func (s *Store) lead(own *request) error {
 	own.state.Store(pending) // it may have been marked leading
 	s.c.mu.Lock()
@@ -86,9 +90,24 @@ func (s *Store) lead(own *request) error {
 	batch := append([]*request(nil), s.c.pending[:n]...)
 	s.c.pending = s.c.pending[n:]
 	s.c.mu.Unlock()
+	answered := false
+	defer func() {
+		if answered {
+			return
+		}
+		p := recover()
+		s.handOff()
+		for _, r := range batch {
+			if r.state.Load() != abandoned {
+				r.done <- fmt.Errorf("sqlitestore: %s: the batch's leader panicked, the outcome is unknown: %v", r.label(), p)
+			}
+		}
+		panic(p)
+	}()
 	live, errs, err := s.writeAll(batch)
 	s.handOff()
 	answerAll(live, errs, err)
+	answered = true
 	return <-own.done
 }
 

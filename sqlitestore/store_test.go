@@ -102,6 +102,14 @@ func TestTwoHandlesFence(t *testing.T) {
 	storetest.Fence(t, ctx, s1, s2, "r", storetest.Prefix("r", 20))
 }
 
+// TestRacingHandles: two handles on one file append the same runs at
+// once; every losing Append fails with ErrSeqConflict.
+func TestRacingHandles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s1, s2 := open(t, path), open(t, path)
+	storetest.RacingWriters(t, context.Background(), []polyloop.Store{s1, s2}, 20, 2, 40)
+}
+
 // TestCancelledAppendWritesNothing: this store never writes an Append whose
 // context was done before it was queued.
 func TestCancelledAppendWritesNothing(t *testing.T) {

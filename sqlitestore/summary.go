@@ -37,7 +37,10 @@ const replaceSummary = `INSERT OR REPLACE INTO runs (` + sqlrows.SummaryColumns 
 // rowWrite says how the runs row of prev (what the database holds; Records
 // 0 for no row) must be written for next: not at all when only the next
 // seq and the time changed, an UPDATE when the indexed columns keep their
-// values, the whole row otherwise.
+// values, the whole row otherwise. When the new last record's time is
+// NULL in the log (zero, or out of sqlrows.ToNanos's range), the read
+// falls back to the row's updated_at: the row is written, so that it holds
+// next's.
 type rowWrite int
 
 const (
@@ -53,6 +56,9 @@ func summaryWrite(prev, next polyloop.RunSummary) rowWrite {
 	}
 	if prev.SnapshotHash != next.SnapshotHash || prev.Finished != next.Finished || prev.StopReason != next.StopReason ||
 		prev.Task != next.Task || !sameTotals(prev.Totals, next.Totals) {
+		return rowUpdate
+	}
+	if sqlrows.ToNanos(next.UpdatedAt) == nil {
 		return rowUpdate
 	}
 	return rowKeep

@@ -59,6 +59,13 @@ func (s *Store) writeBatch(live []*request, careful bool) (errs []error, err err
 		tx.Rollback()
 		return nil, err
 	}
+	defer func() {
+		if p := recover(); p != nil { // free the write connection, then go on panicking
+			tx.Rollback()
+			s.cache.reset()
+			panic(p)
+		}
+	}()
 	w := &batchWriter{s: s, ctx: ctx, tx: tx, careful: careful, next: map[string]polyloop.RunSummary{}}
 	errs = make([]error, len(live))
 	wrote, appended := 0, 0
@@ -219,7 +226,7 @@ func (w *batchWriter) insertRows(r *request, from, to int) error {
 	args := make([]any, 0, 6*(to-from))
 	for i := from; i < to; i++ {
 		rec := r.recs[i]
-		args = append(args, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i], rec.At.UnixNano())
+		args = append(args, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i], sqlrows.ToNanos(rec.At))
 	}
 	if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.insert[to-from-1]).ExecContext(w.ctx, args...); err != nil {
 		return interpretError(fmt.Sprintf("insert records %d to %d of run %q", r.recs[from].Seq, r.recs[to-1].Seq, r.runID), err)

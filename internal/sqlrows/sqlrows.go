@@ -11,6 +11,7 @@ package sqlrows
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -57,17 +58,26 @@ func SummaryArgs(s polyloop.RunSummary) ([]any, error) {
 		t := string(b)
 		totals = &t
 	}
-	return []any{s.RunID, s.Agent, s.SnapshotHash, toNanos(s.StartedAt), toNanos(s.UpdatedAt),
+	return []any{s.RunID, s.Agent, s.SnapshotHash, ToNanos(s.StartedAt), ToNanos(s.UpdatedAt),
 		s.Records, s.Finished, string(s.StopReason), totals, s.ParentRunID, s.Task}, nil
 }
 
-func toNanos(t time.Time) *int64 {
-	if t.IsZero() {
+// ToNanos is t as nanoseconds since the Unix epoch, as the stores' time
+// columns hold it: nil (NULL) for the zero time and for a time UnixNano
+// cannot represent (before 1678 or after 2262).
+func ToNanos(t time.Time) *int64 {
+	if t.IsZero() || t.Before(minNanos) || t.After(maxNanos) {
 		return nil
 	}
 	n := t.UnixNano()
 	return &n
 }
+
+// The times ToNanos represents.
+var (
+	minNanos = time.Unix(0, math.MinInt64)
+	maxNanos = time.Unix(0, math.MaxInt64)
+)
 
 func fromNanos(n *int64) time.Time {
 	if n == nil {

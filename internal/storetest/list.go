@@ -104,7 +104,7 @@ func testListRuns(t *testing.T, ctx context.Context, s polyloop.Store) {
 	}
 }
 
-func sameSummary(t *testing.T, name string, got, want polyloop.RunSummary) {
+func sameSummary(t testing.TB, name string, got, want polyloop.RunSummary) {
 	t.Helper()
 	if !got.StartedAt.Equal(want.StartedAt) || !got.UpdatedAt.Equal(want.UpdatedAt) {
 		t.Fatalf("%s: run %s times %v/%v, want %v/%v", name, got.RunID, got.StartedAt, got.UpdatedAt, want.StartedAt, want.UpdatedAt)

@@ -36,6 +36,8 @@ const watchdog = 2 * time.Minute
 //     snapshot hash (a ConfigOverride's included), by a time range and by
 //     several conditions at once.
 //   - LimitsRefused: the worst cases of outside data (see testLimits).
+//   - OddTimesListed: ListRuns reports the fold of a log whose records have
+//     the zero time or one beyond nanoseconds (see testOddTimes).
 //
 // The order of ListRuns is the kit's (polylooptest's ListRunsOrder check).
 func Run(t *testing.T, newStore NewStore) {
@@ -47,6 +49,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"UnencodableRecordRefused", testUnencodable},
 		{"ListRunsFilters", testListRuns},
 		{"LimitsRefused", testLimits},
+		{"OddTimesListed", testOddTimes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
