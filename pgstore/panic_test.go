@@ -16,7 +16,6 @@ import (
 // written; the leadership is handed on, so later Appends are committed.
 func TestPanicWhileLeading(t *testing.T) {
 	s := openWith(t, Options{MaxGroups: 1})
-	ctx := context.Background()
 	started := make(chan struct{})
 	var calls atomic.Int32
 	s.afterRead = func(context.Context, *pgx.Conn) error {
@@ -31,53 +30,11 @@ func TestPanicWhileLeading(t *testing.T) {
 		}
 		return nil
 	}
-	first := make(chan error, 1)
-	go func() { first <- s.Append(ctx, "first", storetest.Started("first", "ag")) }()
-	<-started
-	results := make(chan outcome, 2)
-	for _, run := range []string{"boom", "mate"} {
-		go func() { results <- try(func() error { return s.Append(ctx, run, storetest.Started(run, "ag")) }) }()
-	}
-	if err := <-first; err != nil {
-		t.Fatal(err)
-	}
-	checkPanicOutcomes(t, <-results, <-results)
-	if err := s.Append(ctx, "after", storetest.Started("after", "ag")); err != nil {
-		t.Fatalf("Append after the panic: %v", err)
-	}
-	for _, run := range []string{"boom", "mate"} {
-		if l, err := s.ReadLog(ctx, run); err == nil && len(l.Records) > 0 {
-			t.Fatalf("run %s holds %d records, want none", run, len(l.Records))
-		}
-	}
+	storetest.PanicWhileLeading(t, s, started)
 }
 
 func queued(s *Store) int {
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
 	return len(s.c.pending)
-}
-
-// outcome is what an Append did: returned err, or panicked with p.
-type outcome struct {
-	err error
-	p   any
-}
-
-func try(f func() error) (o outcome) {
-	defer func() { o.p = recover() }()
-	return outcome{err: f()}
-}
-
-// checkPanicOutcomes: of the group's two Appends, the leader's caller got
-// the injected panic and the other an error.
-func checkPanicOutcomes(t *testing.T, a, b outcome) {
-	t.Helper()
-	if a.p == nil {
-		a, b = b, a
-	}
-	if a.p != "injected" || b.p != nil || b.err == nil {
-		t.Fatalf("outcomes %+v and %+v, want the injected panic and an error", a, b)
-	}
-	t.Logf("the other Append: %v", b.err)
 }
