@@ -60,6 +60,9 @@ func (s *Store) submit(ctx context.Context, req *request) error {
 }
 
 // enqueue adds req to the queue and reports whether its caller must lead.
+// A request whose caller will lead is marked leading at once, under the
+// queue's lock, so that another leader's handOff cannot pick it: a second
+// token on its one-slot done channel would leave no room for its outcome.
 func (s *Store) enqueue(req *request) (lead bool) {
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
@@ -68,6 +71,7 @@ func (s *Store) enqueue(req *request) (lead bool) {
 		return false
 	}
 	s.c.leaders++
+	req.state.Store(leading) // its caller leads: no hand-off may make it lead again
 	return true
 }
 
