@@ -21,7 +21,7 @@ import (
 // library wrote records before appendRecord (with the action of an intent
 // that is a tool call left out, as since 1.2): the reference appendRecord is
 // held to.
-func reflectedRecord(r Record) ([]byte, error) {
+func reflectedRecord(r Record, ref bool) ([]byte, error) {
 	if r.Body == nil {
 		return nil, fmt.Errorf("polyloop: record %d has no body", r.Seq)
 	}
@@ -29,8 +29,9 @@ func reflectedRecord(r Record) ([]byte, error) {
 	e := json.NewEncoder(&enc)
 	e.SetEscapeHTML(false)
 	body := r.Body
-	in, ref := body.(*ActionIntent)
-	if ref = ref && in.ToolCall > 0; ref {
+	version := 1
+	if in, ok := body.(*ActionIntent); ok && ref {
+		version = 2
 		c := *in
 		c.Action = Action{} // the log leaves out an action that is a tool call
 		body = &c
@@ -43,7 +44,7 @@ func reflectedRecord(r Record) ([]byte, error) {
 		fields = bytes.Replace(fields, []byte(`"action":{},`), nil, 1)
 	}
 	buf := []byte(`{"seq":` + strconv.FormatInt(r.Seq, 10) + `,"at":"` + r.At.UTC().Format(time.RFC3339Nano) +
-		`","kind":"` + string(r.Body.Kind()) + `","v":` + strconv.Itoa(LogVersion))
+		`","kind":"` + string(r.Body.Kind()) + `","v":` + strconv.Itoa(version))
 	if len(fields) > 2 {
 		return append(append(buf, ','), fields[1:]...), nil
 	}
@@ -75,8 +76,12 @@ func storedLines(t *testing.T) [][]byte {
 // (or both refusing), and the bytes decode, both ways, to the same record.
 func checkEncoding(t *testing.T, r Record) {
 	t.Helper()
-	want, werr := reflectedRecord(r)
-	got, gerr := appendRecord([]byte("prefix"), r)
+	ref, err := referToToolCall(nil, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, werr := reflectedRecord(r, ref)
+	got, gerr := appendRecord([]byte("prefix"), r, ref)
 	if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
 		t.Fatalf("record %+v: encoding/json says %v, appendRecord %v", r, werr, gerr)
 	}
@@ -225,12 +230,12 @@ func TestRecordEncoderRefusals(t *testing.T) {
 		&ChildReception{Step: 1, Index: 0, ChildRunID: "c", Reception: ReceptionHandled, Value: json.RawMessage(`[1,`)},
 	} {
 		r := Record{Seq: 3, At: time.Unix(0, 0), Body: b}
-		if _, err := appendRecord(nil, r); err == nil {
+		if _, err := appendRecord(nil, r, false); err == nil {
 			t.Fatalf("%T %+v encodes", b, b)
 		}
 		checkEncoding(t, r)
 	}
-	if _, err := appendRecord(nil, Record{Seq: 4}); err == nil {
+	if _, err := appendRecord(nil, Record{Seq: 4}, false); err == nil {
 		t.Fatal("a record without a body encodes")
 	}
 }
@@ -275,7 +280,9 @@ func FuzzRecordDecoding(f *testing.F) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 50 {
-		b, err := appendRecord(nil, genRecord(rng))
+		r := genRecord(rng)
+		ref, _ := referToToolCall(nil, r)
+		b, err := appendRecord(nil, r, ref)
 		if err == nil {
 			f.Add(b)
 		}

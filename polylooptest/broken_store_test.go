@@ -110,6 +110,7 @@ func (s *brokenStore) write(key string, recs []polyloop.Record) error {
 		s.order = append(s.order, key)
 	}
 	staged := slices.Clone(s.runs[key])
+	encoded, _ := polyloop.EncodeBatch(key, recs) // as a durable store writes them
 	for i, r := range recs {
 		if _, err := r.MarshalJSON(); err != nil || (s.armed && i == 1) {
 			s.armed = false
@@ -122,8 +123,10 @@ func (s *brokenStore) write(key string, recs []polyloop.Record) error {
 			r.At = r.At.Truncate(time.Millisecond)
 		}
 		if s.noResolve {
-			b, _ := r.MarshalJSON()
-			if err := r.UnmarshalJSON(b); err != nil {
+			if encoded == nil {
+				return errors.New("brokenStore: batch does not encode")
+			}
+			if err := r.UnmarshalJSON(encoded[i]); err != nil {
 				return err
 			}
 		}

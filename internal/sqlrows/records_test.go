@@ -108,7 +108,7 @@ func TestLogReaderCorruption(t *testing.T) {
 func TestLogReaderNewerVersion(t *testing.T) {
 	t.Parallel()
 	lr := reader(t, 3)
-	v2 := []byte(`{"seq":3,"at":"2026-01-01T00:00:00Z","kind":"run_started","v":2}`)
+	v2 := []byte(`{"seq":3,"at":"2026-01-01T00:00:00Z","kind":"run_started","v":3}`)
 	crc := Checksum(v2)
 	err := lr.Add(RecordRow{Seq: 3, Kind: "run_started", Data: v2, CRC: &crc})
 	if !errors.Is(err, polyloop.ErrLogVersion) || errors.Is(err, polyloop.ErrCorruptLog) || !strings.Contains(err.Error(), `run "r": record 3`) {
