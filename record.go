@@ -176,9 +176,15 @@ type ActionIntent struct {
 	Of    int `json:"of,omitempty"`
 	// ToolCall, when positive, says the action is the tool call at that
 	// position (1 for the first) of the reply in the model result
-	// ModelCallID: its call id, tool and arguments are that call's. The log
-	// then leaves Action out (since 1.2), and reading it back takes them
-	// from the reply (ResolveToolCall, and the fold of every log).
+	// ModelCallID: its call id, tool and arguments are that call's (a log
+	// whose intent is not its call is corrupt). Action is either that call
+	// or empty. An Append that holds the model result writes the intent as
+	// a reference (since 1.2: Action left out, the record's "v" 2) and
+	// refuses it when Action is neither; an Append without the model result
+	// writes Action as it is, with ToolCall, unless it is empty. Reading
+	// back takes an action left out from the reply (ResolveToolCall, and the
+	// fold of every log), so every store reads back what memstore keeps.
+	// The library sets it only in runs started with log format 1.2 or later.
 	ToolCall int `json:"tool_call,omitempty"`
 }
 

@@ -47,9 +47,10 @@ func leavesOutAction(body RecordBody) bool {
 // intent its log does not resolve.
 func UnresolvedToolCall(r Record) bool { return leavesOutAction(r.Body) }
 
-// errToolCallMismatch is an intent whose action is not the tool call it
-// refers to.
-var errToolCallMismatch = errors.New("action_intent: the action is not the tool call it refers to")
+// ErrToolCallMismatch is what EncodeBatch and CheckBatch return (wrapped)
+// for an action intent appended with the model result it refers to
+// (ActionIntent.ToolCall) whose action is neither empty nor that tool call.
+var ErrToolCallMismatch = errors.New("polyloop: action_intent's action is not the tool call it refers to")
 
 // referToToolCall reports whether r, appended after the records before of
 // its batch, is an action intent the log writes as a reference to its tool
@@ -75,7 +76,7 @@ func referToToolCall(before []Record, r Record) (bool, error) {
 			return false, fmt.Errorf("action_intent %q refers to tool call %d of model result %q, which does not have it", in.ActionID, in.ToolCall, in.ModelCallID)
 		}
 		if !in.Action.empty() && !in.Action.Equal(res.Reply.ToolCalls[in.ToolCall-1].action()) {
-			return false, fmt.Errorf("%w: %q, tool call %d of model result %q", errToolCallMismatch, in.ActionID, in.ToolCall, in.ModelCallID)
+			return false, fmt.Errorf("%w: %q, tool call %d of model result %q", ErrToolCallMismatch, in.ActionID, in.ToolCall, in.ModelCallID)
 		}
 		return true, nil
 	}
