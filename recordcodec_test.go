@@ -25,6 +25,9 @@ func reflectedRecord(r Record, ref bool) ([]byte, error) {
 	if r.Body == nil {
 		return nil, fmt.Errorf("polyloop: record %d has no body", r.Seq)
 	}
+	if _, err := json.Marshal(r.At.UTC()); err != nil {
+		return nil, err // the envelope's time, as encoding/json would refuse it
+	}
 	var enc bytes.Buffer
 	e := json.NewEncoder(&enc)
 	e.SetEscapeHTML(false)
@@ -399,4 +402,38 @@ func genJSON(rng *rand.Rand) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(s)
+}
+
+// A record whose time is past year 9999 (or before year 0), which RFC 3339
+// cannot write and so would never read back, is refused with encoding/json's
+// error; year 9999 encodes and reads back.
+func TestRecordTimeOutOfRange(t *testing.T) {
+	body := &ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1}
+	for _, at := range []time.Time{
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("x", -3600)), // year 10000 in UTC
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		_, want := json.Marshal(at.UTC())
+		if want == nil {
+			t.Fatalf("encoding/json encodes %v", at)
+		}
+		r := Record{Seq: 1, At: at, Body: body}
+		if _, err := r.MarshalJSON(); err == nil || err.Error() != want.Error() {
+			t.Errorf("a record at %v encodes: %v, want %v", at, err, want)
+		}
+		if _, err := EncodeBatch("r", []Record{r}); err == nil || !strings.Contains(err.Error(), want.Error()) {
+			t.Errorf("EncodeBatch of a record at %v: %v, want %v", at, err, want)
+		}
+		checkEncoding(t, r)
+	}
+	r := Record{Seq: 1, At: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), Body: body}
+	data, err := r.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Record
+	if err := back.UnmarshalJSON(data); err != nil || !back.At.Equal(r.At) {
+		t.Fatalf("a record of year 9999 reads back at %v: %v", back.At, err)
+	}
 }

@@ -27,11 +27,17 @@ func appendRecord(dst []byte, r Record, ref bool) ([]byte, error) {
 	if r.Body == nil {
 		return dst, fmt.Errorf("polyloop: record %d has no body", r.Seq)
 	}
+	at := r.At.UTC()
+	if y := at.Year(); y < 0 || y > 9999 {
+		// RFC 3339 has four-digit years: say it as encoding/json does.
+		_, err := json.Marshal(at)
+		return dst, err
+	}
 	start := len(dst)
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendInt(dst, r.Seq, 10)
 	dst = append(dst, `,"at":"`...)
-	dst = r.At.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = at.AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, `","kind":"`...)
 	dst = append(dst, r.Body.Kind()...)
 	dst = append(dst, `","v":`...)
