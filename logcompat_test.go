@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,8 +97,9 @@ func historyDiff(got, want []polyloop.Message) string {
 
 // A log written in format 1.1 (action intents copy their tool call in
 // full; 1.2 refers to it) still reads, plans, totals and resumes from every
-// one of its prefixes: the resumed run, whose log mixes the two encodings,
-// ends with the history of a run started today.
+// one of its prefixes: the resumed run ends with the history of a run
+// started today, and keeps writing copies, every record of version 1, so
+// that a 1.1 library can still continue it.
 func TestLogFormat11StillResumes(t *testing.T) {
 	old := readJSONL(t, "testdata/logs/v1.1-reference.jsonl")
 	if v := old.Started().LogVersion; v != "1.1" {
@@ -145,9 +147,17 @@ func TestLogFormat11StillResumes(t *testing.T) {
 		if !reflect.DeepEqual(got.Records[:k], old.Records[:k]) {
 			t.Fatalf("prefix %d: the stored records changed", k)
 		}
+		for _, r := range got.Records[k:] {
+			if in, ok := r.Body.(*polyloop.ActionIntent); ok && in.ToolCall != 0 {
+				t.Fatalf("prefix %d: the resumed 1.1 run wrote an intent referring to tool call %d: %+v", k, in.ToolCall, in)
+			}
+		}
 		encoded, err := polyloop.EncodeRecords(got.Records)
 		if err != nil {
 			t.Fatalf("prefix %d: %v", k, err)
+		}
+		if strings.Contains(string(encoded), `"tool_call"`) || strings.Count(string(encoded), `"v":1,`) != len(got.Records) {
+			t.Fatalf("prefix %d: the resumed 1.1 run is not all copies of version 1:\n%s", k, encoded)
 		}
 		back := polyloop.RunLog{RunID: "ref"}
 		for _, line := range strings.Split(strings.TrimSpace(string(encoded)), "\n") {
@@ -161,4 +171,70 @@ func TestLogFormat11StillResumes(t *testing.T) {
 			t.Fatalf("prefix %d: history of the resumed log, read back, differs from a run started today:\n%s", k, historyDiff(h, today))
 		}
 	}
+}
+
+// A run started today refers to its tool calls: as a durable store encodes
+// them, one batch per Append, an intent appended with the model result it
+// refers to leaves its action out and is of version 2 (which a 1.0 or 1.1
+// reader refuses); one appended without it (the second action of step 6's
+// batch, after the first's result) keeps a copy, and every other record is
+// of version 1.
+func TestToolCallIntentsAreVersion2(t *testing.T) {
+	store := &batchRecorder{Store: memstore.New()}
+	res, err := newRunner(referenceScript(), store, newTestExec()).Run(context.Background(), "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"})
+	if err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("reference run: %+v, %v", res, err)
+	}
+	refs, copies := 0, 0
+	for _, batch := range store.batches {
+		data, err := polyloop.EncodeBatch("ref", batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range batch {
+			var env struct {
+				V        int  `json:"v"`
+				ToolCall int  `json:"tool_call"`
+				Action   *any `json:"action"`
+			}
+			if err := json.Unmarshal(data[i], &env); err != nil {
+				t.Fatal(err)
+			}
+			want := 1
+			if in, ok := r.Body.(*polyloop.ActionIntent); ok && in.ToolCall > 0 {
+				if env.ToolCall != in.ToolCall {
+					t.Errorf("record %d: %s, want tool_call %d", r.Seq, data[i], in.ToolCall)
+				}
+				withResult := slices.ContainsFunc(batch[:i], func(r polyloop.Record) bool {
+					res, ok := r.Body.(*polyloop.ModelCallResult)
+					return ok && res.CallID == in.ModelCallID
+				})
+				switch {
+				case withResult && env.Action == nil:
+					want, refs = 2, refs+1
+				case withResult || env.Action == nil:
+					t.Errorf("record %d: %s: with its model result in the batch %v, yet action %v", r.Seq, data[i], withResult, env.Action)
+				default:
+					copies++
+				}
+			}
+			if env.V != want {
+				t.Errorf("record %d (%s) has v %d, want %d: %s", r.Seq, r.Kind(), env.V, want, data[i])
+			}
+		}
+	}
+	if refs != 10 || copies != 1 {
+		t.Fatalf("the reference run has %d intents referring to their tool calls and %d copies, want 10 and 1", refs, copies)
+	}
+}
+
+// batchRecorder is a store that keeps the batch of each Append.
+type batchRecorder struct {
+	*memstore.Store
+	batches [][]polyloop.Record
+}
+
+func (s *batchRecorder) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
+	s.batches = append(s.batches, slices.Clone(records))
+	return s.Store.Append(ctx, runID, records...)
 }

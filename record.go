@@ -12,14 +12,23 @@ import (
 )
 
 // LogVersion is the major version of the log format written by this
-// library (docs/log-format.md). A reader refuses records of a greater major
-// version with ErrLogVersion.
+// library (docs/log-format.md), as RunStarted.LogVersion names it.
 const LogVersion = 1
 
+// MaxRecordVersion is the greatest record version this library reads. A
+// record's "v" is the major version a reader must know to read that record:
+// 1 for every record, but 2 for an action_intent that leaves its action out
+// for a tool call (ActionIntent.ToolCall), which a reader that does not
+// know tool_call would misread. A reader refuses a record of a greater
+// version with ErrLogVersion; a record of version 2 that is not such an
+// intent does not decode.
+const MaxRecordVersion = 2
+
 // LogMinorVersion is the minor version of the format this library writes.
-// Minor versions only add record kinds and fields: a reader of minor m
-// reads every log of minor m or lower. The version is written in
-// RunStarted.LogVersion ("1.2"); a log without it is "1.0".
+// A reader of minor m reads every log of minor m or lower. A minor version
+// adds record kinds and fields that older readers skip, and records those
+// readers must refuse carry a greater "v" (MaxRecordVersion). The version is
+// written in RunStarted.LogVersion ("1.2"); a log without it is "1.0".
 const LogMinorVersion = 2
 
 // logVersionString is "<LogVersion>.<LogMinorVersion>".
@@ -167,9 +176,15 @@ type ActionIntent struct {
 	Of    int `json:"of,omitempty"`
 	// ToolCall, when positive, says the action is the tool call at that
 	// position (1 for the first) of the reply in the model result
-	// ModelCallID: its call id, tool and arguments are that call's. The log
-	// then leaves Action out (since 1.2), and reading it back takes them
-	// from the reply (ResolveToolCall, and the fold of every log).
+	// ModelCallID: its call id, tool and arguments are that call's (a log
+	// whose intent is not its call is corrupt). Action is either that call
+	// or empty. An Append that holds the model result writes the intent as
+	// a reference (since 1.2: Action left out, the record's "v" 2) and
+	// refuses it when Action is neither; an Append without the model result
+	// writes Action as it is, with ToolCall, unless it is empty. Reading
+	// back takes an action left out from the reply (ResolveToolCall, and the
+	// fold of every log), so every store reads back what memstore keeps.
+	// The library sets it only in runs started with log format 1.2 or later.
 	ToolCall int `json:"tool_call,omitempty"`
 }
 
@@ -450,9 +465,16 @@ func (b *ChildReception) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes the record as one flat object (appendRecord).
+// MarshalJSON encodes the record as one flat object (appendRecord). An
+// action intent that refers to a tool call (ActionIntent.ToolCall) keeps
+// its action, unless it is empty: alone, the record has no reply to check
+// the action against.
 func (r Record) MarshalJSON() ([]byte, error) {
-	return appendRecord(make([]byte, 0, recordSizeHint(r)), r)
+	ref, err := referToToolCall(nil, r)
+	if err != nil {
+		return nil, err
+	}
+	return appendRecord(make([]byte, 0, recordSizeHint(r)), r, ref)
 }
 
 type envelope struct {
@@ -463,7 +485,8 @@ type envelope struct {
 }
 
 // UnmarshalJSON decodes a flat record. It refuses a record of a greater
-// major version than LogVersion with ErrLogVersion, and an unknown kind.
+// version than MaxRecordVersion with ErrLogVersion, a record of version 2
+// that is not an action intent leaving its action out, and an unknown kind.
 // The records of a step, as the library writes them, are decoded in one
 // pass (decodeStep); any other text is decoded the generic way.
 func (r *Record) UnmarshalJSON(data []byte) error {
@@ -483,8 +506,8 @@ func (r *Record) unmarshalGeneric(data []byte) error {
 			return err
 		}
 	}
-	if env.V > LogVersion {
-		return fmt.Errorf("%w: record has major version %d, this library reads up to %d", ErrLogVersion, env.V, LogVersion)
+	if env.V > MaxRecordVersion {
+		return fmt.Errorf("%w: record has major version %d, this library reads up to %d", ErrLogVersion, env.V, MaxRecordVersion)
 	}
 	if env.V < 1 {
 		return fmt.Errorf("%w: record has no version field", ErrLogVersion)
@@ -498,6 +521,9 @@ func (r *Record) unmarshalGeneric(data []byte) error {
 	}
 	if err := json.Unmarshal(data, body); err != nil {
 		return fmt.Errorf("polyloop: decoding %s record: %w", env.Kind, err)
+	}
+	if env.V == 2 && !leavesOutAction(body) {
+		return fmt.Errorf("polyloop: %s record has version 2, which only an action_intent that leaves its action out for a tool call has", env.Kind)
 	}
 	r.Seq, r.At, r.Body = *env.Seq, env.At, body
 	return nil
@@ -600,8 +626,11 @@ func encodeBatch(runID string, records []Record, buf []byte, ends []int) ([]byte
 			buf = buf[:0]
 		}
 		start := len(buf)
-		var err error
-		if buf, err = appendRecord(buf, r); err != nil {
+		ref, err := referToToolCall(records[:i], r)
+		if err != nil {
+			return buf, fmt.Errorf("polyloop: run %q: record %d (%s) is refused: %w", runID, r.Seq, r.Kind(), err)
+		}
+		if buf, err = appendRecord(buf, r, ref); err != nil {
 			return buf, fmt.Errorf("polyloop: run %q: encoding record %d: %w", runID, r.Seq, err)
 		}
 		if err := CheckRecordLimits(buf[start:]); err != nil {
@@ -617,8 +646,12 @@ func encodeBatch(runID string, records []Record, buf []byte, ends []int) ([]byte
 // EncodeRecords encodes records as JSON lines, one record per line.
 func EncodeRecords(records []Record) ([]byte, error) {
 	var buf bytes.Buffer
-	for _, r := range records {
-		b, err := appendRecord(buf.AvailableBuffer(), r)
+	for i, r := range records {
+		ref, err := referToToolCall(records[:i], r)
+		if err != nil {
+			return nil, fmt.Errorf("polyloop: record %d (%s): %w", r.Seq, r.Kind(), err)
+		}
+		b, err := appendRecord(buf.AvailableBuffer(), r, ref)
 		if err != nil {
 			return nil, err
 		}

@@ -21,16 +21,20 @@ import (
 // library wrote records before appendRecord (with the action of an intent
 // that is a tool call left out, as since 1.2): the reference appendRecord is
 // held to.
-func reflectedRecord(r Record) ([]byte, error) {
+func reflectedRecord(r Record, ref bool) ([]byte, error) {
 	if r.Body == nil {
 		return nil, fmt.Errorf("polyloop: record %d has no body", r.Seq)
+	}
+	if _, err := json.Marshal(r.At.UTC()); err != nil {
+		return nil, err // the envelope's time, as encoding/json would refuse it
 	}
 	var enc bytes.Buffer
 	e := json.NewEncoder(&enc)
 	e.SetEscapeHTML(false)
 	body := r.Body
-	in, ref := body.(*ActionIntent)
-	if ref = ref && in.ToolCall > 0; ref {
+	version := 1
+	if in, ok := body.(*ActionIntent); ok && ref {
+		version = 2
 		c := *in
 		c.Action = Action{} // the log leaves out an action that is a tool call
 		body = &c
@@ -43,7 +47,7 @@ func reflectedRecord(r Record) ([]byte, error) {
 		fields = bytes.Replace(fields, []byte(`"action":{},`), nil, 1)
 	}
 	buf := []byte(`{"seq":` + strconv.FormatInt(r.Seq, 10) + `,"at":"` + r.At.UTC().Format(time.RFC3339Nano) +
-		`","kind":"` + string(r.Body.Kind()) + `","v":` + strconv.Itoa(LogVersion))
+		`","kind":"` + string(r.Body.Kind()) + `","v":` + strconv.Itoa(version))
 	if len(fields) > 2 {
 		return append(append(buf, ','), fields[1:]...), nil
 	}
@@ -75,8 +79,12 @@ func storedLines(t *testing.T) [][]byte {
 // (or both refusing), and the bytes decode, both ways, to the same record.
 func checkEncoding(t *testing.T, r Record) {
 	t.Helper()
-	want, werr := reflectedRecord(r)
-	got, gerr := appendRecord([]byte("prefix"), r)
+	ref, err := referToToolCall(nil, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, werr := reflectedRecord(r, ref)
+	got, gerr := appendRecord([]byte("prefix"), r, ref)
 	if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
 		t.Fatalf("record %+v: encoding/json says %v, appendRecord %v", r, werr, gerr)
 	}
@@ -225,12 +233,12 @@ func TestRecordEncoderRefusals(t *testing.T) {
 		&ChildReception{Step: 1, Index: 0, ChildRunID: "c", Reception: ReceptionHandled, Value: json.RawMessage(`[1,`)},
 	} {
 		r := Record{Seq: 3, At: time.Unix(0, 0), Body: b}
-		if _, err := appendRecord(nil, r); err == nil {
+		if _, err := appendRecord(nil, r, false); err == nil {
 			t.Fatalf("%T %+v encodes", b, b)
 		}
 		checkEncoding(t, r)
 	}
-	if _, err := appendRecord(nil, Record{Seq: 4}); err == nil {
+	if _, err := appendRecord(nil, Record{Seq: 4}, false); err == nil {
 		t.Fatal("a record without a body encodes")
 	}
 }
@@ -275,7 +283,9 @@ func FuzzRecordDecoding(f *testing.F) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 50 {
-		b, err := appendRecord(nil, genRecord(rng))
+		r := genRecord(rng)
+		ref, _ := referToToolCall(nil, r)
+		b, err := appendRecord(nil, r, ref)
 		if err == nil {
 			f.Add(b)
 		}
@@ -392,4 +402,38 @@ func genJSON(rng *rand.Rand) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(s)
+}
+
+// A record whose time is past year 9999 (or before year 0), which RFC 3339
+// cannot write and so would never read back, is refused with encoding/json's
+// error; year 9999 encodes and reads back.
+func TestRecordTimeOutOfRange(t *testing.T) {
+	body := &ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1}
+	for _, at := range []time.Time{
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("x", -3600)), // year 10000 in UTC
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		_, want := json.Marshal(at.UTC())
+		if want == nil {
+			t.Fatalf("encoding/json encodes %v", at)
+		}
+		r := Record{Seq: 1, At: at, Body: body}
+		if _, err := r.MarshalJSON(); err == nil || err.Error() != want.Error() {
+			t.Errorf("a record at %v encodes: %v, want %v", at, err, want)
+		}
+		if _, err := EncodeBatch("r", []Record{r}); err == nil || !strings.Contains(err.Error(), want.Error()) {
+			t.Errorf("EncodeBatch of a record at %v: %v, want %v", at, err, want)
+		}
+		checkEncoding(t, r)
+	}
+	r := Record{Seq: 1, At: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), Body: body}
+	data, err := r.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Record
+	if err := back.UnmarshalJSON(data); err != nil || !back.At.Equal(r.At) {
+		t.Fatalf("a record of year 9999 reads back at %v: %v", back.At, err)
+	}
 }

@@ -21,7 +21,7 @@ import (
 // way decodes to the same record (FuzzRecordDecoding holds it to that).
 func decodeStep(data []byte) (Record, bool) {
 	d := decoder{data: data}
-	seq, at, kind, ok := d.envelope()
+	seq, at, kind, v, ok := d.envelope()
 	if !ok {
 		return Record{}, false
 	}
@@ -45,7 +45,7 @@ func decodeStep(data []byte) (Record, bool) {
 	default:
 		return Record{}, false
 	}
-	if !ok || !d.end() {
+	if !ok || !d.end() || (v == 2 && !leavesOutAction(body)) {
 		return Record{}, false
 	}
 	return Record{Seq: seq, At: at, Body: body}, true
@@ -62,28 +62,28 @@ type decoder struct {
 
 // envelope reads `{"seq":N,"at":"T","kind":"K","v":V` exactly, as
 // fastEnvelope does, with V a version this library reads.
-func (d *decoder) envelope() (seq int64, at time.Time, kind RecordKind, ok bool) {
+func (d *decoder) envelope() (seq int64, at time.Time, kind RecordKind, v int64, ok bool) {
 	if !d.literal(`{"seq":`) {
 		return
 	}
 	if seq, ok = d.int64(); !ok || !d.literal(`,"at":"`) {
-		return 0, at, "", false
+		return 0, at, "", 0, false
 	}
 	t, ok := d.plainString()
 	if !ok || !d.literal(`,"kind":"`) {
-		return 0, at, "", false
+		return 0, at, "", 0, false
 	}
 	if at, ok = parseTime(t); !ok {
-		return 0, at, "", false
+		return 0, at, "", 0, false
 	}
 	k, ok := d.plainString()
 	if !ok || !d.literal(`,"v":`) {
-		return 0, at, "", false
+		return 0, at, "", 0, false
 	}
-	if v, ok := d.int64(); !ok || v < 1 || v > LogVersion {
-		return 0, at, "", false
+	if v, ok = d.int64(); !ok || v < 1 || v > MaxRecordVersion {
+		return 0, at, "", 0, false
 	}
-	return seq, at, RecordKind(k), true
+	return seq, at, RecordKind(k), v, true
 }
 
 func parseTime(b []byte) (time.Time, bool) {

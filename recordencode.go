@@ -21,20 +21,31 @@ import (
 // it leaves out): the records of a step are encoded here without reflection, the
 // others (run_started, run_finished, gates, maintenance: a few per run)
 // through encoding/json. On error dst is returned unchanged with the error
-// encoding/json gives.
-func appendRecord(dst []byte, r Record) ([]byte, error) {
+// encoding/json gives. ref says an action intent leaves its action out for
+// the tool call it refers to (referToToolCall): its "v" is then 2.
+func appendRecord(dst []byte, r Record, ref bool) ([]byte, error) {
 	if r.Body == nil {
 		return dst, fmt.Errorf("polyloop: record %d has no body", r.Seq)
+	}
+	at := r.At.UTC()
+	if y := at.Year(); y < 0 || y > 9999 {
+		// RFC 3339 has four-digit years: say it as encoding/json does.
+		_, err := json.Marshal(at)
+		return dst, err
 	}
 	start := len(dst)
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendInt(dst, r.Seq, 10)
 	dst = append(dst, `,"at":"`...)
-	dst = r.At.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = at.AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, `","kind":"`...)
 	dst = append(dst, r.Body.Kind()...)
 	dst = append(dst, `","v":`...)
-	dst = strconv.AppendInt(dst, LogVersion, 10)
+	version := int64(1)
+	if ref {
+		version = 2
+	}
+	dst = strconv.AppendInt(dst, version, 10)
 	ok := true
 	switch b := r.Body.(type) {
 	case *ModelCallIntent:
@@ -42,7 +53,7 @@ func appendRecord(dst []byte, r Record) ([]byte, error) {
 	case *ModelCallResult:
 		dst, ok = appendModelCallResult(dst, b)
 	case *ActionIntent:
-		dst, ok = appendActionIntent(dst, b)
+		dst, ok = appendActionIntent(dst, b, ref)
 	case *StepCompleted:
 		dst = appendStepCompleted(dst, b)
 	case *ActionResult:
@@ -240,12 +251,12 @@ func appendDiagnostic(dst []byte, d *diag.Diagnostic) []byte {
 	return append(dst, '}')
 }
 
-func appendActionIntent(dst []byte, b *ActionIntent) ([]byte, bool) {
+func appendActionIntent(dst []byte, b *ActionIntent, ref bool) ([]byte, bool) {
 	dst = appendIntField(dst, "step", b.Step)
 	dst = appendStringField(dst, "action_id", b.ActionID)
 	dst = appendIntField(dst, "attempt", b.Attempt)
 	dst = appendStringField(dst, "model_call_id", b.ModelCallID)
-	if b.ToolCall <= 0 { // an action that is a tool call is left out
+	if !ref {
 		dst = append(dst, `,"action":{`...)
 		a := &b.Action
 		dst = appendStringOmit(dst, "call_id", a.CallID)

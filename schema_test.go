@@ -63,6 +63,9 @@ func TestLogSchema(t *testing.T) {
 			Value: json.RawMessage(`{"conflict":true}`), Failure: diag.From(errors.New("stale"))},
 		&polyloop.MaintenanceOp{Step: 1, Name: "context.1", Outcome: polyloop.OpDone, Value: json.RawMessage(`{"view":0}`)},
 		&polyloop.MaintenanceDone{Step: 1},
+		// Alone, an intent that refers to a tool call keeps its action (v 1).
+		&polyloop.ActionIntent{Step: 1, ActionID: "a1", Attempt: 2, ModelCallID: "m1.1", Replay: polyloop.ReplaySafe, ToolCall: 1,
+			Action: polyloop.Action{CallID: "c1", Tool: "echo", Args: json.RawMessage(`{}`)}},
 		&polyloop.ApprovalRequested{GateRequest: polyloop.GateRequest{Step: 1, ActionID: "a1.2", Index: 1, Of: 2,
 			Action: polyloop.Action{CallID: "c2", Tool: "send", Args: json.RawMessage(`{"to":"x"}`)}, Deadline: &at}},
 		&polyloop.ApprovalDecided{Step: 1, ActionID: "a1.2", Allow: false, By: "ana", Note: "no", Timeout: true, Clock: &at},
@@ -99,7 +102,10 @@ func TestLogSchema(t *testing.T) {
 		`{"seq":1,"at":"x","kind":"delivery_received","v":1,"step":1,"action_id":"a1","outcome":{"status":"maybe"}}`,
 		`{"seq":1,"at":"x","kind":"approval_requested","v":1,"step":1,"action":{}}`,
 		`{"seq":1,"at":"x","kind":"action_intent","v":1,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","replay":"replay_safe"}`,
-		`{"seq":1,"at":"x","kind":"action_intent","v":1,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","action":{"tool":"t"},"replay":"replay_safe","tool_call":1}`,
+		`{"seq":1,"at":"x","kind":"action_intent","v":2,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","action":{"tool":"t"},"replay":"replay_safe","tool_call":1}`,
+		`{"seq":1,"at":"x","kind":"action_intent","v":1,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","replay":"replay_safe","tool_call":1}`,
+		`{"seq":1,"at":"x","kind":"action_intent","v":2,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","action":{"tool":"t"},"replay":"replay_safe"}`,
+		`{"seq":1,"at":"x","kind":"step_completed","v":2,"step":1,"model_call_id":"m1.1","decision":"final"}`,
 		`{"seq":1,"at":"x","kind":"action_intent","v":1,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","replay":"replay_safe","tool_call":0}`,
 		`{"seq":1,"at":"x","kind":"model_call_intent","v":1,"step":1,"call_id":"m1.1","attempt":1,"view":{"name":"v","version":-1}}`,
 	} {

@@ -176,7 +176,11 @@ var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outco
 //   - ReadLog returns each record as it was appended. The JSON encoding
 //     leaves out the action of an intent that is a tool call
 //     (ActionIntent.ToolCall): a store that keeps records as JSON passes
-//     each one it decodes, in order, through ResolveToolCall.
+//     each one it decodes, in order, through ResolveToolCall. An Append
+//     holding a model result and an intent that refers to its tool call but
+//     holds another action MUST fail and write nothing (EncodeBatch and
+//     CheckBatch refuse it); appended apart from its model result, such an
+//     intent reads back with its own action, never the call's.
 //   - ReadLog of a run that has no records returns an empty RunLog and a nil
 //     error. "Not found" is not an error: a storage failure must never look
 //     like a fresh run.

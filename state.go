@@ -199,13 +199,13 @@ func (st *logState) resolveToolCall(r Record, in *ActionIntent) (*ActionIntent, 
 	if st.reply == nil || in.ModelCallID != st.callID || in.Step != st.step || in.ToolCall > len(st.reply.ToolCalls) {
 		return nil, st.corrupt(r, "action_intent %q refers to tool call %d of a model result %q that does not have it", in.ActionID, in.ToolCall, in.ModelCallID)
 	}
-	a := st.reply.ToolCalls[in.ToolCall-1].action()
+	call := st.reply.ToolCalls[in.ToolCall-1]
 	if in.Action.empty() {
 		c := *in
-		c.Action = a
+		c.Action = call.restored()
 		return &c, nil
 	}
-	if !in.Action.Equal(a) {
+	if !in.Action.Equal(call.action()) {
 		return nil, st.corrupt(r, "action_intent %q is not tool call %d it refers to", in.ActionID, in.ToolCall)
 	}
 	return in, nil

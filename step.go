@@ -549,7 +549,7 @@ func (m *machine) intent(i int) *ActionIntent {
 	st, a, n := m.st, m.actions[i], len(m.actions)
 	in := &ActionIntent{Step: st.step, ActionID: actionID(st.step, i, n), Attempt: 1,
 		ModelCallID: st.callID, Action: a, Replay: st.policy(a), Index: i}
-	if st.reply != nil {
+	if st.reply != nil && st.refersToToolCalls() {
 		in.ToolCall = FromToolCall(a, st.reply.ToolCalls)
 	}
 	if n > 1 {

@@ -24,6 +24,7 @@ type storeFaults struct {
 	wrongCancel bool // a cancelled context gives an error that does not wrap it
 	msTimes     bool // timestamps are kept at millisecond precision
 	noResolve   bool // records go through their JSON, tool calls unresolved
+	noRefCheck  bool // an intent is not checked against the tool call it refers to
 	refuses     bool // every Append fails
 	byID        bool // ListRuns orders by run id
 	noFilter    bool // ListRuns ignores the filter
@@ -110,6 +111,10 @@ func (s *brokenStore) write(key string, recs []polyloop.Record) error {
 		s.order = append(s.order, key)
 	}
 	staged := slices.Clone(s.runs[key])
+	encoded, err := polyloop.EncodeBatch(key, recs) // as a durable store writes them
+	if errors.Is(err, polyloop.ErrToolCallMismatch) && !s.noRefCheck {
+		return err
+	}
 	for i, r := range recs {
 		if _, err := r.MarshalJSON(); err != nil || (s.armed && i == 1) {
 			s.armed = false
@@ -122,8 +127,10 @@ func (s *brokenStore) write(key string, recs []polyloop.Record) error {
 			r.At = r.At.Truncate(time.Millisecond)
 		}
 		if s.noResolve {
-			b, _ := r.MarshalJSON()
-			if err := r.UnmarshalJSON(b); err != nil {
+			if encoded == nil {
+				return errors.New("brokenStore: batch does not encode")
+			}
+			if err := r.UnmarshalJSON(encoded[i]); err != nil {
 				return err
 			}
 		}
@@ -359,6 +366,7 @@ func brokenStoreCases() []brokenCase {
 		c("EmptyLogForUnknownRun", ruleNoPanic, panics),
 		c("RoundTrip", ruleReadsBack, storeWith(storeFaults{msTimes: true})),
 		c("RoundTrip", ruleReadsBack, storeWith(storeFaults{noResolve: true})),
+		c("ToolCallRefs", ruleToolCallChecked, storeWith(storeFaults{noRefCheck: true})),
 		c("SeqRule", ruleSeqConflict, storeWith(storeFaults{noSeqCheck: true})),
 		c("BatchAllOrNothing", ruleBatchSeqs, storeWith(storeFaults{firstOnly: true})),
 		c("EncodeFailureAtomic", ruleAtomic, storeWith(storeFaults{partial: true})),

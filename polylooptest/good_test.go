@@ -192,15 +192,15 @@ func (s *goodStore) Append(ctx context.Context, runID string, recs ...polyloop.R
 			return fmt.Errorf("goodStore: record %d of the batch has seq %d, want %d", i, r.Seq, len(log)+i)
 		}
 	}
+	data, err := polyloop.EncodeBatch(runID, recs)
+	if err != nil {
+		return err
+	}
 	staged := slices.Clone(log)
-	for i, r := range recs {
+	for i, b := range data {
 		if s.armed && i == 1 {
 			s.armed = false
 			return errors.New("goodStore: injected failure")
-		}
-		b, err := r.MarshalJSON()
-		if err != nil {
-			return err
 		}
 		staged = append(staged, b)
 	}

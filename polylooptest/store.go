@@ -54,6 +54,10 @@ const DefaultLargeBody = 1 << 20
 //     invalid UTF-8 and a large observation, reads back as written,
 //     appended one by one and as one batch; the action intent, which
 //     refers to its tool call, reads back with its action.
+//   - ToolCallRefs: an Append of a model result and an action intent that
+//     refers to its tool call (ActionIntent.ToolCall) but holds another
+//     action fails and writes nothing; appended apart from the model
+//     result, such an intent reads back with its own action.
 //   - SeqRule: an Append whose first record is not the run's next sequence
 //     number (a new run's first, a repeat, a gap) fails with
 //     polyloop.ErrSeqConflict and writes nothing.
@@ -104,6 +108,7 @@ func TestStore(t *testing.T, h StoreHarness) {
 var storeChecks = []check[StoreHarness]{
 	{"EmptyLogForUnknownRun", checkStoreEmpty},
 	{"RoundTrip", checkStoreRoundTrip},
+	{"ToolCallRefs", checkStoreToolCallRefs},
 	{"SeqRule", checkStoreSeqRule},
 	{"BatchAllOrNothing", checkStoreBatch},
 	{"EncodeFailureAtomic", checkStoreEncodeFailure},

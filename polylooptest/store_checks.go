@@ -2,6 +2,7 @@ package polylooptest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -245,4 +246,45 @@ func checkStoreInjectedFailure(e *env, h StoreHarness) error {
 		return tag(ruleAtomic, fmt.Errorf("an Append that failed partway left records behind: %w", err))
 	}
 	return nil
+}
+
+// checkStoreToolCallRefs: an Append holding a model result and an intent
+// that refers to its tool call but holds another action is refused and
+// writes nothing; appended without the model result, such an intent reads
+// back with its own action, never replaced by the call.
+func checkStoreToolCallRefs(e *env, h StoreHarness) error {
+	s := h.New(e.t)
+	reply := &polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{{ID: "call_1", Name: "echo", Args: json.RawMessage(`{"text":"hi"}`)}}}
+	other := polyloop.Action{CallID: "call_1", Tool: "send", Args: json.RawMessage(`{"to":"x"}`)}
+	bodies := func() []polyloop.RecordBody {
+		return []polyloop.RecordBody{
+			&polyloop.ModelCallResult{Step: 1, CallID: "m1.1", Reply: reply},
+			&polyloop.ActionIntent{Step: 1, ActionID: "a1", Attempt: 1, ModelCallID: "m1.1", Action: other, Replay: polyloop.ReplaySafe, ToolCall: 1},
+		}
+	}
+	run := "polylooptest-toolcall-batch"
+	if err := s.Append(e.ctx, run, records(0, bodies()...)...); err == nil {
+		return broke(ruleToolCallChecked, "an Append of a model result and an intent referring to its tool call 1 (echo) with action send succeeded")
+	}
+	if err := expectLog(e.ctx, s, run, nil); err != nil {
+		return tag(ruleToolCallChecked, fmt.Errorf("the refused Append wrote something: %w", err))
+	}
+	run = "polylooptest-toolcall-apart"
+	recs := records(0, bodies()...)
+	if err := appendOK(e.ctx, s, run, recs[0]); err != nil {
+		return err
+	}
+	if err := appendOK(e.ctx, s, run, recs[1]); err != nil {
+		return err
+	}
+	log, err := s.ReadLog(e.ctx, run)
+	if err != nil {
+		return broke(ruleReadsBack, "ReadLog of run %q failed: %w", run, err)
+	}
+	if len(log.Records) == 2 {
+		if in, ok := log.Records[1].Body.(*polyloop.ActionIntent); ok && (!in.Action.Equal(other) || in.ToolCall != 1) {
+			return broke(ruleReadsBack, "an intent referring to tool call 1 (echo) with action send, appended apart from its model result, reads back as %+v, tool call %d", in.Action, in.ToolCall)
+		}
+	}
+	return tag(ruleReadsBack, expectLog(e.ctx, s, run, recs))
 }

@@ -30,7 +30,7 @@ import (
 //	truncated     record 2 cut to half its bytes, checksum kept
 //	swapped       records 2 and 3 exchange places
 //	gap           record 2 deleted
-//	v2            record 3 says major version 2 (with a checksum of its own)
+//	v3            record 3 says major version 3 (with a checksum of its own)
 //	no-version    record 3 has no version field (with a checksum of its own)
 func damageLogMain() {
 	if len(os.Args) != 4 {
@@ -99,8 +99,8 @@ func damage(raw *rawRecords, id, shape string) error {
 		return raw.swap(id, 2, 3)
 	case "gap":
 		return raw.exec(`DELETE FROM {records} WHERE run_id = $1 AND seq = 2`, id)
-	case "v2":
-		return edit(3, false, replace(`,"v":1,`, `,"v":2,`))
+	case "v3":
+		return edit(3, false, replace(`,"v":1,`, `,"v":3,`))
 	case "no-version":
 		return edit(3, false, replace(`,"v":1,`, `,`))
 	}

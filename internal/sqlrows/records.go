@@ -36,7 +36,9 @@ type RecordRow struct {
 // column's, the data may not say), except a record of a newer major
 // version of the format, which is no corruption: its error is a
 // *VersionError (wrapping polyloop.ErrLogVersion) naming the run and the
-// seq.
+// seq. An action intent that refers to a tool call without its action gets
+// it from the model result before it (polyloop.ResolveToolCall); one that
+// none has is a *polyloop.CorruptLogError too.
 type LogReader struct {
 	RunID   string
 	Records []polyloop.Record
@@ -48,7 +50,12 @@ func (lr *LogReader) Add(row RecordRow) error {
 	if err != nil {
 		return err
 	}
-	lr.Records = append(lr.Records, polyloop.ResolveToolCall(lr.Records, r))
+	r = polyloop.ResolveToolCall(lr.Records, r)
+	if polyloop.UnresolvedToolCall(r) {
+		in := r.Body.(*polyloop.ActionIntent)
+		return lr.corrupt(row.Seq, r.Kind(), fmt.Sprintf("action_intent %q refers to tool call %d of model result %q, which the log before it does not have", in.ActionID, in.ToolCall, in.ModelCallID))
+	}
+	lr.Records = append(lr.Records, r)
 	return nil
 }
 
@@ -121,5 +128,5 @@ func newerVersion(data []byte) bool {
 		V *int `json:"v"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	return dec.Decode(&env) == nil && env.V != nil && *env.V > polyloop.LogVersion
+	return dec.Decode(&env) == nil && env.V != nil && *env.V > polyloop.MaxRecordVersion
 }

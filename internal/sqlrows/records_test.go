@@ -3,6 +3,7 @@ package sqlrows
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -108,7 +109,7 @@ func TestLogReaderCorruption(t *testing.T) {
 func TestLogReaderNewerVersion(t *testing.T) {
 	t.Parallel()
 	lr := reader(t, 3)
-	v2 := []byte(`{"seq":3,"at":"2026-01-01T00:00:00Z","kind":"run_started","v":2}`)
+	v2 := []byte(`{"seq":3,"at":"2026-01-01T00:00:00Z","kind":"run_started","v":3}`)
 	crc := Checksum(v2)
 	err := lr.Add(RecordRow{Seq: 3, Kind: "run_started", Data: v2, CRC: &crc})
 	if !errors.Is(err, polyloop.ErrLogVersion) || errors.Is(err, polyloop.ErrCorruptLog) || !strings.Contains(err.Error(), `run "r": record 3`) {
@@ -150,4 +151,62 @@ func FuzzLogReader(f *testing.F) {
 			t.Fatalf("refused with %v, neither corruption nor a newer version", err)
 		}
 	})
+}
+
+// rawRow is the row a store writes for data, with its checksum.
+func rawRow(seq int64, kind polyloop.RecordKind, data string) RecordRow {
+	crc := Checksum([]byte(data))
+	return RecordRow{Seq: seq, Kind: string(kind), Data: []byte(data), CRC: &crc}
+}
+
+// Version 2 is only for an action intent that leaves its action out for a
+// tool call; on any other record it is corruption, not a newer version.
+func TestLogReaderVersion2ElsewhereIsCorrupt(t *testing.T) {
+	t.Parallel()
+	env := `{"seq":3,"at":"2026-01-01T00:00:00Z","kind":`
+	for _, tc := range []struct {
+		kind polyloop.RecordKind
+		data string
+	}{
+		{polyloop.KindModelCallIntent, env + `"model_call_intent","v":2,"step":1,"call_id":"m1.1","attempt":1}`},
+		{polyloop.KindActionIntent, env + `"action_intent","v":2,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","action":{"tool":"t"},"replay":"replay_safe"}`},
+		{polyloop.KindActionIntent, env + `"action_intent","v":2,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","action":{"tool":"t"},"replay":"replay_safe","tool_call":1}`},
+	} {
+		err := reader(t, 3).Add(rawRow(3, tc.kind, tc.data))
+		var ce *polyloop.CorruptLogError
+		if !errors.As(err, &ce) || ce.RunID != "r" || ce.Seq != 3 || ce.Kind != tc.kind || errors.Is(err, polyloop.ErrLogVersion) {
+			t.Errorf("%s: %v, want a corrupt log at run r, record 3, not ErrLogVersion", tc.data, err)
+		}
+	}
+}
+
+// An action intent that refers to a tool call the log before it does not
+// have is a corrupt log at its seq, not a record without its action.
+func TestLogReaderUnresolvedToolCall(t *testing.T) {
+	t.Parallel()
+	result := `{"seq":3,"at":"2026-01-01T00:00:00Z","kind":"model_call_result","v":1,"step":1,"call_id":"m1.1","reply":{"tool_calls":[{"id":"c1","name":"t","args":{}}],"usage":{}}}`
+	ref := func(toolCall int, callID string) string {
+		return fmt.Sprintf(`{"seq":4,"at":"2026-01-01T00:00:00Z","kind":"action_intent","v":2,"step":1,"action_id":"a1","attempt":1,"model_call_id":%q,"replay":"replay_safe","tool_call":%d}`, callID, toolCall)
+	}
+	for _, data := range []string{ref(2, "m1.1"), ref(1, "m9.1")} {
+		lr := reader(t, 3)
+		if err := lr.Add(rawRow(3, polyloop.KindModelCallResult, result)); err != nil {
+			t.Fatal(err)
+		}
+		err := lr.Add(rawRow(4, polyloop.KindActionIntent, data))
+		var ce *polyloop.CorruptLogError
+		if !errors.As(err, &ce) || ce.RunID != "r" || ce.Seq != 4 || ce.Kind != polyloop.KindActionIntent || len(lr.Records) != 4 {
+			t.Errorf("%s: %v (%d records kept), want a corrupt log at run r, record 4", data, err, len(lr.Records))
+		}
+	}
+	lr := reader(t, 3)
+	if err := lr.Add(rawRow(3, polyloop.KindModelCallResult, result)); err != nil {
+		t.Fatal(err)
+	}
+	if err := lr.Add(rawRow(4, polyloop.KindActionIntent, ref(1, "m1.1"))); err != nil {
+		t.Fatal(err)
+	}
+	if a := lr.Records[4].Body.(*polyloop.ActionIntent).Action; a.CallID != "c1" || a.Tool != "t" || string(a.Args) != "{}" {
+		t.Fatalf("the intent reads back with action %+v, want tool call 1", a)
+	}
 }
