@@ -59,7 +59,10 @@ func streamCaller() *Caller[testPkg] {
 	return &Caller[testPkg]{Settings: Settings{MaxBackoff: 1, MaxRetryAfter: 1}}
 }
 
-var errReset = &ConnectionError[testPkg]{Err: syscall.ECONNRESET}
+// errReset is a connection reset, a new value each time: the retry loop
+// sets the attempts of the error it returns, so parallel tests must not
+// share one.
+func errReset() *ConnectionError[testPkg] { return &ConnectionError[testPkg]{Err: syscall.ECONNRESET} }
 
 // A retried attempt that previewed something is superseded before the next
 // attempt's deltas; one that previewed nothing is not announced.
@@ -67,7 +70,7 @@ func TestStreamSupersedesARetriedAttempt(t *testing.T) {
 	t.Parallel()
 	var got deltaLog
 	send := scriptedSend(
-		attemptScript{texts: []string{"Hel", "p"}, err: errReset},
+		attemptScript{texts: []string{"Hel", "p"}, err: errReset()},
 		attemptScript{err: &APIError[testPkg]{StatusCode: 503}},
 		attemptScript{texts: []string{"Hel", "lo"}, reply: polyloop.ModelReply{Text: "Hello"}},
 	)
@@ -90,7 +93,7 @@ func TestStreamFailureCarriesUsage(t *testing.T) {
 	t.Parallel()
 	var got deltaLog
 	u := &polyloop.Usage{InputTokens: 12, OutputTokens: 3, CostUSD: cost(0.5)}
-	send := scriptedSend(attemptScript{texts: []string{"Par", "tial"}, usage: u, err: errReset})
+	send := scriptedSend(attemptScript{texts: []string{"Par", "tial"}, usage: u, err: errReset()})
 	_, err := streamCaller().Stream(context.Background(), polyloop.ModelParams{}, got.add, send)
 	if want := (deltaLog{"1:Par", "1:tial"}); !reflect.DeepEqual(got, want) {
 		t.Errorf("deltas %q, want %q", got, want)
@@ -113,14 +116,14 @@ func TestStreamFailureCarriesUsage(t *testing.T) {
 // totals cannot read the call as free.
 func TestStreamBilledWithoutUsageIsUnknown(t *testing.T) {
 	t.Parallel()
-	send := scriptedSend(attemptScript{texts: []string{"x"}, err: errReset})
+	send := scriptedSend(attemptScript{texts: []string{"x"}, err: errReset()})
 	_, err := streamCaller().Stream(context.Background(), polyloop.ModelParams{}, func(polyloop.Delta) {}, send)
 	var uc polyloop.UsageCarrier
 	if !errors.As(err, &uc) || uc.CallUsage().CostUSD != nil || uc.CallUsage().Tokens() != 0 {
 		t.Fatalf("err = %v; want a UsageCarrier with no tokens and an unknown cost", err)
 	}
 	// A failure before any delta or usage carries nothing, as for Complete.
-	_, err = streamCaller().Stream(context.Background(), polyloop.ModelParams{}, func(polyloop.Delta) {}, scriptedSend(attemptScript{err: errReset}))
+	_, err = streamCaller().Stream(context.Background(), polyloop.ModelParams{}, func(polyloop.Delta) {}, scriptedSend(attemptScript{err: errReset()}))
 	if errors.As(err, &uc) {
 		t.Errorf("err = %v; a call that consumed nothing known must not carry usage", err)
 	}
@@ -136,13 +139,13 @@ func TestStreamUsageOfRetriedAttempts(t *testing.T) {
 		first attemptScript
 		want  polyloop.Usage
 	}{
-		{"reported", attemptScript{texts: []string{"a"}, usage: &polyloop.Usage{InputTokens: 10, OutputTokens: 1, CostUSD: cost(0.125)}, err: errReset},
+		{"reported", attemptScript{texts: []string{"a"}, usage: &polyloop.Usage{InputTokens: 10, OutputTokens: 1, CostUSD: cost(0.125)}, err: errReset()},
 			polyloop.Usage{InputTokens: 20, OutputTokens: 6, CostUSD: cost(0.375)}},
-		{"reported, cost unknown", attemptScript{texts: []string{"a"}, usage: &polyloop.Usage{InputTokens: 10}, err: errReset},
+		{"reported, cost unknown", attemptScript{texts: []string{"a"}, usage: &polyloop.Usage{InputTokens: 10}, err: errReset()},
 			polyloop.Usage{InputTokens: 20, OutputTokens: 5}},
-		{"billed, not reported", attemptScript{texts: []string{"a"}, err: errReset},
+		{"billed, not reported", attemptScript{texts: []string{"a"}, err: errReset()},
 			polyloop.Usage{InputTokens: 10, OutputTokens: 5, TokensUnknown: true}},
-		{"nothing consumed", attemptScript{err: errReset}, ok.Usage},
+		{"nothing consumed", attemptScript{err: errReset()}, ok.Usage},
 	} {
 		reply, err := streamCaller().Stream(context.Background(), polyloop.ModelParams{Retries: 1}, func(polyloop.Delta) {},
 			scriptedSend(tc.first, attemptScript{reply: ok}))
@@ -172,7 +175,7 @@ func TestStreamCancelled(t *testing.T) {
 	send := func(ctx context.Context, x *Exchange) (polyloop.ModelReply, error) {
 		x.Emit(polyloop.Delta{Text: "a"})
 		cancel()
-		return polyloop.ModelReply{}, errReset
+		return polyloop.ModelReply{}, errReset()
 	}
 	_, err := streamCaller().Stream(ctx, polyloop.ModelParams{Retries: 3}, got.add, send)
 	if !errors.Is(err, context.Canceled) {
