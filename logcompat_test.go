@@ -61,21 +61,7 @@ func TestLogFormat10StillResumes(t *testing.T) {
 	if step6 < 0 || reflect.DeepEqual(today, then) {
 		t.Fatal("the stored 1.0 log is not the one this test expects")
 	}
-	ctx := context.Background()
-	for k := 1; k < len(old.Records); k++ {
-		store := memstore.New()
-		store.Put("ref", old.Records[:k])
-		res, err := newRunner(referenceScript(), store, newTestExec()).Resume(ctx, "ref", equivalenceAgent())
-		if err != nil {
-			t.Fatalf("resume of the 1.0 prefix of %d records: %v", k, err)
-		}
-		if res.StopReason != polyloop.StopCompleted {
-			t.Fatalf("prefix %d: %+v", k, res)
-		}
-		got, _ := store.ReadLog(ctx, "ref")
-		if !reflect.DeepEqual(got.Records[:k], old.Records[:k]) {
-			t.Fatalf("prefix %d: the stored records changed", k)
-		}
+	resumeEveryPrefix(t, old, func(k int, got polyloop.RunLog) {
 		h, want := polyloop.History(got), today
 		if k > step6 {
 			want = then
@@ -83,7 +69,7 @@ func TestLogFormat10StillResumes(t *testing.T) {
 		if !reflect.DeepEqual(h, want) {
 			t.Fatalf("prefix %d: history after resuming differs from a run started today:\n%s", k, historyDiff(h, want))
 		}
-	}
+	})
 }
 
 func historyDiff(got, want []polyloop.Message) string {
@@ -132,21 +118,7 @@ func TestLogFormat11StillResumes(t *testing.T) {
 	if h := polyloop.History(old); !reflect.DeepEqual(h, today) {
 		t.Fatalf("history of the 1.1 log differs from a run started today:\n%s", historyDiff(h, today))
 	}
-	ctx := context.Background()
-	for k := 1; k < len(old.Records); k++ {
-		store := memstore.New()
-		store.Put("ref", old.Records[:k])
-		res, err := newRunner(referenceScript(), store, newTestExec()).Resume(ctx, "ref", equivalenceAgent())
-		if err != nil {
-			t.Fatalf("resume of the 1.1 prefix of %d records: %v", k, err)
-		}
-		if res.StopReason != polyloop.StopCompleted {
-			t.Fatalf("prefix %d: %+v", k, res)
-		}
-		got, _ := store.ReadLog(ctx, "ref")
-		if !reflect.DeepEqual(got.Records[:k], old.Records[:k]) {
-			t.Fatalf("prefix %d: the stored records changed", k)
-		}
+	resumeEveryPrefix(t, old, func(k int, got polyloop.RunLog) {
 		for _, r := range got.Records[k:] {
 			if in, ok := r.Body.(*polyloop.ActionIntent); ok && in.ToolCall != 0 {
 				t.Fatalf("prefix %d: the resumed 1.1 run wrote an intent referring to tool call %d: %+v", k, in.ToolCall, in)
@@ -170,7 +142,39 @@ func TestLogFormat11StillResumes(t *testing.T) {
 		if h := polyloop.History(back); !reflect.DeepEqual(h, today) {
 			t.Fatalf("prefix %d: history of the resumed log, read back, differs from a run started today:\n%s", k, historyDiff(h, today))
 		}
+	})
+}
+
+// resumeEveryPrefix resumes every proper prefix of the stored log old to
+// its end, checks that the stored records are kept as they were and that
+// the run completes, and hands each resumed log to check.
+func resumeEveryPrefix(t *testing.T, old polyloop.RunLog, check func(k int, got polyloop.RunLog)) {
+	t.Helper()
+	ctx := context.Background()
+	for k := 1; k < len(old.Records); k++ {
+		store := memstore.New()
+		store.Put("ref", old.Records[:k])
+		res, err := newRunner(referenceScript(), store, newTestExec()).Resume(ctx, "ref", equivalenceAgent())
+		if err != nil {
+			t.Fatalf("resume of the prefix of %d records (format %s): %v", k, logFormatOf(old), err)
+		}
+		if res.StopReason != polyloop.StopCompleted {
+			t.Fatalf("prefix %d: %+v", k, res)
+		}
+		got, _ := store.ReadLog(ctx, "ref")
+		if !reflect.DeepEqual(got.Records[:k], old.Records[:k]) {
+			t.Fatalf("prefix %d: the stored records changed", k)
+		}
+		check(k, got)
 	}
+}
+
+// logFormatOf is the format version a log says it was started with.
+func logFormatOf(l polyloop.RunLog) string {
+	if rs := l.Started(); rs != nil && rs.LogVersion != "" {
+		return rs.LogVersion
+	}
+	return "1.0"
 }
 
 // A run started today refers to its tool calls: as a durable store encodes
