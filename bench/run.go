@@ -121,7 +121,7 @@ func describeStore(ctx context.Context, spec storeSpec, dir string) (StoreInfo, 
 			fs = " (" + fs + ")"
 		}
 		return StoreInfo{Name: kindSQLite, Settings: "sqlitestore (modernc.org/sqlite, pure Go): WAL, synchronous=FULL, " +
-			"group commit (one writer, MaxBatch 256); a fresh file per measurement in " + dir + fs}, nil
+			"group commit (the caller of an Append leads its batch, MaxBatch 256); a fresh file per measurement in " + dir + fs}, nil
 	case kindPostgres:
 		s, err := pgSettings(ctx, spec.dsn)
 		if err != nil {
