@@ -53,23 +53,6 @@ func (a *app) show(ctx context.Context, id string, asJSON, full bool) error {
 	return nil
 }
 
-// loadTrajectory reads a run's log and its children.
-func loadTrajectory(ctx context.Context, st store, id string) (*trajectory, error) {
-	log, err := st.ReadLog(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if log.Empty() {
-		return nil, notFound(st, id)
-	}
-	log.RunID = id
-	t := buildTrajectory(log)
-	if t.Children, err = st.ListRuns(ctx, polyloop.RunFilter{ParentRunID: id}); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
 // showWriter prints a trajectory as text.
 type showWriter struct {
 	w     io.Writer

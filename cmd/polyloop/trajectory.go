@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"errors"
+
 	"github.com/polyloop/polyloop"
 	traj "github.com/polyloop/polyloop/internal/trajectory"
 )
@@ -19,3 +22,13 @@ type (
 
 // buildTrajectory folds a log into a trajectory.
 func buildTrajectory(log polyloop.RunLog) *trajectory { return traj.Build(log) }
+
+// loadTrajectory reads a run's log and its children (trajectory.Load),
+// with the CLI's message for a run the store does not hold.
+func loadTrajectory(ctx context.Context, st store, id string) (*trajectory, error) {
+	t, err := traj.Load(ctx, st, id)
+	if errors.Is(err, polyloop.ErrRunNotFound) {
+		return nil, notFound(st, id)
+	}
+	return t, err
+}
