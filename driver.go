@@ -155,12 +155,14 @@ func (d *driver) write(ctx context.Context, recs []Record) error {
 	return nil
 }
 
-// nothingWritten reports whether the invocation that returned err is known
-// to have written nothing: no Append was attempted, or the only one was
-// refused for the log's limits (ErrJSONLimit: EncodeBatch refuses a batch
-// before anything of it is written, see the Store contract).
-func (d *driver) nothingWritten(err error) bool {
-	return d.appends == 0 || (d.appends == 1 && errors.Is(err, ErrJSONLimit))
+// nothingWritten reports whether the invocation is known to have written
+// nothing: no Append was attempted, or the only one failed and was refused
+// for the log's limits (ErrJSONLimit: EncodeBatch refuses a batch before
+// anything of it is written, see the Store contract). It asks the failed
+// Append, not the invocation's error, which may wrap a limit error of its
+// own (a decision beyond the limits) after the first write landed.
+func (d *driver) nothingWritten() bool {
+	return d.appends == 0 || (d.appends == 1 && d.broken != nil && errors.Is(d.broken, ErrJSONLimit))
 }
 
 func (d *driver) emit(ctx context.Context, recs []Record) {

@@ -82,7 +82,7 @@ func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string,
 	d.memory = agent.Memory
 	res, err := held.result(d.run(ctx))
 	if err != nil {
-		if d.nothingWritten(err) {
+		if d.nothingWritten() {
 			err = errors.Join(err, ErrRunNotStarted)
 		}
 		return RunResult{RunID: newID}, err

@@ -98,7 +98,7 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	d.memory = agent.Memory
 	res, err := held.result(d.run(ctx))
 	if err != nil {
-		if d.nothingWritten(err) {
+		if d.nothingWritten() {
 			err = errors.Join(err, ErrRunNotStarted)
 		}
 		return RunResult{RunID: runID}, err
