@@ -36,3 +36,27 @@ func TestStartedRunWithALimitErrorIsStarted(t *testing.T) {
 		t.Fatalf("err = %v with %d records stored: the run had started", err, store.Len())
 	}
 }
+
+// A new run that takes a dead holder's lease and is cancelled before its
+// first model call writes nothing: the take-over alone is no fact of the
+// run (nothing of it happened), so the run is not started.
+func TestCancelledStartAfterTakeOverWritesNothing(t *testing.T) {
+	store := memstore.New()
+	dead := takeLease(t, store, "fresh", "tok-dead")
+	store.AbandonLease(dead)
+	ctx, cancel := context.WithCancel(context.Background())
+	// Cancelled when Run reads the log, after it took the lease.
+	_, err := newRunner(scriptmodel.New(scriptmodel.Reply("a")), cancelOnRead{store, cancel}, newTestExec()).Run(ctx, "fresh", testAgent(), polyloop.Task{Input: "t"})
+	if !errors.Is(err, polyloop.ErrRunNotStarted) || store.Len() != 0 {
+		l, _ := store.ReadLog(context.Background(), "fresh")
+		t.Fatalf("err = %v, %d records (%v): want ErrRunNotStarted and nothing written", err, store.Len(), kindsOf(l))
+	}
+}
+
+func kindsOf(l polyloop.RunLog) []polyloop.RecordKind {
+	var ks []polyloop.RecordKind
+	for _, r := range l.Records {
+		ks = append(ks, r.Kind())
+	}
+	return ks
+}

@@ -113,7 +113,9 @@ type ready struct {
 
 // facts are the records of a ready that are facts of what happened: its
 // records without the intents at their end, or nil when no fact remains (a
-// run_started or config_override alone: nothing happened yet). A driver
+// run_started or config_override alone: nothing happened yet; a
+// lease_takeover beside the run_started of a new run is no fact of the run
+// either). A driver
 // that stops before the effect — its context was cancelled — writes these
 // and no intent: nothing new starts.
 func (rd ready) facts() []Record {
@@ -126,9 +128,14 @@ func (rd ready) facts() []Record {
 		}
 		break
 	}
+	fresh := len(recs) > 0 && recs[0].Kind() == KindRunStarted
 	for _, r := range recs {
 		switch r.Body.(type) {
 		case *RunStarted, *ConfigOverride:
+		case *LeaseTakeover:
+			if !fresh {
+				return recs
+			}
 		default:
 			return recs
 		}
