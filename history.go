@@ -9,15 +9,7 @@ package polyloop
 // The same log always yields the same history, byte for byte, whether or not
 // the run was resumed. A log that breaks the grammar yields the history of
 // the records before the break.
-func History(log RunLog) []Message {
-	st := &logState{runID: log.RunID}
-	for i := range log.Records {
-		if st.apply(log.Records[i]) != nil {
-			break
-		}
-	}
-	return st.hist.msgs
-}
+func History(log RunLog) []Message { return foldPrefix(log).hist.msgs }
 
 type historyBuilder struct {
 	msgs []Message
