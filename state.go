@@ -33,6 +33,9 @@ type logState struct {
 	next    int64 // the seq the next record must carry
 	phase   phase
 	started *RunStarted
+	// refsToolCalls: the run's action intents refer to their tool calls
+	// (started with log format 1.2 or later; see refersToToolCalls).
+	refsToolCalls bool
 
 	snap  Snapshot
 	hash  string
@@ -485,6 +488,7 @@ func (st *logState) fold(body RecordBody) {
 	switch b := body.(type) {
 	case *RunStarted:
 		st.started, st.phase = b, phaseIdle
+		st.refsToolCalls = atLeastMinor(b.LogVersion, 2)
 		st.setSnapshot(b.Snapshot, b.SnapshotHash)
 		st.hist.start(b.Snapshot)
 		if b.ForkedFrom != nil {

@@ -119,9 +119,7 @@ func ResolveToolCall(log []Record, r Record) Record {
 // tool calls (ActionIntent.ToolCall): in a run started with log format 1.2
 // or later. A run an older library started keeps its actions in its
 // intents, so that such a library can still continue it.
-func (st *logState) refersToToolCalls() bool {
-	return st.started != nil && atLeastMinor(st.started.LogVersion, 2)
-}
+func (st *logState) refersToToolCalls() bool { return st.refsToolCalls }
 
 // atLeastMinor reports whether the log format version v ("1.2"; "" is
 // "1.0") is 1.minor or later.
