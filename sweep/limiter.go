@@ -179,15 +179,44 @@ type limitedModel struct {
 // Complete implements polyloop.ModelClient. A cancellation while it waits
 // for the gate passes through, as the contract asks.
 func (m *limitedModel) Complete(ctx context.Context, req polyloop.ModelRequest) (polyloop.ModelReply, error) {
+	return m.through(ctx, func() (polyloop.ModelReply, error) { return m.inner.Complete(ctx, req) })
+}
+
+// through makes one call through the gate: it waits for a slot, makes the
+// call, and lets the gate see how it ended (a cancellation is not the
+// provider's answer).
+func (m *limitedModel) through(ctx context.Context, call func() (polyloop.ModelReply, error)) (polyloop.ModelReply, error) {
 	if err := m.gate.acquire(ctx); err != nil {
 		return polyloop.ModelReply{}, err
 	}
 	defer m.gate.release()
-	reply, err := m.inner.Complete(ctx, req)
+	reply, err := call()
 	if ctx.Err() == nil || err == nil {
 		m.gate.observe(err)
 	}
 	return reply, err
+}
+
+// streamingLimitedModel is a limitedModel over a client that streams: the
+// runner streams through it as it would through the client itself.
+type streamingLimitedModel struct {
+	*limitedModel
+	inner polyloop.StreamingModelClient
+}
+
+// Stream implements polyloop.StreamingModelClient, through the gate.
+func (m streamingLimitedModel) Stream(ctx context.Context, req polyloop.ModelRequest, deltas func(polyloop.Delta)) (polyloop.ModelReply, error) {
+	return m.through(ctx, func() (polyloop.ModelReply, error) { return m.inner.Stream(ctx, req, deltas) })
+}
+
+// limit wraps a model client in its provider's gate, keeping its ability
+// to stream.
+func limit(inner polyloop.ModelClient, g *gate) polyloop.ModelClient {
+	m := &limitedModel{inner: inner, gate: g}
+	if sc, ok := inner.(polyloop.StreamingModelClient); ok {
+		return streamingLimitedModel{limitedModel: m, inner: sc}
+	}
+	return m
 }
 
 // Describe implements polyloop.Describer: the wrapped client's identity.
@@ -200,6 +229,7 @@ func (m *limitedModel) KnowsCost(p polyloop.ModelParams) bool {
 }
 
 var (
-	_ polyloop.Describer    = (*limitedModel)(nil)
-	_ polyloop.CostReporter = (*limitedModel)(nil)
+	_ polyloop.Describer            = (*limitedModel)(nil)
+	_ polyloop.CostReporter         = (*limitedModel)(nil)
+	_ polyloop.StreamingModelClient = streamingLimitedModel{}
 )

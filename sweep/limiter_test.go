@@ -144,3 +144,42 @@ func TestRateLimitedSweepSlowsDown(t *testing.T) {
 		t.Errorf("%d rate-limit events, %d retries", evs.count(EventRateLimited), evs.count(EventRetryScheduled))
 	}
 }
+
+// streamModel streams one delta, then answers "ok".
+type streamModel struct{ calls atomic.Int64 }
+
+func (m *streamModel) Complete(context.Context, polyloop.ModelRequest) (polyloop.ModelReply, error) {
+	m.calls.Add(1)
+	return polyloop.ModelReply{Text: "ok"}, nil
+}
+
+func (m *streamModel) Stream(ctx context.Context, req polyloop.ModelRequest, deltas func(polyloop.Delta)) (polyloop.ModelReply, error) {
+	deltas(polyloop.Delta{Text: "o"})
+	return m.Complete(ctx, req)
+}
+
+// The gate keeps a client's ability to stream, and a streamed call goes
+// through the gate like any other (a paused provider holds it back).
+func TestLimitKeepsStreaming(t *testing.T) {
+	t.Parallel()
+	g := newGate("p", ProviderLimit{}, Backoff{}, nil)
+	if _, ok := limit(&faultModel{}, g).(polyloop.StreamingModelClient); ok {
+		t.Error("a client that does not stream streams through the gate")
+	}
+	m := &streamModel{}
+	sc, ok := limit(m, g).(polyloop.StreamingModelClient)
+	if !ok {
+		t.Fatal("a streaming client does not stream through the gate")
+	}
+	var got []polyloop.Delta
+	req := polyloop.ModelRequest{RunID: "s.a.t.e1.a1", Step: 1}
+	if _, err := sc.Stream(context.Background(), req, func(d polyloop.Delta) { got = append(got, d) }); err != nil || len(got) != 1 || m.calls.Load() != 1 {
+		t.Fatalf("stream: %v, deltas %v, %d calls", err, got, m.calls.Load())
+	}
+	g.until = time.Now().Add(time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := sc.Stream(ctx, req, func(polyloop.Delta) {}); !errors.Is(err, context.Canceled) || m.calls.Load() != 1 {
+		t.Errorf("a paused provider: %v, %d calls", err, m.calls.Load())
+	}
+}

@@ -90,7 +90,7 @@ func (s *Sweep) prepare(a *Agent) error {
 		g = newGate(key, s.def.Providers[key], s.def.RateLimit, s.rateLimited)
 		s.gates[key] = g
 	}
-	a.model = &limitedModel{inner: a.Model, gate: g}
+	a.model = limit(a.Model, g)
 	return nil
 }
 
