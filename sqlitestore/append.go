@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -66,7 +67,11 @@ func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Re
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sqlitestore: append to run %q: %w", runID, err)
 	}
-	return s.submit(ctx, req)
+	err = s.submit(ctx, req)
+	if errors.Is(err, polyloop.ErrSeqConflict) {
+		s.stats.conflicts.Add(1) // once, whichever path the batch took
+	}
+	return err
 }
 
 // newRequest checks that the records have consecutive seqs and encodes

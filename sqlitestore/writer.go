@@ -134,7 +134,6 @@ func (w *batchWriter) apply(r *request) error {
 		if err != nil && !errors.Is(err, polyloop.ErrSeqConflict) {
 			err = fmt.Errorf("%w: %w", errFastPath, err)
 		}
-		w.count(err)
 		return err
 	}
 	if _, err := w.tx.ExecContext(w.ctx, "SAVEPOINT append"); err != nil {
@@ -149,14 +148,7 @@ func (w *batchWriter) apply(r *request) error {
 	if _, rerr := w.tx.ExecContext(w.ctx, "RELEASE append"); rerr != nil && err == nil {
 		err = interpretError("release savepoint", rerr)
 	}
-	w.count(err)
 	return err
-}
-
-func (w *batchWriter) count(err error) {
-	if errors.Is(err, polyloop.ErrSeqConflict) {
-		w.s.stats.conflicts.Add(1)
-	}
 }
 
 // write applies one request: an Append's records, or a ledger write.

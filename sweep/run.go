@@ -119,15 +119,14 @@ type scheduler struct {
 	once    sync.Once
 	pending sync.WaitGroup // items created and not yet settled, and the producer
 
-	mu       sync.Mutex
-	p        Progress
-	doneNow  int
-	errs     []RunError
-	fatal    error
-	timers   map[*time.Timer]struct{}
-	stopped  bool
-	evMu     sync.Mutex // serializes Events
-	progress *time.Ticker
+	mu      sync.Mutex
+	p       Progress
+	doneNow int
+	errs    []RunError
+	fatal   error
+	timers  map[*time.Timer]struct{}
+	stopped bool
+	evMu    sync.Mutex // serializes Events
 }
 
 func newScheduler(s *Sweep, opts RunOptions, total int) *scheduler {
@@ -256,7 +255,7 @@ var errHalted = errors.New("sweep: halted")
 func (sc *scheduler) dispatch(ctx context.Context, it item) error {
 	switch it.d.step {
 	case stepDone:
-		sc.settle(it.d.state.Entry, it.d.state.Run.StopReason, true)
+		sc.settle(it.d.state.Run.StopReason, true)
 		return nil
 	case stepChanged:
 		sc.count(func(p *Progress) { p.Changed++ })
@@ -319,7 +318,7 @@ func (sc *scheduler) runItem(ctx context.Context, it item) {
 		sc.retry(item{d: decision{step: stepStart, state: stateOf(*out.Next)}, t: it.t}, out.Delay)
 		return
 	}
-	sc.settle(e, out.Result.StopReason, false)
+	sc.settle(out.Result.StopReason, false)
 }
 
 // finished accounts for a finished run and its scores.
@@ -413,7 +412,7 @@ func (sc *scheduler) retry(it item, delay time.Duration) {
 
 // settle counts an outcome settled; before says it was so before this
 // invocation.
-func (sc *scheduler) settle(e ledgerEntry, reason polyloop.StopReason, before bool) {
+func (sc *scheduler) settle(reason polyloop.StopReason, before bool) {
 	sc.mu.Lock()
 	sc.p.Done++
 	sc.p.StopReasons[reason]++

@@ -2,9 +2,7 @@ package storetest
 
 import (
 	"context"
-	"fmt"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
@@ -112,91 +110,5 @@ func sameSummary(t testing.TB, name string, got, want polyloop.RunSummary) {
 	got.StartedAt, got.UpdatedAt = want.StartedAt, want.UpdatedAt
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: summary\n got  %+v\n want %+v", name, got, want)
-	}
-}
-
-// ListOrder checks the order of ListRuns, which both SQL stores share:
-// runs without a start time (no RunStarted) first, then by start time, ties
-// broken by run id compared byte by byte (whatever the database's
-// collation), and Limit applied after ordering; Descending reverses it and
-// After pages through it. s must hold no other run.
-func ListOrder(t *testing.T, ctx context.Context, s polyloop.Store) {
-	t.Helper()
-	lister, ok := s.(polyloop.RunLister)
-	if !ok {
-		t.Skip("store does not implement polyloop.RunLister")
-	}
-	// Byte order puts upper case before '_' before lower case; a
-	// linguistic collation would not.
-	want := []string{"Y-upper", "x-lower", "zzz-early", "Banana", "_under", "apple", "AAA-late"}
-	logs := map[string][]polyloop.Record{}
-	for _, id := range want {
-		recs := []polyloop.Record{Started(id, "order"), Intent(1, 1)}
-		switch id {
-		case "Y-upper", "x-lower": // a log that does not begin with RunStarted
-			recs = []polyloop.Record{Intent(0, 1)}
-		case "zzz-early":
-			recs[0].At = base.Add(-time.Hour)
-		case "AAA-late":
-			recs[0].At = base.Add(time.Hour)
-		}
-		mustAppend(t, ctx, s, id, recs...)
-		logs[id] = recs
-	}
-	for _, limit := range []int{0, 3} {
-		got, err := lister.ListRuns(ctx, polyloop.RunFilter{Limit: limit})
-		if err != nil {
-			t.Fatalf("ListRuns: %v", err)
-		}
-		w := want
-		if limit > 0 {
-			w = want[:limit]
-		}
-		if len(got) != len(w) {
-			t.Fatalf("limit %d: %d runs, want %d", limit, len(got), len(w))
-		}
-		for i, id := range w {
-			var sum polyloop.RunSummary
-			for _, r := range logs[id] {
-				sum.Apply(r)
-			}
-			sum.RunID = id
-			sameSummary(t, fmt.Sprintf("limit %d, run %d", limit, i), got[i], sum)
-		}
-	}
-	listPages(t, ctx, lister, want)
-}
-
-// listPages pages through every run, in both orders and with several page
-// sizes, each page's After the last position of the one before: the pages
-// together are the whole listing, in order, each run once.
-func listPages(t *testing.T, ctx context.Context, lister polyloop.RunLister, want []string) {
-	t.Helper()
-	for _, desc := range []bool{false, true} {
-		w := slices.Clone(want)
-		if desc {
-			slices.Reverse(w)
-		}
-		for _, size := range []int{1, 2, 3, len(want)} {
-			var got []string
-			var after *polyloop.RunPosition
-			for pages := 0; pages <= len(want); pages++ {
-				page, err := lister.ListRuns(ctx, polyloop.RunFilter{Limit: size, Descending: desc, After: after})
-				if err != nil {
-					t.Fatalf("ListRuns: %v", err)
-				}
-				for _, r := range page {
-					got = append(got, r.RunID)
-				}
-				if len(page) < size {
-					break
-				}
-				p := page[len(page)-1].Position()
-				after = &p
-			}
-			if !slices.Equal(got, w) {
-				t.Fatalf("descending %v, pages of %d: %q, want %q", desc, size, got, w)
-			}
-		}
 	}
 }
