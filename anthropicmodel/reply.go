@@ -1,6 +1,7 @@
 package anthropicmodel
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -19,10 +20,7 @@ var errNoContent = errors.New("the response is not a message: it has no content"
 // the request named. A body that is not a message is a *ResponseError
 // carrying the usage it reports, if any.
 func (c *Client) reply(msg *anthropic.Message, x *provider.Exchange, requested string) (polyloop.ModelReply, error) {
-	model := string(msg.Model)
-	if model == "" {
-		model = requested
-	}
+	model := cmp.Or(string(msg.Model), requested)
 	if !msg.JSON.Content.Valid() {
 		e := &ResponseError{StatusCode: x.Status(), RequestID: x.RequestID(), Err: errNoContent}
 		if msg.JSON.Usage.Valid() {

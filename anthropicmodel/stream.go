@@ -1,6 +1,7 @@
 package anthropicmodel
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -49,7 +50,7 @@ func (c *Client) streamAttempt(ctx context.Context, x *provider.Exchange, params
 		}
 		switch ev.Type {
 		case "message_start", "message_delta":
-			x.Report(c.usage(msg.Usage, modelOr(string(msg.Model), string(params.Model))))
+			x.Report(c.usage(msg.Usage, cmp.Or(string(msg.Model), string(params.Model))))
 		case "message_stop":
 			stopped = true
 		}
@@ -110,11 +111,4 @@ func (c *Client) streamError(x *provider.Exchange, err error) error {
 		return c.p.EventError(x, []byte(apiErr.RawJSON()))
 	}
 	return c.p.Classify(x, err)
-}
-
-func modelOr(model, requested string) string {
-	if model == "" {
-		return requested
-	}
-	return model
 }

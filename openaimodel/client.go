@@ -3,8 +3,6 @@ package openaimodel
 import (
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -116,12 +114,7 @@ func (c *Client) defaults() error {
 // isOpenAI reports whether baseURL is OpenAI's own API: empty (the default)
 // or on the host of DefaultBaseURL.
 func isOpenAI(baseURL string) bool {
-	if baseURL == "" {
-		return true
-	}
-	u, err := url.Parse(baseURL)
-	def, _ := url.Parse(DefaultBaseURL)
-	return err == nil && strings.EqualFold(u.Hostname(), def.Hostname())
+	return baseURL == "" || provider.SameHost(baseURL, DefaultBaseURL)
 }
 
 // String describes the client without its key.

@@ -1,6 +1,7 @@
 package openaimodel
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -30,10 +31,7 @@ func (c *Client) reply(resp *openai.ChatCompletion, x *provider.Exchange, reques
 // convert is reply with the completion's usage given apart (nil: none
 // reported), as a stream reports it in a chunk of its own.
 func (c *Client) convert(resp *openai.ChatCompletion, x *provider.Exchange, requested, callID string, usage *openai.CompletionUsage) (polyloop.ModelReply, error) {
-	model := resp.Model
-	if model == "" {
-		model = requested
-	}
+	model := cmp.Or(resp.Model, requested)
 	if len(resp.Choices) == 0 {
 		e := &ResponseError{StatusCode: x.Status(), RequestID: x.RequestID(), Err: errNoChoices}
 		if usage != nil {

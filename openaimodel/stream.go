@@ -1,6 +1,7 @@
 package openaimodel
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -57,7 +58,7 @@ func (c *Client) streamAttempt(ctx context.Context, x *provider.Exchange, params
 		if chunk.JSON.Usage.Valid() {
 			u := chunk.Usage
 			usage = &u
-			x.Report(c.usage(u, modelOr(chunk.Model, string(params.Model))))
+			x.Report(c.usage(u, cmp.Or(chunk.Model, string(params.Model))))
 		}
 		for _, ch := range chunk.Choices {
 			if ch.Index == 0 {
@@ -99,11 +100,4 @@ func (c *Client) streamError(x *provider.Exchange, err error) error {
 		return c.p.EventError(x, se.Event.Data)
 	}
 	return c.p.Classify(x, err)
-}
-
-func modelOr(model, requested string) string {
-	if model == "" {
-		return requested
-	}
-	return model
 }
