@@ -89,7 +89,7 @@ func (a *app) fork(parent context.Context, src string, f forkFlags) error {
 		return a.runFailed(st, id, f.agent, err, in)
 	}
 	fmt.Fprintf(a.stderr, "run %s: forked from %s at step %d\n", id, src, f.atStep)
-	return a.report(res, f.json)
+	return a.report(res, f.agent, f.json)
 }
 
 type replayFlags struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -213,13 +214,9 @@ func deadline(g polyloop.PendingGate) string {
 }
 
 // reportSuspended says what a suspended run waits for and how to go on.
-func (a *app) reportSuspended(res polyloop.RunResult) error {
+func (a *app) reportSuspended(res polyloop.RunResult, agentPath string) error {
 	printGates(a.stdout, res.RunID, res.Suspended)
-	agent := a.agentPath
-	if agent == "" {
-		agent = "AGENT.yaml"
-	}
-	resume := fmt.Sprintf("polyloop resume %s --agent %s%s", res.RunID, agent, a.storeFlag())
+	resume := a.resumeCommand(res.RunID, cmp.Or(agentPath, "AGENT.yaml"))
 	if len(res.Suspended.Approvals) > 0 {
 		fmt.Fprintf(a.stdout, "answer with: polyloop approve %s ACTION --allow|--deny%s; then %s\n", res.RunID, a.storeFlag(), resume)
 	}

@@ -93,7 +93,7 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 		printPlan(a.stderr, plan)
 		fin := log.Finished()
 		return a.report(polyloop.RunResult{RunID: id, StopReason: fin.StopReason, FinalAnswer: fin.FinalAnswer,
-			Totals: fin.Totals, Plan: &plan, Records: log.NextSeq()}, f.json)
+			Totals: fin.Totals, Plan: &plan, Records: log.NextSeq()}, f.agent, f.json)
 	}
 	if f.agent == "" {
 		return fmt.Errorf("run %s is unfinished (%s): --agent AGENT.yaml is required to resume it, since the stored snapshot names the executor (%s) but cannot rebuild it", id, plan.Action, log.Started().Snapshot.Executor.Name)
@@ -125,6 +125,5 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 		return a.runFailed(st, id, f.agent, err, in)
 	}
 	printPlan(a.stderr, *res.Plan)
-	a.agentPath = f.agent
-	return a.report(res, f.json)
+	return a.report(res, f.agent, f.json)
 }

@@ -126,8 +126,7 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 	if err != nil {
 		return a.runFailed(st, id, agentPath, err, in)
 	}
-	a.agentPath = agentPath
-	return a.report(res, f.json)
+	return a.report(res, agentPath, f.json)
 }
 
 // runFailed turns a Run or Resume error into the command's outcome. An
@@ -158,13 +157,15 @@ func (a *app) storeFlag() string {
 }
 
 // report prints a finished run's result and gives its exit code.
-func (a *app) report(res polyloop.RunResult, asJSON bool) error {
+// report prints a run's result; agentPath is the agent file to resume it
+// with.
+func (a *app) report(res polyloop.RunResult, agentPath string, asJSON bool) error {
 	if asJSON {
 		if err := writeJSON(a.stdout, res); err != nil {
 			return err
 		}
 	} else if res.Suspended != nil {
-		return a.reportSuspended(res)
+		return a.reportSuspended(res, agentPath)
 	} else {
 		fmt.Fprintf(a.stdout, "run %s: %s after %d steps\n", res.RunID, res.StopReason, res.Totals.Steps)
 		if res.FinalAnswer != "" {

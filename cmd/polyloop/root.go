@@ -20,9 +20,6 @@ type app struct {
 	store          string
 	// storeGiven is set when --store is on the command line.
 	storeGiven bool
-	// agentPath is the agent file of the run or resume under way, for the
-	// commands it prints.
-	agentPath string
 }
 
 const exitCodesHelp = `Exit codes:
