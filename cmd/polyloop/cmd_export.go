@@ -40,12 +40,9 @@ func (a *app) export(ctx context.Context, ids []string, all bool) error {
 		}
 	}
 	for _, id := range ids {
-		log, err := st.ReadLog(ctx, id)
+		log, err := readRun(ctx, st, id)
 		if err != nil {
 			return err
-		}
-		if log.Empty() {
-			return notFound(st, id)
 		}
 		b, err := polyloop.EncodeRecords(log.Records)
 		if err != nil {

@@ -147,14 +147,10 @@ func (a *app) replay(parent context.Context, src string, f replayFlags) error {
 		return err
 	}
 	defer st.Close()
-	log, err := st.ReadLog(ctx, src)
+	log, err := readRun(ctx, st, src)
 	if err != nil {
 		return err
 	}
-	if log.Empty() {
-		return fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, src)
-	}
-	log.RunID = src
 	id, again, err := a.replayID(ctx, st, f.id)
 	if err != nil {
 		return err
@@ -242,13 +238,9 @@ func (a *app) diff(ctx context.Context, ida, idb string, f diffFlags) error {
 	defer st.Close()
 	var logs [2]polyloop.RunLog
 	for i, id := range []string{ida, idb} {
-		if logs[i], err = st.ReadLog(ctx, id); err != nil {
+		if logs[i], err = readRun(ctx, st, id); err != nil {
 			return err
 		}
-		if logs[i].Empty() {
-			return fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
-		}
-		logs[i].RunID = id
 	}
 	d := polyloop.DiffRuns(logs[0], logs[1])
 	if f.json {

@@ -93,14 +93,10 @@ func defaultUser() string {
 
 // pendingGates reads a run's log and returns what its open step waits for.
 func pendingGates(ctx context.Context, st store, id string) (*polyloop.Suspension, error) {
-	log, err := st.ReadLog(ctx, id)
+	log, err := readRun(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}
-	if log.Empty() {
-		return nil, fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
-	}
-	log.RunID = id
 	if f := log.Finished(); f != nil {
 		return nil, fmt.Errorf("run %s finished (%s): nothing waits for an answer", id, f.StopReason)
 	}

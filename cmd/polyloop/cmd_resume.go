@@ -77,14 +77,10 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 		return err
 	}
 	defer st.Close()
-	log, err := st.ReadLog(ctx, id)
+	log, err := readRun(ctx, st, id)
 	if err != nil {
 		return err
 	}
-	if log.Empty() {
-		return notFound(st, id)
-	}
-	log.RunID = id
 	plan, err := polyloop.PlanResume(log)
 	if err != nil {
 		return err

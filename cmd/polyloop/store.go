@@ -118,6 +118,20 @@ func notFound(st store, id string) error {
 	return fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
 }
 
+// readRun reads a run's log, with its RunID set; a run the store does not
+// hold is notFound's error.
+func readRun(ctx context.Context, st store, id string) (polyloop.RunLog, error) {
+	log, err := st.ReadLog(ctx, id)
+	if err != nil {
+		return polyloop.RunLog{}, err
+	}
+	if log.Empty() {
+		return polyloop.RunLog{}, notFound(st, id)
+	}
+	log.RunID = id
+	return log, nil
+}
+
 // noRuns says that a listing found no runs, and where it looked.
 func noRuns(st store) string {
 	if s, ok := st.(*absentStore); ok {
