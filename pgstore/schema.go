@@ -15,6 +15,8 @@ const SchemaVersion = 8
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
+// Released: 1 and 2 (the first cut). 3 onwards were ordered as they landed
+// together, before any release.
 var migrations = []string{
 	// 1: records and run summaries. Times are Unix nanoseconds, as the
 	// records carry them (timestamptz would cut them to microseconds).

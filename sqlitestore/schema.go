@@ -8,7 +8,9 @@ import (
 
 // migrations[i] takes the schema from version i to version i+1. The version
 // is kept in SQLite's user_version. Never edit a migration once released:
-// add a new one.
+// add a new one. Released: 1 (the first cut). 2 onwards were ordered as
+// they landed together, before any release, so their numbers never changed
+// under a database in use.
 var migrations = []string{
 	// 1: records and run summaries.
 	`CREATE TABLE records (
