@@ -13,9 +13,6 @@ import (
 const (
 	maxNameLen   = 64
 	maxNamesList = 10
-	// maxBadActions bounds the invalid elements of an array that feedback
-	// lists.
-	maxBadActions = 8
 )
 
 // formatHint ends the feedback of failures that suggest the model did not
@@ -72,21 +69,12 @@ type badAction struct {
 // not valid actions: none runs, and each invalid element is named, up to a
 // bound.
 func badActions(n int, bad []badAction) polyloop.Invalid {
-	var b strings.Builder
-	verb := "is"
-	if len(bad) > 1 {
-		verb = "are"
-	}
-	fmt.Fprintf(&b, "None of the %d actions of your JSON array was run: %d of them %s invalid.", n, len(bad), verb)
+	lines := make([]string, len(bad))
 	for i, a := range bad {
-		if i == maxBadActions {
-			fmt.Fprintf(&b, "\n… and %d more invalid actions.", len(bad)-i)
-			break
-		}
-		fmt.Fprintf(&b, "\nAction %d: %s", a.index+1, a.feedback)
+		lines[i] = fmt.Sprintf("Action %d: %s", a.index+1, a.feedback)
 	}
-	b.WriteString("\nSend the array again, corrected.")
-	return polyloop.Invalid{Feedback: b.String()}
+	head := fmt.Sprintf("None of the %d actions of your JSON array was run: %d of them %s invalid.", n, len(bad), feedback.IsAre(len(bad)))
+	return polyloop.Invalid{Feedback: feedback.List(head, lines, "actions", "Send the array again, corrected.")}
 }
 
 func notUTF8() polyloop.Invalid {

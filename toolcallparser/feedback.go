@@ -13,8 +13,6 @@ import (
 const (
 	maxNameLen   = 64
 	maxNamesList = 8
-	// maxBadCalls bounds the invalid calls of a reply that feedback lists.
-	maxBadCalls = 8
 )
 
 func noCall() polyloop.Invalid {
@@ -50,25 +48,16 @@ type badCall struct {
 // badCalls is the feedback of a reply of n calls some of which are
 // invalid: none runs, and each invalid call is named, up to a bound.
 func badCalls(n int, bad []badCall) polyloop.Invalid {
-	var b strings.Builder
-	verb := "is"
-	if len(bad) > 1 {
-		verb = "are"
-	}
-	fmt.Fprintf(&b, "None of the %d tool calls of your reply was run: %d of them %s invalid.", n, len(bad), verb)
+	lines := make([]string, len(bad))
 	for i, c := range bad {
-		if i == maxBadCalls {
-			fmt.Fprintf(&b, "\n… and %d more invalid calls.", len(bad)-i)
-			break
-		}
 		id := ""
 		if c.id != "" {
 			id = " (id " + quoteName(c.id) + ")"
 		}
-		fmt.Fprintf(&b, "\nCall %d%s: %s", c.index+1, id, c.feedback)
+		lines[i] = fmt.Sprintf("Call %d%s: %s", c.index+1, id, c.feedback)
 	}
-	fmt.Fprintf(&b, "\nSend all %d calls again, corrected.", n)
-	return polyloop.Invalid{Feedback: b.String()}
+	head := fmt.Sprintf("None of the %d tool calls of your reply was run: %d of them %s invalid.", n, len(bad), feedback.IsAre(len(bad)))
+	return polyloop.Invalid{Feedback: feedback.List(head, lines, "calls", fmt.Sprintf("Send all %d calls again, corrected.", n))}
 }
 
 func plural(n int, word string) string {

@@ -1,9 +1,14 @@
 // Package feedback holds what the parsers' feedback texts share where they
 // repeat the model's own output: names cut to a bound on a rune boundary,
-// quoted, and the kind of a JSON value named as a person would.
+// quoted, the kind of a JSON value named as a person would, and the
+// bounded list of a reply's invalid items.
 package feedback
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Cut returns s cut to at most n bytes on a rune boundary, and whether it
 // was cut.
@@ -57,4 +62,33 @@ func JSONKind(v []byte) string {
 		return "null"
 	}
 	return "number"
+}
+
+// MaxListed bounds the invalid items (actions of an array, calls of a
+// reply) a parser's feedback lists one by one.
+const MaxListed = 8
+
+// IsAre is the verb for n items: "is" for one, "are" for more.
+func IsAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// List is the feedback on a reply some of whose items are invalid, so
+// that none runs: head, one line per invalid item up to MaxListed, then
+// "… and N more invalid <noun>." for the rest, then tail.
+func List(head string, bad []string, noun, tail string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for i, line := range bad {
+		if i == MaxListed {
+			fmt.Fprintf(&b, "\n… and %d more invalid %s.", len(bad)-i, noun)
+			break
+		}
+		b.WriteString("\n" + line)
+	}
+	b.WriteString("\n" + tail)
+	return b.String()
 }
