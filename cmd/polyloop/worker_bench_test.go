@@ -39,7 +39,7 @@ const (
 
 func init() {
 	if dsn := os.Getenv(benchChildEnv); dsn != "" {
-		resolveSweep = func(_ context.Context, _ sweep.Store, name string) (*sweep.Sweep, func(), error) {
+		resolveSweep = func(_ context.Context, _ sweep.Store, name string, _ int) (*sweep.Sweep, func(), error) {
 			s, err := benchSweep(name)
 			return s, func() {}, err
 		}
