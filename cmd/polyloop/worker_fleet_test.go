@@ -185,10 +185,10 @@ func startFleetChild(t testing.TB, dsn string) *fleetChild {
 }
 
 // startChild starts this test binary with env added: a child process.
-func startChild(t testing.TB, env string) *fleetChild {
+func startChild(t testing.TB, env ...string) *fleetChild {
 	c := &fleetChild{done: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	c.cmd.Env = append(os.Environ(), env)
+	c.cmd.Env = append(os.Environ(), env...)
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)

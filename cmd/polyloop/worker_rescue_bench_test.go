@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/polyloop/polyloop/pgstore"
+	"github.com/polyloop/polyloop/sweepqueue"
+)
+
+// The worker benchmark with kills (issue 36): how long a run whose worker
+// was killed waits before it runs again. Two worker processes (this test
+// binary as polyloop worker, benchConcurrency jobs each, slices of
+// rescueSlice, rescued rescueAfter after a job's start) take a sweep of
+// rescueRuns runs of rescueSteps noop actions and an answer (benchLatency a
+// model call: half a second a run), enough for the surviving worker to have
+// new runs waiting long after the rescue. Once both workers have run jobs
+// for rescueKillAfter, the first is killed with SIGKILL; the jobs it held
+// are rescued by River (its rescuer runs every 30 s) and run again by the
+// survivor. From River's table, for each rescued job: the time of its
+// rescue (the rescuer's error entry) and of its next execution (its last
+// attempt's start: a rescued run takes one slice). Reported, in seconds:
+// the medians from the kill to the rescue and to the pickup, the largest
+// pickup, and the median and largest wait from rescue to pickup, which
+// design 0043 bounds by one slice plus River's scheduler interval (5 s)
+// and its first retry backoff (1 s). docs/performance.md has the figures.
+//
+//	go test -run '^$' -bench WorkerRescue -benchtime 1x ./cmd/polyloop
+const (
+	rescueRuns      = 1000
+	rescueSteps     = 9
+	rescueSlice     = 5 * time.Second
+	rescueAfter     = 7 * time.Second
+	rescueKillAfter = 3 * time.Second
+)
+
+// rescued is one job the killed worker held.
+type rescued struct{ rescue, pickup time.Time }
+
+func BenchmarkWorkerRescue(b *testing.B) {
+	dsn := fleetDatabase(b)
+	ctx := context.Background()
+	store, err := pgstore.Open(ctx, dsn, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	q, err := sweepqueue.Open(ctx, dsn, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	flags := fmt.Sprintf("%s=--slice %s --job-timeout %s --rescue-after %s", benchFlagsEnv, rescueSlice, rescueAfter-time.Second, rescueAfter)
+	var toRescue, toPickup, waits []time.Duration
+	for i := range b.N {
+		children := []*fleetChild{startChild(b, benchChildEnv+"="+dsn, flags), startChild(b, benchChildEnv+"="+dsn, flags)}
+		for _, c := range children {
+			for deadline := time.Now().Add(20 * time.Second); !strings.Contains(c.out.String(), "taking jobs"); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					b.Fatalf("a worker did not start:\n%s", c.out.String())
+				}
+			}
+		}
+		s, err := benchSweepOf(fmt.Sprintf("rescue%d", i), rescueRuns, rescueSteps)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res, err := q.Enqueue(ctx, s, store); err != nil || res.Inserted != rescueRuns {
+			b.Fatalf("Enqueue = %+v, %v", res, err)
+		}
+		time.Sleep(rescueKillAfter)
+		children[0].cmd.Process.Signal(syscall.SIGKILL)
+		<-children[0].done
+		killed := time.Now()
+		for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			st, err := q.Status(ctx, sweepqueue.StatusOptions{Sweep: s.Name()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if st.Pending() == 0 {
+				if st.States["completed"] != rescueRuns {
+					b.Fatalf("states %v", st.States)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("jobs left after 10 min: %v", st.States)
+			}
+		}
+		jobs := rescuedJobs(b, pool, s.Name())
+		if len(jobs) == 0 {
+			b.Fatalf("no job was rescued: the killed worker held none")
+		}
+		for _, j := range jobs {
+			toRescue = append(toRescue, j.rescue.Sub(killed))
+			toPickup = append(toPickup, j.pickup.Sub(killed))
+			waits = append(waits, j.pickup.Sub(j.rescue))
+		}
+		children[1].cmd.Process.Signal(syscall.SIGTERM)
+		<-children[1].done
+	}
+	b.ReportMetric(float64(len(waits))/float64(b.N), "rescued/op")
+	b.ReportMetric(median(toRescue).Seconds(), "kill-to-rescue-s")
+	b.ReportMetric(median(toPickup).Seconds(), "kill-to-pickup-s")
+	b.ReportMetric(slices.Max(toPickup).Seconds(), "kill-to-pickup-max-s")
+	b.ReportMetric(median(waits).Seconds(), "rescue-to-pickup-s")
+	b.ReportMetric(slices.Max(waits).Seconds(), "rescue-to-pickup-max-s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// rescuedJobs are the jobs of sweep name that River's rescuer retried:
+// when it did, and when their last attempt started.
+func rescuedJobs(b *testing.B, pool *pgxpool.Pool, name string) []rescued {
+	rows, err := pool.Query(context.Background(), `SELECT (e->>'at')::timestamptz, j.attempted_at
+		FROM polyloop_river.river_job j, unnest(j.errors) e
+		WHERE j.args->>'sweep' = $1 AND e->>'error' = 'Stuck job rescued by JobRescuer'`, name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	var out []rescued
+	for rows.Next() {
+		var r rescued
+		if err := rows.Scan(&r.rescue, &r.pickup); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
