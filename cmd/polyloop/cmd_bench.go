@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/polyloop/polyloop/bench"
@@ -91,6 +92,13 @@ func (a *app) bench(parent context.Context, cmd *cobra.Command, f benchFlags) er
 		return a.benchPeers(ctx, f, interrupted)
 	}
 	rep, err := bench.Run(ctx, bench.Options{Stores: f.stores, Steps: f.steps, Reps: f.reps, Progress: a.stderr})
+	return a.benchOutcome(rep, err, f.json, interrupted)
+}
+
+// benchOutcome prints a benchmark's report (as JSON with asJSON), or
+// returns its error: an interruption's exit code when the benchmark was
+// interrupted.
+func (a *app) benchOutcome(rep interface{ WriteText(io.Writer) error }, err error, asJSON bool, interrupted func() bool) error {
 	if err != nil {
 		if interrupted() {
 			fmt.Fprintln(a.stderr, "interrupted")
@@ -98,7 +106,7 @@ func (a *app) bench(parent context.Context, cmd *cobra.Command, f benchFlags) er
 		}
 		return err
 	}
-	if f.json {
+	if asJSON {
 		return writeJSON(a.stdout, rep)
 	}
 	return rep.WriteText(a.stdout)
@@ -113,17 +121,7 @@ func (a *app) benchSweep(ctx context.Context, f benchFlags, interrupted func() b
 		return fmt.Errorf("--sweep-runs must not be negative")
 	}
 	rep, err := bench.RunSweep(ctx, bench.SweepOptions{Runs: f.sweepRuns, Reps: f.reps, Progress: a.stderr})
-	if err != nil {
-		if interrupted() {
-			fmt.Fprintln(a.stderr, "interrupted")
-			return &exitErr{code: exitInterrupted}
-		}
-		return err
-	}
-	if f.json {
-		return writeJSON(a.stdout, rep)
-	}
-	return rep.WriteText(a.stdout)
+	return a.benchOutcome(rep, err, f.json, interrupted)
 }
 
 // benchPeers compares PolyLoop with the peers of a peers program.
@@ -132,15 +130,5 @@ func (a *app) benchPeers(ctx context.Context, f benchFlags, interrupted func() b
 		return fmt.Errorf("--sweep-runs is for --sweep")
 	}
 	rep, err := bench.RunPeers(ctx, bench.PeerOptions{Program: f.peers, Stores: f.stores, Steps: f.steps, Reps: f.reps, Progress: a.stderr})
-	if err != nil {
-		if interrupted() {
-			fmt.Fprintln(a.stderr, "interrupted")
-			return &exitErr{code: exitInterrupted}
-		}
-		return err
-	}
-	if f.json {
-		return writeJSON(a.stdout, rep)
-	}
-	return rep.WriteText(a.stdout)
+	return a.benchOutcome(rep, err, f.json, interrupted)
 }

@@ -116,22 +116,30 @@ func BenchmarkWorkers(b *testing.B) {
 	}
 }
 
-func benchWorkers(b *testing.B, processes int) {
+// benchQueue is a database of the benchmark's own, its store and its
+// queue, closed when the benchmark ends.
+func benchQueue(b *testing.B) (string, *pgstore.Store, *sweepqueue.Queue) {
 	dsn := fleetDatabase(b)
 	ctx := context.Background()
 	store, err := pgstore.Open(ctx, dsn, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer store.Close()
+	b.Cleanup(func() { store.Close() })
 	q, err := sweepqueue.Open(ctx, dsn, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer q.Close()
+	b.Cleanup(func() { q.Close() })
+	return dsn, store, q
+}
+
+// startWorkers starts n worker processes of the queue at dsn, with env
+// added, and waits until each takes jobs.
+func startWorkers(b *testing.B, dsn string, n int, env ...string) []*fleetChild {
 	var children []*fleetChild
-	for range processes {
-		children = append(children, startChild(b, benchChildEnv+"="+dsn))
+	for range n {
+		children = append(children, startChild(b, append([]string{benchChildEnv + "=" + dsn}, env...)...))
 	}
 	for _, c := range children {
 		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(c.out.String(), "taking jobs"); time.Sleep(10 * time.Millisecond) {
@@ -140,6 +148,13 @@ func benchWorkers(b *testing.B, processes int) {
 			}
 		}
 	}
+	return children
+}
+
+func benchWorkers(b *testing.B, processes int) {
+	dsn, store, q := benchQueue(b)
+	ctx := context.Background()
+	children := startWorkers(b, dsn, processes)
 	var elapsed time.Duration
 	b.ResetTimer()
 	for i := range b.N {

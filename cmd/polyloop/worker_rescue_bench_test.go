@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/polyloop/polyloop/pgstore"
 	"github.com/polyloop/polyloop/sweepqueue"
 )
 
@@ -44,18 +42,8 @@ const (
 type rescued struct{ rescue, pickup time.Time }
 
 func BenchmarkWorkerRescue(b *testing.B) {
-	dsn := fleetDatabase(b)
+	dsn, store, q := benchQueue(b)
 	ctx := context.Background()
-	store, err := pgstore.Open(ctx, dsn, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	q, err := sweepqueue.Open(ctx, dsn, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer q.Close()
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		b.Fatal(err)
@@ -64,14 +52,7 @@ func BenchmarkWorkerRescue(b *testing.B) {
 	flags := fmt.Sprintf("%s=--slice %s --job-timeout %s --rescue-after %s", benchFlagsEnv, rescueSlice, rescueAfter-time.Second, rescueAfter)
 	var toRescue, toPickup, waits []time.Duration
 	for i := range b.N {
-		children := []*fleetChild{startChild(b, benchChildEnv+"="+dsn, flags), startChild(b, benchChildEnv+"="+dsn, flags)}
-		for _, c := range children {
-			for deadline := time.Now().Add(20 * time.Second); !strings.Contains(c.out.String(), "taking jobs"); time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					b.Fatalf("a worker did not start:\n%s", c.out.String())
-				}
-			}
-		}
+		children := startWorkers(b, dsn, 2, flags)
 		s, err := benchSweepOf(fmt.Sprintf("rescue%d", i), rescueRuns, rescueSteps)
 		if err != nil {
 			b.Fatal(err)
