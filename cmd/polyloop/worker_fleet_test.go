@@ -302,7 +302,7 @@ func TestWorkerFleet(t *testing.T) {
 }
 
 // workerID is the id a worker printed when it started.
-func workerID(t *testing.T, c *fleetChild) string {
+func workerID(t testing.TB, c *fleetChild) string {
 	m := regexp.MustCompile(`worker (\S+): taking jobs`).FindStringSubmatch(c.out.String())
 	if m == nil {
 		t.Fatalf("the worker did not say its id:\n%s", c.out.String())
