@@ -175,7 +175,7 @@ func fleetDatabase(t testing.TB) string {
 // fleetChild is a worker process.
 type fleetChild struct {
 	cmd  *exec.Cmd
-	out  bytes.Buffer
+	out  syncBuffer
 	done chan struct{}
 	code int
 }
