@@ -115,11 +115,13 @@ func (b *builder) model() (polyloop.ModelClient, error) {
 		return b.script()
 	case "openai":
 		return b.remote("OPENAI_API_KEY", func(key string) (polyloop.ModelClient, error) {
-			return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model, Prices: b.priceTable()})
+			return openaimodel.New(openaimodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model, Prices: b.priceTable(),
+				Connections: b.opts.connections()})
 		})
 	case "anthropic":
 		return b.remote("ANTHROPIC_API_KEY", func(key string) (polyloop.ModelClient, error) {
-			return anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model, Prices: b.priceTable()})
+			return anthropicmodel.New(anthropicmodel.Options{APIKey: key, BaseURL: m.BaseURL, Model: m.Model, Prices: b.priceTable(),
+				Connections: b.opts.connections()})
 		})
 	}
 	return nil, b.loc.errorAt(path{"model", "provider"}, fmt.Sprintf("provider %s is not available in this build of polyloop", m.Provider))

@@ -17,6 +17,19 @@ type Options struct {
 	Getenv func(string) string
 	// ShellDir, when set, replaces tools.shell.dir.
 	ShellDir string
+	// Connections is how many model calls the Config's remote model client
+	// will have under way at once — 1 for one run, a sweep's concurrency
+	// (bounded by its provider's max_connections) for a sweep's agent —:
+	// its HTTP pool keeps that many connections for reuse
+	// (openaimodel.Options.Connections). Zero: the client's default.
+	Connections int
+}
+
+func (o *Options) connections() int {
+	if o == nil {
+		return 0
+	}
+	return o.Connections
 }
 
 func (o *Options) getenv(k string) string {

@@ -17,6 +17,10 @@ const DefaultBaseURL = "https://api.openai.com/v1/"
 // DefaultTimeout bounds one attempt when Options.Timeout is zero.
 const DefaultTimeout = provider.DefaultTimeout
 
+// DefaultConnections is the connections the client keeps open when
+// Options.Connections is zero.
+const DefaultConnections = provider.DefaultConnections
+
 // Options configure a Client. The zero value talks to OpenAI with the key
 // from OPENAI_API_KEY.
 type Options struct {
@@ -39,9 +43,16 @@ type Options struct {
 	// history does not answer (see the package doc). Empty:
 	// DefaultUnansweredToolResult. The model sees it, so Describe reports it.
 	UnansweredToolResult string
-	// HTTPClient sends the requests. Nil: a client on
-	// http.DefaultTransport.
+	// HTTPClient sends the requests. Nil: a client on a transport of its
+	// own whose pool keeps Connections idle connections to the server, and
+	// that offers HTTP/2 over TLS.
 	HTTPClient *http.Client
+	// Connections is how many calls the client has under way at once in
+	// normal use (a sweep's concurrency, bounded by its provider's
+	// max_connections): the pool keeps that many connections open for
+	// reuse. It bounds nothing: a burst of more calls opens more. Zero:
+	// DefaultConnections. Ignored with HTTPClient.
+	Connections int
 	// Timeout bounds one attempt: zero means DefaultTimeout, negative means
 	// no bound besides the call's context.
 	Timeout time.Duration
@@ -85,7 +96,7 @@ func New(opts Options) (*Client, error) {
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = provider.HTTPClient(opts.Connections)
 	}
 	c.sdk = openai.NewClient(
 		option.WithBaseURL(c.p.BaseURL),

@@ -23,7 +23,7 @@ var harness = providertest.Harness[pkg]{
 		if err != nil {
 			return nil, err
 		}
-		c, err := New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient,
+		c, err := New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient, Connections: o.Connections,
 			Prices: prices})
 		if err != nil {
 			return nil, err
@@ -31,7 +31,7 @@ var harness = providertest.Harness[pkg]{
 		return c, nil
 	},
 	NewDefault: func(o providertest.Options) (providertest.Client, error) {
-		return New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient, Prices: o.Prices})
+		return New(Options{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, Timeout: o.Timeout, HTTPClient: o.HTTPClient, Connections: o.Connections, Prices: o.Prices})
 	},
 	PriceTable:      PriceTableVersion,
 	OK:              response{Status: 200, Fixture: "text.json", SSE: "text.sse"},

@@ -36,8 +36,15 @@ var Kinds = []string{"exact", "includes", "regex", "numeric", "command", "model"
 
 // Options change how Load builds a sweep.
 type Options struct {
-	// Agent is passed to agentfile.Load for every agent file.
+	// Agent is passed to agentfile.Load for every agent file, with its
+	// Connections set for each (see Concurrency).
 	Agent *agentfile.Options
+	// Concurrency is how many runs the sweep will run at once, when it is
+	// not the file's (polyloop sweep --concurrency, a worker's
+	// --concurrency). It sizes each agent's model client: its HTTP pool
+	// keeps that many connections, or its provider's max_connections when
+	// lower (agentfile.Options.Connections).
+	Concurrency int
 }
 
 // Loaded is a sweep file loaded: the sweep, ready to run, and the agent
@@ -161,10 +168,12 @@ func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
 // agent loads one agent file.
 func (l *Loaded) agent(ctx context.Context, path string, f *File, opts *Options) (*sweep.Agent, error) {
-	var aopts *agentfile.Options
-	if opts != nil {
-		aopts = opts.Agent
+	checked, err := agentfile.Check(path)
+	if err != nil {
+		return nil, err
 	}
+	provider := providerKey(checked.Model, f.Providers)
+	aopts := agentOptions(opts, connections(f, opts, f.Providers[provider]))
 	cfg, err := agentfile.Load(ctx, path, aopts)
 	if err != nil {
 		return nil, err
@@ -175,13 +184,44 @@ func (l *Loaded) agent(ctx context.Context, path string, f *File, opts *Options)
 		return nil, err
 	}
 	o, _ := json.Marshal(origin{File: absPath(path), Source: string(src)})
-	provider := cfg.File.Model.Provider
-	if u := cfg.File.Model.BaseURL; u != "" {
-		if _, ok := f.Providers[u]; ok {
-			provider = u
-		}
-	}
 	return &sweep.Agent{Agent: cfg.Agent, Model: cfg.Model, Parser: cfg.Parser, Executor: cfg.Executor, Provider: provider, Origin: o}, nil
+}
+
+// providerKey is the key of the providers section that bounds an agent's
+// calls: its model.base_url when the section names it, else its provider.
+func providerKey(m agentfile.ModelSpec, providers map[string]ProviderSpec) string {
+	if _, ok := providers[m.BaseURL]; ok && m.BaseURL != "" {
+		return m.BaseURL
+	}
+	return m.Provider
+}
+
+// connections is how many model calls of one agent are under way at once:
+// the runs at once (opts.Concurrency, else the file's, else the sweep's
+// default), or the provider's max_connections when lower.
+func connections(f *File, opts *Options, p ProviderSpec) int {
+	n := f.Concurrency
+	if opts != nil && opts.Concurrency > 0 {
+		n = opts.Concurrency
+	}
+	if n <= 0 {
+		n = sweep.DefaultConcurrency
+	}
+	if p.MaxConnections > 0 {
+		n = min(n, p.MaxConnections)
+	}
+	return n
+}
+
+// agentOptions are the options of agentfile.Load for an agent whose
+// client has n calls under way at once.
+func agentOptions(opts *Options, n int) *agentfile.Options {
+	var o agentfile.Options
+	if opts != nil && opts.Agent != nil {
+		o = *opts.Agent
+	}
+	o.Connections = n
+	return &o
 }
 
 // scorer builds one scorer.

@@ -1,6 +1,8 @@
 package sweepqueue
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -38,8 +40,35 @@ var liveStates = []rivertype.JobState{
 	rivertype.JobStateRunning, rivertype.JobStateScheduled,
 }
 
+// The priorities of the jobs (River takes the jobs of priority 1 first,
+// then by scheduled time). A job whose run has started has
+// PriorityStarted: a worker raises its job to it at the first execution,
+// and River keeps it through its rescue of a dead worker's job, its
+// retries and the snoozes at a slice's end; the job of a retried run's next
+// attempt, and of a run already started when its sweep is enqueued again,
+// are inserted with it. So a run taken back from a dead worker, or
+// retried, goes ahead of the runs that have not started, instead of
+// waiting behind every one of them (design 0043).
+const (
+	PriorityStarted = 1
+	PriorityNew     = 2
+)
+
 // insertOpts are the options of every job; at, when not zero, schedules it.
-func insertOpts(at time.Time) *river.InsertOpts {
-	return &river.InsertOpts{Queue: QueueName, MaxAttempts: MaxAttempts, ScheduledAt: at,
+func insertOpts(at time.Time, priority int) *river.InsertOpts {
+	return &river.InsertOpts{Queue: QueueName, MaxAttempts: MaxAttempts, ScheduledAt: at, Priority: priority,
 		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: liveStates}}
+}
+
+// raise gives a job PriorityStarted, unless it has it: River hands it out
+// running, and its rescue, retries and snoozes keep the priority.
+func (q *Queue) raise(ctx context.Context, job *rivertype.JobRow) error {
+	if job.Priority == PriorityStarted {
+		return nil
+	}
+	_, err := q.pool.Exec(ctx, `UPDATE `+q.table()+` SET priority = $1 WHERE id = $2`, PriorityStarted, job.ID)
+	if err != nil {
+		return fmt.Errorf("sweepqueue: raise job %d to priority %d: %w", job.ID, PriorityStarted, err)
+	}
+	return nil
 }

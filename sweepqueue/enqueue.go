@@ -48,7 +48,11 @@ func (q *Queue) Enqueue(ctx context.Context, s *sweep.Sweep, store sweep.Store) 
 		return err
 	}
 	err := s.Pending(ctx, store, func(st ledger.State) error {
-		batch = append(batch, river.InsertManyParams{Args: RunArgs{Sweep: s.Name(), RunID: st.RunID}, InsertOpts: insertOpts(time.Time{})})
+		priority := PriorityNew
+		if st.Run != nil {
+			priority = PriorityStarted
+		}
+		batch = append(batch, river.InsertManyParams{Args: RunArgs{Sweep: s.Name(), RunID: st.RunID}, InsertOpts: insertOpts(time.Time{}, priority)})
 		if len(batch) == insertBatch {
 			return flush()
 		}

@@ -98,3 +98,69 @@ func TestWorkerLiveRescue(t *testing.T) {
 		t.Fatalf("the run: %+v, %v", runs, err)
 	}
 }
+
+// A run taken back from its worker goes ahead of the runs not started:
+// the first worker drives t1 (its job raised to PriorityStarted) and holds
+// it; River hands t1's job out again (as its rescuer does for a dead
+// worker's: state and scheduled time change, the priority stays); a second
+// worker, with one slot, takes t1's job first — not t2's or t3's, which
+// were scheduled earlier, at the enqueue, but have not started.
+func TestRescuedRunGoesFirst(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	watch := &callWatch{}
+	gate := make(chan struct{})
+	released := false
+	release := func() {
+		if !released {
+			close(gate)
+			released = true
+		}
+	}
+	defer release()
+	s := newSweep(t, "first", 3, &stepModel{steps: 4, watch: watch, gate: gate}, sweep.RetryPolicy{})
+	if _, err := f.q.Enqueue(ctx, s, f.store); err != nil {
+		t.Fatal(err)
+	}
+	runID := func(task string) string {
+		return sweep.RunID(sweep.CoordID("first", agentHash(t, f, "first"), task, 1), 1)
+	}
+	f.startWorker(t, s, nil, WorkerOptions{ID: "first", Concurrency: 1, Slice: time.Minute, HeldDelay: 40 * time.Millisecond})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if calls, _ := watch.count(runID("t1")); calls >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first worker did not drive t1")
+		}
+	}
+	priorities := map[string]int{}
+	for _, task := range []string{"t1", "t2", "t3"} {
+		var p int
+		if err := f.q.pool.QueryRow(ctx, `SELECT priority FROM `+f.q.table()+` WHERE args->>'run_id' = $1`, runID(task)).Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		priorities[task] = p
+	}
+	if priorities["t1"] != PriorityStarted || priorities["t2"] != PriorityNew || priorities["t3"] != PriorityNew {
+		t.Fatalf("priorities %v: want t1 (started) %d, the others %d", priorities, PriorityStarted, PriorityNew)
+	}
+	tag, err := f.q.pool.Exec(ctx, `UPDATE `+f.q.table()+` SET state = 'available', scheduled_at = now() WHERE args->>'run_id' = $1 AND state = 'running'`, runID("t1"))
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("handing t1's job out again: %v, %d rows", err, tag.RowsAffected())
+	}
+	var second events
+	f.startWorker(t, s, &second, WorkerOptions{ID: "second", Concurrency: 1, Slice: time.Minute, HeldDelay: 40 * time.Millisecond})
+	// t1's execution meets the first worker's lease and ends at once; t2's
+	// or t3's would wait at the gate.
+	for deadline := time.Now().Add(5 * time.Second); len(second.list()) == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	}
+	release()
+	f.waitSettled(t, 30*time.Second)
+	if evs := second.list(); len(evs) == 0 || evs[0].RunID != runID("t1") {
+		t.Fatalf("the second worker's executions: %+v; want t1's first, the rescued run", evs)
+	}
+	if calls, overlaps := watch.count(runID("t1")); overlaps != 0 || calls != 5 {
+		t.Fatalf("t1: %d model calls, %d overlapping; want 5, none", calls, overlaps)
+	}
+}

@@ -230,12 +230,18 @@ type runWorker struct {
 	w *Worker
 }
 
-// Work executes one slice of the job's run and maps its outcome (Judge).
+// Work raises the job to PriorityStarted, executes one slice of its run
+// and maps its outcome (Judge). A failure to raise the job is retried
+// without running the slice.
 func (rw *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	w := rw.w
 	start := time.Now()
-	out, err := w.execute(ctx, job.Args)
-	v := Judge(out, err, Policy{Attempt: job.Attempt, FailAttempts: w.opts.FailAttempts, HeldDelay: w.opts.HeldDelay})
+	out, err := sweep.Outcome{}, w.q.raise(ctx, job.JobRow)
+	v := Verdict{Action: Retry, Err: err, Reason: fmt.Sprint(err)}
+	if err == nil {
+		out, err = w.execute(ctx, job.Args)
+		v = Judge(out, err, Policy{Attempt: job.Attempt, FailAttempts: w.opts.FailAttempts, HeldDelay: w.opts.HeldDelay})
+	}
 	ret := w.apply(ctx, job, out, &v)
 	if w.opts.Events != nil {
 		ev := Event{At: time.Now(), JobID: job.ID, RunID: job.Args.RunID, Sweep: job.Args.Sweep, Attempt: job.Attempt, Verdict: v,
@@ -335,7 +341,7 @@ func (w *Worker) completeNext(ctx context.Context, job *river.Job[RunArgs], out 
 	}
 	defer tx.Rollback(ctx)
 	next := RunArgs{Sweep: job.Args.Sweep, RunID: out.Next.RunID}
-	if _, err := w.client.InsertTx(ctx, tx, next, insertOpts(time.Now().Add(out.Delay))); err != nil {
+	if _, err := w.client.InsertTx(ctx, tx, next, insertOpts(time.Now().Add(out.Delay), PriorityStarted)); err != nil {
 		return fmt.Errorf("sweepqueue: insert the job of %s: %w", next.RunID, err)
 	}
 	if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/polyloop/polyloop/bench"
@@ -21,6 +22,8 @@ type benchFlags struct {
 	// sweep runs the sweep benchmark instead, of sweepRuns runs.
 	sweep     bool
 	sweepRuns int
+	// peers, when set, is the peers program: PolyLoop beside the peers.
+	peers string
 }
 
 func newBenchCmd(a *app) *cobra.Command {
@@ -44,7 +47,15 @@ peak RSS are measured in child processes of this binary.
 steps each, whose scripted model takes 20 ms a call, 64 runs at a time, on a
 fresh SQLite file (--sweep-runs sets the number of runs); its wall time is
 judged against the latency-bound ideal (at most 1.2 times it), and the child
-process's peak RSS is reported.`,
+process's peak RSS is reported.
+
+--peers PROGRAM compares PolyLoop with other agent runtimes instead: PROGRAM
+is built from the module bench/peers of PolyLoop's repository (cd bench/peers
+&& go build -o peers .); it runs W once per process on PolyLoop, CloudWeGo
+Eino (in memory) or DBOS Transact (SQLite, PostgreSQL). For each --store and
+each peer that keeps runs there, runs of PolyLoop and of the peer alternate,
+and the report gives each figure (time, CPU and allocations per step, bytes
+stored, peak RSS) for both, and their ratio pair by pair.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.bench(cmd.Context(), cmd, f)
@@ -56,6 +67,7 @@ process's peak RSS is reported.`,
 	c.Flags().IntVar(&f.reps, "reps", 0, fmt.Sprintf("repetitions of each figure (default %d)", bench.DefaultReps))
 	c.Flags().BoolVar(&f.sweep, "sweep", false, "run the sweep benchmark (SQLite) instead")
 	c.Flags().IntVar(&f.sweepRuns, "sweep-runs", 0, fmt.Sprintf("runs of the sweep benchmark (default %d)", bench.DefaultSweepRuns))
+	c.Flags().StringVar(&f.peers, "peers", "", "compare PolyLoop with the peers this program runs (built from bench/peers)")
 	return c
 }
 
@@ -70,10 +82,23 @@ func (a *app) bench(parent context.Context, cmd *cobra.Command, f benchFlags) er
 	}
 	ctx, interrupted, stop := interruptible(parent)
 	defer stop()
+	if f.sweep && f.peers != "" {
+		return fmt.Errorf("--sweep and --peers are two benchmarks: give one")
+	}
 	if f.sweep {
 		return a.benchSweep(ctx, f, interrupted)
 	}
+	if f.peers != "" {
+		return a.benchPeers(ctx, f, interrupted)
+	}
 	rep, err := bench.Run(ctx, bench.Options{Stores: f.stores, Steps: f.steps, Reps: f.reps, Progress: a.stderr})
+	return a.benchOutcome(rep, err, f.json, interrupted)
+}
+
+// benchOutcome prints a benchmark's report (as JSON with asJSON), or
+// returns its error: an interruption's exit code when the benchmark was
+// interrupted.
+func (a *app) benchOutcome(rep interface{ WriteText(io.Writer) error }, err error, asJSON bool, interrupted func() bool) error {
 	if err != nil {
 		if interrupted() {
 			fmt.Fprintln(a.stderr, "interrupted")
@@ -81,7 +106,7 @@ func (a *app) bench(parent context.Context, cmd *cobra.Command, f benchFlags) er
 		}
 		return err
 	}
-	if f.json {
+	if asJSON {
 		return writeJSON(a.stdout, rep)
 	}
 	return rep.WriteText(a.stdout)
@@ -96,15 +121,14 @@ func (a *app) benchSweep(ctx context.Context, f benchFlags, interrupted func() b
 		return fmt.Errorf("--sweep-runs must not be negative")
 	}
 	rep, err := bench.RunSweep(ctx, bench.SweepOptions{Runs: f.sweepRuns, Reps: f.reps, Progress: a.stderr})
-	if err != nil {
-		if interrupted() {
-			fmt.Fprintln(a.stderr, "interrupted")
-			return &exitErr{code: exitInterrupted}
-		}
-		return err
+	return a.benchOutcome(rep, err, f.json, interrupted)
+}
+
+// benchPeers compares PolyLoop with the peers of a peers program.
+func (a *app) benchPeers(ctx context.Context, f benchFlags, interrupted func() bool) error {
+	if f.sweepRuns != 0 {
+		return fmt.Errorf("--sweep-runs is for --sweep")
 	}
-	if f.json {
-		return writeJSON(a.stdout, rep)
-	}
-	return rep.WriteText(a.stdout)
+	rep, err := bench.RunPeers(ctx, bench.PeerOptions{Program: f.peers, Stores: f.stores, Steps: f.steps, Reps: f.reps, Progress: a.stderr})
+	return a.benchOutcome(rep, err, f.json, interrupted)
 }

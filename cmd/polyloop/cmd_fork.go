@@ -60,7 +60,7 @@ func (a *app) fork(parent context.Context, src string, f forkFlags) error {
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	cfg, err := agentfile.Load(ctx, f.agent, nil)
+	cfg, err := agentfile.Load(ctx, f.agent, oneRun())
 	if err != nil {
 		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}
@@ -137,7 +137,7 @@ func (a *app) replay(parent context.Context, src string, f replayFlags) error {
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	cfg, err := agentfile.Load(ctx, f.agent, nil)
+	cfg, err := agentfile.Load(ctx, f.agent, oneRun())
 	if err != nil {
 		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}

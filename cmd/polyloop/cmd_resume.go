@@ -94,7 +94,7 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	if f.agent == "" {
 		return fmt.Errorf("run %s is unfinished (%s): --agent AGENT.yaml is required to resume it, since the stored snapshot names the executor (%s) but cannot rebuild it", id, plan.Action, log.Started().Snapshot.Executor.Name)
 	}
-	cfg, err := agentfile.Load(ctx, f.agent, nil)
+	cfg, err := agentfile.Load(ctx, f.agent, oneRun())
 	if err != nil {
 		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}

@@ -93,7 +93,7 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	cfg, err := agentfile.Load(ctx, agentPath, nil)
+	cfg, err := agentfile.Load(ctx, agentPath, oneRun())
 	if err != nil {
 		return a.loadFailed(agentPath, err, in.wasCanceled())
 	}

@@ -81,7 +81,7 @@ func (a *app) sweep(parent context.Context, path string, f sweepFlags) error {
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	l, err := sweepfile.Load(ctx, path, nil)
+	l, err := sweepfile.Load(ctx, path, &sweepfile.Options{Concurrency: f.concurrency})
 	if err != nil {
 		return a.loadFailed(path, err, in.wasCanceled())
 	}

@@ -102,7 +102,7 @@ func (a *app) worker(parent context.Context, f workerFlags) error {
 		}
 	}()
 	resolve := func(ctx context.Context, name string) (*sweep.Sweep, error) {
-		s, c, err := resolveSweep(ctx, store, name)
+		s, c, err := resolveSweep(ctx, store, name, f.concurrency)
 		if err != nil {
 			return nil, err
 		}

@@ -221,7 +221,7 @@ func withPolicy(log polyloop.RunLog, p polyloop.ReplayPolicy) polyloop.RunLog {
 
 func (a *app) demoResume(ctx context.Context, agentPath string, st *sqlitestore.Store) error {
 	fmt.Fprintf(a.stdout, "\n== 4. resume in this process\n")
-	cfg, err := agentfile.Load(ctx, agentPath, nil)
+	cfg, err := agentfile.Load(ctx, agentPath, oneRun())
 	if err != nil {
 		return err
 	}

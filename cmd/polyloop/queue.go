@@ -74,13 +74,14 @@ func readQueue(ctx context.Context, dsn string) (*sweepqueue.Queue, error) {
 	return q, nil
 }
 
-// resolveSweep rebuilds a sweep a job names, for a worker: its manifest in
-// the store's ledger names the sweep file (sweepfile.Reload checks that it
-// is still the same sweep). close releases what the sweep holds open. A
+// resolveSweep rebuilds a sweep a job names, for a worker running
+// concurrency jobs at once: its manifest in the store's ledger names the
+// sweep file (sweepfile.Reload checks that it is still the same sweep).
+// close releases what the sweep holds open. A
 // store failure is a *polyloop.PersistenceError (the job is retried); any
 // other error cancels the job.
 // Tests replace it.
-var resolveSweep = func(ctx context.Context, store sweep.Store, name string) (s *sweep.Sweep, close func(), err error) {
+var resolveSweep = func(ctx context.Context, store sweep.Store, name string, concurrency int) (s *sweep.Sweep, close func(), err error) {
 	m, err := sweep.ReadManifest(ctx, store, name)
 	if errors.Is(err, ledger.ErrNotFound) {
 		return nil, nil, fmt.Errorf("sweep %s: %w", name, err)
@@ -88,7 +89,7 @@ var resolveSweep = func(ctx context.Context, store sweep.Store, name string) (s 
 	if err != nil { // the store failed: the job is retried
 		return nil, nil, &polyloop.PersistenceError{Op: "read", Err: fmt.Errorf("the manifest of sweep %s: %w", name, err)}
 	}
-	l, err := sweepfile.Reload(ctx, m, nil)
+	l, err := sweepfile.Reload(ctx, m, &sweepfile.Options{Concurrency: concurrency})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -60,14 +60,14 @@ Start with "polyloop demo": offline, nothing to configure.
 	}
 	root.PersistentFlags().StringVar(&a.store, "store", def,
 		"where runs are stored: sqlite:PATH or a postgres:// DSN (default from $POLYLOOP_STORE)")
-	root.AddCommand(newDemoCmd(a), newRunCmd(a), newResumeCmd(a), newShowCmd(a), newLsCmd(a),
+	root.AddCommand(newDemoCmd(a), profiled(a, newRunCmd(a)), profiled(a, newResumeCmd(a)), newShowCmd(a), newLsCmd(a),
 		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newApproveCmd(a), newDeliverCmd(a),
 		newForkCmd(a), newReplayCmd(a), newDiffCmd(a), newVersionCmd(a), newViewCmd(a), newMemoryCmd(a),
-		newSweepCmd(a), newScoreCmd(a), newWorkerCmd(a), newWorkersCmd(a))
+		profiled(a, newSweepCmd(a)), newScoreCmd(a), profiled(a, newWorkerCmd(a)), newWorkersCmd(a))
 	root.Version = polyloop.LibraryVersion // enables --version
 	root.SetVersionTemplate(versionText(debug.ReadBuildInfo()))
 	if c := newBenchCmd(a); c != nil {
-		root.AddCommand(c)
+		root.AddCommand(profiled(a, c))
 	}
 	return root
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,23 +38,28 @@ const (
 	benchChildEnv    = "POLYLOOP_BENCH_WORKER"
 )
 
+// benchFlagsEnv holds the worker flags of a benchmark's worker process
+// besides --queue and --concurrency, separated by spaces.
+const benchFlagsEnv = "POLYLOOP_BENCH_WORKER_FLAGS"
+
 func init() {
 	if dsn := os.Getenv(benchChildEnv); dsn != "" {
-		resolveSweep = func(_ context.Context, _ sweep.Store, name string) (*sweep.Sweep, func(), error) {
-			s, err := benchSweep(name)
+		resolveSweep = func(_ context.Context, _ sweep.Store, name string, _ int) (*sweep.Sweep, func(), error) {
+			s, err := benchSweepNamed(name)
 			return s, func() {}, err
 		}
-		os.Exit(execute([]string{"worker", "--queue", dsn, "--concurrency", strconv.Itoa(benchConcurrency)}, nil, os.Stdout, os.Stderr))
+		args := append([]string{"worker", "--queue", dsn, "--concurrency", strconv.Itoa(benchConcurrency)}, strings.Fields(os.Getenv(benchFlagsEnv))...)
+		os.Exit(execute(args, nil, os.Stdout, os.Stderr))
 	}
 }
 
-// benchModel calls noop benchSteps times, then answers; every call takes
-// benchLatency.
-type benchModel struct{}
+// benchModel calls noop steps times (benchSteps when zero), then answers;
+// every call takes benchLatency.
+type benchModel struct{ steps int }
 
 func (benchModel) Describe() polyloop.Component { return polyloop.Component{Name: "benchModel"} }
 
-func (benchModel) Complete(ctx context.Context, req polyloop.ModelRequest) (polyloop.ModelReply, error) {
+func (m benchModel) Complete(ctx context.Context, req polyloop.ModelRequest) (polyloop.ModelReply, error) {
 	t := time.NewTimer(benchLatency)
 	select {
 	case <-ctx.Done():
@@ -62,15 +68,28 @@ func (benchModel) Complete(ctx context.Context, req polyloop.ModelRequest) (poly
 	case <-t.C:
 	}
 	usage := polyloop.Usage{InputTokens: 10, OutputTokens: 5}
-	if req.Step <= benchSteps {
+	if req.Step <= cmp.Or(m.steps, benchSteps) {
 		args, _ := json.Marshal(map[string]int{"i": req.Step})
 		return polyloop.ModelReply{ToolCalls: []polyloop.ToolCall{{ID: "c" + strconv.Itoa(req.Step), Name: "noop", Args: args}}, Usage: usage, Attempts: 1}, nil
 	}
 	return polyloop.ModelReply{Text: "done", Usage: usage, Attempts: 1}, nil
 }
 
+// benchSweepNamed is the sweep a benchmark's worker resolves: the
+// rescue benchmark's when name starts with "rescue", else benchSweep.
+func benchSweepNamed(name string) (*sweep.Sweep, error) {
+	if strings.HasPrefix(name, "rescue") {
+		return benchSweepOf(name, rescueRuns, rescueSteps)
+	}
+	return benchSweep(name)
+}
+
 // benchSweep is the benchmark's sweep of benchRuns tasks, named name.
-func benchSweep(name string) (*sweep.Sweep, error) {
+func benchSweep(name string) (*sweep.Sweep, error) { return benchSweepOf(name, benchRuns, benchSteps) }
+
+// benchSweepOf is a sweep named name of runs tasks, each run steps noop
+// actions and an answer.
+func benchSweepOf(name string, runs, steps int) (*sweep.Sweep, error) {
 	ex := funcexec.New()
 	funcexec.MustRegister(ex, "noop", "does nothing", polyloop.ReplaySafe, func(_ context.Context, a struct {
 		I int `json:"i"`
@@ -78,13 +97,13 @@ func benchSweep(name string) (*sweep.Sweep, error) {
 		return "ok " + strconv.Itoa(a.I), nil
 	})
 	agent := &sweep.Agent{
-		Agent:    polyloop.Agent{Name: "bench", Limits: polyloop.Limits{MaxSteps: benchSteps + 2}, Model: polyloop.ModelParams{Provider: "script", Model: "bench"}},
-		Model:    benchModel{},
+		Agent:    polyloop.Agent{Name: "bench", Limits: polyloop.Limits{MaxSteps: steps + 2}, Model: polyloop.ModelParams{Provider: "script", Model: "bench"}},
+		Model:    benchModel{steps: steps},
 		Parser:   toolcallparser.New(toolcallparser.Options{Tools: ex.ToolSpecs()}),
 		Executor: ex,
 	}
 	var tasks sweep.TaskList
-	for i := 1; i <= benchRuns; i++ {
+	for i := 1; i <= runs; i++ {
 		tasks = append(tasks, sweep.Task{ID: "t" + strconv.Itoa(i), Input: strconv.Itoa(i)})
 	}
 	return sweep.New(sweep.Definition{Name: name, Agents: []*sweep.Agent{agent}, Tasks: tasks})
@@ -97,22 +116,30 @@ func BenchmarkWorkers(b *testing.B) {
 	}
 }
 
-func benchWorkers(b *testing.B, processes int) {
+// benchQueue is a database of the benchmark's own, its store and its
+// queue, closed when the benchmark ends.
+func benchQueue(b *testing.B) (string, *pgstore.Store, *sweepqueue.Queue) {
 	dsn := fleetDatabase(b)
 	ctx := context.Background()
 	store, err := pgstore.Open(ctx, dsn, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer store.Close()
+	b.Cleanup(func() { store.Close() })
 	q, err := sweepqueue.Open(ctx, dsn, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer q.Close()
+	b.Cleanup(func() { q.Close() })
+	return dsn, store, q
+}
+
+// startWorkers starts n worker processes of the queue at dsn, with env
+// added, and waits until each takes jobs.
+func startWorkers(b *testing.B, dsn string, n int, env ...string) []*fleetChild {
 	var children []*fleetChild
-	for range processes {
-		children = append(children, startChild(b, benchChildEnv+"="+dsn))
+	for range n {
+		children = append(children, startChild(b, append([]string{benchChildEnv + "=" + dsn}, env...)...))
 	}
 	for _, c := range children {
 		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(c.out.String(), "taking jobs"); time.Sleep(10 * time.Millisecond) {
@@ -121,6 +148,13 @@ func benchWorkers(b *testing.B, processes int) {
 			}
 		}
 	}
+	return children
+}
+
+func benchWorkers(b *testing.B, processes int) {
+	dsn, store, q := benchQueue(b)
+	ctx := context.Background()
+	children := startWorkers(b, dsn, processes)
 	var elapsed time.Duration
 	b.ResetTimer()
 	for i := range b.N {

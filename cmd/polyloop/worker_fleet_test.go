@@ -62,7 +62,7 @@ func fleetWorker(dsn string) int {
 		return 2
 	}
 	defer pool.Close()
-	resolveSweep = func(_ context.Context, _ sweep.Store, name string) (*sweep.Sweep, func(), error) {
+	resolveSweep = func(_ context.Context, _ sweep.Store, name string, _ int) (*sweep.Sweep, func(), error) {
 		if name != fleetSweep {
 			return nil, nil, fmt.Errorf("no sweep %s", name)
 		}
@@ -175,7 +175,7 @@ func fleetDatabase(t testing.TB) string {
 // fleetChild is a worker process.
 type fleetChild struct {
 	cmd  *exec.Cmd
-	out  bytes.Buffer
+	out  syncBuffer
 	done chan struct{}
 	code int
 }
@@ -185,10 +185,10 @@ func startFleetChild(t testing.TB, dsn string) *fleetChild {
 }
 
 // startChild starts this test binary with env added: a child process.
-func startChild(t testing.TB, env string) *fleetChild {
+func startChild(t testing.TB, env ...string) *fleetChild {
 	c := &fleetChild{done: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	c.cmd.Env = append(os.Environ(), env)
+	c.cmd.Env = append(os.Environ(), env...)
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -302,7 +302,7 @@ func TestWorkerFleet(t *testing.T) {
 }
 
 // workerID is the id a worker printed when it started.
-func workerID(t *testing.T, c *fleetChild) string {
+func workerID(t testing.TB, c *fleetChild) string {
 	m := regexp.MustCompile(`worker (\S+): taking jobs`).FindStringSubmatch(c.out.String())
 	if m == nil {
 		t.Fatalf("the worker did not say its id:\n%s", c.out.String())

@@ -32,6 +32,8 @@ type Options struct {
 	Model      string
 	Timeout    time.Duration
 	HTTPClient *http.Client
+	// Connections is the client's Options.Connections.
+	Connections int
 	// Prices is the price table (NewDefault: nil is the package's
 	// default).
 	Prices *pricing.Table

@@ -72,6 +72,7 @@ type Server struct {
 	requests  []Received
 	abandoned chan struct{} // closed when a stalled request's context ends
 	once      sync.Once
+	conns     int // connections accepted
 }
 
 // NewServer starts a server answering with script; it is closed when the
@@ -79,9 +80,24 @@ type Server struct {
 func NewServer(t testing.TB, ep Endpoint, script ...Response) *Server {
 	t.Helper()
 	f := &Server{t: t, ep: ep, script: script, abandoned: make(chan struct{})}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
+	f.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			f.mu.Lock()
+			f.conns++
+			f.mu.Unlock()
+		}
+	}
+	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// Connections is the number of connections the server has accepted.
+func (f *Server) Connections() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.conns
 }
 
 // URL is the base URL to give the client.
