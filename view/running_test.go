@@ -2,13 +2,17 @@ package view_test
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/runfixture"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/scriptmodel"
 	"github.com/polyloop/polyloop/view"
 )
 
@@ -59,4 +63,27 @@ func TestRunningRunIsNotCrashed(t *testing.T) {
 	if strings.Contains(body, "$0") {
 		t.Errorf("the page of a run of an unpriced model shows a $0 cost:\n%s", body)
 	}
+}
+
+// TestUnpricedFailedRunHasNoCost: a run of an unpriced model whose only
+// call failed has an unknown cost: the statistics page leaves it out of
+// the cost histogram and counts it, and no page shows it as $0.
+func TestUnpricedFailedRunHasNoCost(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	r := runfixture.Runner(st, runfixture.NewClock(runfixture.Base), 0)
+	r.Model = scriptmodel.New(scriptmodel.Turn{Err: errors.New("503 from the provider")})
+	if res, err := r.Run(context.Background(), "u1", runfixture.Agent("unpriced", "You echo."), polyloop.Task{Input: "t"}); err != nil || res.StopReason != polyloop.StopLLMError {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	s, _ := newServer(t, view.Options{Store: st})
+	hidden := regexp.MustCompile(`<span hidden>.*?</span></span>`) // the spend of no unfinished runs
+	for _, page := range []string{"/stats", "/run?id=u1", "/"} {
+		body := hidden.ReplaceAllString(mustGet(t, s, page), "")
+		if strings.Contains(body, "$0") {
+			t.Errorf("%s shows a $0 cost:\n%s", page, body)
+		}
+	}
+	contains(t, "stats", mustGet(t, s, "/stats"), `data-stat="cost_unknown_runs" data-value="1"`, `data-stat="cost_usd.n" data-value="0"`,
+		`data-stat="spend.cost_usd" data-value="0">unknown<`)
 }
