@@ -94,7 +94,8 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 			Totals: fin.Totals, Plan: &plan, Records: log.NextSeq()}, f.agent, f.json)
 	}
 	if f.agent == "" {
-		return fmt.Errorf("run %s is unfinished (%s): --agent AGENT.yaml is required to resume it, since the stored snapshot names the executor (%s) but cannot rebuild it", id, plan.Action, log.Started().Snapshot.Executor.Name)
+		return fmt.Errorf("run %s is unfinished (%s): resuming it needs the file of its agent %q, whose tools and model its log describes but cannot rebuild: polyloop resume %s --agent FILE%s",
+			id, plan.Action, log.Started().Snapshot.Agent, id, a.storeFlag())
 	}
 	cfg, err := agentfile.Load(ctx, f.agent, nil)
 	if err != nil {

@@ -81,3 +81,22 @@ func TestReplaySaysTheClientWasReplaced(t *testing.T) {
 		t.Errorf("show of a replay under a changed agent:\n%s", stdout)
 	}
 }
+
+// TestNoInternalNames: messages name what a user of the command line
+// knows — the agent, the commands — not the library's internal components
+// (agentfile.router) or Go API (Runner.Approve).
+func TestNoInternalNames(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, "")
+	c.write("gated.yaml", gatedAgent)
+	c.run("run", "gated.yaml", "task", "--id", "g1", "-q")
+	_, _, stderr := c.run("resume", "g1")
+	if !strings.Contains(stderr, `resuming it needs the file of its agent "gated"`) || strings.Contains(stderr, "agentfile.") {
+		t.Errorf("resume without --agent:\n%s", stderr)
+	}
+	c.run("approve", "g1", "--allow")
+	_, stdout, _ := c.run("show", "g1", "--json")
+	if !strings.Contains(stdout, "approve: a1 allowed by") || strings.Contains(stdout, "Runner.") {
+		t.Errorf("show --json's invocations:\n%s", stdout)
+	}
+}
