@@ -19,6 +19,16 @@ type Options struct {
 	Getenv func(string) string
 	// ShellDir, when set, replaces tools.shell.dir.
 	ShellDir string
+	// Progress, when set, is told what Load starts, one line at a time:
+	// each MCP server as it starts (its command or URL) and once it is
+	// ready. It may be called from several goroutines at once.
+	Progress func(line string)
+}
+
+func (o *Options) progress(line string) {
+	if o != nil && o.Progress != nil {
+		o.Progress(line)
+	}
 }
 
 func (o *Options) getenv(k string) string {

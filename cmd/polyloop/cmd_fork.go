@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/agentfile"
 	"github.com/polyloop/polyloop/replaymodel"
 	"github.com/spf13/cobra"
 )
@@ -60,7 +59,7 @@ func (a *app) fork(parent context.Context, src string, f forkFlags) error {
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	cfg, err := agentfile.Load(ctx, f.agent, nil)
+	cfg, err := a.loadAgent(ctx, f.agent, f.quiet)
 	if err != nil {
 		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}
@@ -137,7 +136,7 @@ func (a *app) replay(parent context.Context, src string, f replayFlags) error {
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	cfg, err := agentfile.Load(ctx, f.agent, nil)
+	cfg, err := a.loadAgent(ctx, f.agent, false)
 	if err != nil {
 		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/agentfile"
 	"github.com/spf13/cobra"
 )
 
@@ -97,7 +96,7 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 		return fmt.Errorf("run %s is unfinished (%s): resuming it needs the file of its agent %q, whose tools and model its log describes but cannot rebuild: polyloop resume %s --agent FILE%s",
 			id, plan.Action, log.Started().Snapshot.Agent, id, a.storeFlag())
 	}
-	cfg, err := agentfile.Load(ctx, f.agent, nil)
+	cfg, err := a.loadAgent(ctx, f.agent, f.quiet)
 	if err != nil {
 		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}
