@@ -330,9 +330,9 @@ func (b *builder) startMCP(ctx context.Context) ([]*mcpexec.Executor, error) {
 	specs := b.f.Tools.MCP
 	servers := make([]*mcpexec.Executor, len(specs))
 	errs := make([]error, len(specs))
+	announce := func(m MCPSpec) { b.opts.progress(fmt.Sprintf("starting MCP server %q: %s", m.Name, serverWhat(m))) }
 	start := func(i int) {
 		m := specs[i]
-		b.opts.progress(fmt.Sprintf("starting MCP server %q: %s", m.Name, serverWhat(m)))
 		began := time.Now()
 		servers[i], errs[i] = b.mcp(ctx, path{"tools", "mcp", i}, m)
 		if errs[i] == nil {
@@ -342,12 +342,14 @@ func (b *builder) startMCP(ctx context.Context) ([]*mcpexec.Executor, error) {
 	var wg sync.WaitGroup
 	for i, m := range specs {
 		if m.OAuth == nil {
+			announce(m) // in file order
 			wg.Go(func() { start(i) })
 		}
 	}
 	wg.Wait()
 	for i, m := range specs {
 		if m.OAuth != nil && ctx.Err() == nil {
+			announce(m)
 			start(i)
 		}
 	}
