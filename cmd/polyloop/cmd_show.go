@@ -139,8 +139,8 @@ func (s *showWriter) step(st *stepView) {
 			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without an outcome (replayed below)\n")
 		case ac.Unknown:
 			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without an outcome\n")
-		case st.Completed == nil || ac.Settled != &st.Completed.SettledAction:
-			s.outcome(ac.Settled, auditLabel(ac)) // settled by an action_result
+		case ac.Settled != nil: // under its action, in the reply's order, whichever record settled it
+			s.outcome(ac.Settled, auditLabel(ac))
 		}
 	}
 	for _, r := range st.Receptions {
@@ -230,13 +230,12 @@ func (s *showWriter) completed(st *stepView) {
 	case polyloop.DecisionFinal:
 		s.block("final answer:", c.Answer)
 	case polyloop.DecisionAct:
-		label := "executor said:"
 		for _, ac := range st.Actions {
 			if ac.Settled == &c.SettledAction {
-				label = auditLabel(ac)
+				return // printed under its action
 			}
 		}
-		s.outcome(&c.SettledAction, label)
+		s.outcome(&c.SettledAction, "executor said:")
 	}
 }
 

@@ -5,6 +5,8 @@
 package trajectory
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -67,8 +69,9 @@ type Override struct {
 }
 
 // Step is one step: its model calls (orphaned intents included), its action
-// intents (replays included), the gates its actions waited at, the child
-// receptions, and its step record.
+// intents (replays included; in the reply's order, each action's attempts
+// in log order), the gates its actions waited at, the child receptions, and
+// its step record.
 type Step struct {
 	Step       int                     `json:"step"`
 	ModelCalls []*Call                 `json:"model_calls"`
@@ -183,6 +186,9 @@ func Build(log polyloop.RunLog) *Trajectory {
 	b := builder{t: t}
 	for _, r := range log.Records {
 		b.add(r)
+	}
+	for _, s := range t.Steps { // the reply's order: actions settled at their gate come in last
+		slices.SortStableFunc(s.Actions, func(x, y *Action) int { return cmp.Compare(x.Index, y.Index) })
 	}
 	if n := len(log.Records); n > 0 {
 		t.UpdatedAt = log.Records[n-1].At
