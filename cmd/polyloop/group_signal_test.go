@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,14 +41,8 @@ func TestTerminalCtrlCStopsGracefully(t *testing.T) {
 		"mcp stdio server": {"slow", "{}", "  mcp:\n    - {name: slow, command: mcpslow, dir: work}\n", "started"},
 		"shell":            {"bash", `{command: "touch started; sleep 3; echo slept"}`, "  shell: {dir: work}\n", "started"},
 	}
-	if dir := os.Getenv("POLYLOOP_TEST_MCP_NPM"); dir != "" {
-		node := os.Getenv("POLYLOOP_TEST_NODE")
-		if node == "" {
-			node = "node"
-		}
-		script := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-		cases["server-everything"] = tc{"trigger-long-running-operation", "{duration: 3, steps: 3}",
-			"  mcp:\n    - {name: everything, command: " + node + ", args: [" + script + ", stdio]}\n", ""}
+	if tools := everythingTools(); tools != "" {
+		cases["server-everything"] = tc{"trigger-long-running-operation", "{duration: 3, steps: 3}", tools, ""}
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -67,6 +62,19 @@ func TestTerminalCtrlCStopsGracefully(t *testing.T) {
 			}
 		})
 	}
+}
+
+// everythingTools is the tools section of an agent served by the npm
+// reference server mcp-server-everything over stdio, or "" when the npm
+// peers are not installed (POLYLOOP_TEST_MCP_NPM; .ci/run installs them).
+func everythingTools() string {
+	dir := os.Getenv("POLYLOOP_TEST_MCP_NPM")
+	if dir == "" {
+		return ""
+	}
+	node := cmp.Or(os.Getenv("POLYLOOP_TEST_NODE"), "node")
+	script := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	return "  mcp:\n    - {name: everything, command: " + node + ", args: [" + script + ", stdio]}\n"
 }
 
 // ctrlC runs agent.yaml as run id in a process group of its own, as a shell
@@ -113,14 +121,8 @@ func TestKilledRunLeavesNoServer(t *testing.T) {
 	cases := map[string]tc{
 		"a server with a child": {"slow", "{}", "  mcp:\n    - {name: slow, command: sh, args: [-c, 'sleep 600 & exec mcpslow'], dir: work}\n", "started"},
 	}
-	if dir := os.Getenv("POLYLOOP_TEST_MCP_NPM"); dir != "" {
-		node := os.Getenv("POLYLOOP_TEST_NODE")
-		if node == "" {
-			node = "node"
-		}
-		script := filepath.Join(dir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-		cases["server-everything"] = tc{"trigger-long-running-operation", "{duration: 60, steps: 3}",
-			"  mcp:\n    - {name: everything, command: " + node + ", args: [" + script + ", stdio]}\n", ""}
+	if tools := everythingTools(); tools != "" {
+		cases["server-everything"] = tc{"trigger-long-running-operation", "{duration: 60, steps: 3}", tools, ""}
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,11 +25,7 @@ model:
 // crashed run.
 func TestLiveRunShownRunning(t *testing.T) {
 	t.Parallel()
-	stores := map[string]string{"sqlite": ""}
-	if d := os.Getenv("POLYLOOP_TEST_POSTGRES"); d != "" {
-		stores["postgres"] = d
-	}
-	for name, store := range stores {
+	for name, store := range testStores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			c := newCLI(t, store)
