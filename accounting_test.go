@@ -80,6 +80,36 @@ func TestFailedCallKeepsUsage(t *testing.T) {
 	}
 }
 
+// A failed call without usage is taken as not billed: it adds nothing. Its
+// cost is still unknown unless a price is known (another result carried a
+// cost): a run of an unpriced model whose only call failed is "cost
+// unknown", never $0.
+func TestFailedCallWithoutPriceLeavesCostUnknown(t *testing.T) {
+	ctx := context.Background()
+	fail := scriptmodel.Turn{Err: errors.New("503 Service Unavailable")}
+	for _, tc := range []struct {
+		name        string
+		model       *scriptmodel.Client
+		costUnknown bool
+		cost        float64
+	}{
+		{"unpriced, the only call failed", scriptmodel.New(fail), true, 0},
+		{"priced: a call with a cost, then one failed", scriptmodel.NewWithOptions(scriptmodel.Options{CostPerToken: 0.5},
+			scriptmodel.Turn{ToolCalls: []polyloop.ToolCall{{ID: "c", Name: "echo", Args: []byte(`{"text":"x"}`)}}}, fail), false, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := newRunner(tc.model, memstore.New(), newTestExec()).Run(ctx, "r", testAgent(), polyloop.Task{Input: "t"})
+			if err != nil || res.StopReason != polyloop.StopLLMError {
+				t.Fatalf("%+v, %v", res, err)
+			}
+			tot := res.Totals
+			if tot.CostUnknown != tc.costUnknown || tot.TokensUnknown || (tc.cost >= 0 && tot.CostUSD != tc.cost) {
+				t.Fatalf("totals %+v: want cost unknown %v, tokens known", tot, tc.costUnknown)
+			}
+		})
+	}
+}
+
 // A reply that reports no usage at all, or whose usage is only a lower
 // bound (Usage.TokensUnknown: an attempt was billed for what it never
 // reported), leaves the tokens (and so the cost) unknown; a reply without a

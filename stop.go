@@ -38,11 +38,12 @@ func (r StopReason) Valid() bool {
 //   - CostUnknown is true when TokensUnknown is, or when a call's usage is
 //     known but its cost is not (no price for the model, a provider that
 //     reports none) — a reply, or a failed call that recorded what it
-//     consumed.
+//     consumed —, or when a call failed without usage and no result of the
+//     log carried a cost (nothing says the model has a price).
 //
 // A failed call that recorded no usage is taken as not billed: the request
 // never reached the provider (a refused connection) or it answered with an
-// error status, which providers do not bill. A client whose request was
+// error status, which providers do not bill. It adds nothing to the sums. A client whose request was
 // sent and got no complete answer (a timeout, a dropped connection, a reply
 // cut short), or that received a reply and refused it, records what the call
 // consumed (UsageCarrier), with Usage.TokensUnknown when that is only a

@@ -9,6 +9,11 @@ type totalsAcc struct {
 	// outcome. settledWithoutIntent counts the actions a gate settled
 	// without running them (denied, delivered).
 	modelIntents, actionIntents, settledWithoutIntent int
+	// unbilledFailure: a call failed without usage (taken as not billed);
+	// priced: a result's usage carried a cost. A failed call adds no cost
+	// only where a price is known: with none in the log, its cost is
+	// unknown, never $0.
+	unbilledFailure, priced bool
 }
 
 func (a *totalsAcc) add(b RecordBody) {
@@ -22,6 +27,8 @@ func (a *totalsAcc) add(b RecordBody) {
 			a.addUsage(b.Reply.Usage)
 		case b.Usage != nil:
 			a.addUsage(*b.Usage)
+		default:
+			a.unbilledFailure = true
 		}
 	case *ActionIntent:
 		a.actionIntents++
@@ -43,6 +50,7 @@ func (a *totalsAcc) addUsage(u Usage) {
 	a.t.OutputTokens += u.OutputTokens
 	if u.CostUSD != nil {
 		a.t.CostUSD += *u.CostUSD
+		a.priced = true
 	} else {
 		a.t.CostUnknown = true
 	}
@@ -56,7 +64,7 @@ func (a *totalsAcc) totals() Totals {
 	if t.UnknownModelCalls > 0 {
 		t.TokensUnknown = true // the provider may have answered and billed
 	}
-	if t.TokensUnknown {
+	if t.TokensUnknown || (a.unbilledFailure && !a.priced) {
 		t.CostUnknown = true
 	}
 	return t
@@ -64,7 +72,9 @@ func (a *totalsAcc) totals() Totals {
 
 // ComputeTotals computes a run's totals from its log: steps are StepCompleted
 // records; tokens and cost are sums over model results with usage; intents
-// without results count as executions of unknown outcome. A log that breaks
+// without results count as executions of unknown outcome. A failed call
+// without usage adds nothing, and leaves the cost unknown unless another
+// result's usage carried a cost (a price is known). A log that breaks
 // the grammar gives the totals of the records before the break.
 func ComputeTotals(log RunLog) Totals {
 	return foldPrefix(log).totals.totals()

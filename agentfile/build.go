@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -275,13 +276,18 @@ func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpe
 			return nil, err
 		}
 	}
+	servers, err := b.startMCP(ctx)
+	for _, ex := range servers {
+		if ex != nil {
+			cfg.closers = append(cfg.closers, ex)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
 	for i, m := range b.f.Tools.MCP {
 		p := path{"tools", "mcp", i}
-		ex, err := b.mcp(ctx, p, m)
-		if err != nil {
-			return nil, err
-		}
-		cfg.closers = append(cfg.closers, ex)
+		ex := servers[i]
 		tools := ex.ToolSpecs()
 		if err := b.mcpGates(p, m, tools); err != nil {
 			return nil, err
@@ -313,6 +319,68 @@ func (b *builder) executor(ctx context.Context, cfg *Config) ([]polyloop.ToolSpe
 		cfg.Executor = r.parts[0].exec
 	}
 	return specs, nil
+}
+
+// startMCP starts the file's MCP servers, or connects to them, all at
+// once — but those with oauth one after another, after the others, since
+// an authorization may need a person and listens on its redirect URL — and
+// returns them in file order. It reports each start (Options.Progress). A
+// server that cannot start is an error of its own; the error is every such
+// server's, in file order, and the servers that did start are returned for
+// closing.
+func (b *builder) startMCP(ctx context.Context) ([]*mcpexec.Executor, error) {
+	specs := b.f.Tools.MCP
+	servers := make([]*mcpexec.Executor, len(specs))
+	errs := make([]error, len(specs))
+	announce := func(m MCPSpec) { b.opts.progress(fmt.Sprintf("starting MCP server %q: %s", m.Name, serverWhat(m))) }
+	start := func(i int) {
+		m := specs[i]
+		began := time.Now()
+		servers[i], errs[i] = b.mcp(ctx, path{"tools", "mcp", i}, m)
+		if errs[i] == nil {
+			b.opts.progress(fmt.Sprintf("MCP server %q ready: %d tools, in %s", m.Name, len(servers[i].ToolSpecs()), time.Since(began).Round(time.Millisecond)))
+		}
+	}
+	var wg sync.WaitGroup
+	for i, m := range specs {
+		if m.OAuth == nil {
+			announce(m) // in file order
+			wg.Go(func() { start(i) })
+		}
+	}
+	wg.Wait()
+	for i, m := range specs {
+		if m.OAuth != nil && ctx.Err() == nil {
+			announce(m)
+			start(i)
+		}
+	}
+	return servers, startErrors(errs)
+}
+
+// startErrors joins the servers' start errors: the agent file's problems
+// as one ErrorList, an interruption as itself.
+func startErrors(errs []error) error {
+	var list ErrorList
+	for _, err := range errs {
+		var e *Error
+		switch {
+		case err == nil:
+		case errors.As(err, &e):
+			list = append(list, e)
+		default:
+			return err // an interruption, not a fault of the file
+		}
+	}
+	return list.err()
+}
+
+// serverWhat says what a server is: its command line, or its URL.
+func serverWhat(m MCPSpec) string {
+	if m.Command == "" {
+		return m.URL
+	}
+	return strings.Join(append([]string{m.Command}, m.Args...), " ")
 }
 
 // clashHint says how to resolve a tool name offered twice, the second time

@@ -69,8 +69,14 @@
 // kind, an unreadable system_file. Load refuses, besides, a cost budget
 // (limits.max_cost_usd) on a model whose price the client does not know
 // (model.prices, or cost_per_token for a script, say it): such a budget
-// could never stop a run. The error matches polyloop.ErrUncheckableBudget. An empty or comment-only file is refused
-// as empty. The errors match ErrInvalid; a list of them is an ErrorList.
+// could never stop a run. The error matches polyloop.ErrUncheckableBudget.
+// Load reports it, and a provider's missing API key, in the same list as
+// Check's problems: every problem found without starting anything at once.
+// What needs the MCP servers started (the tools they offer, their schemas)
+// is checked only when there is no other problem; until then the error is
+// an *UncheckedError naming the servers. An empty or comment-only file is
+// refused as empty. The errors match ErrInvalid; a list of them is an
+// ErrorList.
 //
 // The file is decoded over go-yaml's syntax tree, one value at a time.
 // Anchors, aliases and merge keys work, within limits that refuse a hostile

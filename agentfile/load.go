@@ -3,9 +3,11 @@ package agentfile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/polyloop/polyloop"
 )
@@ -23,6 +25,10 @@ type Options struct {
 	// its HTTP pool keeps that many connections for reuse
 	// (openaimodel.Options.Connections). Zero: the client's default.
 	Connections int
+	// Progress, when set, is told what Load starts, one line at a time:
+	// each MCP server as it starts (its command or URL) and once it is
+	// ready. It may be called from several goroutines at once.
+	Progress func(line string)
 }
 
 func (o *Options) connections() int {
@@ -30,6 +36,12 @@ func (o *Options) connections() int {
 		return 0
 	}
 	return o.Connections
+}
+
+func (o *Options) progress(line string) {
+	if o != nil && o.Progress != nil {
+		o.Progress(line)
+	}
 }
 
 func (o *Options) getenv(k string) string {
@@ -86,41 +98,125 @@ func (c *Config) Close() error {
 // matching ErrInvalid (and ErrSecret for a secret, ErrLimit for a file over
 // a limit). A syntax error or a limit stops the check where it is found.
 func Check(name string) (*File, error) {
-	f, _, err := check(name)
-	return f, err
+	c, err := check(name)
+	if err == nil {
+		err = c.problems.err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.f, nil
 }
 
-func check(name string) (*File, *locator, error) {
+// checked is an agent file read and checked: its problems (sorted), and
+// whether its model and limits came through the check whole, so that the
+// model client can be built to check them further.
+type checked struct {
+	f        *File
+	loc      *locator
+	problems ErrorList
+	modelOK  bool
+}
+
+// check reads and checks a file; a syntax error or a limit is its error.
+func check(name string) (*checked, error) {
 	d, err := decode(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	v := &validator{loc: d.loc, errs: d.errs, skip: d.failed}
+	decoded := len(v.errs)
 	if !d.secret {
 		v.file(d.f)
 		v.systemFile(name, d.f)
 	}
-	if err := v.sorted().err(); err != nil {
-		return nil, nil, err
+	modelOK := !d.secret
+	for _, p := range d.failed {
+		modelOK = modelOK && !p.within(path{"model"}) && !p.within(path{"limits"})
 	}
-	return d.f, d.loc, nil
+	for _, e := range v.errs[decoded:] { // the checks of values that decoded
+		modelOK = modelOK && !strings.HasPrefix(e.Field, "model") && !strings.HasPrefix(e.Field, "limits")
+	}
+	return &checked{f: d.f, loc: d.loc, problems: v.sorted(), modelOK: modelOK}, nil
 }
 
 // Load checks an agent file (see Check) and builds its Config: the model
 // client, the parser and the executor, connecting to the MCP servers it
 // names (ctx bounds the connections). Close the Config when done.
+//
+// Every problem found without starting anything is reported at once: those
+// of Check, and those of the model client — a key its provider needs, a
+// cost budget no price can check (polyloop.ErrUncheckableBudget) — in
+// file order. What needs the MCP servers started (the tools they offer,
+// named under tools, approval and replay; their schemas) is checked only
+// once there are no such problems: an *UncheckedError says so.
 func Load(ctx context.Context, name string, opts *Options) (*Config, error) {
-	f, loc, err := check(name)
+	c, err := check(name)
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{file: name, f: f, loc: loc, opts: opts}
+	b := &builder{file: name, f: c.f, loc: c.loc, opts: opts}
+	if len(c.problems) > 0 {
+		return nil, b.unchecked(b.staticProblems(c))
+	}
 	cfg, err := b.build(ctx)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Path = name
 	return cfg, nil
+}
+
+// staticProblems adds to the check's problems those of building the model
+// client, when the model and limits came through the check whole.
+func (b *builder) staticProblems(c *checked) ErrorList {
+	problems := c.problems
+	if !c.modelOK {
+		return problems
+	}
+	client, err := b.model()
+	if err == nil {
+		err = b.checkBudget(client)
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		problems = append(problems, e)
+		v := validator{errs: problems}
+		problems = v.sorted()
+	}
+	return problems
+}
+
+// UncheckedError is the problems of an agent file that Load found before
+// it started the file's MCP servers: what needs them was not checked, and
+// will be once these problems are fixed. errors.Is and errors.As reach the
+// problems (ErrInvalid, each *Error).
+type UncheckedError struct {
+	// Err is the problems: an *Error or an ErrorList.
+	Err error
+	// Servers names the MCP servers not started.
+	Servers []string
+}
+
+func (e *UncheckedError) Error() string {
+	return fmt.Sprintf("%v\n(not checked yet, as it needs the MCP servers %s started: the tools they offer, as named under tools, "+
+		"approval and replay, and their schemas; they start once the problems above are fixed)", e.Err, strings.Join(e.Servers, ", "))
+}
+
+// Unwrap returns the problems.
+func (e *UncheckedError) Unwrap() error { return e.Err }
+
+// unchecked is the error of problems: with the MCP servers it did not start
+// named (UncheckedError), when the file has any.
+func (b *builder) unchecked(problems ErrorList) error {
+	var servers []string
+	for _, m := range b.f.Tools.MCP {
+		servers = append(servers, fmt.Sprintf("%q", m.Name))
+	}
+	if len(servers) == 0 {
+		return problems.err()
+	}
+	return &UncheckedError{Err: problems.err(), Servers: servers}
 }
 
 // resolve makes p relative to the agent file's directory.

@@ -24,15 +24,18 @@
 // but its last StderrTail bytes are kept: a server that dies at start is
 // reported by a *StartError that shows them.
 //
-// On unix a stdio server runs as the leader of a process group of its own.
+// On unix a stdio server runs in a process group of its own.
 // A terminal's Ctrl-C, which sends SIGINT to the whole foreground group,
 // therefore reaches the program that drives the run and not the server, so
 // the call in flight can finish when the program asks the run to stop at
 // the next step boundary. Close closes the server's stdin, then signals
 // the group (SIGTERM, then SIGKILL, Options.TerminateTimeout apart), and
 // when the server exits, on its own or so, whatever it left in its group
-// is killed. A process that leaves the group on purpose (setsid) escapes
-// this.
+// is killed. The group is tied to the life of the program that started
+// the server: if it is killed (kill -9, a crash), the group's watchdog, a
+// /bin/sh reading a pipe only that program holds open, kills the whole
+// group, whatever signal dispositions the program inherited (nohup). A
+// process that leaves the group on purpose (setsid) escapes this.
 //
 // # Replay policy
 //

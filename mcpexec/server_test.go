@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/polyloop/polyloop/mcpexec"
 )
 
 // serverModeEnv makes the test binary run as an MCP server over stdio: the
@@ -22,7 +23,7 @@ import (
 const serverModeEnv = "MCPEXEC_TEST_SERVER"
 
 // childPIDFileEnv names the file where the "forks" server writes its
-// child's pid.
+// child's pid (and its own, in the file's name + ".server").
 const childPIDFileEnv = "MCPEXEC_TEST_CHILD_PID_FILE"
 
 func TestMain(m *testing.M) {
@@ -33,18 +34,32 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, strings.Repeat("noise ", 2000))
 		fmt.Fprintln(os.Stderr, "fatal: cannot open the database /nonexistent/db.sqlite")
 		os.Exit(3)
-	case "forks": // starts a child in its process group, writes the child's pid to a file, serves
+	case "forks": // starts a child in its process group, writes its and the child's pids to files, serves
 		child := exec.Command("sleep", "600")
 		if err := child.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		if err := os.WriteFile(os.Getenv(childPIDFileEnv), []byte(strconv.Itoa(child.Process.Pid)), 0o644); err != nil {
+		pidFile := os.Getenv(childPIDFileEnv)
+		err := errors.Join(os.WriteFile(pidFile+".server", []byte(strconv.Itoa(os.Getpid())), 0o644),
+			os.WriteFile(pidFile, []byte(strconv.Itoa(child.Process.Pid)), 0o644))
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		_ = newTestServer(&serverState{}).Run(context.Background(), &mcp.StdioTransport{})
 		os.Exit(0)
+	case "driver": // drives a "forks" server, as polyloop run would, until it is killed
+		exe, err := os.Executable()
+		if err == nil {
+			_, err = mcpexec.New(context.Background(), mcpexec.Options{Command: []string{exe},
+				Env: []string{serverModeEnv + "=forks", childPIDFileEnv + "=" + os.Getenv(childPIDFileEnv), "PATH=" + os.Getenv("PATH")}})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		select {}
 	case "stubborn": // ignores SIGTERM and outlives its stdin
 		signal.Ignore(syscall.SIGTERM)
 		_ = newTestServer(&serverState{}).Run(context.Background(), &mcp.StdioTransport{})

@@ -15,21 +15,21 @@ import (
 	"github.com/polyloop/polyloop/internal/procgroup"
 )
 
-// stdioTransport starts a stdio server as the leader of a process group of
-// its own (internal/procgroup), so that a terminal's Ctrl-C, which signals
+// stdioTransport starts a stdio server in a process group of its own, tied
+// to the life of this process (internal/procgroup.StartTied), so that a terminal's Ctrl-C, which signals
 // the whole foreground group, reaches polyloop and not the server: the
 // first Ctrl-C asks the run to stop at the next step boundary, and the call
 // in flight must be able to finish. Closing the connection closes the
 // server's stdin, waits up to terminate for it to exit, then sends SIGTERM
 // to its group, waits again, and sends SIGKILL. Whenever the server exits,
-// on its own or so, whatever it left in its group is killed.
+// on its own or so, whatever it left in its group is killed; and if this
+// process dies, the group's watchdog kills the whole group.
 type stdioTransport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	t.cmd.SysProcAttr = procgroup.Attr()
 	t.cmd.WaitDelay = t.terminate // a process that escaped the group may hold stderr open
 	stdin, err := t.cmd.StdinPipe()
 	if err != nil {
@@ -42,13 +42,13 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	t.cmd.Stdout = w
-	err = t.cmd.Start()
+	group, err := procgroup.StartTied(t.cmd)
 	w.Close()
 	if err != nil {
 		stdout.Close()
 		return nil, err
 	}
-	s := &server{cmd: t.cmd, stdin: stdin, stdout: stdout, terminate: t.terminate, exited: make(chan struct{})}
+	s := &server{cmd: t.cmd, group: group, stdin: stdin, stdout: stdout, terminate: t.terminate, exited: make(chan struct{})}
 	go s.reap()
 	// The connection ends by closing stdin first (server.Close), as the MCP
 	// spec has it; stdout is closed once the server is gone.
@@ -59,6 +59,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // Close ends the server.
 type server struct {
 	cmd       *exec.Cmd
+	group     *procgroup.Group
 	stdin     io.WriteCloser
 	stdout    *os.File
 	terminate time.Duration
@@ -72,18 +73,15 @@ type server struct {
 func (s *server) Write(p []byte) (int, error) { return s.stdin.Write(p) }
 
 // reap waits for the server to exit, kills what it left in its group, and
-// reaps it. Where the exit can be awaited without reaping (Linux), the group
-// is killed before the reaping, while its id cannot be reused.
+// reaps it and the group's watchdog. Where the exit can be awaited without
+// reaping (Linux), the group is killed first, so that Wait does not wait
+// for a leftover process holding the server's stderr.
 func (s *server) reap() {
-	p := s.cmd.Process
-	unreaped := procgroup.WaitExited(p.Pid)
-	if unreaped {
-		procgroup.Signal(p, syscall.SIGKILL)
+	if procgroup.WaitExited(s.cmd.Process.Pid) {
+		s.group.Signal(syscall.SIGKILL)
 	}
 	s.waitErr = s.cmd.Wait()
-	if !unreaped {
-		procgroup.Signal(p, syscall.SIGKILL)
-	}
+	s.group.Close()
 	close(s.exited)
 }
 
@@ -104,7 +102,7 @@ func (s *server) end() error {
 		if s.exitedWithin(s.terminate) {
 			return errors.Join(s.waitErr, closing(stdinErr))
 		}
-		procgroup.Signal(s.cmd.Process, sig)
+		s.group.Signal(sig)
 	}
 	if s.exitedWithin(s.terminate) {
 		return errors.Join(s.waitErr, closing(stdinErr))

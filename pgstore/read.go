@@ -27,7 +27,7 @@ func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, err
 			return l, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
 		}
 		if err := lr.Add(row); err != nil {
-			return l, fmt.Errorf("pgstore: %w", err)
+			return l, sqlrows.Prefixed("pgstore", err)
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/polyloop/polyloop"
 )
@@ -15,7 +16,9 @@ import (
 // (RunStarted.ReplayOf) and runs src's task under agent. It returns the
 // replay's result and where it departs from src (polyloop.DiffRuns of the two
 // logs): with an unchanged configuration, nowhere; with a new parser or
-// executor, the first step whose decision or outcome differs.
+// executor, the first step whose decision or outcome differs. The link
+// names the snapshot fields in which agent changes the recorded run's
+// (AgentChanges: the model client, always replaced, left out).
 //
 // runner is copied; its Model is not used. Errors are Run's; a src that is
 // not a valid recorded run is an error for which errors.Is(err,
@@ -27,12 +30,28 @@ func Replay(ctx context.Context, runner polyloop.Runner, src polyloop.RunLog, ne
 	}
 	runner.Model = client
 	snap, hash := src.Snapshot()
-	res, err := runner.RunWith(ctx, newID, agent, snap.Task, polyloop.RunOptions{
-		ReplayOf: &polyloop.RunSource{RunID: client.log.RunID, SnapshotHash: hash}})
+	source := &polyloop.RunSource{RunID: client.log.RunID, SnapshotHash: hash}
+	if replay, _, err := runner.SnapshotOf(agent, snap.Task); err == nil { // else RunWith refuses the agent
+		source.Fields = AgentChanges(snap, replay)
+	}
+	res, err := runner.RunWith(ctx, newID, agent, snap.Task, polyloop.RunOptions{ReplayOf: source})
 	if err != nil {
 		return res, polyloop.RunDiff{}, err
 	}
 	return diffed(ctx, runner.Store, src, res)
+}
+
+// AgentChanges lists how a replay's snapshot differs from the recorded
+// run's (polyloop.DiffSnapshots) apart from the model client, which a
+// replay always replaces: the changes of the agent under test.
+func AgentChanges(recorded, replay polyloop.Snapshot) []string {
+	var out []string
+	for _, f := range polyloop.DiffSnapshots(recorded, replay) {
+		if f != "model_client" && !strings.HasPrefix(f, "model_client.") {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // ErrNotAReplay: the run Resume was asked to continue is not a replay of

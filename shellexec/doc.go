@@ -23,18 +23,16 @@
 // leaves the group on purpose, with setsid, escapes this; the output stream is
 // then abandoned after a short drain period.)
 //
-// On Linux the group is also tied to the life of the process that runs
+// On unix the group is also tied to the life of the process that runs
 // Execute, so that a command does not go on after that process is killed
-// (kill -9, a crash), beside the replay of a resumed run: the shell gets
-// Pdeathsig SIGKILL, forked from one OS thread locked for the life of the
-// process (Pdeathsig fires when the forking thread ends), and the group is
-// led by a sentinel, a /bin/sh that keeps itself stopped, so that once the
-// process is gone the kernel sends SIGHUP to every process of the orphaned
-// group. What still escapes: a process that ignores SIGHUP and is not the
-// shell itself (nohup), or that leaves the group; and the SIGHUP when the
-// process's children are adopted by a subreaper of the same session instead
-// of init. This costs about one more process start per action (0.9 ms on
-// a loaded 2-core machine). Elsewhere a command outlives a killed driver.
+// (kill -9, a crash), beside the replay of a resumed run: the group is led
+// by a watchdog, a /bin/sh that reads a pipe whose write end only that
+// process holds; when the process dies the kernel closes the pipe, and the
+// watchdog kills the whole group with SIGKILL. This holds whatever signal
+// dispositions the process inherited (a SIGHUP ignored under nohup, tmux
+// scripts or CI runners) and whoever adopts its orphans. What still escapes:
+// a process that leaves the group (setsid). This costs one more process
+// start per action.
 //
 // # Environment
 //

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -42,7 +43,7 @@ func (e *Executor) run(ctx context.Context, command string) (polyloop.ActionOutc
 		_, _ = io.Copy(out, r)
 		close(copied)
 	}()
-	end, ctxErr := e.wait(ctx, cmd, group.Pgid)
+	end, ctxErr := e.wait(ctx, cmd, group)
 	if ctxErr != nil {
 		drain(r, copied, cancelDrainTimeout)
 		return polyloop.ActionOutcome{}, fmt.Errorf("shellexec: %w", ctxErr)
@@ -70,18 +71,14 @@ func (e *Executor) command(command string, out *os.File) *exec.Cmd {
 	return cmd
 }
 
-// wait waits for the shell to end, killing its process group pgid when the
+// wait waits for the shell to end, killing its process group when the
 // timeout passes or ctx is done, and in every case once the shell has
 // exited, so that nothing of the action survives it. It returns ctx's error
 // when ctx ended the command.
-func (e *Executor) wait(ctx context.Context, cmd *exec.Cmd, pgid int) (ended, error) {
+func (e *Executor) wait(ctx context.Context, cmd *exec.Cmd, group *procgroup.Group) (ended, error) {
 	exited := make(chan struct{})
-	reaped := false // set before exited is closed
 	go func() {
-		if !procgroup.WaitExited(cmd.Process.Pid) {
-			_ = cmd.Wait() // where the exit cannot be awaited without reaping
-			reaped = true
-		}
+		_ = cmd.Wait() // the state is in cmd.ProcessState; a non-zero exit is not our error
 		close(exited)
 	}()
 	timer := time.NewTimer(e.opts.Timeout)
@@ -95,13 +92,10 @@ func (e *Executor) wait(ctx context.Context, cmd *exec.Cmd, pgid int) (ended, er
 	case <-ctx.Done():
 		ctxErr = ctx.Err()
 	}
-	procgroup.KillGroup(pgid) // the timeout or ctx: stop the shell; exited: kill what it left
+	group.Signal(syscall.SIGKILL) // the timeout or ctx: stop the shell; exited: kill what it left
 	<-exited
 	if ctxErr != nil || end.timedOut {
-		procgroup.KillGroup(pgid) // the shell is gone now; anything still in its group goes too
-	}
-	if !reaped {
-		_ = cmd.Wait() // the state is in cmd.ProcessState; a non-zero exit is not our error
+		group.Signal(syscall.SIGKILL) // the shell is gone now; anything still in its group goes too
 	}
 	end.state = cmd.ProcessState
 	return end, ctxErr

@@ -27,6 +27,11 @@ var _ polyloop.Leaser = (*Store)(nil)
 // AcquireLease) sees Lost closed within this interval.
 const LeasePollInterval = 500 * time.Millisecond
 
+// probeGrace is how long an acquisition waits out a lock it meets before
+// it takes it for a holder's: LiveHolder (polyloop show, ls, view) holds a
+// shared lock on the file for the moment of its probe.
+const probeGrace = 50 * time.Millisecond
+
 // maxLeaseTries bounds the retries of an acquisition that keeps meeting a
 // lock file replaced or removed under it.
 const maxLeaseTries = 50
@@ -107,7 +112,7 @@ func tryLock(path string) (*os.File, polyloop.LeaseOwner, error) {
 	if err != nil {
 		return nil, polyloop.LeaseOwner{}, fmt.Errorf("sqlitestore: lease file: %w", err)
 	}
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	err = lockExclusive(f)
 	owner := readOwner(f)
 	switch {
 	case errors.Is(err, syscall.EWOULDBLOCK):
@@ -121,6 +126,20 @@ func tryLock(path string) (*os.File, polyloop.LeaseOwner, error) {
 		return nil, owner, errRetry
 	}
 	return f, owner, nil
+}
+
+// lockExclusive takes the exclusive flock of f without blocking, waiting
+// out up to probeGrace a lock held for a moment (a probe's) before it
+// reports EWOULDBLOCK.
+func lockExclusive(f *os.File) error {
+	deadline := time.Now().Add(probeGrace)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // force takes the run's lease from a live holder: a new locked file
@@ -329,7 +348,8 @@ var _ polyloop.LeaseProber = (*Store)(nil)
 
 // LiveHolder implements polyloop.LeaseProber: a shared flock tried on the
 // run's lock file, and dropped at once, tells whether a live holder has it.
-// An acquisition racing the probe may be refused for the probe's moment.
+// An acquisition racing the probe waits it out (up to probeGrace), so
+// polyloop show, ls and view, which probe, never make a resume refused.
 func (s *Store) LiveHolder(ctx context.Context, runID string) (polyloop.LeaseOwner, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return polyloop.LeaseOwner{}, false, err

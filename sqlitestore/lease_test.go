@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/polylooptest"
@@ -109,5 +111,42 @@ func TestLeaseFollowsTheResolvedPath(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "link.db.leases")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a lease directory was made for the symlink's name: %v", err)
+	}
+}
+
+// TestAcquisitionWaitsOutAProbe: LiveHolder holds a shared lock on the
+// run's lock file for a moment; an acquisition meeting it — on a free run,
+// or on a dead holder's — waits it out and is granted, not refused as if a
+// holder had the run.
+func TestAcquisitionWaitsOutAProbe(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "leases.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	owner := polyloop.LeaseOwner{Host: "h", PID: 1, Token: "t1"}
+	dead, err := s.AcquireLease(ctx, "dead", polyloop.LeaseRequest{Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := dead.(*fileLease) // the holder dies: its descriptor closes, its file stays
+	l.set.remove(l)
+	l.f.Close()
+	for _, run := range []string{"free", "dead"} {
+		path := filepath.Join(s.leaseDir, leaseFileName(run))
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+			t.Fatal(err)
+		}
+		go func() { time.Sleep(5 * time.Millisecond); f.Close() }() // the probe ends
+		ls, err := s.AcquireLease(ctx, run, polyloop.LeaseRequest{Owner: polyloop.LeaseOwner{Host: "h", PID: 2, Token: "t2-" + run}})
+		if err != nil {
+			t.Fatalf("run %s: an acquisition during a probe: %v", run, err)
+		}
+		ls.Release(ctx)
 	}
 }

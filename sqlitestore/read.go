@@ -49,7 +49,7 @@ func readLog(ctx context.Context, db *sql.DB, crc, runID string) (polyloop.RunLo
 			return l, readError(ctx, runID, lr.Next(), err)
 		}
 		if err := lr.Add(row); err != nil {
-			return l, fmt.Errorf("sqlitestore: %w", err)
+			return l, sqlrows.Prefixed("sqlitestore", err)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -87,8 +87,8 @@ func readError(ctx context.Context, runID string, next int64, err error) error {
 		return fmt.Errorf("sqlitestore: read run %q: %w (%v)", runID, cerr, err)
 	}
 	if damaged(err) && runID != "" {
-		return fmt.Errorf("sqlitestore: %w", &polyloop.CorruptLogError{RunID: runID, Seq: -1,
-			Reason: fmt.Sprintf("the database file is damaged from record %d on: %v", next, err)})
+		return &polyloop.CorruptLogError{RunID: runID, Seq: -1,
+			Reason: fmt.Sprintf("the SQLite database file is damaged from record %d on: %v", next, err)}
 	}
 	return interpretError(fmt.Sprintf("read run %q", runID), err)
 }

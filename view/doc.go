@@ -13,7 +13,12 @@
 //	                  and its resume history;
 //	                  an unfinished run's page follows its log live
 //	                  (server-sent events from /live), with the model's
-//	                  text as it streams when Options.Previews has it
+//	                  text as it streams when Options.Previews has it;
+//	                  while a live process holds the run's lease (a
+//	                  polyloop.LeaseProber store says so) the page says
+//	                  "running (pid N on HOST, since T)" instead of what
+//	                  resume would do, and its open executions are under
+//	                  way, not of unknown outcome
 //	/compare?a=A&b=B  two runs aligned by step, the first divergence marked
 //	/stats            statistics of the runs the list's filters select,
 //	                  grouped by agent or snapshot hash; per sweep with

@@ -142,12 +142,13 @@ type follower struct {
 	id      string
 	seq     int
 	calls   map[string]bool
+	running bool // a live process drove the run at the last push
 }
 
 // push sends what changed in the log; stop when the stream must end (the
 // run finished, or the log or the connection failed).
 func (f *follower) push(ctx context.Context) (stop bool) {
-	done, err := f.s.pushRecords(ctx, f.w, f.id, &f.seq, f.calls)
+	done, err := f.s.pushRecords(ctx, f.w, f.id, &f.seq, f.calls, &f.running)
 	if err != nil {
 		if ctx.Err() == nil {
 			f.s.opts.Logger.Error("polyloop view: live", "run", f.id, "error", err)
@@ -160,8 +161,9 @@ func (f *follower) push(ctx context.Context) (stop bool) {
 
 // pushRecords reads the log and sends what changed after *seq records,
 // noting the model calls of the log in calls; done when the run has
-// finished.
-func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, seq *int, calls map[string]bool) (done bool, err error) {
+// finished. A run whose live holder came or went (*running) gets its
+// status again, though its log did not change.
+func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, seq *int, calls map[string]bool, running *bool) (done bool, err error) {
 	log, err := s.opts.Store.ReadLog(ctx, id)
 	if err != nil {
 		return false, err
@@ -171,15 +173,24 @@ func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, seq *i
 			calls[b.CallID] = true
 		}
 	}
-	if len(log.Records) <= *seq {
+	holder, err := trajectory.Holder(ctx, s.opts.Store, id)
+	if err != nil {
+		return false, err
+	}
+	changed := (holder != nil) != *running // the last step's open executions read differently
+	if len(log.Records) <= *seq && !changed {
 		return false, nil
 	}
+	*running = holder != nil
 	log.RunID = id
 	t := trajectory.Build(log)
+	if holder != nil {
+		t.MarkRunning(*holder)
+	}
 	var steps, status bytes.Buffer
 	p := newRunPage(t)
-	for _, st := range t.Steps {
-		if st.LastSeq >= int64(*seq) {
+	for i, st := range t.Steps {
+		if st.LastSeq >= int64(*seq) || (changed && i == len(t.Steps)-1) {
 			if err := s.pages.ExecuteTemplate(&steps, "step", stepData{Step: st, Page: p}); err != nil {
 				return false, err
 			}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/agentfile"
 	"github.com/polyloop/polyloop/replaymodel"
 	"github.com/spf13/cobra"
 )
@@ -60,7 +59,7 @@ func (a *app) fork(parent context.Context, src string, f forkFlags) error {
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	cfg, err := agentfile.Load(ctx, f.agent, oneRun())
+	cfg, err := a.loadAgent(ctx, f.agent, f.quiet)
 	if err != nil {
 		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}
@@ -137,7 +136,7 @@ func (a *app) replay(parent context.Context, src string, f replayFlags) error {
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	cfg, err := agentfile.Load(ctx, f.agent, oneRun())
+	cfg, err := a.loadAgent(ctx, f.agent, false)
 	if err != nil {
 		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}
@@ -177,7 +176,11 @@ func (a *app) replay(parent context.Context, src string, f replayFlags) error {
 		}{res, diff})
 	}
 	fmt.Fprintf(a.stdout, "replay %s of %s: %s after %d steps\n", id, src, orUnfinished(res), res.Totals.Steps)
-	printDivergence(a.stdout, diff, src, id)
+	replayLog, err := readRun(ctx, st, id)
+	if err != nil {
+		return err
+	}
+	printDivergence(a.stdout, diff, [2]polyloop.RunLog{log, replayLog})
 	return nil
 }
 
@@ -248,7 +251,7 @@ func (a *app) diff(ctx context.Context, ida, idb string, f diffFlags) error {
 			return err
 		}
 	} else {
-		printDivergence(a.stdout, d, ida, idb)
+		printDivergence(a.stdout, d, logs)
 	}
 	if d.First != nil || len(d.Snapshot) > 0 {
 		return &exitErr{code: exitStopped}
@@ -256,9 +259,12 @@ func (a *app) diff(ctx context.Context, ida, idb string, f diffFlags) error {
 	return nil
 }
 
-func printDivergence(w io.Writer, d polyloop.RunDiff, a, b string) {
-	if len(d.Snapshot) > 0 {
-		fmt.Fprintf(w, "configuration differs in: %s\n", strings.Join(d.Snapshot, ", "))
+// printDivergence says how two runs differ: their configurations (see
+// configDiff) and their first divergence.
+func printDivergence(w io.Writer, d polyloop.RunDiff, logs [2]polyloop.RunLog) {
+	a, b := logs[0].RunID, logs[1].RunID
+	if fields := configDiff(d.Snapshot, logs); len(fields) > 0 {
+		fmt.Fprintf(w, "configuration differs in: %s\n", strings.Join(fields, ", "))
 	}
 	if d.First == nil {
 		fmt.Fprintf(w, "no divergence: %s and %s agree on all %d steps and how they finished\n", a, b, d.StepsA)
@@ -270,4 +276,18 @@ func printDivergence(w io.Writer, d polyloop.RunDiff, a, b string) {
 		where += fmt.Sprintf(", action %d", v.Index+1)
 	}
 	fmt.Fprintf(w, "first divergence at %s (%s):\n  %s: %s\n  %s: %s\n", where, v.What, a, oneLine(v.A, 300), b, oneLine(v.B, 300))
+}
+
+// configDiff is the list of snapshot fields in which two runs'
+// configurations differ, with a model client replaced by another kind (its
+// name differs: a replay's answers from a log, another provider) said once,
+// by its names, instead of its configuration fields, which do not compare.
+func configDiff(fields []string, logs [2]polyloop.RunLog) []string {
+	a, _ := logs[0].Snapshot()
+	b, _ := logs[1].Snapshot()
+	if a.ModelClient.Name == b.ModelClient.Name {
+		return fields
+	}
+	out := []string{fmt.Sprintf("the model client (%s, replaced by %s)", a.ModelClient.Name, b.ModelClient.Name)}
+	return append(out, replaymodel.AgentChanges(a, b)...)
 }

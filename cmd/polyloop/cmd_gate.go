@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/polyloop/polyloop"
 	"github.com/spf13/cobra"
@@ -118,11 +119,16 @@ func (a *app) approve(ctx context.Context, id, action string, f approveFlags) er
 		return nil
 	}
 	if action == "" {
-		if len(pending.Approvals) != 1 {
+		switch len(pending.Approvals) {
+		case 0:
+			return fmt.Errorf("run %s waits for no approval: nothing to %s%s", id, decisionVerb(f), a.deliveriesHint(id, pending))
+		case 1:
+			action = pending.Approvals[0].ActionID
+		default:
 			printGates(a.stderr, id, pending)
-			return fmt.Errorf("run %s: %d actions wait for approval; name one", id, len(pending.Approvals))
+			return fmt.Errorf("run %s: %d actions wait for approval; name one: polyloop approve %s %s --%s%s",
+				id, len(pending.Approvals), id, pending.Approvals[0].ActionID, decisionVerb(f), a.storeFlag())
 		}
-		action = pending.Approvals[0].ActionID
 	}
 	r := &polyloop.Runner{Store: st}
 	if err := r.Approve(ctx, id, action, polyloop.ApprovalDecision{Allow: f.allow, By: f.by, Note: f.note}); err != nil {
@@ -132,8 +138,54 @@ func (a *app) approve(ctx context.Context, id, action string, f approveFlags) er
 	if f.deny {
 		verb = "denied"
 	}
-	fmt.Fprintf(a.stdout, "run %s: %s %s; continue with: polyloop resume %s --agent AGENT.yaml%s\n", id, verb, action, id, a.storeFlag())
+	fmt.Fprintf(a.stdout, "run %s: %s %s; %s\n", id, verb, action, a.afterAnswer(ctx, st, id))
 	return nil
+}
+
+// decisionVerb is the flag of the decision asked for: allow or deny.
+func decisionVerb(f approveFlags) string {
+	if f.deny {
+		return "deny"
+	}
+	return "allow"
+}
+
+// deliveriesHint says, after "waits for no approval", the deliveries the
+// run does wait for, with the command that answers the first.
+func (a *app) deliveriesHint(id string, s *polyloop.Suspension) string {
+	if len(s.Deliveries) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (it waits for the delivery of %d actions: polyloop deliver %s %s --status executed --observation TEXT%s)",
+		len(s.Deliveries), id, s.Deliveries[0].ActionID, a.storeFlag())
+}
+
+// afterAnswer says what to do once a gate is answered: answer the gates
+// still waiting, with their commands, or resume the run. The resume
+// command names the agent file as the run's log cannot (it holds the
+// agent's name, not its file).
+func (a *app) afterAnswer(ctx context.Context, st store, id string) string {
+	log, err := readRun(ctx, st, id)
+	if err != nil {
+		return "then resume it (reading it again failed: " + err.Error() + ")"
+	}
+	pending, err := polyloop.PendingGates(log)
+	if err == nil && len(pending.Approvals)+len(pending.Deliveries) > 0 {
+		return "still waiting: " + strings.Join(a.answerCommands(id, pending), "; ")
+	}
+	return fmt.Sprintf("continue with the file of agent %q: %s", log.Started().Snapshot.Agent, a.resumeCommand(id, "FILE"))
+}
+
+// answerCommands are the commands that answer each waiting gate.
+func (a *app) answerCommands(id string, s *polyloop.Suspension) []string {
+	var cmds []string
+	for _, g := range s.Approvals {
+		cmds = append(cmds, fmt.Sprintf("polyloop approve %s %s --allow|--deny%s", id, g.ActionID, a.storeFlag()))
+	}
+	for _, g := range s.Deliveries {
+		cmds = append(cmds, fmt.Sprintf("polyloop deliver %s %s --status executed --observation TEXT%s", id, g.ActionID, a.storeFlag()))
+	}
+	return cmds
 }
 
 func (a *app) deliver(ctx context.Context, id, action string, f deliverFlags) error {
@@ -157,7 +209,7 @@ func (a *app) deliver(ctx context.Context, id, action string, f deliverFlags) er
 	if err := r.Deliver(ctx, id, action, out, f.by); err != nil {
 		return gateError(err)
 	}
-	fmt.Fprintf(a.stdout, "run %s: delivered %s (%s); continue with: polyloop resume %s --agent AGENT.yaml%s\n", id, action, out.Status, id, a.storeFlag())
+	fmt.Fprintf(a.stdout, "run %s: delivered %s (%s); %s\n", id, action, out.Status, a.afterAnswer(ctx, st, id))
 	return nil
 }
 
@@ -212,12 +264,9 @@ func deadline(g polyloop.PendingGate) string {
 // reportSuspended says what a suspended run waits for and how to go on.
 func (a *app) reportSuspended(res polyloop.RunResult, agentPath string) error {
 	printGates(a.stdout, res.RunID, res.Suspended)
-	resume := a.resumeCommand(res.RunID, cmp.Or(agentPath, "AGENT.yaml"))
-	if len(res.Suspended.Approvals) > 0 {
-		fmt.Fprintf(a.stdout, "answer with: polyloop approve %s ACTION --allow|--deny%s; then %s\n", res.RunID, a.storeFlag(), resume)
+	for _, cmd := range a.answerCommands(res.RunID, res.Suspended) {
+		fmt.Fprintf(a.stdout, "answer with: %s\n", cmd)
 	}
-	if len(res.Suspended.Deliveries) > 0 {
-		fmt.Fprintf(a.stdout, "answer with: polyloop deliver %s ACTION --status executed --observation TEXT%s; then %s\n", res.RunID, a.storeFlag(), resume)
-	}
+	fmt.Fprintf(a.stdout, "then: %s\n", a.resumeCommand(res.RunID, cmp.Or(agentPath, "FILE")))
 	return &exitErr{code: exitSuspended}
 }

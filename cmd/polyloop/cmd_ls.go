@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/polyloop/polyloop"
+	traj "github.com/polyloop/polyloop/internal/trajectory"
 	"github.com/spf13/cobra"
 )
 
@@ -16,12 +17,14 @@ func newLsCmd(a *app) *cobra.Command {
 		Use:   "ls",
 		Short: "List runs: id, agent, start, steps, stop reason or unfinished, tokens, cost",
 		Long: `List runs, oldest first. Unfinished runs show "unfinished" and their totals so
-far, computed from their logs; a run suspended at a gate shows "awaiting
+far, computed from their logs; a run that a live process drives now says
+"running (pid N on HOST, since T)" (its lease's holder; ls takes no lease);
+a run suspended at a gate shows "awaiting
 approval" or "awaiting delivery" (polyloop approve, polyloop deliver). The text rounds costs to 4 decimals, shows a
 cost partly unknown as a lower bound ("≥ $0.0012") and says "unknown" when no
 cost is known; --json
 gives the totals as stored, at full float64 precision (cost_unknown says
-whether part of the cost is unknown).
+whether part of the cost is unknown), and "running" names the live holder.
 
 Before the first run the default store does not exist: the list is empty (and
 --json prints []). A --store given on the command line must exist.`,
@@ -41,14 +44,15 @@ func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
 		return err
 	}
 	defer st.Close()
-	runs, err := listRuns(ctx, st, f)
+	summaries, err := listRuns(ctx, st, f)
+	if err != nil {
+		return err
+	}
+	runs, err := withRunning(ctx, st, summaries)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		if runs == nil {
-			runs = []polyloop.RunSummary{}
-		}
 		return writeJSON(a.stdout, runs)
 	}
 	if len(runs) == 0 {
@@ -61,6 +65,8 @@ func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
 		switch {
 		case r.Finished:
 			stop = string(r.StopReason)
+		case r.Running != nil:
+			stop = runningText(*r.Running)
 		case r.Awaiting != "":
 			stop = "awaiting " + r.Awaiting
 		}
@@ -68,4 +74,29 @@ func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
 			r.Totals.Steps, stop, tokensCell(r.Totals.Tokens(), r.Totals.TokensUnknown), costShort.cost(r.Totals.CostUSD, r.Totals.CostUnknown))
 	}
 	return tw.Flush()
+}
+
+// lsRun is a run as ls lists it: its summary, and the live process that
+// drives it now, if any.
+type lsRun struct {
+	polyloop.RunSummary
+	Running *polyloop.LeaseOwner `json:"running,omitempty"`
+}
+
+// withRunning asks the store which unfinished runs a live process drives
+// (trajectory.Holder: nil where the store cannot tell). It takes no lease.
+func withRunning(ctx context.Context, st store, summaries []polyloop.RunSummary) ([]lsRun, error) {
+	runs := make([]lsRun, len(summaries))
+	for i, r := range summaries {
+		runs[i].RunSummary = r
+		if r.Finished {
+			continue
+		}
+		holder, err := traj.Holder(ctx, st, r.RunID)
+		if err != nil {
+			return nil, err
+		}
+		runs[i].Running = holder
+	}
+	return runs, nil
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/agentfile"
 	"github.com/spf13/cobra"
 )
 
@@ -62,7 +61,7 @@ resumed invocation's spans join the run's trace (see polyloop run --help).
 	c.Flags().BoolVar(&f.allowChange, "allow-config-change", false, "resume even if the agent's snapshot differs (recorded in the log)")
 	c.Flags().BoolVar(&f.takeOver, "take-over", false, "take the run over from the live process that holds it (recorded in the log)")
 	c.Flags().BoolVar(&f.json, "json", false, "print the result as JSON on standard output")
-	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines")
+	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines and no resume plan")
 	c.Flags().StringVar(&f.events, "events", "", "append the run's events to this file as JSON lines")
 	c.Flags().StringVar(&f.view, "view", "", viewFlagHelp)
 	return c
@@ -86,15 +85,18 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 		return err
 	}
 	if plan.Action == polyloop.PlanAlreadyFinished {
-		printPlan(a.stderr, plan)
+		if !f.quiet {
+			printPlan(a.stderr, plan)
+		}
 		fin := log.Finished()
 		return a.report(polyloop.RunResult{RunID: id, StopReason: fin.StopReason, FinalAnswer: fin.FinalAnswer,
 			Totals: fin.Totals, Plan: &plan, Records: log.NextSeq()}, f.agent, f.json)
 	}
 	if f.agent == "" {
-		return fmt.Errorf("run %s is unfinished (%s): --agent AGENT.yaml is required to resume it, since the stored snapshot names the executor (%s) but cannot rebuild it", id, plan.Action, log.Started().Snapshot.Executor.Name)
+		return fmt.Errorf("run %s is unfinished (%s): resuming it needs the file of its agent %q, whose tools and model its log describes but cannot rebuild: polyloop resume %s --agent FILE%s",
+			id, plan.Action, log.Started().Snapshot.Agent, id, a.storeFlag())
 	}
-	cfg, err := agentfile.Load(ctx, f.agent, oneRun())
+	cfg, err := a.loadAgent(ctx, f.agent, f.quiet)
 	if err != nil {
 		return a.loadFailed(f.agent, err, in.wasCanceled())
 	}
@@ -120,6 +122,8 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	if err != nil {
 		return a.runFailed(st, id, f.agent, err, in)
 	}
-	printPlan(a.stderr, *res.Plan)
+	if !f.quiet {
+		printPlan(a.stderr, *res.Plan)
+	}
 	return a.report(res, f.agent, f.json)
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/agentfile"
 	"github.com/spf13/cobra"
 )
 
@@ -93,7 +92,7 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	cfg, err := agentfile.Load(ctx, agentPath, oneRun())
+	cfg, err := a.loadAgent(ctx, agentPath, f.quiet)
 	if err != nil {
 		return a.loadFailed(agentPath, err, in.wasCanceled())
 	}

@@ -20,8 +20,10 @@ func newShowCmd(a *app) *cobra.Command {
 		Long: `Show a run's trajectory from its log: each step's model reply, action,
 status and observation (synthetic observations and truncated ones are marked),
 model failures with their diagnostics, executions of unknown outcome, child runs
-and their receptions, and the finish — or, for an unfinished run, what resume
-would do.`,
+and their receptions, and the finish — or, for a run a live process drives
+now, "running (pid N on HOST, since T)" (its lease's holder; show takes no
+lease) with its open call or action under way, and for another unfinished
+run what resume would do.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.show(cmd.Context(), args[0], asJSON, full)
@@ -131,12 +133,14 @@ func (s *showWriter) step(st *stepView) {
 			s.block("code:", ac.Action.Code)
 		}
 		switch {
+		case ac.InFlight:
+			fmt.Fprintf(s.w, "      under way: no outcome recorded yet\n")
 		case ac.Unknown && ac.Replayed:
 			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without an outcome (replayed below)\n")
 		case ac.Unknown:
 			fmt.Fprintf(s.w, "      outcome UNKNOWN: intent without an outcome\n")
-		case st.Completed == nil || ac.Settled != &st.Completed.SettledAction:
-			s.outcome(ac.Settled, auditLabel(ac)) // settled by an action_result
+		case ac.Settled != nil: // under its action, in the reply's order, whichever record settled it
+			s.outcome(ac.Settled, auditLabel(ac))
 		}
 	}
 	for _, r := range st.Receptions {
@@ -196,6 +200,8 @@ func (s *showWriter) call(c *callView) {
 		fmt.Fprintf(s.w, ", showing view %s version %d", c.View.Name, c.View.Version)
 	}
 	switch {
+	case c.InFlight:
+		fmt.Fprintf(s.w, ": under way (no result yet)\n")
 	case c.Unknown:
 		fmt.Fprintf(s.w, ": outcome UNKNOWN (intent without a result)\n")
 	case c.Failure != nil:
@@ -224,13 +230,12 @@ func (s *showWriter) completed(st *stepView) {
 	case polyloop.DecisionFinal:
 		s.block("final answer:", c.Answer)
 	case polyloop.DecisionAct:
-		label := "executor said:"
 		for _, ac := range st.Actions {
 			if ac.Settled == &c.SettledAction {
-				label = auditLabel(ac)
+				return // printed under its action
 			}
 		}
-		s.outcome(&c.SettledAction, label)
+		s.outcome(&c.SettledAction, "executor said:")
 	}
 }
 
@@ -329,6 +334,8 @@ func (s *showWriter) end(t *trajectory) {
 			fmt.Fprintf(s.w, " — %s", s.cut(t.Finished.FinalAnswer))
 		}
 		fmt.Fprintln(s.w)
+	case t.Running != nil:
+		fmt.Fprintf(s.w, "%s: the log so far (no resume: that process drives the run)\n", runningText(*t.Running))
 	case t.Awaiting != nil:
 		printGates(s.w, t.RunID, t.Awaiting)
 		fmt.Fprintf(s.w, "SUSPENDED: waiting for the answers above (polyloop approve / deliver), then resume\n")

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+
+	"github.com/polyloop/polyloop/agentfile"
 )
 
 // loadFailed turns the error of loading the agent file into the command's
@@ -16,4 +19,20 @@ func (a *app) loadFailed(agentPath string, err error, interrupted bool) error {
 		return &exitErr{code: exitInterrupted}
 	}
 	return err
+}
+
+// loadAgent loads an agent file, saying on standard error (unless quiet)
+// what it starts — each MCP server, and when it is ready — since starting
+// servers may take seconds before the run's first line.
+func (a *app) loadAgent(ctx context.Context, path string, quiet bool) (*agentfile.Config, error) {
+	var mu sync.Mutex
+	opts := &agentfile.Options{Connections: 1, Progress: func(line string) {
+		if quiet {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(a.stderr, "%s: %s\n", path, line)
+	}}
+	return agentfile.Load(ctx, path, opts)
 }

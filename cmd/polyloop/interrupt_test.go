@@ -141,7 +141,7 @@ func TestInterruptThenResume(t *testing.T) {
 	}
 
 	code, _, stderr = c.run("resume", "r1")
-	if code != exitError || !strings.Contains(stderr, "--agent AGENT.yaml is required") {
+	if code != exitError || !strings.Contains(stderr, "resuming it needs the file of its agent") {
 		t.Fatalf("resume without --agent: exit %d, stderr:\n%s", code, stderr)
 	}
 	code, _, stderr = c.run("resume", "r1", "--agent", "changed.yaml")

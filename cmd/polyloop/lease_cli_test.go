@@ -170,11 +170,7 @@ func TestGracefulStopThenResume(t *testing.T) {
 // holder, which stops saying so.
 func TestSecondProcessRefused(t *testing.T) {
 	t.Parallel()
-	stores := map[string]string{"sqlite": ""}
-	if d := os.Getenv("POLYLOOP_TEST_POSTGRES"); d != "" {
-		stores["postgres"] = d
-	}
-	for name, store := range stores {
+	for name, store := range testStores() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			c := newCLI(t, store)
@@ -183,6 +179,16 @@ func TestSecondProcessRefused(t *testing.T) {
 			takenOver(t, c, "t-"+uniq)
 		})
 	}
+}
+
+// testStores are the stores a CLI test runs on, by name: SQLite (the
+// default store, "") and, when configured, PostgreSQL.
+func testStores() map[string]string {
+	stores := map[string]string{"sqlite": ""}
+	if d := os.Getenv("POLYLOOP_TEST_POSTGRES"); d != "" {
+		stores["postgres"] = d
+	}
+	return stores
 }
 
 func refusedThenKilled(t *testing.T, c *cli, id string) {

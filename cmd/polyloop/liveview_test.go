@@ -147,6 +147,10 @@ func TestRunServesTheLiveView(t *testing.T) {
 	if !strings.Contains(body.String(), `<pre class="preview" data-call="m1.1"`) || strings.Contains(body.String(), `<span class="label">reply</span>`) {
 		t.Fatalf("while the call streams, the run's page shows a reply or no preview:\n%s", body.String())
 	}
+	running := fmt.Sprintf(`<span class="badge running" id="running">running</span> (pid %d on `, os.Getpid())
+	if !strings.Contains(body.String(), running) || strings.Contains(body.String(), "resume would") || strings.Contains(body.String(), "unknown outcome") {
+		t.Fatalf("while the call streams, the run's own page does not say it is running (%s), or shows a resume plan or an unknown outcome:\n%s", running, body.String())
+	}
 
 	first.done <- false // cut mid-stream: the client retries
 	second := model.next(t)

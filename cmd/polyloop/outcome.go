@@ -77,3 +77,9 @@ func (a *app) leaseRefused(id, agentPath string, err error) error {
 	}
 	return nil
 }
+
+// runningText says that a live process drives a run: "running (pid 12 on
+// host, since 2026-12-07 15:04:05Z)".
+func runningText(o polyloop.LeaseOwner) string {
+	return fmt.Sprintf("running (pid %d on %s, since %s)", o.PID, o.Host, o.Since.Format("2006-01-02 15:04:05Z07:00"))
+}

@@ -144,7 +144,7 @@ func (p *progress) line(ev polyloop.Event) string {
 	case polyloop.EventModelCallFinished:
 		return step + " " + p.modelLine(ev)
 	case polyloop.EventActionStarted:
-		return fmt.Sprintf("%s action %s %s", step, describeAction(ev.Action, 70), p.paint(ansiDim, "["+string(ev.Replay)+"]"))
+		return fmt.Sprintf("%s action %s%s %s", step, batchMember(ev.ActionID), describeAction(ev.Action, 70), p.paint(ansiDim, "["+string(ev.Replay)+"]"))
 	case polyloop.EventActionFinished:
 		return step + " " + p.outcomeLine(ev)
 	case polyloop.EventStepCompleted:
@@ -155,6 +155,16 @@ func (p *progress) line(ev polyloop.Event) string {
 		return p.finishLine(ev)
 	}
 	return ""
+}
+
+// batchMember names an action of a batch of several ("a1.2 "), whose
+// lines interleave with those of its batch's other actions: "" for the
+// action of a batch of one (a1).
+func batchMember(actionID string) string {
+	if !strings.Contains(actionID, ".") {
+		return ""
+	}
+	return actionID + " "
 }
 
 func (p *progress) modelLine(ev polyloop.Event) string {
@@ -202,7 +212,7 @@ func (p *progress) outcomeLine(ev polyloop.Event) string {
 	if rec.Synthetic {
 		obs = "(synthetic) " + obs
 	}
-	return fmt.Sprintf("→ %s  %s", status, p.paint(ansiDim, obs))
+	return fmt.Sprintf("%s→ %s  %s", batchMember(rec.ResultID), status, p.paint(ansiDim, obs))
 }
 
 func (p *progress) decisionLine(step string, rec *polyloop.StepCompleted) string {

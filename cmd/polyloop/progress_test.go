@@ -42,7 +42,9 @@ finished: max_steps — 1 steps, 15 tokens, $0.2500
 }
 
 // The actions of a batch settled before its last have an action_result,
-// no step record, on their action_finished: each gets its line.
+// no step record, on their action_finished: each gets its line, which names
+// the action (the lines of a parallel batch come in the order its actions
+// finish).
 func TestProgressOfABatch(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
@@ -51,6 +53,7 @@ func TestProgressOfABatch(t *testing.T) {
 		return polyloop.SettledAction{ResultID: id, Attempt: 1, Outcome: &polyloop.StepOutcome{Status: status}, Observation: obs}
 	}
 	for _, ev := range []polyloop.Event{
+		{Kind: polyloop.EventActionStarted, Step: 2, ActionID: "a2.1", Action: &polyloop.Action{Tool: "echo", Args: []byte(`{}`)}, Replay: polyloop.ReplaySafe},
 		{Kind: polyloop.EventActionFinished, Step: 2, ActionResult: &polyloop.ActionResult{Step: 2, SettledAction: settled("a2.1", polyloop.Executed, "first")}},
 		{Kind: polyloop.EventActionFinished, Step: 2, StepRecord: &polyloop.StepCompleted{Step: 2, Decision: polyloop.DecisionAct, SettledAction: settled("a2.2", polyloop.EnvError, "second")}},
 	} {
@@ -58,7 +61,7 @@ func TestProgressOfABatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := "step 2   → executed  first\nstep 2   → env_error  second\n"
+	want := "step 2   action a2.1 echo {} [replay_safe]\nstep 2   a2.1 → executed  first\nstep 2   a2.2 → env_error  second\n"
 	if buf.String() != want {
 		t.Errorf("progress:\n%s\nwant:\n%s", buf.String(), want)
 	}

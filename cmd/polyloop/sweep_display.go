@@ -154,11 +154,21 @@ func progressLine(p *sweep.Progress) string {
 	if stops := stopCounts(p.StopReasons); stops != "" {
 		s += " | " + stops
 	}
-	s += fmt.Sprintf(" | %s, %s", humanTokens(p.Tokens, p.TokensUnknown), costShort.cost(p.CostUSD, p.CostUnknown))
+	s += " | " + progressSpend(p)
 	if p.ETA > 0 {
 		s += " | ETA " + p.ETA.Round(time.Second).String()
 	}
 	return s
+}
+
+// progressSpend is what the finished runs used: "1.23M tokens, $3.4100", or
+// "no run finished yet" (no sum at all: never "$0.0000" for a cost not
+// known yet).
+func progressSpend(p *sweep.Progress) string {
+	if p.Runs == 0 {
+		return "no run finished yet"
+	}
+	return humanTokens(p.Tokens, p.TokensUnknown) + ", " + costShort.cost(p.CostUSD, p.CostUnknown)
 }
 
 // barLine is the progress with a bar, for a terminal.

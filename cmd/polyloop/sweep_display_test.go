@@ -14,7 +14,7 @@ func TestSweepProgressLine(t *testing.T) {
 	t.Parallel()
 	p := &sweep.Progress{Total: 600, Done: 312, Skipped: 12, Running: 8, Queued: 270, Waiting: 10,
 		StopReasons: map[polyloop.StopReason]int{polyloop.StopCompleted: 290, polyloop.StopLLMError: 22},
-		Tokens:      1234567, TokensUnknown: true, CostUSD: 3.41, CostUnknown: true, ETA: 252*time.Second + 300*time.Millisecond}
+		Runs:        312, Tokens: 1234567, TokensUnknown: true, CostUSD: 3.41, CostUnknown: true, ETA: 252*time.Second + 300*time.Millisecond}
 	want := "312/600 done (12 before this run) · 8 running · 270 queued · 10 waiting to retry | completed 290 · llm_error 22 | ≥ 1.23M tokens, ≥ $3.4100 | ETA 4m12s"
 	if got := progressLine(p); got != want {
 		t.Errorf("progress line\n%s\nwant\n%s", got, want)
@@ -23,9 +23,13 @@ func TestSweepProgressLine(t *testing.T) {
 	if bar := d.barLine(p); !strings.HasPrefix(bar, strings.Repeat("█", 12)+strings.Repeat("░", 12)+" 312/600") {
 		t.Errorf("bar %q", bar)
 	}
-	none := &sweep.Progress{Total: 4, StopReasons: map[polyloop.StopReason]int{}, CostUnknown: true}
-	if got := progressLine(none); got != "0/4 done · 0 running · 0 queued | 0 tokens, unknown" {
+	none := &sweep.Progress{Total: 4, StopReasons: map[polyloop.StopReason]int{}}
+	if got := progressLine(none); got != "0/4 done · 0 running · 0 queued | no run finished yet" {
 		t.Errorf("at the start: %q", got)
+	}
+	unpriced := &sweep.Progress{Total: 4, Done: 1, StopReasons: map[polyloop.StopReason]int{polyloop.StopLLMError: 1}, Runs: 1, CostUnknown: true}
+	if got := progressLine(unpriced); got != "1/4 done · 0 running · 0 queued | llm_error 1 | 0 tokens, unknown" {
+		t.Errorf("after a run of an unpriced model: %q", got)
 	}
 }
 
@@ -40,7 +44,7 @@ func TestSweepDisplayOnATerminal(t *testing.T) {
 	d.event(sweep.Event{Kind: sweep.EventRunHeld, RunID: "r1"})
 	d.close()
 	got := w.String()
-	if !strings.Contains(got, "\r\x1b[2Krun r1 is held by another live process: left to it\n") || !strings.HasSuffix(got, "\r\x1b[2K0/2 done · 0 running · 0 queued | 0 tokens, $0.0000\n") {
+	if !strings.Contains(got, "\r\x1b[2Krun r1 is held by another live process: left to it\n") || !strings.HasSuffix(got, "\r\x1b[2K0/2 done · 0 running · 0 queued | no run finished yet\n") {
 		t.Errorf("terminal output %q", got)
 	}
 }

@@ -325,26 +325,32 @@ func (s *sim) resume() {
 // the usage the results recorded; an intent without its result is an
 // execution of unknown outcome; the token sums are a lower bound when a
 // model call's usage is not known (an orphaned intent, a result whose
-// usage reports no tokens), the cost when the tokens are or a known usage
-// has no cost.
+// usage reports no tokens), the cost when the tokens are, a known usage
+// has no cost, or a call failed without usage and no result carried a cost
+// (no price is known).
 func totalsOf(recs []rec) polyloop.Totals {
 	var t polyloop.Totals
 	intents, actIntents := 0, 0
+	unbilledFailure, priced := false, false
 	for _, r := range recs {
 		switch r.kind {
 		case kModelIntent:
 			intents++
 		case kModelResult:
 			t.ModelCalls++
-			if u := r.usage; u != nil {
-				t.InputTokens += u.in
-				t.OutputTokens += u.out
-				t.TokensUnknown = t.TokensUnknown || u.in+u.out == 0
-				if u.cost != nil {
-					t.CostUSD += *u.cost
-				} else {
-					t.CostUnknown = true
-				}
+			u := r.usage
+			if u == nil {
+				unbilledFailure = true
+				continue
+			}
+			t.InputTokens += u.in
+			t.OutputTokens += u.out
+			t.TokensUnknown = t.TokensUnknown || u.in+u.out == 0
+			if u.cost != nil {
+				t.CostUSD += *u.cost
+				priced = true
+			} else {
+				t.CostUnknown = true
 			}
 		case kActionIntent:
 			actIntents++
@@ -360,6 +366,6 @@ func totalsOf(recs []rec) polyloop.Totals {
 	t.UnknownModelCalls = intents - t.ModelCalls
 	t.UnknownActions = actIntents - t.Actions
 	t.TokensUnknown = t.TokensUnknown || t.UnknownModelCalls > 0
-	t.CostUnknown = t.CostUnknown || t.TokensUnknown
+	t.CostUnknown = t.CostUnknown || t.TokensUnknown || (unbilledFailure && !priced)
 	return t
 }

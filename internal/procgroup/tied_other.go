@@ -1,25 +1,30 @@
-//go:build !linux
+//go:build !unix
 
 package procgroup
 
-import "os/exec"
+import (
+	"os/exec"
+	"syscall"
+)
 
-// Group is the process group of a command started by StartTied.
+// Group is the process of a command started by StartTied: there are no
+// process groups here.
 type Group struct {
-	// Pgid is the group's id: the command's pid.
+	// Pgid is the command's pid.
 	Pgid int
+	cmd  *exec.Cmd
 }
 
-// StartTied starts cmd as the leader of a new process group (Attr). The
-// group is tied to this process's life on Linux only; here a command
-// outlives a process that is killed.
+// StartTied starts cmd. Here a command outlives a process that is killed.
 func StartTied(cmd *exec.Cmd) (*Group, error) {
-	cmd.SysProcAttr = Attr()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &Group{Pgid: cmd.Process.Pid}, nil
+	return &Group{Pgid: cmd.Process.Pid, cmd: cmd}, nil
 }
+
+// Signal kills the command: there are no other signals here.
+func (g *Group) Signal(syscall.Signal) { _ = g.cmd.Process.Kill() }
 
 // Close does nothing here.
 func (g *Group) Close() {}

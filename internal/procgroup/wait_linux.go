@@ -8,9 +8,8 @@ import (
 )
 
 // WaitExited blocks until the process pid has exited, without reaping it,
-// and reports true: while it is an unreaped zombie its pid, and so its
-// process group id, cannot be reused, which makes signalling the group
-// afterwards safe.
+// and reports true: the caller can then end what the process left behind
+// (its group) before it reaps it and waits for its output to close.
 func WaitExited(pid int) bool {
 	var info unix.Siginfo
 	for {

@@ -3,7 +3,6 @@
 package procgroup
 
 // WaitExited reports false at once: waiting without reaping (waitid with
-// WNOWAIT) is Linux's here. The caller reaps the process, then signals what
-// is left of its group, with the small window in which the group id could
-// be reused that this leaves.
+// WNOWAIT) is Linux's. The caller reaps the process, then ends what is left
+// of its group.
 func WaitExited(int) bool { return false }

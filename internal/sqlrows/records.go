@@ -116,6 +116,18 @@ func gap(next, seq int64) string {
 	return fmt.Sprintf("seq gap: records %d to %d are missing before it", next, seq-1)
 }
 
+// Prefixed is an error of Add as the store named store returns it: with
+// the store's name before it, but for a *polyloop.CorruptLogError, which
+// says what it is itself ("polyloop: corrupt run log …": one prefix, not
+// "sqlitestore: polyloop: …").
+func Prefixed(store string, err error) error {
+	var corrupt *polyloop.CorruptLogError
+	if errors.As(err, &corrupt) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", store, err)
+}
+
 func (lr *LogReader) corrupt(seq int64, kind polyloop.RecordKind, reason string) error {
 	return &polyloop.CorruptLogError{RunID: lr.RunID, Seq: seq, Kind: kind, Reason: reason}
 }

@@ -13,8 +13,9 @@ type Store interface {
 	polyloop.RunLister
 }
 
-// Load reads a run's log and lists its children. A run without records is
-// an error wrapping polyloop.ErrRunNotFound.
+// Load reads a run's log, lists its children and asks whether a live
+// process drives it (Probe). A run without records is an error wrapping
+// polyloop.ErrRunNotFound.
 func Load(ctx context.Context, st Store, id string) (*Trajectory, error) {
 	log, err := st.ReadLog(ctx, id)
 	if err != nil {
@@ -26,6 +27,9 @@ func Load(ctx context.Context, st Store, id string) (*Trajectory, error) {
 	log.RunID = id
 	t := Build(log)
 	if t.Children, err = st.ListRuns(ctx, polyloop.RunFilter{ParentRunID: id}); err != nil {
+		return nil, err
+	}
+	if err := Probe(ctx, st, t); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -5,6 +5,8 @@
 package trajectory
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -41,8 +43,12 @@ type Trajectory struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	// Totals are computed from the log (for an unfinished run too).
 	Totals polyloop.Totals `json:"totals"`
-	// Plan is what resume would do (unfinished runs); PlanError says why
-	// the log cannot be planned (a corrupt log).
+	// Running is the process that drives the run now, the live holder of
+	// its lease (Probe); nil when none does or the store cannot tell.
+	Running *polyloop.LeaseOwner `json:"running,omitempty"`
+	// Plan is what resume would do (unfinished runs no live process
+	// drives); PlanError says why the log cannot be planned (a corrupt
+	// log).
 	Plan      *polyloop.ResumePlan  `json:"plan,omitempty"`
 	PlanError string                `json:"plan_error,omitempty"`
 	Children  []polyloop.RunSummary `json:"children,omitempty"`
@@ -63,8 +69,9 @@ type Override struct {
 }
 
 // Step is one step: its model calls (orphaned intents included), its action
-// intents (replays included), the gates its actions waited at, the child
-// receptions, and its step record.
+// intents (replays included; in the reply's order, each action's attempts
+// in log order), the gates its actions waited at, the child receptions, and
+// its step record.
 type Step struct {
 	Step       int                     `json:"step"`
 	ModelCalls []*Call                 `json:"model_calls"`
@@ -126,6 +133,9 @@ type Call struct {
 	Usage *polyloop.Usage `json:"usage,omitempty"`
 	// Unknown marks an intent without a result: a call of unknown outcome.
 	Unknown bool `json:"unknown,omitempty"`
+	// InFlight marks an intent without a result yet in a run a live
+	// process drives (MarkRunning): the call is under way.
+	InFlight bool `json:"in_flight,omitempty"`
 	// View is the view version the call showed.
 	View *polyloop.ViewRef `json:"view,omitempty"`
 }
@@ -151,6 +161,9 @@ type Action struct {
 	// Unknown marks an intent without a settlement: an action of unknown
 	// outcome (a crash, an executor error, or a replay that followed).
 	Unknown bool `json:"unknown,omitempty"`
+	// InFlight marks an intent without a settlement yet in a run a live
+	// process drives (MarkRunning): the action is under way.
+	InFlight bool `json:"in_flight,omitempty"`
 	// Replayed marks an attempt that a later attempt of the same action
 	// replaced.
 	Replayed bool `json:"replayed,omitempty"`
@@ -173,6 +186,9 @@ func Build(log polyloop.RunLog) *Trajectory {
 	b := builder{t: t}
 	for _, r := range log.Records {
 		b.add(r)
+	}
+	for _, s := range t.Steps { // the reply's order: actions settled at their gate come in last
+		slices.SortStableFunc(s.Actions, func(x, y *Action) int { return cmp.Compare(x.Index, y.Index) })
 	}
 	if n := len(log.Records); n > 0 {
 		t.UpdatedAt = log.Records[n-1].At
