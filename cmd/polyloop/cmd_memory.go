@@ -12,6 +12,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/agentfile"
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/memory"
 	"github.com/spf13/cobra"
 )
@@ -90,7 +91,7 @@ func (a *app) withMemory(ctx context.Context, f func(context.Context, memoryStor
 	defer st.Close()
 	ms, ok := st.(memoryStore)
 	if !ok {
-		return fmt.Errorf("the store %s keeps no memory", redactDSN(a.store))
+		return fmt.Errorf("the store %s keeps no memory", dsn.Redact(a.store))
 	}
 	return f(ctx, ms)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/agentfile"
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/spf13/cobra"
 )
 
@@ -153,7 +154,7 @@ func (a *app) storeFlag() string {
 	if a.store == defaultStore {
 		return ""
 	}
-	return " --store " + redactDSN(a.store)
+	return " --store " + dsn.Redact(a.store)
 }
 
 // report prints a finished run's result and gives its exit code.

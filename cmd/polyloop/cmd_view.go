@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweep/sweepview"
 	"github.com/polyloop/polyloop/view"
@@ -70,7 +71,7 @@ func (a *app) view(ctx context.Context, f *viewFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "polyloop view: %s on http://%s/ (Ctrl-C stops)\n", redactDSN(a.store), ln.Addr())
+	fmt.Fprintf(a.stdout, "polyloop view: %s on http://%s/ (Ctrl-C stops)\n", dsn.Redact(a.store), ln.Addr())
 	return serveUntilInterrupted(ctx, ln, h)
 }
 

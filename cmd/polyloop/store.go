@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/pgstore"
 	"github.com/polyloop/polyloop/sqlitestore"
 )
@@ -54,21 +55,7 @@ func openStore(ctx context.Context, spec string, create bool) (store, error) {
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
 		return pgstore.Open(ctx, spec, nil)
 	}
-	return nil, fmt.Errorf("--store %q: expected sqlite:PATH or a postgres:// DSN", redactDSN(spec))
-}
-
-// redactDSN hides a password in a store spec before it is printed.
-func redactDSN(spec string) string {
-	at := strings.LastIndex(spec, "@")
-	scheme := strings.Index(spec, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return spec
-	}
-	cred := spec[scheme+3 : at]
-	if i := strings.Index(cred, ":"); i >= 0 {
-		return spec[:scheme+3] + cred[:i] + ":***" + spec[at:]
-	}
-	return spec
+	return nil, fmt.Errorf("--store %q: expected sqlite:PATH or a postgres:// DSN", dsn.Redact(spec))
 }
 
 // missingStoreError is a SQLite store that does not exist, opened to read.
