@@ -84,7 +84,7 @@ template rendered it.`,
 
 // withMemory opens the store and runs f on its memory.
 func (a *app) withMemory(ctx context.Context, f func(context.Context, memoryStore) error) error {
-	st, err := openStore(ctx, a.store, existingStore)
+	st, err := openStore(ctx, a.store, readOnlyStore)
 	if err != nil {
 		return err
 	}

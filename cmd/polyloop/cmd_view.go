@@ -54,7 +54,7 @@ func (a *app) view(ctx context.Context, f *viewFlags) error {
 	if f.poll <= 0 {
 		return fmt.Errorf("--poll must be positive")
 	}
-	st, err := openStore(ctx, a.store, existingStore)
+	st, err := openStore(ctx, a.store, readOnlyStore)
 	if err != nil {
 		return err
 	}

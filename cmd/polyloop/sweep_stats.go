@@ -27,7 +27,7 @@ func (a *app) sweepStats(ctx context.Context, f *statsFlags) error {
 	if ff := f.filterFlags; ff != (filterFlags{}) {
 		return fmt.Errorf("--sweep takes no run filters (--agent, --since, ...): its statistics cover the sweep; --by agent, task or epoch groups them")
 	}
-	st, err := a.openRead(ctx)
+	st, err := a.openRead(ctx, readOnlyStore)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 const Mask = "xxxxx"
 
 // Redact returns s with every password pgx would read from it masked: in a
-// URL (postgres:// or postgresql://), the userinfo password and the values
+// URL (postgres://, postgresql://, or any other scheme), the userinfo password and the values
 // of the password and sslpassword query parameters; in a keyword/value
 // string, the values of password and sslpassword, quoted or not. Anything
 // else of s is left as it is, so that a store spec such as sqlite:PATH
@@ -32,15 +32,17 @@ func Redact(s string) string {
 	return looseKeyword.ReplaceAllString(s, "${1}"+Mask)
 }
 
-// cutScheme returns what follows a PostgreSQL URL scheme (any case).
+// cutScheme returns what follows a URL's scheme and "://": a PostgreSQL
+// URL, or any other a user might mistake for one (mysql://).
 func cutScheme(s string) (string, bool) {
-	for _, p := range []string{"postgresql://", "postgres://"} {
-		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
-			return s[len(p):], true
-		}
+	m := scheme.FindStringIndex(s)
+	if m == nil {
+		return "", false
 	}
-	return "", false
+	return s[m[1]:], true
 }
+
+var scheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
 
 // redactURL masks the passwords of a URL after its scheme. The userinfo
 // ends at the last '@' before the first '/' (pgx's own lookahead); a '@'

@@ -50,6 +50,7 @@ func TestRedactMalformedAndOther(t *testing.T) {
 		{"host=db password='unterminated secret", "host=db password=xxxxx"},
 		{"not a dsn password=hunter22 at all", "not a dsn password=xxxxx at all"},
 		{"sqlite:./.polyloop/polyloop.db", "sqlite:./.polyloop/polyloop.db"},
+		{"mysql://u:secret@h/db", "mysql://u:xxxxx@h/db"},
 		{"postgres://alice@db/runs?application_name=a@b", "postgres://alice@db/runs?application_name=a@b"},
 		{"", ""},
 	} {
