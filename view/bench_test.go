@@ -150,3 +150,34 @@ func fill(b *testing.B, st polyloop.Store, n int) {
 	close(ch)
 	wg.Wait()
 }
+
+// BenchmarkLongRunPages renders the first page of a run's steps, and the
+// first page of its comparison with a run as long, for runs of 1,000 and
+// 10,000 steps (go test -bench LongRunPages -benchmem): the page's bytes
+// (MB/page) stay the same whatever the run's length; the allocations per
+// page (B/op) are the log read and folded whole, which grow with it.
+func BenchmarkLongRunPages(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		st := longRun(b, n)
+		s, err := view.New(view.Options{Store: st})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for page, target := range map[string]string{"run": "/run?id=long", "compare": "/compare?a=long&b=long2"} {
+			b.Run(fmt.Sprintf("%s/steps=%d", page, n), func(b *testing.B) {
+				req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+target, nil)
+				b.ReportAllocs()
+				var size int
+				for b.Loop() {
+					rec := httptest.NewRecorder()
+					s.ServeHTTP(rec, req)
+					if rec.Code != http.StatusOK {
+						b.Fatalf("%d", rec.Code)
+					}
+					size = rec.Body.Len()
+				}
+				b.ReportMetric(float64(size)/1e6, "MB/page")
+			})
+		}
+	}
+}

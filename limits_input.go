@@ -1,0 +1,25 @@
+package polyloop
+
+// The bounds on what outside input — a file, a template, a request to the
+// view — can make the library and its command do (docs/agent-file.md,
+// "Bounds"; the view's in docs/view.md). Each is where a hostile or
+// mistaken input would otherwise take unbounded memory, time or
+// connections.
+const (
+	// MaxInputFileBytes bounds a text file read into a run's snapshot: the
+	// task given as @FILE, the agent file's system_file, a sweep's task
+	// file, one record of it and one CSV field. The snapshot is stored in
+	// one record, so a larger text could never be stored: it is refused as
+	// soon as the read passes this many bytes, without reading the rest.
+	MaxInputFileBytes = MaxRecordBytes
+
+	// MaxViewPage is the highest page number the view accepts in a list or
+	// a run's steps; a larger one is a bad request.
+	MaxViewPage = 1 << 20
+	// ViewStepsPerPage is the default number of steps on a run's page and
+	// a comparison's, so that a page's size does not grow with the run.
+	ViewStepsPerPage = 100
+	// MaxViewStreams is the default bound on the live streams a view
+	// server holds open at once: each reads its run's log every poll.
+	MaxViewStreams = 32
+)
