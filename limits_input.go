@@ -1,5 +1,7 @@
 package polyloop
 
+import "time"
+
 // The bounds on what outside input — a file, a template, a request to the
 // view — can make the library and its command do (docs/agent-file.md,
 // "Bounds"; the view's in docs/view.md). Each is where a hostile or
@@ -12,6 +14,18 @@ const (
 	// one record, so a larger text could never be stored: it is refused as
 	// soon as the read passes this many bytes, without reading the rest.
 	MaxInputFileBytes = MaxRecordBytes
+
+	// MaxTemplateBytes bounds what a template rendering (the memory view's
+	// template) writes, and every string it builds on the way.
+	MaxTemplateBytes = 1 << 20
+	// MaxTemplateBodies bounds the bodies a rendering runs: range
+	// iterations, if and with branches, templates called (about a
+	// microsecond each). A view of as many entries would render beyond
+	// MaxTemplateBytes anyway.
+	MaxTemplateBodies = 100_000
+	// MaxTemplateTime bounds a rendering's time: renderings take
+	// microseconds; one that takes a second is a loop.
+	MaxTemplateTime = time.Second
 
 	// MaxViewPage is the highest page number the view accepts in a list or
 	// a run's steps; a larger one is a bad request.
