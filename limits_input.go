@@ -1,6 +1,13 @@
 package polyloop
 
-import "time"
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
 
 // The bounds on what outside input — a file, a template, a request to the
 // view — can make the library and its command do (docs/agent-file.md,
@@ -37,3 +44,39 @@ const (
 	// server holds open at once: each reads its run's log every poll.
 	MaxViewStreams = 32
 )
+
+// ErrInputTooLarge marks an input read past its bound (ReadLimited).
+var ErrInputTooLarge = errors.New("polyloop: the input is larger than its bound")
+
+// ReadLimited reads r to its end, or fails with an error wrapping
+// ErrInputTooLarge as soon as it has read more than max bytes, without
+// reading the rest: /dev/zero or a file of gigabytes costs at most max
+// bytes. It checks ctx between reads, and when ctx is done it interrupts a
+// read blocked on a pipe or a terminal (an *os.File that can take a
+// deadline); it then returns ctx's error.
+func ReadLimited(ctx context.Context, r io.Reader, max int64) ([]byte, error) {
+	if f, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok {
+		stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Unix(1, 0)) })
+		defer stop()
+	}
+	var b bytes.Buffer
+	chunk := make([]byte, 64<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, err := r.Read(chunk)
+		if int64(b.Len()+n) > max {
+			return nil, fmt.Errorf("%w: more than %d bytes", ErrInputTooLarge, max)
+		}
+		b.Write(chunk[:n])
+		switch {
+		case errors.Is(err, io.EOF):
+			return b.Bytes(), nil
+		case err != nil && ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			return nil, err
+		}
+	}
+}

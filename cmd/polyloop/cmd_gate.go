@@ -142,7 +142,7 @@ func (a *app) deliver(ctx context.Context, id, action string, f deliverFlags) er
 		return fmt.Errorf("--status %q: expected executed, not_executed or env_error", f.status)
 	}
 	if f.file != "" {
-		text, err := readText(a.stdin, f.file)
+		text, err := readInput(ctx, a.stdin, f.file, "the observation", polyloop.MaxObservationBytes)
 		if err != nil {
 			return err
 		}
@@ -159,20 +159,6 @@ func (a *app) deliver(ctx context.Context, id, action string, f deliverFlags) er
 	}
 	fmt.Fprintf(a.stdout, "run %s: delivered %s (%s); continue with: polyloop resume %s --agent AGENT.yaml%s\n", id, action, out.Status, id, a.storeFlag())
 	return nil
-}
-
-func readText(stdin io.Reader, path string) (string, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return "", fmt.Errorf("--observation-file: %w", err)
-	}
-	return string(data), nil
 }
 
 // gateError says what a refused answer means.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/polyloop/polyloop"
@@ -70,23 +68,22 @@ output is closed (| head).
 	return c
 }
 
-// readTask reads the TASK argument: text, @FILE or - (stdin).
-func (a *app) readTask(arg string) (string, error) {
+// readTask reads the TASK argument: text, @FILE or - (stdin), at most
+// polyloop.MaxInputFileBytes (the snapshot that holds it is one record).
+func (a *app) readTask(ctx context.Context, arg string) (string, error) {
 	switch {
 	case arg == "-":
-		b, err := io.ReadAll(a.stdin)
-		return string(b), err
+		return readInput(ctx, a.stdin, "-", "the task", polyloop.MaxInputFileBytes)
 	case strings.HasPrefix(arg, "@"):
-		b, err := os.ReadFile(arg[1:])
-		return string(b), err
+		return readInput(ctx, a.stdin, arg[1:], "the task", polyloop.MaxInputFileBytes)
 	}
 	return arg, nil
 }
 
 func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags) error {
-	input, err := a.readTask(taskArg)
+	input, err := a.readTask(parent, taskArg)
 	if err != nil {
-		return fmt.Errorf("reading the task: %w", err)
+		return err
 	}
 	if strings.TrimSpace(input) == "" {
 		return errors.New("the task is empty: give its text, @FILE or - for standard input")
