@@ -56,10 +56,11 @@ func (e *exitErr) Unwrap() error { return e.err }
 
 // execute runs the command line and returns the exit code.
 func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, rawOut: stdout, rawErr: stderr}
 	root := newRoot(a)
 	root.SetArgs(args)
 	err := root.Execute()
+	a.flushOutput()
 	if err == nil {
 		return exitOK
 	}
@@ -71,7 +72,11 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
-	fmt.Fprintln(stderr, errorText(err))
+	msg := errorText(err)
+	if !a.raw {
+		msg = visible(msg)
+	}
+	fmt.Fprintln(stderr, msg)
 	return code
 }
 
