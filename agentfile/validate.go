@@ -324,6 +324,8 @@ func (v *validator) mcp(p path, m MCPSpec) {
 	}
 	v.headersEnv(p, m)
 	v.oauth(p, m)
+	v.nonNegative(p.at("start_timeout_ms"), int64(m.StartTimeoutMS))
+	v.nonNegative(p.at("call_timeout_ms"), int64(m.CallTimeoutMS))
 }
 
 // toolPrefix is what a tool-name prefix may hold: what model providers
