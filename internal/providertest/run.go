@@ -45,6 +45,7 @@ func Run[P provider.Package](t *testing.T, h Harness[P]) {
 		"RefusedKeepUsage":   func(t *testing.T) { CheckRefusedKeepUsage(t, h, h.Refused, "malformed.json") },
 		"CostKnown":          func(t *testing.T) { CheckCostKnown(t, h) },
 		"SentAttemptsBilled": func(t *testing.T) { CheckSentAttemptsBilled(t, h) },
+		"Redirects":          func(t *testing.T) { CheckRedirects(t, h) },
 	}
 	for name, test := range parallel {
 		t.Run(name, func(t *testing.T) {
