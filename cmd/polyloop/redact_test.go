@@ -65,3 +65,19 @@ func TestViewBannerHidesPassword(t *testing.T) {
 		t.Errorf("view banner %q (%v) shows the password or no redacted DSN", line, err)
 	}
 }
+
+// TestRedactArg: the copy of the command line the kernel shows has no
+// password, whether the DSN is an argument of its own or a --flag=value.
+func TestRedactArg(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:s3cret@h/db":                "postgres://u:xxxxx@h/db",
+		"--store=postgres://u:s3cret@h/db":        "--store=postgres://u:xxxxx@h/db",
+		"--queue=host=h password=s3cret dbname=d": "--queue=host=h password=xxxxx dbname=d",
+		"run":     "run",
+		"--id=r1": "--id=r1",
+	} {
+		if got := redactArg(in); got != want {
+			t.Errorf("redactArg(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

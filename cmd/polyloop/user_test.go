@@ -60,11 +60,12 @@ func ordinaryUser(t *testing.T) asUser {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "polyloop")
-	if err := copyExecutable(self.bin, bin); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"polyloop", "procpeek", "mcppeek"} { // the commands TestMain serves
+		if err := copyExecutable(self.bin, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return asUser{name: "nobody", bin: bin, cred: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	return asUser{name: "nobody", bin: filepath.Join(dir, "polyloop"), cred: &syscall.Credential{Uid: nobody, Gid: nobody}}
 }
 
 // openToAll makes the directories of a test's temporary tree, from dir
