@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,13 +59,19 @@ func TestActionsCannotReadTheDriversSecrets(t *testing.T) {
 			}
 			secrets := []string{secretValue(t, "sk-hostile-openai-"), secretValue(t, "sk-hostile-anthropic-")}
 			store := "sqlite:" + filepath.Join(dir, "store", "runs.db")
-			if base := os.Getenv("POLYLOOP_TEST_POSTGRES"); strings.HasPrefix(base, "postgres://") && !strings.Contains(base, "@") {
-				t.Fatalf("POLYLOOP_TEST_POSTGRES %q has no user", base)
-			} else if base != "" {
-				pw := secretValue(t, "pw-hostile-")
+			if base := os.Getenv("POLYLOOP_TEST_POSTGRES"); base != "" {
+				// A password of its own, or any (trust authentication takes any).
+				u, err := url.Parse(base)
+				if err != nil || u.User == nil {
+					t.Fatalf("POLYLOOP_TEST_POSTGRES %q: a postgres:// URL with a user is needed", base)
+				}
+				pw, ok := u.User.Password()
+				if !ok {
+					pw = secretValue(t, "pw-hostile-")
+					u.User = url.UserPassword(u.User.Username(), pw)
+				}
 				secrets = append(secrets, pw)
-				user, rest, _ := strings.Cut(strings.TrimPrefix(base, "postgres://"), "@")
-				store = "postgres://" + strings.Split(user, ":")[0] + ":" + pw + "@" + rest // trust authentication takes any password
+				store = u.String()
 			}
 			env := []string{"OPENAI_API_KEY=" + secrets[0], "ANTHROPIC_API_KEY=" + secrets[1], "NO_COLOR=1"}
 			id := "peek-" + u.name + "-" + secretValue(t, "")[:8]
