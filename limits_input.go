@@ -11,8 +11,9 @@ import (
 
 // The bounds on what outside input — a file, a template, a request to the
 // view — can make the library and its command do (docs/agent-file.md,
-// "Bounds"; the view's in docs/view.md). Each is where a hostile or
-// mistaken input would otherwise take unbounded memory, time or
+// "Bounds on what runs read and start"; the view's in package view's
+// documentation; docs/design/0037-hostile-input.md). Each is where a
+// hostile or mistaken input would otherwise take unbounded memory, time or
 // connections.
 const (
 	// MaxInputFileBytes bounds a text file read into a run's snapshot: the
