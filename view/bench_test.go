@@ -13,42 +13,20 @@ import (
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/runfixture"
 	"github.com/polyloop/polyloop/memstore"
-	"github.com/polyloop/polyloop/scriptmodel"
 	"github.com/polyloop/polyloop/sqlitestore"
 	"github.com/polyloop/polyloop/view"
 )
 
 // BenchmarkTrajectory1000Steps renders the page of a 1,000-step run, each
-// step a model call, a tool call and its observation: the server's time
-// from the request to the last byte (reading the log, folding it,
-// rendering).
+// step a model call, a tool call and its observation, all of them on the
+// page: the server's time from the request to the last byte (reading the
+// log, folding it, rendering).
 func BenchmarkTrajectory1000Steps(b *testing.B) {
-	st := memstore.New()
-	turns := make([]scriptmodel.Turn, 0, 1001)
-	for i := range 1000 {
-		turns = append(turns, runfixture.Echo(fmt.Sprintf("c%d", i), fmt.Sprintf("observation of step %d: some output of a tool", i+1)))
-	}
-	turns = append(turns, scriptmodel.Reply("done"))
-	agent := runfixture.Agent("long", "")
-	agent.Limits.MaxSteps = 1001
-	runfixture.Run(b, runfixture.Runner(st, runfixture.NewClock(runfixture.Base), 0.000001, turns...), "long", agent, "a long task")
-	s, err := view.New(view.Options{Store: st})
+	s, err := view.New(view.Options{Store: longRun(b, 1000), StepsPerPage: 1001}) // every step on the page, as before paging
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/run?id=long", nil)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var size int
-	for b.Loop() {
-		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("%d", rec.Code)
-		}
-		size = rec.Body.Len()
-	}
-	b.ReportMetric(float64(size)/1e6, "MB/page")
+	benchPage(b, s, "/run?id=long")
 }
 
 // BenchmarkTrajectory1000MaintainedSteps renders the page of a 1,000-step
@@ -72,23 +50,11 @@ func BenchmarkTrajectory1000MaintainedSteps(b *testing.B) {
 	if done != 1001 {
 		b.Fatalf("%d maintained steps, want 1001", done)
 	}
-	s, err := view.New(view.Options{Store: st})
+	s, err := view.New(view.Options{Store: st, StepsPerPage: 1002})
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/run?id=long", nil)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var size int
-	for b.Loop() {
-		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("%d", rec.Code)
-		}
-		size = rec.Body.Len()
-	}
-	b.ReportMetric(float64(size)/1e6, "MB/page")
+	benchPage(b, s, "/run?id=long")
 }
 
 // BenchmarkRunsList100k lists the newest page, and a page 1,000 pages deep
@@ -164,20 +130,25 @@ func BenchmarkLongRunPages(b *testing.B) {
 			b.Fatal(err)
 		}
 		for page, target := range map[string]string{"run": "/run?id=long", "compare": "/compare?a=long&b=long2"} {
-			b.Run(fmt.Sprintf("%s/steps=%d", page, n), func(b *testing.B) {
-				req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+target, nil)
-				b.ReportAllocs()
-				var size int
-				for b.Loop() {
-					rec := httptest.NewRecorder()
-					s.ServeHTTP(rec, req)
-					if rec.Code != http.StatusOK {
-						b.Fatalf("%d", rec.Code)
-					}
-					size = rec.Body.Len()
-				}
-				b.ReportMetric(float64(size)/1e6, "MB/page")
-			})
+			b.Run(fmt.Sprintf("%s/steps=%d", page, n), func(b *testing.B) { benchPage(b, s, target) })
 		}
 	}
+}
+
+// benchPage serves target again and again, reporting its allocations and
+// the page's size.
+func benchPage(b *testing.B, s *view.Server, target string) {
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+target, nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var size int
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%d", rec.Code)
+		}
+		size = rec.Body.Len()
+	}
+	b.ReportMetric(float64(size)/1e6, "MB/page")
 }
