@@ -14,11 +14,11 @@ import (
 func TestRenderViewBounded(t *testing.T) {
 	v := polyloop.ViewContent{Name: "notes", Version: 2, Entries: []polyloop.ViewEntry{{Namespace: "ns", Key: "k", Version: 1, Value: []byte(`"v"`)}}}
 	for name, tmpl := range map[string]string{
-		"endless range":  `{{range 100000000000}}{{end}}`,
-		"nested ranges":  `{{range 100000}}{{range 100000}}{{end}}{{end}}`,
-		"doubling":       `{{$x := "ab"}}{{range 64}}{{$x = printf "%s%s" $x $x}}{{end}}{{len $x}}`,
-		"huge output":    `{{range 100000000}}xxxxxxxxxxxxxxxx{{end}}`,
-		"template fan":   `{{define "a"}}{{template "b" .}}{{template "b" .}}{{end}}{{define "b"}}{{template "c" .}}{{template "c" .}}{{end}}{{define "c"}}{{range 1000000}}{{end}}{{end}}{{template "a" .}}`,
+		"endless range":   `{{range 100000000000}}{{end}}`,
+		"nested ranges":   `{{range 100000}}{{range 100000}}{{end}}{{end}}`,
+		"doubling":        `{{$x := "ab"}}{{range 64}}{{$x = printf "%s%s" $x $x}}{{end}}{{len $x}}`,
+		"huge output":     `{{range 100000000}}xxxxxxxxxxxxxxxx{{end}}`,
+		"template fan":    `{{define "a"}}{{template "b" .}}{{template "b" .}}{{end}}{{define "b"}}{{template "c" .}}{{template "c" .}}{{end}}{{define "c"}}{{range 1000000}}{{end}}{{end}}{{template "a" .}}`,
 		"html of a range": `{{range 1000000}}{{html "<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<"}}{{end}}`,
 	} {
 		_, err := polyloop.RenderView(tmpl, v)
