@@ -16,11 +16,13 @@ import (
 // hostile or mistaken input would otherwise take unbounded memory, time or
 // connections.
 const (
-	// MaxInputFileBytes bounds a text file read into a run's snapshot: the
-	// task given as @FILE, the agent file's system_file, a sweep's task
-	// file, one record of it and one CSV field. The snapshot is stored in
-	// one record, so a larger text could never be stored: it is refused as
-	// soon as the read passes this many bytes, without reading the rest.
+	// MaxInputFileBytes bounds a text read into a run's snapshot: the task
+	// given as @FILE or on standard input, the agent file's system_file.
+	// The snapshot is stored in one record, so a larger text could never be
+	// stored: it is refused as soon as the read passes this many bytes,
+	// without reading the rest. A line of a sweep's JSONL task file longer
+	// than this ends the file's read (a task is at most sweep.MaxTaskBytes;
+	// a longer line is skipped up to this bound).
 	MaxInputFileBytes = MaxRecordBytes
 
 	// MaxTemplateBytes bounds what a template rendering (the memory view's
