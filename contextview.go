@@ -1,7 +1,6 @@
 package polyloop
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,17 +76,20 @@ const DefaultViewTemplate = `{{if .Entries}}What you remember ({{.Name}}, versio
 {{end}}{{end}}`
 
 // viewTemplate parses a view template (text/template over a ViewContent);
-// empty is DefaultViewTemplate.
+// empty is DefaultViewTemplate. It is instrumented to render within
+// templateLimits.
 func viewTemplate(text string) (*template.Template, error) {
 	if text == "" {
 		text = DefaultViewTemplate
 	}
-	return template.New("view").Option("missingkey=error").Parse(text)
+	return parseBoundedTemplate("view", text, "missingkey=error")
 }
 
 // RenderView renders a view version with a template (empty:
 // DefaultViewTemplate), as the loop shows it to the model. The same template
-// and content always give the same text.
+// and content always give the same text. A rendering beyond
+// MaxTemplateBytes, MaxTemplateBodies or MaxTemplateTime fails with
+// ErrTemplateLimit.
 func RenderView(tmpl string, v ViewContent) (string, error) {
 	t, err := viewTemplate(tmpl)
 	if err != nil {
@@ -97,11 +99,11 @@ func RenderView(tmpl string, v ViewContent) (string, error) {
 }
 
 func renderView(t *template.Template, v ViewContent) (string, error) {
-	var b bytes.Buffer
-	if err := t.Execute(&b, v); err != nil {
+	out, err := executeBounded(t, v, templateLimits)
+	if err != nil {
 		return "", fmt.Errorf("polyloop: rendering view %q version %d: %w", v.Name, v.Version, err)
 	}
-	return b.String(), nil
+	return out, nil
 }
 
 // withView is the history with a view's rendering inserted as a system

@@ -425,7 +425,8 @@ func (b *builder) shell(s ShellSpec) (*shellexec.Executor, error) {
 }
 
 func (b *builder) mcp(ctx context.Context, p path, m MCPSpec) (*mcpexec.Executor, error) {
-	opts := mcpexec.Options{URL: m.URL, Tools: m.Tools, Prefix: m.Prefix}
+	opts := mcpexec.Options{URL: m.URL, Tools: m.Tools, Prefix: m.Prefix,
+		StartTimeout: time.Duration(m.StartTimeoutMS) * time.Millisecond, CallTimeout: time.Duration(m.CallTimeoutMS) * time.Millisecond}
 	if len(m.Replay) > 0 {
 		opts.Replay = make(map[string]polyloop.ReplayPolicy, len(m.Replay))
 		for tool, policy := range m.Replay {

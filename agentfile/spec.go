@@ -197,6 +197,12 @@ type MCPSpec struct {
 	// ApprovalDeadline bounds the wait for each of those decisions, as
 	// ShellSpec.ApprovalDeadline.
 	ApprovalDeadline string `yaml:"approval_deadline"`
+	// StartTimeoutMS bounds starting the server: initialize and tools/list
+	// (default mcpexec.DefaultStartTimeout).
+	StartTimeoutMS int `yaml:"start_timeout_ms"`
+	// CallTimeoutMS bounds each tool call; a call not answered by then is
+	// env_error (default mcpexec.DefaultCallTimeout).
+	CallTimeoutMS int `yaml:"call_timeout_ms"`
 }
 
 // DeferredSpec declares a deferred tool (polyloop.ToolSpec.Deferred): the

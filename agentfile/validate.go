@@ -1,6 +1,8 @@
 package agentfile
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -36,7 +38,11 @@ func (v *validator) systemFile(name string, f *File) {
 	if f.SystemFile == "" || f.System != "" {
 		return
 	}
-	b, err := os.ReadFile(resolve(name, f.SystemFile))
+	b, err := readSystemFile(resolve(name, f.SystemFile))
+	if errors.Is(err, polyloop.ErrInputTooLarge) {
+		v.fail(path{"system_file"}, "the system prompt file is larger than %d bytes, the most a run's snapshot holds", polyloop.MaxInputFileBytes)
+		return
+	}
 	if err != nil {
 		v.fail(path{"system_file"}, "cannot read the system prompt file: %v", err)
 		return
@@ -48,6 +54,16 @@ func (v *validator) systemFile(name string, f *File) {
 		return
 	}
 	f.System = string(b)
+}
+
+// readSystemFile reads at most polyloop.MaxInputFileBytes of the file.
+func readSystemFile(path string) ([]byte, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return polyloop.ReadLimited(context.Background(), file, polyloop.MaxInputFileBytes)
 }
 
 // sorted returns the problems in file order.
@@ -308,6 +324,8 @@ func (v *validator) mcp(p path, m MCPSpec) {
 	}
 	v.headersEnv(p, m)
 	v.oauth(p, m)
+	v.nonNegative(p.at("start_timeout_ms"), int64(m.StartTimeoutMS))
+	v.nonNegative(p.at("call_timeout_ms"), int64(m.CallTimeoutMS))
 }
 
 // toolPrefix is what a tool-name prefix may hold: what model providers

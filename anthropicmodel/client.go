@@ -112,7 +112,7 @@ func New(opts Options) (*Client, error) {
 		option.WithoutEnvironmentDefaults(),
 		option.WithBaseURL(c.p.BaseURL),
 		option.WithAPIKey(c.p.Key),
-		option.WithHTTPClient(hc),
+		option.WithHTTPClient(provider.SameOriginRedirects(hc)),
 		option.WithMaxRetries(0),
 	)
 	return c, nil

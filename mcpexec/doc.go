@@ -89,6 +89,11 @@
 //     SDK refuses such a line itself, with an error that has no identity the
 //     executor can test: Execute returns it (see below), and the session's
 //     next call is EnvError.
+//   - no answer within Options.CallTimeout (default DefaultCallTimeout) →
+//     the SDK sends notifications/cancelled, and the call is EnvError with
+//     an observation that names the timeout: a server that does not answer
+//     cannot keep serving. (New is bounded likewise by
+//     Options.StartTimeout: a *StartError wrapping ErrTimeout.)
 //   - ctx done → the SDK sends notifications/cancelled and Execute returns an
 //     error for which errors.Is(err, ctx.Err()) holds.
 //   - any other error is outside the protocol and is returned as an error

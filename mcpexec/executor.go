@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/polyloop/polyloop"
@@ -27,17 +28,32 @@ type Executor struct {
 	signs     *signs
 	calls     atomic.Int64 // numbers the calls' progress tokens
 	big       *oversize
+	// callTimeout bounds a call; describedTimeout is Options.CallTimeout
+	// as set (0: the default, left out of Describe).
+	callTimeout, describedTimeout time.Duration
 }
 
 var _ polyloop.ActionExecutor = (*Executor)(nil)
 var _ polyloop.Describer = (*Executor)(nil)
 
 // New connects to the server, initializes the session and lists its tools.
-// ctx bounds the connection and the listing, not the executor's life. On
-// error nothing is left open. A server that cannot be connected or listed
-// gives a *StartError (with the end of a stdio server's standard error);
-// invalid Options give a plain error.
+// ctx bounds the connection and the listing, not the executor's life, and
+// so does Options.StartTimeout. On error nothing is left open. A server
+// that cannot be connected or listed gives a *StartError (with the end of
+// a stdio server's standard error; wrapping ErrTimeout when the server did
+// not answer within StartTimeout); invalid Options give a plain error.
 func New(ctx context.Context, opts Options) (*Executor, error) {
+	sctx, cancel, te := withTimeout(ctx, orDefault(opts.StartTimeout, DefaultStartTimeout), "start timeout")
+	defer cancel()
+	e, err := newExecutor(sctx, opts)
+	var start *StartError
+	if err != nil && timedOut(ctx, sctx, te) && errors.As(err, &start) {
+		start.Err = te
+	}
+	return e, err
+}
+
+func newExecutor(ctx context.Context, opts Options) (*Executor, error) {
 	watch, big := &signs{}, &oversize{}
 	session, stderr, err := opts.connect(ctx, watch, big)
 	if err != nil {
@@ -53,7 +69,8 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		return nil, err
 	}
 	e := &Executor{session: session, tools: tools, byName: map[string]*tool{}, identity: opts.identity(),
-		transport: opts.transportName(), prefix: opts.Prefix, signs: watch, big: big}
+		transport: opts.transportName(), prefix: opts.Prefix, signs: watch, big: big,
+		callTimeout: orDefault(opts.CallTimeout, DefaultCallTimeout), describedTimeout: max(opts.CallTimeout, 0)}
 	for _, t := range tools {
 		e.byName[t.spec.Name] = t
 	}
@@ -97,7 +114,8 @@ func (e *Executor) Describe() polyloop.Component {
 		ServerName    string   `json:"server_name,omitempty"`
 		ServerVersion string   `json:"server_version,omitempty"`
 		Tools         []string `json:"tools"`
-	}{e.transport, e.identity, e.prefix, e.server.Name, e.server.Version, e.names()})
+		CallTimeoutMS int64    `json:"call_timeout_ms,omitempty"`
+	}{e.transport, e.identity, e.prefix, e.server.Name, e.server.Version, e.names(), e.describedTimeout.Milliseconds()})
 	return polyloop.Component{Name: "mcpexec", Config: cfg}
 }
 
@@ -123,7 +141,13 @@ func (e *Executor) Execute(ctx context.Context, action polyloop.Action) (polyloo
 	// tool started (signs.go).
 	params.SetProgressToken("polyloop-" + strconv.FormatInt(e.calls.Add(1), 10))
 	before, bigBefore := e.signs.count(), e.big.count()
-	res, err := e.session.CallTool(ctx, params)
+	cctx, cancel, te := withTimeout(ctx, e.callTimeout, "the call timeout")
+	defer cancel()
+	res, err := e.session.CallTool(cctx, params)
+	if err != nil && timedOut(ctx, cctx, te) {
+		return outcome(polyloop.EnvError, "tool %q: no answer within %v (the call timeout): the server may be stuck; "+
+			"the call was cancelled, and whether the tool ran is unknown", action.Tool, te.after), nil
+	}
 	if err != nil {
 		if e.big.count() != bigBefore && ctx.Err() == nil {
 			return outcome(polyloop.EnvError, "tool %q: the server sent a message larger than %d bytes (MaxMessageBytes), "+

@@ -79,6 +79,15 @@ type Options struct {
 	// TerminateTimeout bounds each stage of closing a stdio server (zero:
 	// DefaultTerminateTimeout).
 	TerminateTimeout time.Duration
+	// StartTimeout bounds New: a server that has not answered initialize
+	// and tools/list by then fails it with a *StartError wrapping
+	// ErrTimeout (zero: DefaultStartTimeout).
+	StartTimeout time.Duration
+	// CallTimeout bounds each call: a server that has not answered by then
+	// is sent notifications/cancelled and the action is EnvError, its
+	// observation saying so (zero: DefaultCallTimeout). Set, it enters
+	// Describe.
+	CallTimeout time.Duration
 	// ClientName and ClientVersion identify this client to the server
 	// (defaults "polyloop-mcpexec" and "v1").
 	ClientName, ClientVersion string

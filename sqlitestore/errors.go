@@ -15,6 +15,10 @@ var (
 	// ErrSchemaTooNew is returned by Open for a database whose schema was
 	// written by a newer version of this package.
 	ErrSchemaTooNew = errors.New("sqlitestore: database schema is newer than this version of sqlitestore")
+	// ErrNeedsMigration is returned by a read-only Open (Options.ReadOnly)
+	// for a database whose schema is older than SchemaVersion: migrating it
+	// writes, which a read-only open never does.
+	ErrNeedsMigration = errors.New("sqlitestore: the database needs a schema migration, which a read-only open does not do")
 	// ErrNotConsecutive is polyloop.ErrNotConsecutive, kept for callers that
 	// name it here.
 	ErrNotConsecutive = polyloop.ErrNotConsecutive

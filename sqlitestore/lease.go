@@ -71,7 +71,7 @@ func (s *Store) AcquireLease(ctx context.Context, runID string, req polyloop.Lea
 		return nil, errors.New("sqlitestore: lease request without an owner token")
 	}
 	dir := s.leaseDir
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("sqlitestore: lease directory: %w", err)
 	}
 	path := filepath.Join(dir, leaseFileName(runID))
@@ -108,7 +108,7 @@ var (
 // holder when another holder has the lock; errRetry when the file was
 // replaced or removed between the open and the lock.
 func tryLock(path string) (*os.File, polyloop.LeaseOwner, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, polyloop.LeaseOwner{}, fmt.Errorf("sqlitestore: lease file: %w", err)
 	}
@@ -202,7 +202,7 @@ func (s *Store) grant(f *os.File, path string, owner, prev polyloop.LeaseOwner, 
 // lockDir takes the directory's lock that forced take-overs and releases
 // share.
 func lockDir(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, ".force.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, ".force.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: lease directory lock: %w", err)
 	}

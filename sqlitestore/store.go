@@ -3,8 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -25,6 +28,12 @@ type Options struct {
 	MaxBatch int
 	// MaxReaders bounds the read connections (default DefaultMaxReaders).
 	MaxReaders int
+	// ReadOnly opens an existing file for reading only, as a user who may
+	// not be able to write it or its directory: Open creates nothing,
+	// migrates nothing and writes nothing, and every Append fails. A file
+	// of an older schema fails Open with ErrNeedsMigration (see
+	// readonly.go for how a file whose directory cannot be written is read).
+	ReadOnly bool
 }
 
 // Defaults of Options.
@@ -56,15 +65,18 @@ func (o *Options) withDefaults() Options {
 // (group commit). Several Stores, in one process or several, may open the
 // same file: the sequence rule fences them.
 type Store struct {
-	opts   Options
-	path   string
-	write  *sql.DB // one connection, used by the leader (commit.go)
-	read   *sql.DB
-	stmts  writeStmts
-	c      committer // hands the write connection to one leader at a time
-	stats  counters
-	cache  summaryCache // the leader's
-	leases leaseSet     // held leases (lease.go)
+	opts Options
+	path string
+	// immutable is set on a read-only store read as an immutable file
+	// (readonly.go).
+	immutable bool
+	write     *sql.DB // one connection, used by the leader (commit.go)
+	read      *sql.DB
+	stmts     writeStmts
+	c         committer // hands the write connection to one leader at a time
+	stats     counters
+	cache     summaryCache // the leader's
+	leases    leaseSet     // held leases (lease.go)
 	// leaseDir holds the lock files of the leases: the database's resolved
 	// path (absolute, symlinks followed) with ".leases" added.
 	leaseDir string
@@ -80,8 +92,9 @@ var (
 	_ polyloop.RunLister = (*Store)(nil)
 )
 
-// Open opens the database at path, creating the file and the schema if
-// needed and migrating an older schema forward. It fails with
+// Open opens the database at path, creating the file (mode 0600: runs hold
+// conversations) and the schema if needed and migrating an older schema
+// forward; with Options.ReadOnly, it only reads. It fails with
 // ErrSchemaTooNew when the file was written by a newer version of this
 // package, and with ErrDamaged when SQLite finds the file damaged (see
 // OpenSalvage).
@@ -91,15 +104,13 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 	s := &Store{opts: opts.withDefaults(), path: path}
 	var err error
-	if s.write, err = sql.Open("sqlite", s.dsn("immediate")); err != nil {
-		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	if s.opts.ReadOnly {
+		err = s.openReadOnly()
+	} else {
+		err = s.openWrite()
 	}
-	s.write.SetMaxOpenConns(1)
-	s.write.SetConnMaxIdleTime(0)
-	s.write.SetConnMaxLifetime(0)
-	if err := migrate(context.Background(), s.write); err != nil {
-		s.write.Close()
-		return nil, markDamaged(path, err)
+	if err != nil {
+		return nil, err
 	}
 	if s.leaseDir, err = leaseDir(path); err != nil {
 		s.write.Close()
@@ -118,6 +129,40 @@ func Open(path string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
+// openWrite opens the write connection, creating the file private to its
+// owner when it does not exist (SQLite gives the write-ahead log and
+// shared-memory files the mode of the database file), and migrates.
+func (s *Store) openWrite() error {
+	if err := createPrivate(s.path); err != nil {
+		return err
+	}
+	var err error
+	if s.write, err = sql.Open("sqlite", s.dsn("immediate")); err != nil {
+		return fmt.Errorf("sqlitestore: open %s: %w", s.path, err)
+	}
+	s.write.SetMaxOpenConns(1)
+	s.write.SetConnMaxIdleTime(0)
+	s.write.SetConnMaxLifetime(0)
+	if err := migrate(context.Background(), s.write); err != nil {
+		s.write.Close()
+		return markDamaged(s.path, err)
+	}
+	return nil
+}
+
+// createPrivate creates an empty file at path, mode 0600, unless one is
+// there: an empty file is an empty SQLite database.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlitestore: create %s: %w", path, err)
+	}
+	return f.Close()
+}
+
 // leaseDir is the lease directory of the database at path, which exists:
 // its absolute path with every symlink resolved, and ".leases", so that
 // every spelling of one database file (a symlink to it, a relative path)
@@ -134,8 +179,12 @@ func leaseDir(path string) (string, error) {
 }
 
 // dsn builds the connection string: WAL, synchronous=FULL (see the package
-// doc for why), the busy timeout, and the transaction lock mode.
+// doc for why), the busy timeout, and the transaction lock mode; for a
+// read-only store, readOnlyDSN's.
 func (s *Store) dsn(txlock string) string {
+	if s.opts.ReadOnly {
+		return s.readOnlyDSN()
+	}
 	q := url.Values{}
 	q.Set("_txlock", txlock)
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", s.opts.BusyTimeout.Milliseconds()))

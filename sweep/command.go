@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/shellexec"
 )
 
 // CommandOptions configure a command scorer.
@@ -27,6 +28,11 @@ type CommandOptions struct {
 	Dir string
 	// Timeout bounds one scoring (default DefaultCommandTimeout).
 	Timeout time.Duration
+	// EnvAllow names the host variables the command gets besides the
+	// shell tool's scrubbed environment (shellexec.Environ: PATH, HOME
+	// = Dir, LANG): it commonly runs code a model wrote, and never sees
+	// the API keys or the store's DSN of the process that runs the sweep.
+	EnvAllow []string
 }
 
 // DefaultCommandTimeout bounds one scoring by a command.
@@ -87,6 +93,9 @@ func Command(name string, opts CommandOptions) (Scorer, error) {
 		}
 	}
 	cfg := map[string]any{"args": opts.Args, "files": files, "timeout_ms": opts.Timeout.Milliseconds()}
+	if len(opts.EnvAllow) > 0 {
+		cfg["env_allow"] = opts.EnvAllow
+	}
 	return &commandScorer{name: name, version: versionOf("command", 1, cfg), opts: opts,
 		desc: "the command " + strings.Join(opts.Args, " ") + " (its JSON score, or exit status 0 for correct)"}, nil
 }
@@ -109,6 +118,7 @@ func (s *commandScorer) Score(ctx context.Context, in ScoreInput) (ScoreResult, 
 		cmd.Path = filepath.Join(s.opts.Dir, s.opts.Args[0])
 	}
 	cmd.Dir = s.opts.Dir
+	cmd.Env = shellexec.Environ(s.opts.Dir, s.opts.EnvAllow, nil, os.LookupEnv)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr limitedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

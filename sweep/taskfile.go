@@ -87,14 +87,49 @@ func (f TaskFile) read(ctx context.Context, each func(line int, t Task, prob *Ta
 	return fmt.Errorf("sweep: task file %s: expected a .jsonl, .ndjson or .csv file", f.Path)
 }
 
-// readJSONL reads a JSONL task file.
+// guard is a task file as read: it returns ctx's error once ctx is done,
+// and fails with errUnbounded once more than limit bytes were read since
+// the last mark — a line or record without an end (/dev/zero) ends the
+// read instead of taking all memory or all time.
+type guard struct {
+	ctx   context.Context
+	r     io.Reader
+	n     int64
+	limit int64
+}
+
+var errUnbounded = errors.New("no end in sight")
+
+func (g *guard) Read(p []byte) (int, error) {
+	if err := g.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if g.n > g.limit {
+		return 0, errUnbounded
+	}
+	n, err := g.r.Read(p)
+	g.n += int64(n)
+	return n, err
+}
+
+// mark starts counting anew: a line or record begins.
+func (g *guard) mark() { g.n = 0 }
+
+// readJSONL reads a JSONL task file. A line longer than MaxTaskBytes is a
+// problem of that line, skipped; one longer than
+// polyloop.MaxInputFileBytes ends the read.
 func readJSONL(ctx context.Context, name string, r io.Reader, each func(int, Task, *TaskError) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	g := &guard{ctx: ctx, r: r, limit: polyloop.MaxInputFileBytes}
+	br := bufio.NewReaderSize(g, 64<<10)
 	for line := 1; ; line++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		g.mark()
 		text, err := readLine(br)
+		if errors.Is(err, errUnbounded) {
+			return &TaskError{File: name, Line: line, Msg: fmt.Sprintf("the line is longer than %d bytes: this is no task file", polyloop.MaxInputFileBytes)}
+		}
 		if errors.Is(err, errLineTooLong) {
 			if e := each(line, Task{}, &TaskError{File: name, Line: line, Msg: fmt.Sprintf("the line is longer than %d bytes, the most a task may take", MaxTaskBytes)}); e != nil {
 				return e
@@ -125,7 +160,8 @@ func readJSONL(ctx context.Context, name string, r io.Reader, each func(int, Tas
 var errLineTooLong = errors.New("line too long")
 
 // readLine reads one line without its end; a line longer than
-// MaxTaskBytes is skipped and reported as errLineTooLong.
+// MaxTaskBytes is skipped and reported as errLineTooLong (unless reading
+// it fails).
 func readLine(br *bufio.Reader) ([]byte, error) {
 	var buf []byte
 	for {
@@ -133,6 +169,9 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		if len(buf)+len(chunk) > MaxTaskBytes+1 {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err // the guard's
 			}
 			return nil, errLineTooLong
 		}
@@ -299,14 +338,28 @@ func scalarText(raw json.RawMessage) (string, bool) {
 	return "", false
 }
 
-// readCSV reads a CSV task file.
+// csvSlack is what the CSV reader may read ahead of a record.
+const csvSlack = 64 << 10
+
+// readCSV reads a CSV task file. A record (the header too) larger than
+// MaxTaskBytes ends the read once that much of it is read: a CSV reader
+// cannot skip to the next record of a file it cannot trust.
 func readCSV(ctx context.Context, name string, r io.Reader, each func(int, Task, *TaskError) error) error {
-	cr := csv.NewReader(r)
+	g := &guard{ctx: ctx, r: r, limit: MaxTaskBytes + csvSlack}
+	cr := csv.NewReader(g)
 	cr.ReuseRecord = true
+	tooLarge := func(line int) error {
+		return &TaskError{File: name, Line: line, Msg: fmt.Sprintf("the record is larger than %d bytes, the most a task may take", MaxTaskBytes)}
+	}
 	head, err := cr.Read()
 	if err != nil {
-		if errors.Is(err, io.EOF) {
+		switch {
+		case errors.Is(err, io.EOF):
 			return &TaskError{File: name, Line: 1, Msg: "the task file is empty: a CSV task file starts with a header row (id,input,target,...)"}
+		case errors.Is(err, errUnbounded):
+			return tooLarge(1)
+		case ctx.Err() != nil:
+			return ctx.Err()
 		}
 		return csvError(name, err)
 	}
@@ -314,13 +367,20 @@ func readCSV(ctx context.Context, name string, r io.Reader, each func(int, Task,
 	if err != nil {
 		return err
 	}
+	next := 2 // the line the next record starts at, as far as is known
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		g.mark()
 		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
+		switch {
+		case errors.Is(err, io.EOF):
 			return nil
+		case errors.Is(err, errUnbounded):
+			return tooLarge(next)
+		case ctx.Err() != nil:
+			return ctx.Err()
 		}
 		var t Task
 		var prob *TaskError
@@ -335,6 +395,7 @@ func readCSV(ctx context.Context, name string, r io.Reader, each func(int, Task,
 			line, _ = cr.FieldPos(0)
 			t, prob = csvTask(name, cr, cols, rec)
 		}
+		next = line + 1
 		if e := each(line, t, prob); e != nil {
 			return e
 		}

@@ -241,7 +241,7 @@ func (l *Loaded) scorer(ctx context.Context, s ScorerSpec, f *File, opts *Option
 	case "numeric":
 		return sweep.Numeric(name, sweep.NumericOptions{Tolerance: s.Tolerance, Relative: s.Relative}), nil
 	case "command":
-		return sweep.Command(name, sweep.CommandOptions{Args: s.Command, Dir: filepath.Dir(l.Path), Timeout: ms(s.TimeoutMS)})
+		return sweep.Command(name, sweep.CommandOptions{Args: s.Command, Dir: filepath.Dir(l.Path), Timeout: ms(s.TimeoutMS), EnvAllow: s.EnvAllow})
 	case "model":
 		g, err := l.agent(ctx, l.rel(s.Agent), f, opts)
 		if err != nil {
@@ -330,10 +330,10 @@ func checkScorer(c *agentfile.Checker, i int, s ScorerSpec) {
 	}
 	given := map[string]bool{"ignore_case": s.IgnoreCase, "pattern": s.Pattern != "", "tolerance": s.Tolerance != 0,
 		"relative": s.Relative != 0, "command": len(s.Command) > 0, "timeout_ms": s.TimeoutMS != 0, "agent": s.Agent != "",
-		"template": s.Template != "", "attempts": s.Attempts != 0}
+		"template": s.Template != "", "attempts": s.Attempts != 0, "env_allow": len(s.EnvAllow) > 0}
 	takes := map[string][]string{"exact": {"ignore_case"}, "includes": {"ignore_case"}, "regex": {"ignore_case", "pattern"},
-		"numeric": {"tolerance", "relative"}, "command": {"command", "timeout_ms"}, "model": {"agent", "template", "attempts"}}
-	for _, key := range []string{"ignore_case", "pattern", "tolerance", "relative", "command", "timeout_ms", "agent", "template", "attempts"} {
+		"numeric": {"tolerance", "relative"}, "command": {"command", "timeout_ms", "env_allow"}, "model": {"agent", "template", "attempts"}}
+	for _, key := range []string{"ignore_case", "pattern", "tolerance", "relative", "command", "timeout_ms", "env_allow", "agent", "template", "attempts"} {
 		if given[key] && !slices.Contains(takes[s.Kind], key) {
 			c.Fail(fmt.Sprintf("%s is not an option of %s scorer (its options: %s)", key, article(s.Kind), strings.Join(takes[s.Kind], ", ")), "scorers", i, key)
 		}

@@ -74,6 +74,9 @@ type ScorerSpec struct {
 	// file's directory; TimeoutMS bounds one scoring (default 60000).
 	Command   []string `yaml:"command"`
 	TimeoutMS int      `yaml:"timeout_ms"`
+	// EnvAllow (command) names the host variables the command gets
+	// besides the shell tool's scrubbed environment (PATH, HOME, LANG).
+	EnvAllow []string `yaml:"env_allow"`
 	// Agent (model) is the grader's agent file, relative to the sweep
 	// file; Template the grading task ({input}, {target}, {answer});
 	// Attempts the grading runs of one answer (default 3).

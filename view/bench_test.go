@@ -13,42 +13,20 @@ import (
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/runfixture"
 	"github.com/polyloop/polyloop/memstore"
-	"github.com/polyloop/polyloop/scriptmodel"
 	"github.com/polyloop/polyloop/sqlitestore"
 	"github.com/polyloop/polyloop/view"
 )
 
 // BenchmarkTrajectory1000Steps renders the page of a 1,000-step run, each
-// step a model call, a tool call and its observation: the server's time
-// from the request to the last byte (reading the log, folding it,
-// rendering).
+// step a model call, a tool call and its observation, all of them on the
+// page: the server's time from the request to the last byte (reading the
+// log, folding it, rendering).
 func BenchmarkTrajectory1000Steps(b *testing.B) {
-	st := memstore.New()
-	turns := make([]scriptmodel.Turn, 0, 1001)
-	for i := range 1000 {
-		turns = append(turns, runfixture.Echo(fmt.Sprintf("c%d", i), fmt.Sprintf("observation of step %d: some output of a tool", i+1)))
-	}
-	turns = append(turns, scriptmodel.Reply("done"))
-	agent := runfixture.Agent("long", "")
-	agent.Limits.MaxSteps = 1001
-	runfixture.Run(b, runfixture.Runner(st, runfixture.NewClock(runfixture.Base), 0.000001, turns...), "long", agent, "a long task")
-	s, err := view.New(view.Options{Store: st})
+	s, err := view.New(view.Options{Store: longRun(b, 1000), StepsPerPage: 1001}) // every step on the page, as before paging
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/run?id=long", nil)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var size int
-	for b.Loop() {
-		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("%d", rec.Code)
-		}
-		size = rec.Body.Len()
-	}
-	b.ReportMetric(float64(size)/1e6, "MB/page")
+	benchPage(b, s, "/run?id=long")
 }
 
 // BenchmarkTrajectory1000MaintainedSteps renders the page of a 1,000-step
@@ -72,23 +50,11 @@ func BenchmarkTrajectory1000MaintainedSteps(b *testing.B) {
 	if done != 1001 {
 		b.Fatalf("%d maintained steps, want 1001", done)
 	}
-	s, err := view.New(view.Options{Store: st})
+	s, err := view.New(view.Options{Store: st, StepsPerPage: 1002})
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/run?id=long", nil)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var size int
-	for b.Loop() {
-		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("%d", rec.Code)
-		}
-		size = rec.Body.Len()
-	}
-	b.ReportMetric(float64(size)/1e6, "MB/page")
+	benchPage(b, s, "/run?id=long")
 }
 
 // BenchmarkRunsList100k lists the newest page, and a page 1,000 pages deep
@@ -149,4 +115,40 @@ func fill(b *testing.B, st polyloop.Store, n int) {
 	}
 	close(ch)
 	wg.Wait()
+}
+
+// BenchmarkLongRunPages renders the first page of a run's steps, and the
+// first page of its comparison with a run as long, for runs of 1,000 and
+// 10,000 steps (go test -bench LongRunPages -benchmem): the page's bytes
+// (MB/page) stay the same whatever the run's length; the allocations per
+// page (B/op) are the log read and folded whole, which grow with it.
+func BenchmarkLongRunPages(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		st := longRun(b, n)
+		s, err := view.New(view.Options{Store: st})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for page, target := range map[string]string{"run": "/run?id=long", "compare": "/compare?a=long&b=long2"} {
+			b.Run(fmt.Sprintf("%s/steps=%d", page, n), func(b *testing.B) { benchPage(b, s, target) })
+		}
+	}
+}
+
+// benchPage serves target again and again, reporting its allocations and
+// the page's size.
+func benchPage(b *testing.B, s *view.Server, target string) {
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+target, nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var size int
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%d", rec.Code)
+		}
+		size = rec.Body.Len()
+	}
+	b.ReportMetric(float64(size)/1e6, "MB/page")
 }

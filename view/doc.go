@@ -36,6 +36,18 @@
 // so a store of any size lists in the time of one page; sorting by another
 // column sorts in memory and is refused beyond Options.MaxSort runs.
 //
+// Bounds: a run's page and a comparison show Options.StepsPerPage steps
+// (default polyloop.ViewStepsPerPage) per page, ?page=N, so that what a
+// page writes does not grow with the run (an unfinished run opens on its
+// last page, which its live stream follows); a page number beyond
+// polyloop.MaxViewPage is a bad request; a server holds at most
+// Options.MaxStreams live streams (default polyloop.MaxViewStreams), and
+// refuses one more with 503. A page still reads and folds its run's whole
+// log: its memory grows with the run's length (BenchmarkLongRunPages).
+// The live stream splits every text at each line terminator an event
+// stream knows (CRLF, LF, CR) into data lines, so no text can end a field
+// and forge another (an end event, an id).
+//
 // Safety: every handler only reads (GET and HEAD; other methods get 405);
 // every text from a model, a tool or a run id reaches the page through
 // html/template's contextual escaping, never as markup; the pages carry a

@@ -67,14 +67,31 @@ type Preview struct {
 // event carries the number of records seen as its id, so a reconnecting
 // browser (Last-Event-ID) gets only what it lacks; previews carry none,
 // and a reconnecting page gets the text of each call under way whole.
+// Only the steps of the page's own page of steps (page, as on the run's
+// page; absent: the last) are sent. A server holds at most
+// Options.MaxStreams streams; one more is refused with 503.
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
-	id := r.URL.Query().Get("id")
-	seq, err := strconv.Atoi(r.URL.Query().Get("seq"))
+	q := r.URL.Query()
+	id := q.Get("id")
+	seq, err := strconv.Atoi(q.Get("seq"))
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		seq, err = strconv.Atoi(last)
 	}
 	if id == "" || err != nil || seq < 0 {
 		s.fail(w, r, http.StatusBadRequest, errors.New("live needs a run and a record count: /live?id=RUN_ID&seq=N"))
+		return
+	}
+	page, err := parsePage(q)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	select {
+	case s.streams <- struct{}{}:
+		defer func() { <-s.streams }()
+	default:
+		w.Header().Set("Retry-After", "10")
+		s.fail(w, r, http.StatusServiceUnavailable, fmt.Errorf("this server already follows %d live runs (its bound): reload the page later", cap(s.streams)))
 		return
 	}
 	flusher, ok := w.(http.Flusher)
@@ -97,7 +114,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 			s.opts.Logger.Error("polyloop view: previews", "run", id, "error", err)
 		}
 	}
-	f := &follower{s: s, w: w, flusher: flusher, id: id, seq: seq, calls: map[string]bool{}}
+	f := &follower{s: s, w: w, flusher: flusher, id: id, seq: seq, page: page, calls: map[string]bool{}}
 	if f.push(ctx) {
 		return
 	}
@@ -141,6 +158,7 @@ type follower struct {
 	flusher http.Flusher
 	id      string
 	seq     int
+	page    int
 	calls   map[string]bool
 	running bool // a live process drove the run at the last push
 }
@@ -148,7 +166,7 @@ type follower struct {
 // push sends what changed in the log; stop when the stream must end (the
 // run finished, or the log or the connection failed).
 func (f *follower) push(ctx context.Context) (stop bool) {
-	done, err := f.s.pushRecords(ctx, f.w, f.id, &f.seq, f.calls, &f.running)
+	done, err := f.s.pushRecords(ctx, f.w, f.id, f.page, &f.seq, f.calls, &f.running)
 	if err != nil {
 		if ctx.Err() == nil {
 			f.s.opts.Logger.Error("polyloop view: live", "run", f.id, "error", err)
@@ -159,11 +177,11 @@ func (f *follower) push(ctx context.Context) (stop bool) {
 	return done
 }
 
-// pushRecords reads the log and sends what changed after *seq records,
-// noting the model calls of the log in calls; done when the run has
-// finished. A run whose live holder came or went (*running) gets its
-// status again, though its log did not change.
-func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, seq *int, calls map[string]bool, running *bool) (done bool, err error) {
+// pushRecords reads the log and sends what changed after *seq records in
+// page page of its steps, noting the model calls of the log in calls;
+// done when the run has finished. A run whose live holder came or went
+// (*running) gets its status again, though its log did not change.
+func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, page int, seq *int, calls map[string]bool, running *bool) (done bool, err error) {
 	log, err := s.opts.Store.ReadLog(ctx, id)
 	if err != nil {
 		return false, err
@@ -188,9 +206,13 @@ func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, seq *i
 		t.MarkRunning(*holder)
 	}
 	var steps, status bytes.Buffer
-	p := newRunPage(t)
-	for i, st := range t.Steps {
-		if st.LastSeq >= int64(*seq) || (changed && i == len(t.Steps)-1) {
+	p := newRunPage(t, page, s.opts.StepsPerPage, false)
+	last := int64(-1) // the run's last step reads differently when its holder came or went
+	if n := len(t.Steps); changed && n > 0 {
+		last = t.Steps[n-1].LastSeq
+	}
+	for _, st := range p.Steps {
+		if st.LastSeq >= int64(*seq) || st.LastSeq == last {
 			if err := s.pages.ExecuteTemplate(&steps, "step", stepData{Step: st, Page: p}); err != nil {
 				return false, err
 			}
@@ -212,19 +234,27 @@ func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, seq *i
 	return false, nil
 }
 
-// sendEvent writes one event; a multi-line data field is split into data
-// lines, which the browser joins with newlines.
+// sendEvent writes one event. Its data is split into data lines at every
+// line terminator an event stream knows — CRLF, LF and a lone CR — so
+// that no text in it can end a line early and start a field of its own (a
+// forged end event, a forged id); the browser joins the lines with LF, as
+// the HTML parser would read any of the three in the fragment.
 func sendEvent(w io.Writer, event string, id int, data string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "event: %s\nid: %d\n", event, id)
-	for _, line := range strings.Split(data, "\n") {
+	for _, line := range sseLines(data) {
 		b.WriteString("data: ")
-		b.WriteString(strings.TrimSuffix(line, "\r"))
+		b.WriteString(line)
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sseLines splits s at CRLF, LF and lone CR.
+func sseLines(s string) []string {
+	return strings.Split(strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n"), "\n")
 }
 
 func sendPreview(w io.Writer, p Preview) error {

@@ -25,6 +25,9 @@ type runPage struct {
 	// take-overs marked on it.
 	Timeline  []segment
 	Takeovers []mark
+	// Steps are the steps of the page: Window's of T.Steps.
+	Steps  []*trajectory.Step
+	Window window
 }
 
 // segment is one invocation on the timeline, as a share of the records,
@@ -72,15 +75,34 @@ func share(seq int64, t *trajectory.Trajectory) float64 {
 	return 100 * float64(seq) / float64(max(t.Records, 1))
 }
 
-// newRunPage is the trajectory page of t.
-func newRunPage(t *trajectory.Trajectory) *runPage {
-	return &runPage{Title: "Run " + t.RunID, T: t, Timeline: timeline(t), Takeovers: takeoverMarks(t)}
+// newRunPage is page page of the trajectory page of t (0: the first of a
+// finished run, the last of an unfinished one, where its steps land).
+func newRunPage(t *trajectory.Trajectory, page, per int, full bool) *runPage {
+	p := &runPage{Title: "Run " + t.RunID, T: t, Timeline: timeline(t), Takeovers: takeoverMarks(t), Full: full}
+	p.Window = newWindow(len(t.Steps), per, page, t.Finished == nil, func(n int) string { return runURL(t.RunID, n, full) })
+	p.Steps = t.Steps[p.Window.From:p.Window.To]
+	return p
+}
+
+// runURL is the URL of page n of a run's page.
+func runURL(id string, n int, full bool) string {
+	v := url.Values{"id": {id}, "page": {strconv.Itoa(n)}}
+	if full {
+		v.Set("full", "1")
+	}
+	return "/run?" + v.Encode()
 }
 
 func (s *Server) run(w http.ResponseWriter, r *http.Request) {
-	id := r.URL.Query().Get("id")
+	q := r.URL.Query()
+	id := q.Get("id")
 	if id == "" {
 		s.fail(w, r, http.StatusBadRequest, errors.New("no run id: /run?id=RUN_ID"))
+		return
+	}
+	page, err := parsePage(q)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
 	t, err := trajectory.Load(r.Context(), s.opts.Store, id)
@@ -88,11 +110,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, notFound(err), err)
 		return
 	}
-	p := newRunPage(t)
-	p.Full = r.URL.Query().Get("full") == "1"
-	p.FullURL = "/run?" + url.Values{"id": {id}, "full": {"1"}}.Encode()
+	p := newRunPage(t, page, s.opts.StepsPerPage, q.Get("full") == "1")
+	p.FullURL = runURL(id, p.Window.Page, true)
 	if t.Finished == nil {
-		p.Live = "/live?" + url.Values{"id": {id}, "seq": {strconv.Itoa(t.Records)}}.Encode()
+		p.Live = "/live?" + url.Values{"id": {id}, "seq": {strconv.Itoa(t.Records)}, "page": {strconv.Itoa(p.Window.Page)}}.Encode()
 	}
 	if s.opts.Sweeps != nil {
 		anns, err := s.opts.Sweeps.Annotate(r.Context(), []string{id})
@@ -116,6 +137,10 @@ type comparePage struct {
 	Diff polyloop.RunDiff
 	Rows []compareRow
 	Full bool
+	// Window is the page of the rows shown; DivURL is the page that holds
+	// the first divergence.
+	Window window
+	DivURL string
 }
 
 // compareRow is one step of both runs (either may be missing).
@@ -126,9 +151,15 @@ type compareRow struct {
 }
 
 func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
-	ids := [2]string{r.URL.Query().Get("a"), r.URL.Query().Get("b")}
+	q := r.URL.Query()
+	ids := [2]string{q.Get("a"), q.Get("b")}
 	if ids[0] == "" || ids[1] == "" {
 		s.fail(w, r, http.StatusBadRequest, errors.New("compare needs two runs: /compare?a=RUN_ID&b=RUN_ID"))
+		return
+	}
+	page, err := parsePage(q)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
 	var logs [2]polyloop.RunLog
@@ -145,9 +176,26 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 		logs[i] = log
 	}
 	p := &comparePage{Title: "Compare " + ids[0] + " and " + ids[1], A: trajectory.Build(logs[0]), B: trajectory.Build(logs[1]),
-		Diff: polyloop.DiffRuns(logs[0], logs[1]), Full: r.URL.Query().Get("full") == "1"}
-	p.Rows = alignSteps(p.A, p.B, p.Diff.First)
+		Diff: polyloop.DiffRuns(logs[0], logs[1]), Full: q.Get("full") == "1"}
+	rows := alignSteps(p.A, p.B, p.Diff.First)
+	link := func(n int) string { return compareURL(ids, n, p.Full) }
+	p.Window = newWindow(len(rows), s.opts.StepsPerPage, page, false, link)
+	p.Rows = rows[p.Window.From:p.Window.To]
+	for i, row := range rows {
+		if row.Diverges {
+			p.DivURL = link(pageOf(i, s.opts.StepsPerPage))
+		}
+	}
 	s.render(w, r, "compare", p)
+}
+
+// compareURL is the URL of page n of a comparison.
+func compareURL(ids [2]string, n int, full bool) string {
+	v := url.Values{"a": {ids[0]}, "b": {ids[1]}, "page": {strconv.Itoa(n)}}
+	if full {
+		v.Set("full", "1")
+	}
+	return "/compare?" + v.Encode()
 }
 
 // alignSteps pairs the steps of two runs by number, marking the step of

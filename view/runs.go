@@ -52,12 +52,9 @@ func parseList(v url.Values) (listQuery, error) {
 	if q.By != "" && q.By != runstats.ByAgent && q.By != runstats.ByHash {
 		return q, fmt.Errorf("by=%q: expected agent or hash", q.By)
 	}
-	if p := v.Get("page"); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 {
-			return q, fmt.Errorf("page=%q: expected a page number from 1", p)
-		}
-		q.Page = n
+	var err error
+	if q.Page, err = parsePage(v); err != nil {
+		return q, err
 	}
 	for _, c := range []string{q.After, q.Before} {
 		if _, err := parseCursor(c); err != nil {
@@ -322,7 +319,7 @@ func sortRows(rows []polyloop.RunSummary, key string) {
 // offsetPage cuts page q.Page out of rows held in memory.
 func (s *Server) offsetPage(rows []polyloop.RunSummary, q listQuery, p *runsPage) []polyloop.RunSummary {
 	page := max(q.Page, 1)
-	from := min((page-1)*s.opts.PageSize, len(rows))
+	from := min((page-1)*s.opts.PageSize, len(rows)) // page, PageSize ≤ MaxViewPage: no overflow
 	to := min(from+s.opts.PageSize, len(rows))
 	if page > 1 {
 		q2 := q

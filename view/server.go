@@ -38,6 +38,13 @@ type Options struct {
 	MaxSort int
 	// Poll is how often a live page's log is read again (default 500 ms).
 	Poll time.Duration
+	// MaxStreams bounds the live streams open at once; one more is
+	// refused with 503 (default polyloop.MaxViewStreams).
+	MaxStreams int
+	// StepsPerPage is the number of steps a run's page and a comparison
+	// show per page (default polyloop.ViewStepsPerPage, at most
+	// polyloop.MaxViewPage).
+	StepsPerPage int
 	// AllowedHosts are the Host header values accepted besides loopback
 	// ones (localhost, 127.0.0.0/8, ::1, with any port).
 	AllowedHosts []string
@@ -50,6 +57,8 @@ type Server struct {
 	opts  Options
 	pages *template.Template
 	mux   *http.ServeMux
+	// streams holds a token per live stream open (Options.MaxStreams).
+	streams chan struct{}
 }
 
 //go:embed templates/*.html
@@ -78,6 +87,14 @@ func New(opts Options) (*Server, error) {
 	if opts.Poll <= 0 {
 		opts.Poll = 500 * time.Millisecond
 	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = polyloop.MaxViewStreams
+	}
+	if opts.StepsPerPage <= 0 {
+		opts.StepsPerPage = polyloop.ViewStepsPerPage
+	}
+	opts.StepsPerPage = min(opts.StepsPerPage, polyloop.MaxViewPage)
+	opts.PageSize = min(opts.PageSize, polyloop.MaxViewPage)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -85,7 +102,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("view: templates: %w", err)
 	}
-	s := &Server{opts: opts, pages: pages, mux: http.NewServeMux()}
+	s := &Server{opts: opts, pages: pages, mux: http.NewServeMux(), streams: make(chan struct{}, opts.MaxStreams)}
 	static, _ := fs.Sub(staticFS, "static")
 	s.mux.Handle("/static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	s.mux.HandleFunc("/{$}", s.runs)
@@ -160,7 +177,7 @@ type errorPage struct {
 
 // fail answers an error page; the message is escaped like any text.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
-	if status >= 500 {
+	if status == http.StatusInternalServerError {
 		s.opts.Logger.Error("polyloop view", "path", r.URL.Path, "error", err)
 	}
 	var buf bytes.Buffer

@@ -104,7 +104,7 @@ func TestTrajectoryPage(t *testing.T) {
 
 	body = mustGet(t, s, "/run?id="+runfixture.UnfinishedRun)
 	contains(t, "unfinished run", body, `<span class="badge unfinished">unfinished</span>`, "resume would: <b>replay_action</b>",
-		`data-live="/live?id=unfinished-1&amp;seq=8"`)
+		`data-live="/live?id=unfinished-1&amp;page=1&amp;seq=8"`)
 
 	body = mustGet(t, s, "/run?id="+runfixture.ParentRun)
 	contains(t, "parent run", body, `child run <a href="/run?id=parent-1%2f1.1">parent-1/1.1</a> ended <span class="badge completed">completed</span>: reception <b>handled</b>`,
@@ -137,14 +137,14 @@ func TestComparePage(t *testing.T) {
 	body := mustGet(t, s, "/compare?a="+runfixture.BatchRun+"&b="+runfixture.BatchRun)
 	contains(t, "a run with itself", body, "No divergence: the runs agree on all 3 steps", "Same snapshot")
 	body = mustGet(t, s, "/compare?a="+runfixture.OverriddenRun+"&b="+runfixture.UnfinishedRun)
-	contains(t, "override vs unfinished", body, `First divergence: <a href="#cmp-1">step 1</a> — <b>reply</b>`,
+	contains(t, "override vs unfinished", body, `First divergence: <a href="/compare?a=override-1&amp;b=unfinished-1&amp;page=1#cmp-1">step 1</a> — <b>reply</b>`,
 		"The snapshots differ in:", "<code>task.input</code>", `<th>override-1</th><td><pre class="text"> [echo {&#34;text&#34;:&#34;a&#34;}]</pre>`,
 		`<div class="cmprow diverges" id="cmp-1">`)
 }
 
 // divergenceOnPage reads the first divergence a comparison page shows: the
 // step ("" when none), and what differs.
-var divergenceOnPage = regexp.MustCompile(`First divergence: (?:<a href="#cmp-(\d+)">step \d+</a>|before the first step) — <b>([a-z]+)</b>`)
+var divergenceOnPage = regexp.MustCompile(`First divergence: (?:<a href="[^"#]*#cmp-(\d+)">step \d+</a>|before the first step) — <b>([a-z]+)</b>`)
 
 // TestCompareIsDiffRuns: for every pair of the fixture's runs, the page
 // says what polyloop.DiffRuns says — the same step, the same difference,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop/bench"
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/spf13/cobra"
 )
 
@@ -77,7 +78,7 @@ func (a *app) bench(parent context.Context, cmd *cobra.Command, f benchFlags) er
 	}
 	for _, s := range f.stores {
 		if s != "memory" && s != "sqlite" && !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") {
-			return fmt.Errorf("--store %q: expected memory, sqlite or a postgres:// DSN", redactDSN(s))
+			return fmt.Errorf("--store %q: expected memory, sqlite or a postgres:// DSN", dsn.Redact(s))
 		}
 	}
 	ctx, interrupted, stop := interruptible(parent)

@@ -29,7 +29,7 @@ with its run_started record (seq 0), which holds the run's id.`,
 }
 
 func (a *app) export(ctx context.Context, ids []string, all bool) error {
-	st, err := a.openRead(ctx)
+	st, err := a.openRead(ctx, readOnlyStore)
 	if err != nil {
 		return err
 	}

@@ -234,7 +234,7 @@ first step where they part; exit 0 when they agree, 1 when they differ.`,
 }
 
 func (a *app) diff(ctx context.Context, ida, idb string, f diffFlags) error {
-	st, err := openStore(ctx, a.store, existingStore)
+	st, err := openStore(ctx, a.store, readOnlyStore)
 	if err != nil {
 		return err
 	}

@@ -194,7 +194,7 @@ func (a *app) deliver(ctx context.Context, id, action string, f deliverFlags) er
 		return fmt.Errorf("--status %q: expected executed, not_executed or env_error", f.status)
 	}
 	if f.file != "" {
-		text, err := readText(a.stdin, f.file)
+		text, err := readInput(ctx, a.stdin, f.file, "the observation", polyloop.MaxObservationBytes)
 		if err != nil {
 			return err
 		}
@@ -211,20 +211,6 @@ func (a *app) deliver(ctx context.Context, id, action string, f deliverFlags) er
 	}
 	fmt.Fprintf(a.stdout, "run %s: delivered %s (%s); %s\n", id, action, out.Status, a.afterAnswer(ctx, st, id))
 	return nil
-}
-
-func readText(stdin io.Reader, path string) (string, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return "", fmt.Errorf("--observation-file: %w", err)
-	}
-	return string(data), nil
 }
 
 // gateError says what a refused answer means.

@@ -39,7 +39,7 @@ Before the first run the default store does not exist: the list is empty (and
 }
 
 func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
-	st, err := a.openRead(ctx)
+	st, err := a.openRead(ctx, readOnlyStore)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/agentfile"
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/memory"
 	"github.com/spf13/cobra"
 )
@@ -83,14 +84,14 @@ template rendered it.`,
 
 // withMemory opens the store and runs f on its memory.
 func (a *app) withMemory(ctx context.Context, f func(context.Context, memoryStore) error) error {
-	st, err := openStore(ctx, a.store, existingStore)
+	st, err := openStore(ctx, a.store, readOnlyStore)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	ms, ok := st.(memoryStore)
 	if !ok {
-		return fmt.Errorf("the store %s keeps no memory", redactDSN(a.store))
+		return fmt.Errorf("the store %s keeps no memory", dsn.Redact(a.store))
 	}
 	return f(ctx, ms)
 }

@@ -71,7 +71,7 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	st, err := a.openRead(ctx)
+	st, err := a.openRead(ctx, existingStore)
 	if err != nil {
 		return err
 	}

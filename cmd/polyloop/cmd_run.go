@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/spf13/cobra"
 )
 
@@ -68,23 +67,22 @@ output is closed (| head).
 	return c
 }
 
-// readTask reads the TASK argument: text, @FILE or - (stdin).
-func (a *app) readTask(arg string) (string, error) {
+// readTask reads the TASK argument: text, @FILE or - (stdin), at most
+// polyloop.MaxInputFileBytes (the snapshot that holds it is one record).
+func (a *app) readTask(ctx context.Context, arg string) (string, error) {
 	switch {
 	case arg == "-":
-		b, err := io.ReadAll(a.stdin)
-		return string(b), err
+		return readInput(ctx, a.stdin, "-", "the task", polyloop.MaxInputFileBytes)
 	case strings.HasPrefix(arg, "@"):
-		b, err := os.ReadFile(arg[1:])
-		return string(b), err
+		return readInput(ctx, a.stdin, arg[1:], "the task", polyloop.MaxInputFileBytes)
 	}
 	return arg, nil
 }
 
 func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags) error {
-	input, err := a.readTask(taskArg)
+	input, err := a.readTask(parent, taskArg)
 	if err != nil {
-		return fmt.Errorf("reading the task: %w", err)
+		return err
 	}
 	if strings.TrimSpace(input) == "" {
 		return errors.New("the task is empty: give its text, @FILE or - for standard input")
@@ -152,7 +150,7 @@ func (a *app) storeFlag() string {
 	if a.store == defaultStore {
 		return ""
 	}
-	return " --store " + redactDSN(a.store)
+	return " --store " + dsn.Redact(a.store)
 }
 
 // report prints a finished run's result and gives its exit code.

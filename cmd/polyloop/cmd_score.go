@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweep/ledger"
 	"github.com/polyloop/polyloop/sweepfile"
@@ -52,7 +53,7 @@ func (a *app) score(parent context.Context, args []string, f scoreFlags) error {
 	defer st.Close()
 	ss, ok := st.(sweep.Store)
 	if !ok {
-		return fmt.Errorf("the store %s keeps no sweeps", redactDSN(a.store))
+		return fmt.Errorf("the store %s keeps no sweeps", dsn.Redact(a.store))
 	}
 	jobs, err := a.scoreJobs(ctx, ss, args)
 	if err != nil {
@@ -106,7 +107,7 @@ func (a *app) scoreJobs(ctx context.Context, ss sweep.Store, args []string) ([]s
 			return nil, err
 		}
 		if len(states) == 0 {
-			return nil, fmt.Errorf("%q is neither a sweep file, a sweep's name, nor a run of a sweep in %s", arg, redactDSN(a.store))
+			return nil, fmt.Errorf("%q is neither a sweep file, a sweep's name, nor a run of a sweep in %s", arg, dsn.Redact(a.store))
 		}
 		name := states[0].Sweep
 		if _, seen := runs[name]; !seen {

@@ -35,7 +35,7 @@ run what resume would do.`,
 }
 
 func (a *app) show(ctx context.Context, id string, asJSON, full bool) error {
-	st, err := a.openRead(ctx)
+	st, err := a.openRead(ctx, readOnlyStore)
 	if err != nil {
 		return err
 	}

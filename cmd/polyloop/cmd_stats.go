@@ -80,7 +80,7 @@ func (a *app) stats(ctx context.Context, f *statsFlags) error {
 	if f.json && f.csv {
 		return fmt.Errorf("--json and --csv exclude each other")
 	}
-	st, err := a.openRead(ctx)
+	st, err := a.openRead(ctx, readOnlyStore)
 	if err != nil {
 		return err
 	}

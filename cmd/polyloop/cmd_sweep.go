@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweepfile"
 	"github.com/spf13/cobra"
@@ -96,7 +97,7 @@ func (a *app) sweep(parent context.Context, path string, f sweepFlags) error {
 	defer st.Close()
 	ss, ok := st.(sweep.Store)
 	if !ok {
-		return fmt.Errorf("the store %s keeps no sweeps", redactDSN(a.store))
+		return fmt.Errorf("the store %s keeps no sweeps", dsn.Redact(a.store))
 	}
 	show := a.sweepDisplay(f)
 	in.begin()
@@ -204,6 +205,6 @@ func (a *app) enqueue(ctx context.Context, l *sweepfile.Loaded, f sweepFlags) er
 		storeFlag = a.storeFlag()
 	}
 	fmt.Fprintf(a.stdout, "sweep %s: %d jobs enqueued, %d runs already had one. Run them with:\n  polyloop worker --queue '%s'%s\n",
-		l.Sweep.Name(), res.Inserted, res.Duplicates, redactDSN(f.queue), storeFlag)
+		l.Sweep.Name(), res.Inserted, res.Duplicates, dsn.Redact(f.queue), storeFlag)
 	return nil
 }

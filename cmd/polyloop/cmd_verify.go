@@ -64,7 +64,7 @@ type uncheckedCounter interface {
 }
 
 func (a *app) verify(ctx context.Context, ids []string, all, asJSON bool) error {
-	st, err := a.openRead(ctx)
+	st, err := a.openRead(ctx, readOnlyStore)
 	if errors.Is(err, sqlitestore.ErrDamaged) {
 		return a.verifyDamaged(ctx, err, ids, all, asJSON)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweep/sweepview"
 	"github.com/polyloop/polyloop/view"
@@ -37,7 +38,12 @@ its log as records land.
 The page listens on loopback (127.0.0.1:8686) and answers only requests that
 name a loopback host, which defeats DNS rebinding; --allow-host adds a name
 (for example when --addr listens beyond loopback: anyone who can reach it can
-read every run). Nothing on the page loads from the network.`,
+read every run). Nothing on the page loads from the network.
+
+A run's page and a comparison show 100 steps per page (?page=N); at most 32
+unfinished runs are followed live at once (one more is refused with 503). A
+SQLite store is opened read-only: a user who may read it but not write it can
+serve it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.view(cmd.Context(), &f)
@@ -53,7 +59,7 @@ func (a *app) view(ctx context.Context, f *viewFlags) error {
 	if f.poll <= 0 {
 		return fmt.Errorf("--poll must be positive")
 	}
-	st, err := openStore(ctx, a.store, existingStore)
+	st, err := openStore(ctx, a.store, readOnlyStore)
 	if err != nil {
 		return err
 	}
@@ -70,7 +76,7 @@ func (a *app) view(ctx context.Context, f *viewFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "polyloop view: %s on http://%s/ (Ctrl-C stops)\n", redactDSN(a.store), ln.Addr())
+	fmt.Fprintf(a.stdout, "polyloop view: %s on http://%s/ (Ctrl-C stops)\n", dsn.Redact(a.store), ln.Addr())
 	return serveUntilInterrupted(ctx, ln, h)
 }
 

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweepqueue"
 	"github.com/spf13/cobra"
@@ -124,7 +125,7 @@ func (a *app) worker(parent context.Context, f workerFlags) error {
 		return err
 	}
 	fmt.Fprintf(a.stderr, "worker %s: taking jobs from %s (schema %s), %d at a time; SIGINT or SIGTERM stops at step boundaries\n",
-		w.ID(), redactDSN(f.queue), q.Schema(), f.concurrency)
+		w.ID(), dsn.Redact(f.queue), q.Schema(), f.concurrency)
 	var sig os.Signal
 	select {
 	case sig = <-sigs:

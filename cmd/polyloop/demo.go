@@ -87,7 +87,7 @@ func (a *app) demoChild(ctx context.Context, dir string) error {
 		return err
 	}
 	defer st.Close()
-	res, err := cfg.Runner(st, newProgress(a.stderr)).Run(ctx, demoRunID, cfg.Agent, polyloop.Task{Input: demoTask})
+	res, err := cfg.Runner(st, newProgress(a.terminalErr())).Run(ctx, demoRunID, cfg.Agent, polyloop.Task{Input: demoTask})
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func (a *app) demoResume(ctx context.Context, agentPath string, st *sqlitestore.
 		return err
 	}
 	defer cfg.Close()
-	prog := newProgress(a.stdout)
+	prog := newProgress(a.terminalOut())
 	prog.prefix = "  resume | "
 	res, err := cfg.Runner(st, prog).Resume(ctx, demoRunID, cfg.Agent)
 	if err != nil {

@@ -23,6 +23,9 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/polyloop/polyloop/internal/dsn"
+	"github.com/polyloop/polyloop/internal/procguard"
 )
 
 // Exit codes.
@@ -34,9 +37,24 @@ const (
 )
 
 func main() {
+	if err := procguard.Guard(redactArg); err != nil {
+		fmt.Fprintln(os.Stderr, "polyloop: warning: the driving process's secrets are less protected than they should be:", err)
+	}
 	maybeRunBenchChild()
 	ignoreSIGPIPE()
 	os.Exit(execute(os.Args[1:], os.Stdin, &pipeWriter{w: os.Stdout}, &pipeWriter{w: os.Stderr}))
+}
+
+// redactArg masks the passwords of a command-line argument (a DSN, alone
+// or as --flag=DSN) in the copy of the command line the kernel shows other
+// processes.
+func redactArg(a string) string {
+	if strings.HasPrefix(a, "-") {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			return k + "=" + dsn.Redact(v)
+		}
+	}
+	return dsn.Redact(a)
 }
 
 // exitErr ends a command with a given exit code; Err, when set, is printed.
@@ -56,10 +74,11 @@ func (e *exitErr) Unwrap() error { return e.err }
 
 // execute runs the command line and returns the exit code.
 func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, rawOut: stdout, rawErr: stderr}
 	root := newRoot(a)
 	root.SetArgs(args)
 	err := root.Execute()
+	a.flushOutput()
 	if err == nil {
 		return exitOK
 	}
@@ -71,7 +90,11 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
-	fmt.Fprintln(stderr, errorText(err))
+	msg := errorText(err)
+	if !a.raw {
+		msg = visible(msg)
+	}
+	fmt.Fprintln(stderr, msg)
 	return code
 }
 

@@ -24,6 +24,8 @@ func TestMain(m *testing.M) {
 		"writelog":  writeLogMain,
 		"damagelog": damageLogMain,
 		"mcpslow":   mcpSlowMain,
+		"procpeek":  procPeekMain,
+		"mcppeek":   mcpPeekMain,
 	})
 }
 

@@ -151,15 +151,11 @@ func (p *progress) previewSuperseded(ev polyloop.Event) string {
 	return p.erase()
 }
 
-// sanitize keeps a model's text from moving the cursor: control characters
-// other than newlines become spaces.
+// sanitize keeps a model's text from moving the cursor: tabs become
+// spaces, other control characters but newlines are shown escaped
+// (visible).
 func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r != '\n' && unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
+	return visible(strings.ReplaceAll(s, "\t", " "))
 }
 
 // runeWidth is how many columns a terminal gives r: two for wide and

@@ -61,7 +61,7 @@ func useColor(terminal bool, getenv func(string) string) bool {
 // terminal is the terminal w writes to, or nil when w is not a character
 // device.
 func terminal(w io.Writer) *os.File {
-	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // pipeWriter
+	for u, ok := w.(interface{ Unwrap() io.Writer }); ok; u, ok = w.(interface{ Unwrap() io.Writer }) { // pipeWriter, visibleWriter
 		w = u.Unwrap()
 	}
 	f, ok := w.(*os.File)
@@ -137,10 +137,10 @@ func (p *progress) line(ev polyloop.Event) string {
 	step := p.paint(ansiBold, fmt.Sprintf("step %-3d", ev.Step))
 	switch ev.Kind {
 	case polyloop.EventRunStarted:
-		return fmt.Sprintf("run %s started (agent %s)", ev.RunID, ev.Agent)
+		return visible(fmt.Sprintf("run %s started (agent %s)", ev.RunID, ev.Agent))
 	case polyloop.EventRunResumed:
 		p.since = "since resume"
-		return fmt.Sprintf("run %s resumed: %s — %s", ev.RunID, ev.Plan.Action, ev.Plan.Reason)
+		return visible(fmt.Sprintf("run %s resumed: %s — %s", ev.RunID, ev.Plan.Action, ev.Plan.Reason))
 	case polyloop.EventModelCallFinished:
 		return step + " " + p.modelLine(ev)
 	case polyloop.EventActionStarted:
@@ -150,7 +150,7 @@ func (p *progress) line(ev polyloop.Event) string {
 	case polyloop.EventStepCompleted:
 		return p.decisionLine(step, ev.StepRecord)
 	case polyloop.EventConfigOverridden:
-		return p.paint(ansiYellow, fmt.Sprintf("configuration override recorded: %s", strings.Join(ev.Override.Fields, ", ")))
+		return p.paint(ansiYellow, visible(fmt.Sprintf("configuration override recorded: %s", strings.Join(ev.Override.Fields, ", "))))
 	case polyloop.EventRunFinished:
 		return p.finishLine(ev)
 	}
@@ -169,7 +169,7 @@ func batchMember(actionID string) string {
 
 func (p *progress) modelLine(ev polyloop.Event) string {
 	if ev.Failure != nil {
-		line := p.paint(ansiRed, "model call failed: "+ev.Failure.Message)
+		line := p.paint(ansiRed, "model call failed: "+oneLine(ev.Failure.Message, -1))
 		if ev.Usage == nil { // an error status: not billed
 			return line
 		}
@@ -270,10 +270,11 @@ func argsText(raw json.RawMessage) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
-// oneLine cuts s to its first max characters on one line.
+// oneLine cuts s to its first max characters (all for a negative max) on
+// one line, its control characters escaped (visible).
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= max {
+	s = visible(strings.Join(strings.Fields(s), " "))
+	if max < 0 || utf8.RuneCountInString(s) <= max {
 		return s
 	}
 	r := []rune(s)

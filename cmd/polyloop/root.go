@@ -17,7 +17,14 @@ import (
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	store          string
+	// rawOut and rawErr are the streams themselves, for the displays that
+	// write their own terminal sequences and escape the outside text they
+	// show (progress lines, previews, the sweep's bar); stdout and stderr
+	// escape it all unless --raw (visible.go).
+	rawOut, rawErr io.Writer
+	// raw is --raw: outside text is written as it is.
+	raw   bool
+	store string
 	// storeGiven is set when --store is on the command line.
 	storeGiven bool
 }
@@ -46,6 +53,7 @@ Start with "polyloop demo": offline, nothing to configure.
 ` + exitCodesHelp,
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
 			a.storeGiven = cmd.Flags().Changed("store")
+			a.escapeOutput()
 		},
 		SilenceUsage:      true,
 		SilenceErrors:     true,
@@ -60,7 +68,9 @@ Start with "polyloop demo": offline, nothing to configure.
 	}
 	root.PersistentFlags().StringVar(&a.store, "store", def,
 		"where runs are stored: sqlite:PATH or a postgres:// DSN (default from $POLYLOOP_STORE)")
-	root.AddCommand(newDemoCmd(a), profiled(a, newRunCmd(a)), profiled(a, newResumeCmd(a)), newShowCmd(a), newLsCmd(a),
+	root.PersistentFlags().BoolVar(&a.raw, "raw", false,
+		"write outside text (replies, observations, answers, error messages) as it is, control characters included, instead of escaped")
+		root.AddCommand(newDemoCmd(a), profiled(a, newRunCmd(a)), profiled(a, newResumeCmd(a)), newShowCmd(a), newLsCmd(a),
 		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newApproveCmd(a), newDeliverCmd(a),
 		newForkCmd(a), newReplayCmd(a), newDiffCmd(a), newVersionCmd(a), newViewCmd(a), newMemoryCmd(a),
 		profiled(a, newSweepCmd(a)), newScoreCmd(a), profiled(a, newWorkerCmd(a)), newWorkersCmd(a))

@@ -51,7 +51,7 @@ func (a *app) eventSinks(ctx context.Context, f sinkFlags) (*runSinks, error) {
 	var sinks []polyloop.EventSink
 	var closers []func() error
 	if !f.quiet {
-		sinks = append(sinks, newProgress(a.stderr))
+		sinks = append(sinks, newProgress(a.terminalErr()))
 	}
 	if f.events != "" {
 		file, err := os.OpenFile(f.events, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

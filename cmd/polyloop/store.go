@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/pgstore"
 	"github.com/polyloop/polyloop/sqlitestore"
 )
@@ -23,52 +24,58 @@ type store interface {
 	Close() error
 }
 
-// Whether openStore may create a SQLite store that does not exist yet: run
-// does; the other commands, which read runs or continue one, refuse a
-// missing store rather than leave an empty database behind (a mistyped
-// --store).
+// How openStore opens a store.
+type storeMode int
+
 const (
-	createStore   = true
-	existingStore = false
+	// createStore: run does; a SQLite file and its directory are created
+	// when missing (the directory 0700, the file 0600).
+	createStore storeMode = iota
+	// existingStore: the commands that continue a run or write beside
+	// runs refuse a missing store rather than leave an empty database
+	// behind (a mistyped --store).
+	existingStore
+	// readOnlyStore: the commands that only read runs open an existing
+	// SQLite store read-only, so that a user who may read it but not write
+	// it can; they never migrate it.
+	readOnlyStore
 )
 
-// openStore opens the store a --store value names: sqlite:PATH (with
-// create, the file and its directory are created when missing) or a
+// openStore opens the store a --store value names: sqlite:PATH or a
 // postgres:// (postgresql://) DSN.
-func openStore(ctx context.Context, spec string, create bool) (store, error) {
+func openStore(ctx context.Context, spec string, mode storeMode) (store, error) {
 	switch {
 	case strings.HasPrefix(spec, "sqlite:"):
 		path := strings.TrimPrefix(spec, "sqlite:")
 		if path == "" {
 			return nil, fmt.Errorf("--store sqlite: needs a path, e.g. sqlite:./.polyloop/polyloop.db")
 		}
-		if !create {
+		if mode != createStore {
 			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 				return nil, &missingStoreError{path: path}
 			}
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if mode == readOnlyStore {
+			return openReadOnlySQLite(path)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("store directory: %w", err)
 		}
 		return sqlitestore.Open(path, nil)
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
 		return pgstore.Open(ctx, spec, nil)
 	}
-	return nil, fmt.Errorf("--store %q: expected sqlite:PATH or a postgres:// DSN", redactDSN(spec))
+	return nil, fmt.Errorf("--store %q: expected sqlite:PATH or a postgres:// DSN", dsn.Redact(spec))
 }
 
-// redactDSN hides a password in a store spec before it is printed.
-func redactDSN(spec string) string {
-	at := strings.LastIndex(spec, "@")
-	scheme := strings.Index(spec, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return spec
+// openReadOnlySQLite opens a SQLite store for a command that only reads;
+// a store that needs a migration is refused with what to do.
+func openReadOnlySQLite(path string) (store, error) {
+	st, err := sqlitestore.Open(path, &sqlitestore.Options{ReadOnly: true})
+	if errors.Is(err, sqlitestore.ErrNeedsMigration) {
+		return nil, fmt.Errorf("%s was written by an older polyloop and needs a migration, which a command that only reads does not do: run polyloop resume or run on it once, as a user who can write it (%w)", path, err)
 	}
-	cred := spec[scheme+3 : at]
-	if i := strings.Index(cred, ":"); i >= 0 {
-		return spec[:scheme+3] + cred[:i] + ":***" + spec[at:]
-	}
-	return spec
+	return st, err
 }
 
 // missingStoreError is a SQLite store that does not exist, opened to read.
@@ -78,13 +85,14 @@ func (e *missingStoreError) Error() string {
 	return fmt.Sprintf("no store at %s (runs are written there by polyloop run)", e.path)
 }
 
-// openRead opens the store for a command that reads runs (or continues
-// one). A SQLite store that does not exist yet is an empty one when --store
-// was not given on the command line — a fresh directory simply has no runs —
-// and is not created; given explicitly, a missing store is an error, so that
-// a mistyped path does not read as "no runs".
-func (a *app) openRead(ctx context.Context) (store, error) {
-	st, err := openStore(ctx, a.store, existingStore)
+// openRead opens the store for a command that reads runs (readOnlyStore)
+// or continues one (existingStore). A SQLite store that does not exist yet
+// is an empty one when --store was not given on the command line — a fresh
+// directory simply has no runs — and is not created; given explicitly, a
+// missing store is an error, so that a mistyped path does not read as "no
+// runs".
+func (a *app) openRead(ctx context.Context, mode storeMode) (store, error) {
+	st, err := openStore(ctx, a.store, mode)
 	var missing *missingStoreError
 	if errors.As(err, &missing) && !a.storeGiven {
 		return &absentStore{path: missing.path}, nil

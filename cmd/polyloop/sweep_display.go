@@ -41,13 +41,13 @@ const (
 )
 
 func (a *app) sweepDisplay(f sweepFlags) *sweepDisplay {
-	d := &sweepDisplay{w: a.stderr, out: a.stdout, mode: displayPlain, every: 5 * time.Second}
+	d := &sweepDisplay{w: a.terminalErr(), out: a.stdout, mode: displayPlain, every: 5 * time.Second}
 	switch {
 	case f.json:
 		d.mode, d.every = displayJSON, time.Second
 	case f.quiet:
 		d.mode = displayQuiet
-	case terminal(a.stderr) != nil && os.Getenv("TERM") != "" && os.Getenv("TERM") != "dumb":
+	case terminal(d.w) != nil && os.Getenv("TERM") != "" && os.Getenv("TERM") != "dumb":
 		d.mode, d.every = displayBar, 200*time.Millisecond
 		d.color = useColor(true, os.Getenv)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweep/ledger"
@@ -26,7 +27,7 @@ func (a *app) sweepStats(ctx context.Context, f *statsFlags) error {
 	if ff := f.filterFlags; ff != (filterFlags{}) {
 		return fmt.Errorf("--sweep takes no run filters (--agent, --since, ...): its statistics cover the sweep; --by agent, task or epoch groups them")
 	}
-	st, err := a.openRead(ctx)
+	st, err := a.openRead(ctx, readOnlyStore)
 	if err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func (a *app) sweepStats(ctx context.Context, f *statsFlags) error {
 	}
 	stats, err := sweep.ComputeStats(ctx, ss, f.sweep, sweep.StatsOptions{By: f.by, Scorer: f.scorer})
 	if errors.Is(err, ledger.ErrNotFound) {
-		return fmt.Errorf("no sweep %q in %s (polyloop sweep SWEEP.yaml records one)", f.sweep, redactDSN(a.store))
+		return fmt.Errorf("no sweep %q in %s (polyloop sweep SWEEP.yaml records one)", f.sweep, dsn.Redact(a.store))
 	}
 	if err != nil {
 		return err

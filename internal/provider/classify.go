@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -23,7 +24,10 @@ type ErrorFields struct {
 // the cause of a response that could not be decoded, or of a request the SDK
 // refused to send (wrapped with Wire.ErrBadRequest).
 func (c *Caller[P]) Classify(x *Exchange, sdkErr error) error {
+	var re *RedirectError
 	switch {
+	case errors.As(x.connErr, &re): // answered, with a redirect: not a connection failure
+		return &APIError[P]{StatusCode: re.StatusCode, Message: re.Error()}
 	case x.connErr != nil:
 		return &ConnectionError[P]{Err: x.connErr}
 	case x.bodyErr != nil:

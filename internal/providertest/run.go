@@ -46,6 +46,7 @@ func Run[P provider.Package](t *testing.T, h Harness[P]) {
 		"CostKnown":          func(t *testing.T) { CheckCostKnown(t, h) },
 		"SentAttemptsBilled": func(t *testing.T) { CheckSentAttemptsBilled(t, h) },
 		"ConnectionReuse":    func(t *testing.T) { CheckConnectionReuse(t, h) },
+		"Redirects":          func(t *testing.T) { CheckRedirects(t, h) },
 	}
 	for name, test := range parallel {
 		t.Run(name, func(t *testing.T) {

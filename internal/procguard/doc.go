@@ -1,0 +1,33 @@
+// Package procguard keeps the secrets of the process that drives runs —
+// the API keys in its environment, a password in its command line — out of
+// reach of the processes it starts: shell actions and stdio MCP servers,
+// which a prompt-injected model commands, and which would otherwise read
+// them through /proc/$PPID (environ, cmdline, mem) and write them into an
+// observation.
+//
+// On Linux, Guard, called first in main, re-executes the program once,
+// with the same pid:
+//
+//   - its environment as the kernel shows it (/proc/PID/environ, the block
+//     given to execve) holds only an allow-list of harmless variables; the
+//     others reach the new image through a memory file descriptor and are
+//     set again in its environment (os.Getenv sees them all);
+//   - its command line as the kernel shows it (/proc/PID/cmdline, readable
+//     by every local user) has its passwords masked by the caller's
+//     redact; os.Args is the real one;
+//   - CAP_SYS_PTRACE is dropped from its capability bounding set (and from
+//     its inheritable and ambient sets), so that neither it nor anything it
+//     starts has it: a root child could otherwise read its memory;
+//   - it is made non-dumpable (PR_SET_DUMPABLE 0): /proc/PID/mem, environ
+//     and the rest need CAP_SYS_PTRACE of a process of the same user.
+//
+// What stays within reach, and why an environment (a sandbox, a container)
+// is the answer to it, is in docs/design/0037-hostile-input.md: the memory
+// of other processes of the same user (the shell that started polyloop,
+// if it holds a key), files the user can read, and for root the
+// capabilities other than CAP_SYS_PTRACE (CAP_SYS_ADMIN and CAP_PERFMON
+// let root read any environ, which is why the environ block is emptied of
+// secrets; CAP_SYS_MODULE, BPF and raw devices reach any memory).
+//
+// Elsewhere Guard does nothing.
+package procguard
