@@ -133,7 +133,7 @@ func (s *Sweep) rescoreOne(ctx context.Context, store Store, st ledger.State, mi
 	if fin == nil {
 		return false, nil, nil
 	}
-	in := ScoreInput{RunID: st.RunID, Task: task, StopReason: fin.StopReason, store: store}
+	in := ScoreInput{RunID: st.RunID, Task: task, StopReason: fin.StopReason, store: store, slots: s.slots}
 	if fin.StopReason == polyloop.StopCompleted {
 		in.Answer = fin.FinalAnswer
 	}

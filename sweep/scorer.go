@@ -48,6 +48,9 @@ type ScoreInput struct {
 	// store is where a model-graded scorer runs its grading runs: the
 	// sweep's.
 	store polyloop.Store
+	// slots bound the command scorers running at once (the sweep's
+	// MaxScorers); nil: no bound.
+	slots chan struct{}
 }
 
 // ScoreResult is a scorer's score of one run.

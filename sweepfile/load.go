@@ -126,7 +126,7 @@ func (l *Loaded) rel(p string) string {
 
 // definition builds the sweep's definition from the file.
 func (l *Loaded) definition(ctx context.Context, f *File, opts *Options) (sweep.Definition, error) {
-	def := sweep.Definition{Name: f.Name, Tasks: sweep.TaskFile{Path: l.rel(f.Tasks)}, Epochs: f.Epochs, Concurrency: f.Concurrency,
+	def := sweep.Definition{Name: f.Name, Tasks: sweep.TaskFile{Path: l.rel(f.Tasks)}, Epochs: f.Epochs, Concurrency: f.Concurrency, MaxScorers: f.MaxScorers,
 		Retry:     sweep.RetryPolicy{Attempts: f.Retry.Attempts, Backoff: ms(f.Retry.BackoffMS), MaxBackoff: ms(f.Retry.MaxBackoffMS)},
 		RateLimit: sweep.Backoff{Initial: ms(f.RateLimit.BackoffMS), Max: ms(f.RateLimit.MaxBackoffMS)},
 		Providers: map[string]sweep.ProviderLimit{}}
@@ -236,7 +236,7 @@ func check(c *agentfile.Checker, f *File) {
 	for _, n := range []struct {
 		v   int
 		key []any
-	}{{f.Epochs, []any{"epochs"}}, {f.Concurrency, []any{"concurrency"}}, {f.Retry.Attempts, []any{"retry", "attempts"}},
+	}{{f.Epochs, []any{"epochs"}}, {f.Concurrency, []any{"concurrency"}}, {f.MaxScorers, []any{"max_scorers"}}, {f.Retry.Attempts, []any{"retry", "attempts"}},
 		{f.Retry.BackoffMS, []any{"retry", "backoff_ms"}}, {f.Retry.MaxBackoffMS, []any{"retry", "max_backoff_ms"}},
 		{f.RateLimit.BackoffMS, []any{"rate_limit", "backoff_ms"}}, {f.RateLimit.MaxBackoffMS, []any{"rate_limit", "max_backoff_ms"}}} {
 		if n.v < 0 {
