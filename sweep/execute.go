@@ -26,7 +26,8 @@ type Outcome struct {
 	// its start, or from its log.
 	Started, Resumed bool
 	// Scores are the scores this call wrote; ScoreErrors say which
-	// scorers could not score (the run stays unscored by them).
+	// scorers could not score (the run stays unscored by them), each a
+	// *ScoreError.
 	Scores      []ledger.Score
 	ScoreErrors []error
 	// Next is the attempt that follows, already recorded in the ledger:
@@ -147,7 +148,7 @@ func (s *Sweep) score(ctx context.Context, store Store, out Outcome, in ScoreInp
 		}
 		r, err := sc.Score(ctx, in)
 		if err != nil {
-			out.ScoreErrors = append(out.ScoreErrors, err)
+			out.ScoreErrors = append(out.ScoreErrors, &ScoreError{RunID: in.RunID, Scorer: sc.Name(), Err: err})
 			continue
 		}
 		out.Scores = append(out.Scores, scoreRecord(sc, in, r, time.Now()))

@@ -63,6 +63,19 @@ type ScoreResult struct {
 	GraderRunID string
 }
 
+// ScoreError is a scorer that could not score a run: Err is the error its
+// Score returned.
+type ScoreError struct {
+	RunID  string
+	Scorer string
+	Err    error
+}
+
+func (e *ScoreError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the scorer's error.
+func (e *ScoreError) Unwrap() error { return e.Err }
+
 // MaxExplanation bounds a score's explanation, in bytes.
 const MaxExplanation = 2000
 

@@ -238,6 +238,26 @@ func TestScoreCommand(t *testing.T) {
 	}
 }
 
+// score counts a run scored only when every scorer scored it: with one
+// of two scorers failing on the ten runs of one agent, it says 10 of 20,
+// names the scorer and its failures, and exits 1.
+func TestScoreCountsFailures(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	c.write("sweep.yaml", strings.Replace(sweepFile, "  - {name: near, kind: numeric, tolerance: 1}\n",
+		`  - {name: four, kind: command, command: [sh, -c, 'grep -q ''"answer":"4"'' || exit 7']}`+"\n", 1))
+	if code, stdout, stderr := c.run("sweep", "sweep.yaml", "-q"); code != exitStopped || !strings.Contains(stderr, "10 runs a scorer could not score") {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := c.run("score", "cli")
+	if code != exitStopped || !strings.Contains(stdout, "sweep cli: 10 of 20 runs scored by every scorer (exact, four); 10 runs partly unscored: four could not score 10") {
+		t.Fatalf("score cli: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stderr, "exited with status 7"); n != 10 {
+		t.Fatalf("%d failures listed, want 10:\n%s", n, stderr)
+	}
+}
+
 // A bad sweep file is refused with every problem at its file:line:col.
 func TestSweepBadFiles(t *testing.T) {
 	t.Parallel()
