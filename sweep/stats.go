@@ -168,6 +168,7 @@ type groupAcc struct {
 	runs    []polyloop.RunSummary
 	samples []runstats.ScoreSample
 	pairs   map[string]*passCount // agent + task → counts
+	order   []*passCount          // pairs in the order they were met
 	first   int                   // sort key
 }
 
@@ -263,6 +264,7 @@ func (a *accumulator) outcome(g *groupAcc, last ledger.State) {
 	if pc == nil {
 		pc = &passCount{}
 		g.pairs[last.AgentHash+"\x00"+last.TaskID] = pc
+		g.order = append(g.order, pc)
 	}
 	pc.n++
 	if v >= 1-1e-9 {
@@ -301,7 +303,7 @@ func (a *accumulator) finish(ctx context.Context, store polyloop.Store) (*Stats,
 		}
 		out.Accuracy = runstats.Accuracy(g.samples)
 		if a.m.Epochs > 1 {
-			out.PassAtK = passAtK(g.pairs, a.m.Epochs)
+			out.PassAtK = passAtK(g.order, a.m.Epochs)
 		}
 		a.st.Groups = append(a.st.Groups, out)
 	}
@@ -311,8 +313,9 @@ func (a *accumulator) finish(ctx context.Context, store polyloop.Store) (*Stats,
 	return a.st, nil
 }
 
-// passAtK estimates pass@k for k = 1 … epochs over the pairs.
-func passAtK(pairs map[string]*passCount, epochs int) []PassAtK {
+// passAtK estimates pass@k for k = 1 … epochs over the pairs, summed in
+// their order.
+func passAtK(pairs []*passCount, epochs int) []PassAtK {
 	var out []PassAtK
 	for k := 1; k <= epochs; k++ {
 		var vals []float64

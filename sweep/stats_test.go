@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -160,6 +161,43 @@ func TestPassEstimate(t *testing.T) {
 	}{{5, 2, 2, 0.7}, {5, 0, 3, 0}, {5, 5, 1, 1}, {4, 1, 1, 0.25}, {10, 3, 5, 1 - 21.0/252}} {
 		if got := passEstimate(tt.n, tt.c, tt.k); !near(got, tt.want) {
 			t.Errorf("pass@%d with %d of %d: %v, want %v", tt.k, tt.c, tt.n, got, tt.want)
+		}
+	}
+}
+
+// The statistics of a sweep are the same bytes, call after call: sums run
+// in a fixed order (never a map's), at full precision.
+func TestStatsDeterministic(t *testing.T) {
+	var runs []handRun
+	for _, a := range []string{"a", "b"} {
+		for task := 0; task < 40; task++ {
+			for epoch := 1; epoch <= 3; epoch++ {
+				v := float64((task*epoch+len(a))%7) / 7
+				if (task+epoch)%3 == 0 {
+					v = 1
+				}
+				runs = append(runs, handRun{agent: a, task: fmt.Sprintf("t%02d", task), epoch: epoch,
+					stops: []polyloop.StopReason{polyloop.StopCompleted}, score: score(v), cost: 0.1 + float64(task)/30})
+			}
+		}
+	}
+	store := handStore(t, "det", []string{"a", "b"}, 3, runs)
+	for _, by := range []string{ByNone, ByAgent, ByEpoch} {
+		var first []byte
+		for i := 0; i < 20; i++ {
+			st, err := ComputeStats(context.Background(), store, "det", StatsOptions{By: by})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = b
+			} else if string(b) != string(first) {
+				t.Fatalf("by %q: call %d gave other bytes:\n%s\nthe first:\n%s", by, i+1, b, first)
+			}
 		}
 	}
 }
