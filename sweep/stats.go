@@ -17,14 +17,18 @@ import (
 const (
 	ByNone  = ""
 	ByAgent = "agent"
+	// ByHash groups by agent configuration hash: the snapshot hash of the
+	// agent without a task (polyloop.Snapshot.AgentHash), which the run
+	// ids start with.
+	ByHash  = "hash"
 	ByTask  = "task"
 	ByEpoch = "epoch"
 )
 
 // StatsOptions say how ComputeStats groups and scores.
 type StatsOptions struct {
-	// By groups the outcomes: ByNone (one group "all"), ByAgent, ByTask or
-	// ByEpoch.
+	// By groups the outcomes: ByNone (one group "all"), ByAgent, ByHash,
+	// ByTask or ByEpoch.
 	By string
 	// Scorer names the scorer whose scores accuracy and pass@k use;
 	// empty: the sweep's first.
@@ -145,10 +149,10 @@ func ComputeStats(ctx context.Context, store Store, name string, opts StatsOptio
 
 func checkBy(by string) error {
 	switch by {
-	case ByNone, ByAgent, ByTask, ByEpoch:
+	case ByNone, ByAgent, ByHash, ByTask, ByEpoch:
 		return nil
 	}
-	return fmt.Errorf("--by %q: expected agent, task or epoch", by)
+	return fmt.Errorf("--by %q: expected agent, hash, task or epoch", by)
 }
 
 // accumulator gathers a sweep's states, one coordinate at a time.
@@ -219,6 +223,8 @@ func (a *accumulator) group(e ledger.Entry, agentOrder int) *groupAcc {
 	switch a.st.By {
 	case ByAgent:
 		key, first = e.Agent, agentOrder
+	case ByHash:
+		key, first = e.AgentHash, agentOrder
 	case ByTask:
 		key, first = e.TaskID, len(a.order)
 	case ByEpoch:
@@ -282,7 +288,7 @@ func (a *accumulator) finish(ctx context.Context, store polyloop.Store) (*Stats,
 			return nil, err
 		}
 		out := g.out
-		if rs := runstats.Compute(g.runs, runstats.ByNone); len(rs) > 0 {
+		if rs := runstats.Compute(g.runs, runstats.KeyBy(runstats.ByNone, nil)); len(rs) > 0 {
 			out.Runs = rs[0]
 		} else { // outcomes without a run yet
 			out.Runs = &runstats.Group{StopReasons: map[polyloop.StopReason]int{}, UnfinishedRuns: []string{}}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,7 +25,10 @@ func newStatsCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "stats",
 		Short: "Statistics over runs: stop reasons, steps/tokens/cost sums and percentiles, spend, unfinished runs",
-		Long: `Statistics over the selected runs, optionally grouped by agent or snapshot hash:
+		Long: `Statistics over the selected runs, optionally grouped by agent name, agent
+configuration (--by hash: the hash of the snapshot without the task, so the runs
+of one configuration on many tasks form one group; it reads each run's first
+record) or snapshot hash (--by snapshot: the runs given the same inputs):
 the stop-reason distribution; the unfinished runs suspended at a gate (awaiting an
 approval or a delivery); the steps, tokens and cost of the finished runs,
 each as n, sum and percentiles (p50, p90, max; nearest rank); the number of
@@ -43,7 +47,7 @@ full float64 precision. A statistic without values is "unknown" in text, an
 empty cell in CSV and null in JSON.
 
 With --sweep NAME, the statistics of a sweep (polyloop sweep), grouped --by
-agent, task or epoch: its outcomes (each agent's last attempt at each task and
+agent, hash (agent configuration), task or epoch: its outcomes (each agent's last attempt at each task and
 epoch) by stop reason and by the attempts they took; accuracy (the mean score
 of the first scorer, or --scorer's) with its standard error and 95% interval
 clustered by task across epochs; pass@k for k up to the epochs; and the
@@ -56,10 +60,10 @@ listed). --json and --csv give the same numbers, at full precision.`,
 		},
 	}
 	f.register(c.Flags())
-	c.Flags().StringVar(&f.by, "by", "", "group by agent or hash")
+	c.Flags().StringVar(&f.by, "by", "", "group by agent, hash (agent configuration: the snapshot without the task) or snapshot (the snapshot hash: the same inputs)")
 	c.Flags().BoolVar(&f.json, "json", false, "print the statistics as JSON")
 	c.Flags().BoolVar(&f.csv, "csv", false, "print the statistics as CSV, one row per group")
-	c.Flags().StringVar(&f.sweep, "sweep", "", "the statistics of this sweep (--by agent, task or epoch)")
+	c.Flags().StringVar(&f.sweep, "sweep", "", "the statistics of this sweep (--by agent, hash, task or epoch)")
 	c.Flags().StringVar(&f.scorer, "scorer", "", "with --sweep: the scorer of accuracy and pass@k (default the sweep's first)")
 	return c
 }
@@ -74,8 +78,8 @@ func (a *app) stats(ctx context.Context, f *statsFlags) error {
 	if f.scorer != "" {
 		return fmt.Errorf("--scorer goes with --sweep")
 	}
-	if f.by != "" && f.by != "agent" && f.by != "hash" {
-		return fmt.Errorf("--by %q: expected agent or hash", f.by)
+	if f.by != "" && !slices.Contains(runstats.Groupings, f.by) {
+		return fmt.Errorf("--by %q: expected agent, hash (the agent configuration) or snapshot (the snapshot hash: the same inputs)", f.by)
 	}
 	if f.json && f.csv {
 		return fmt.Errorf("--json and --csv exclude each other")
@@ -89,7 +93,13 @@ func (a *app) stats(ctx context.Context, f *statsFlags) error {
 	if err != nil {
 		return err
 	}
-	groups := computeStats(runs, f.by)
+	var hashes map[string]string
+	if f.by == runstats.ByHash {
+		if hashes, err = runstats.AgentHashes(ctx, st, runs); err != nil {
+			return err
+		}
+	}
+	groups := runstats.Compute(runs, runstats.KeyBy(f.by, hashes))
 	switch {
 	case f.json:
 		if groups == nil {

@@ -168,7 +168,13 @@ func TestSweepStatsFormats(t *testing.T) {
 	}
 	wantAll(t, out, "epoch 1: 10 outcomes, 10 settled, 0 unsettled",
 		"accuracy (exact): 0.500 ± 0.000 (SE clustered by task), 95% interval [0.500, 0.500] over 10 scored outcomes, 5 tasks; 0 unscored")
-	for _, bad := range [][]string{{"--by", "hash"}, {"--agent", "slow"}, {"--scorer", "nope"}} {
+	// --by hash: one group per agent configuration, named by its hash,
+	// whatever the tasks.
+	byHash := c.sweepStats("--by", "hash")
+	if len(byHash.Groups) != 2 || !strings.HasPrefix(byHash.Groups[0].Group, "sha256:") || byHash.Groups[0].Outcomes != 10 {
+		t.Errorf("--by hash: %+v", byHash.Groups)
+	}
+	for _, bad := range [][]string{{"--by", "snapshot"}, {"--agent", "slow"}, {"--scorer", "nope"}} {
 		if code, _, _ := c.run(append([]string{"stats", "--sweep", "cli"}, bad...)...); code != exitError {
 			t.Errorf("stats --sweep cli %v: exit %d, want %d", bad, code, exitError)
 		}

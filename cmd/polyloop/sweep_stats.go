@@ -20,9 +20,6 @@ import (
 
 // sweepStats is polyloop stats --sweep.
 func (a *app) sweepStats(ctx context.Context, f *statsFlags) error {
-	if f.by == "hash" {
-		return fmt.Errorf("--by %q: with --sweep, expected agent, task or epoch", f.by)
-	}
 	if ff := f.filterFlags; ff != (filterFlags{}) {
 		return fmt.Errorf("--sweep takes no run filters (--agent, --since, ...): its statistics cover the sweep; --by agent, task or epoch groups them")
 	}
