@@ -63,7 +63,8 @@ func awaiting(log polyloop.RunLog) string {
 }
 
 // AgentHashes returns the agent configuration hash of each run
-// (polyloop.Snapshot.AgentHash of its RunStarted), by run id: it reads
+// (polyloop.Snapshot.AgentHash of the snapshot in force: RunStarted's, or
+// a resume's override), by run id: it reads
 // every run's log, since stores keep only the snapshot hash. A run whose
 // log has no RunStarted is absent.
 func AgentHashes(ctx context.Context, st polyloop.Store, runs []polyloop.RunSummary) (map[string]string, error) {
@@ -73,11 +74,11 @@ func AgentHashes(ctx context.Context, st polyloop.Store, runs []polyloop.RunSumm
 		if err != nil {
 			return nil, err
 		}
-		started := log.Started()
-		if started == nil {
+		if log.Started() == nil {
 			continue
 		}
-		h, err := started.Snapshot.AgentHash()
+		snap, _ := log.Snapshot()
+		h, err := snap.AgentHash()
 		if err != nil {
 			return nil, fmt.Errorf("run %s: the agent configuration hash: %w", r.RunID, err)
 		}
