@@ -16,7 +16,9 @@ import (
 type Samples struct {
 	Sweep string `json:"sweep"`
 	// Scorers are the sweep's scorers, in its order: the score columns.
+	// Scorer is the query's (SampleQuery.Scorer, or the first).
 	Scorers []string `json:"scorers"`
+	Scorer  string   `json:"scorer,omitempty"`
 	Rows    []Sample `json:"rows"`
 }
 
@@ -118,6 +120,7 @@ func ReadSamples(ctx context.Context, store Store, name string, q SampleQuery) (
 	if err := q.check(out.Scorers); err != nil {
 		return nil, err
 	}
+	out.Scorer = q.Scorer
 	var states []ledger.State
 	after := ""
 	for {
