@@ -306,7 +306,9 @@ func (q SampleQuery) sortKey() func(Sample) (sortValue, bool) {
 	case "cost":
 		return func(r Sample) (sortValue, bool) { return sortValue{n: r.CostUSD}, r.Status != SampleNotStarted }
 	case "duration":
-		return func(r Sample) (sortValue, bool) { return sortValue{n: float64(r.Duration)}, r.Status != SampleNotStarted }
+		return func(r Sample) (sortValue, bool) {
+			return sortValue{n: float64(r.Duration)}, r.Status != SampleNotStarted
+		}
 	}
 	return nil
 }
