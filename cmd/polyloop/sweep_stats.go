@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/polyloop/polyloop/sweep"
-	"github.com/polyloop/polyloop/sweep/ledger"
 	"github.com/polyloop/polyloop/sweepqueue"
 )
 
@@ -23,21 +21,14 @@ func (a *app) sweepStats(ctx context.Context, f *statsFlags) error {
 	if ff := f.filterFlags; ff != (filterFlags{}) {
 		return fmt.Errorf("--sweep takes no run filters (--agent, --since, ...): its statistics cover the sweep; --by agent, task or epoch groups them")
 	}
-	st, err := a.openRead(ctx)
+	ss, closeStore, err := a.openSweeps(ctx, f.sweep)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	ss, ok := st.(sweep.Store)
-	if !ok {
-		return fmt.Errorf("%w: %q (no sweep has run in this store)", ledger.ErrNotFound, f.sweep)
-	}
+	defer closeStore()
 	stats, err := sweep.ComputeStats(ctx, ss, f.sweep, sweep.StatsOptions{By: f.by, Scorer: f.scorer})
-	if errors.Is(err, ledger.ErrNotFound) {
-		return fmt.Errorf("no sweep %q in %s (polyloop sweep SWEEP.yaml records one)", f.sweep, redactDSN(a.store))
-	}
 	if err != nil {
-		return err
+		return a.sweepNotFound(f.sweep, err)
 	}
 	problems, err := a.queueProblems(ctx, f.sweep)
 	if err != nil {
