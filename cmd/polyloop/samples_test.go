@@ -184,6 +184,18 @@ func TestSamplesText(t *testing.T) {
 	if f := strings.Fields(lines[1]); f[0] != "quick" || f[1] != "q5" || f[4] != "completed" || f[5] != "0" {
 		t.Errorf("first row %q: want quick's q5, completed, exact 0", lines[1])
 	}
+	// show RUN prints the run's scores with their explanations.
+	var id string
+	for _, f := range strings.Fields(lines[1]) {
+		if strings.HasPrefix(f, "cli.") {
+			id = f
+		}
+	}
+	code, stdout, _ = c.run("show", id)
+	if code != exitOK || !strings.Contains(stdout, "sweep cli: agent quick (configuration sha256:") ||
+		!strings.Contains(stdout, "scores:\n  exact 0\n    equals no target\n  near 1\n    5 is within tolerance of the target 4\n") {
+		t.Errorf("show %s: exit %d\n%s", id, code, stdout)
+	}
 	code, stdout, _ = c.run("samples", "--sweep", "cli", "--scorer", "near", "--below", "1")
 	if code != exitOK || !strings.Contains(stdout, "no samples match") {
 		t.Errorf("--below 1 on near (every answer within 1): exit %d\n%s", code, stdout)
