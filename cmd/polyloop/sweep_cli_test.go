@@ -108,7 +108,7 @@ func TestSweepStopKillAndGoOn(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("going on: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	wantAll(t, stdout, "AGENT  OUTCOMES  SETTLED  STOP REASONS  ACCURACY (EXACT)", "PASS@1  PASS@2")
+	wantAll(t, stdout, "AGENT  OUTCOMES  SETTLED  STOP REASONS  ACCURACY (EXACT)", "PASS@1  PASS@2  PASS^2")
 	wantAll(t, stderr, "20/20 done")
 	st = c.sweepStats("--by", "agent")
 	slow, quick := st.Groups[0], st.Groups[1]
@@ -154,6 +154,7 @@ func TestSweepStatsFormats(t *testing.T) {
 			"group": g.Group, "outcomes": strconv.Itoa(g.Outcomes), "settled": strconv.Itoa(g.Settled),
 			"outcomes_completed": strconv.Itoa(g.OutcomeStopReasons["completed"]), "scored": strconv.Itoa(g.Scored),
 			"accuracy": num(g.Accuracy.Mean), "accuracy_n": strconv.Itoa(g.Accuracy.N), "pass_at_2": num(g.PassAtK[1].Mean),
+			"pass_hat_2": num(g.PassHatK[1].Mean), "pass_hat_1_pairs": strconv.Itoa(g.PassHatK[0].Pairs),
 			"runs": strconv.Itoa(g.Runs.Runs), "tokens_sum": strconv.FormatInt(g.TokensSum, 10), "cost_usd_sum": num(g.CostSum),
 			"cost_unknown_runs": strconv.Itoa(g.CostUnknownRuns), "steps_max": num(*g.Runs.Steps.Max), "attempts": "completed 1:4",
 		} {

@@ -115,10 +115,16 @@ func writeSweepGroup(w io.Writer, st *sweep.Stats, g *sweep.GroupStats) {
 		fmt.Fprintf(w, "  attempts per outcome: %s\n", attemptsText(g.Attempts, " | "))
 	}
 	fmt.Fprintf(w, "  accuracy (%s): %s; %d unscored\n", st.Scorer, accuracyText(g.Accuracy), g.Unscored)
-	if len(g.PassAtK) > 0 {
+	for _, l := range []struct {
+		name string
+		ps   []sweep.PassAtK
+	}{{"pass@", g.PassAtK}, {"pass^", g.PassHatK}} {
+		if len(l.ps) == 0 {
+			continue
+		}
 		var parts []string
-		for _, p := range g.PassAtK {
-			parts = append(parts, fmt.Sprintf("pass@%d %s (%d agent-task pairs)", p.K, withSE(p.Mean, p.SE), p.Pairs))
+		for _, p := range l.ps {
+			parts = append(parts, fmt.Sprintf("%s%d %s (%d agent-task pairs)", l.name, p.K, withSE(p.Mean, p.SE), p.Pairs))
 		}
 		fmt.Fprintf(w, "  %s\n", strings.Join(parts, ", "))
 	}
@@ -215,7 +221,7 @@ func writeSweepTable(w io.Writer, st *sweep.Stats) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	head := []string{"AGENT", "OUTCOMES", "SETTLED", "STOP REASONS", "ACCURACY (" + strings.ToUpper(orNone(st.Scorer)) + ")", "95% INTERVAL"}
 	if st.Epochs > 1 {
-		head = append(head, "PASS@1", fmt.Sprintf("PASS@%d", st.Epochs))
+		head = append(head, "PASS@1", fmt.Sprintf("PASS@%d", st.Epochs), fmt.Sprintf("PASS^%d", st.Epochs))
 	}
 	head = append(head, "ATTEMPTS", "RUNS", "TOKENS", "COST")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
@@ -227,7 +233,7 @@ func writeSweepTable(w io.Writer, st *sweep.Stats) error {
 			row = append(row, "-", "-")
 		}
 		if st.Epochs > 1 {
-			row = append(row, passAt(g.PassAtK, 1), passAt(g.PassAtK, st.Epochs))
+			row = append(row, passAt(g.PassAtK, 1), passAt(g.PassAtK, st.Epochs), passAt(g.PassHatK, st.Epochs))
 		}
 		row = append(row, attemptCounts(mergeAttempts(g.Attempts)), strconv.Itoa(g.Runs.Runs),
 			tokenCell(g.TokensSum, g.TokensUnknownRuns > 0), costShort.cost(g.CostSum, g.CostUnknownRuns > 0))
@@ -295,8 +301,10 @@ func writeSweepCSV(w io.Writer, st *sweep.Stats) error {
 		head = append(head, "outcomes_"+string(r))
 	}
 	head = append(head, "scorer", "scored", "unscored", "accuracy", "accuracy_se", "accuracy_low", "accuracy_high", "accuracy_n", "accuracy_tasks")
-	for k := 1; k <= st.Epochs && st.Epochs > 1; k++ {
-		head = append(head, fmt.Sprintf("pass_at_%d", k), fmt.Sprintf("pass_at_%d_se", k), fmt.Sprintf("pass_at_%d_pairs", k))
+	for _, name := range []string{"pass_at_", "pass_hat_"} {
+		for k := 1; k <= st.Epochs && st.Epochs > 1; k++ {
+			head = append(head, fmt.Sprintf("%s%d", name, k), fmt.Sprintf("%s%d_se", name, k), fmt.Sprintf("%s%d_pairs", name, k))
+		}
 	}
 	head = append(head, "attempts", "runs", "runs_finished", "runs_unfinished")
 	for _, r := range runstats.StopReasons {
@@ -337,12 +345,14 @@ func sweepCSVRow(st *sweep.Stats, g *sweep.GroupStats) []string {
 	} else {
 		row = append(row, "", "", "", "", "0", "0")
 	}
-	for k := 1; k <= st.Epochs && st.Epochs > 1; k++ {
-		if i := slices.IndexFunc(g.PassAtK, func(p sweep.PassAtK) bool { return p.K == k }); i >= 0 {
-			p := g.PassAtK[i]
-			row = append(row, num(p.Mean), opt(p.SE), strconv.Itoa(p.Pairs))
-		} else {
-			row = append(row, "", "", "0")
+	for _, ps := range [][]sweep.PassAtK{g.PassAtK, g.PassHatK} {
+		for k := 1; k <= st.Epochs && st.Epochs > 1; k++ {
+			if i := slices.IndexFunc(ps, func(p sweep.PassAtK) bool { return p.K == k }); i >= 0 {
+				p := ps[i]
+				row = append(row, num(p.Mean), opt(p.SE), strconv.Itoa(p.Pairs))
+			} else {
+				row = append(row, "", "", "0")
+			}
 		}
 	}
 	r := g.Runs
