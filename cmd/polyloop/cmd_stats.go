@@ -16,8 +16,10 @@ type statsFlags struct {
 	filterFlags
 	by        string
 	json, csv bool
-	// sweep and scorer: the statistics of a sweep (sweep_stats.go).
+	// sweep and scorer: the statistics of a sweep (sweep_stats.go);
+	// compare: two of its agents compared (sweep_compare.go).
 	sweep, scorer string
+	compare       []string
 }
 
 func newStatsCmd(a *app) *cobra.Command {
@@ -53,9 +55,18 @@ of the first scorer, or --scorer's) with its standard error and 95% interval
 clustered by task across epochs; pass@k for k up to the epochs; and the
 statistics of every run, failed attempts included (stop reasons, steps,
 tokens and cost percentiles and sums, unknown costs counted, unfinished runs
-listed). --json and --csv give the same numbers, at full precision.`,
-		Args: cobra.NoArgs,
+listed). --json and --csv give the same numbers, at full precision.
+
+With --sweep NAME --compare A B, agents A and B of the sweep compared on the
+tasks and epochs both have a scored outcome of: the mean of the paired
+differences A − B with its standard error clustered by task and 95% interval,
+the tasks each wins and the ties, the per-task differences, the outcomes left
+unpaired, and each agent's pass@k and pass^k.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.compareArgs(cmd.Flags().Changed("compare"), args); err != nil {
+				return err
+			}
 			return a.stats(cmd.Context(), &f)
 		},
 	}
@@ -65,12 +76,36 @@ listed). --json and --csv give the same numbers, at full precision.`,
 	c.Flags().BoolVar(&f.csv, "csv", false, "print the statistics as CSV, one row per group")
 	c.Flags().StringVar(&f.sweep, "sweep", "", "the statistics of this sweep (--by agent, hash, task or epoch)")
 	c.Flags().StringVar(&f.scorer, "scorer", "", "with --sweep: the scorer of accuracy and pass@k (default the sweep's first)")
+	c.Flags().StringSliceVar(&f.compare, "compare", nil, "with --sweep: --compare A B compares agent A with agent B on the same tasks and epochs")
 	return c
+}
+
+// compareArgs reads --compare A B (A on the flag, B the one argument) or
+// --compare A,B; no other command line takes an argument.
+func (f *statsFlags) compareArgs(given bool, args []string) error {
+	switch {
+	case !given && len(args) > 0:
+		return fmt.Errorf("unexpected argument %q (stats takes flags only)", args[0])
+	case !given:
+		return nil
+	case len(f.compare) == 1 && len(args) == 1:
+		f.compare = append(f.compare, args[0])
+	case len(f.compare) == 2 && len(args) == 0:
+	default:
+		return fmt.Errorf("--compare takes two agents: --compare A B")
+	}
+	return nil
 }
 
 func (a *app) stats(ctx context.Context, f *statsFlags) error {
 	if f.json && f.csv {
 		return fmt.Errorf("--json and --csv exclude each other")
+	}
+	if f.compare != nil && f.sweep == "" {
+		return fmt.Errorf("--compare goes with --sweep")
+	}
+	if f.compare != nil {
+		return a.sweepCompare(ctx, f)
 	}
 	if f.sweep != "" {
 		return a.sweepStats(ctx, f)

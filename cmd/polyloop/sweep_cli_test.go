@@ -306,3 +306,31 @@ func TestSweepExample(t *testing.T) {
 	}
 	wantAll(t, stdout, "agent fours: 6 outcomes, 6 settled, 0 unsettled", "accuracy (exact): 0.667 ± 0.333")
 }
+
+// stats --sweep --compare A B: slow answers every task right (exact 1),
+// quick every one wrong (0): 10 pairs over 5 tasks, a difference of 1
+// with no spread, slow winning every task.
+func TestSweepCompare(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	if code, _, stderr := c.run("sweep", "sweep.yaml", "-q"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	code, stdout, stderr := c.run("stats", "--sweep", "cli", "--compare", "slow", "quick", "--json")
+	var cmp sweep.Comparison
+	if code != exitOK || json.Unmarshal([]byte(stdout), &cmp) != nil {
+		t.Fatalf("--compare --json: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if cmp.Pairs != 10 || len(cmp.Tasks) != 5 || cmp.Difference.Mean != 1 || *cmp.Difference.SE != 0 || cmp.WinsA != 5 || cmp.WinsB != 0 {
+		t.Errorf("comparison %+v (difference %+v)", cmp, cmp.Difference)
+	}
+	code, stdout, _ = c.run("stats", "--sweep", "cli", "--compare", "quick,slow", "--scorer", "near")
+	wantAll(t, stdout, "quick − slow on near (sweep cli): 10 pairs (the same task and epoch, both scored) over 5 tasks; unpaired: 0 of quick, 0 of slow",
+		"mean difference: +0.000 ± 0.000 (SE clustered by task)", "tasks: quick wins 0, slow wins 0, 5 ties", "q1    2      1.000  1.000  +0.000")
+	for _, bad := range [][]string{{"--sweep", "cli", "--compare", "slow"}, {"--compare", "slow", "quick"}, {"--sweep", "cli", "--compare", "slow", "nope"},
+		{"--sweep", "cli", "--compare", "slow", "quick", "--by", "task"}, {"--sweep", "cli", "extra"}} {
+		if code, _, _ := c.run(append([]string{"stats"}, bad...)...); code != exitError {
+			t.Errorf("stats %v: exit %d, want %d", bad, code, exitError)
+		}
+	}
+}
