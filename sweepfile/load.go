@@ -38,6 +38,11 @@ var Kinds = []string{"exact", "includes", "regex", "numeric", "command", "model"
 type Options struct {
 	// Agent is passed to agentfile.Load for every agent file.
 	Agent *agentfile.Options
+	// Epochs, when positive, replaces the file's epochs.
+	Epochs int
+	// Select chooses the tasks of the task file that the sweep runs
+	// (sweep.Select); zero: every task.
+	Select sweep.Selection
 }
 
 // Loaded is a sweep file loaded: the sweep, ready to run, and the agent
@@ -138,6 +143,12 @@ func (l *Loaded) definition(ctx context.Context, f *File, opts *Options) (sweep.
 	}
 	for k, p := range f.Providers {
 		def.Providers[k] = sweep.ProviderLimit{MaxConnections: p.MaxConnections}
+	}
+	if opts != nil {
+		if opts.Epochs > 0 {
+			def.Epochs = opts.Epochs
+		}
+		def.Tasks = sweep.Select(def.Tasks, opts.Select)
 	}
 	for _, p := range f.Agents {
 		a, err := l.agent(ctx, l.rel(p), f, opts)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -331,6 +332,57 @@ func TestSweepCompare(t *testing.T) {
 		{"--sweep", "cli", "--compare", "slow", "quick", "--by", "task"}, {"--sweep", "cli", "extra"}} {
 		if code, _, _ := c.run(append([]string{"stats"}, bad...)...); code != exitError {
 			t.Errorf("stats %v: exit %d, want %d", bad, code, exitError)
+		}
+	}
+}
+
+// The dataset controls: --tasks, --epochs, --shuffle --seed, --limit
+// select what runs without changing run ids: the same command again finds
+// its runs, a wider selection runs only what it adds.
+func TestSweepDatasetControls(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	runs := func() int {
+		t.Helper()
+		_, stdout, _ := c.run("samples", "--sweep", "cli", "--json")
+		var s sweep.Samples
+		if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+			t.Fatalf("samples: %v\n%s", err, stdout)
+		}
+		return len(s.Rows)
+	}
+	if code, _, stderr := c.run("sweep", "sweep.yaml", "-q", "--tasks", "q2,q4", "--epochs", "1"); code != exitOK {
+		t.Fatalf("--tasks q2,q4 --epochs 1: exit %d\n%s", code, stderr)
+	}
+	if n := runs(); n != 4 {
+		t.Fatalf("%d runs, want 2 agents × 2 tasks × 1 epoch", n)
+	}
+	code, stdout, _ := c.run("sweep", "sweep.yaml", "--json", "--tasks", "q4,q2", "--epochs", "1")
+	if code != exitOK || strings.Contains(stdout, `"event":"run_started"`) {
+		t.Fatalf("the same selection again started runs: exit %d\n%s", code, stdout)
+	}
+	// Shuffled, the first 3 of 5 by seed 5: q2 and q4 are found again if
+	// chosen, the others run.
+	if code, _, stderr := c.run("sweep", "sweep.yaml", "-q", "--shuffle", "--seed", "5", "--limit", "3", "--epochs", "1"); code != exitOK {
+		t.Fatalf("--shuffle: exit %d\n%s", code, stderr)
+	}
+	chosen := sweep.Select(sweep.TaskList{{ID: "q1", Input: "x"}, {ID: "q2", Input: "x"}, {ID: "q3", Input: "x"}, {ID: "q4", Input: "x"}, {ID: "q5", Input: "x"}},
+		sweep.Selection{Shuffle: true, Seed: 5, Limit: 3})
+	union := map[string]bool{"q2": true, "q4": true}
+	if _, err := chosen.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	chosen.Tasks(context.Background(), func(t sweep.Task) error { union[t.ID] = true; return nil })
+	if n := runs(); n != 2*len(union) {
+		t.Fatalf("%d runs, want 2 agents × %d tasks (%v)", n, len(union), union)
+	}
+	for _, bad := range [][]string{{"--seed", "3"}, {"--tasks", "q1,nope"}, {"--limit", "-1"}, {"--epochs", "-2"}} {
+		code, _, stderr := c.run(append([]string{"sweep", "sweep.yaml", "-q"}, bad...)...)
+		if code != exitError {
+			t.Errorf("sweep %v: exit %d, want %d\n%s", bad, code, exitError, stderr)
+		}
+		if bad[0] == "--tasks" && !strings.Contains(stderr, `the task file does not hold`) || bad[0] == "--tasks" && !strings.Contains(stderr, `"nope"`) {
+			t.Errorf("--tasks nope: %s", stderr)
 		}
 	}
 }
