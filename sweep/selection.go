@@ -117,7 +117,9 @@ func (s *selected) choose(ctx context.Context) ([]string, error) {
 		ids = slices.DeleteFunc(ids, func(id string) bool { return !named[id] })
 	}
 	if s.sel.Shuffle {
-		key := func(id string) [32]byte { return sha256.Sum256([]byte(strconv.FormatInt(s.sel.Seed, 10) + "\x00" + id)) }
+		key := func(id string) [32]byte {
+			return sha256.Sum256([]byte(strconv.FormatInt(s.sel.Seed, 10) + "\x00" + id))
+		}
 		keys := make(map[string][32]byte, len(ids))
 		for _, id := range ids {
 			keys[id] = key(id)
