@@ -193,7 +193,7 @@ func writeStatsText(a *app, g *groupStats, by string) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  unknown outcome: %d model calls, %d actions\n", g.UnknownModelCalls, g.UnknownActions)
 	if g.Unfinished > 0 {
-		fmt.Fprintf(w, "  unfinished: %s\n", strings.Join(g.UnfinishedRuns, " "))
+		fmt.Fprintf(w, "  unfinished: %s\n", someIDs(g.UnfinishedRuns, "polyloop ls --unfinished lists them all"))
 	}
 }
 

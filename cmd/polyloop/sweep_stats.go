@@ -145,11 +145,12 @@ func writeSweepGroup(w io.Writer, st *sweep.Stats, g *sweep.GroupStats) {
 	}
 	fmt.Fprintf(w, "  sums: %d tokens%s, %s\n", g.TokensSum, partly(g.TokensUnknownRuns, "tokens"), "$"+usd(&g.CostSum)+partly(g.CostUnknownRuns, "cost"))
 	fmt.Fprintf(w, "  unknown outcome: %d model calls, %d actions\n", r.UnknownModelCalls, r.UnknownActions)
+	every := "polyloop stats --sweep " + st.Sweep + " --json lists them all"
 	if len(g.Unsettled) > 0 {
-		fmt.Fprintf(w, "  unsettled: %s\n", strings.Join(g.Unsettled, " "))
+		fmt.Fprintf(w, "  unsettled: %s\n", someIDs(g.Unsettled, every))
 	}
 	if len(r.UnfinishedRuns) > 0 {
-		fmt.Fprintf(w, "  unfinished runs: %s\n", strings.Join(r.UnfinishedRuns, " "))
+		fmt.Fprintf(w, "  unfinished runs: %s\n", someIDs(r.UnfinishedRuns, every))
 	}
 }
 
@@ -365,4 +366,16 @@ func sweepCSVRow(st *sweep.Stats, g *sweep.GroupStats) []string {
 	}
 	return append(row, strconv.FormatInt(g.TokensSum, 10), strconv.Itoa(g.TokensUnknownRuns), num(g.CostSum), strconv.Itoa(g.CostUnknownRuns),
 		strconv.Itoa(r.UnknownModelCalls), strconv.Itoa(r.UnknownActions), strings.Join(g.Unsettled, " "), strings.Join(r.UnfinishedRuns, " "))
+}
+
+// listedIDs is how many ids a text list shows before it summarises.
+const listedIDs = 5
+
+// someIDs lists ids, or, when there are more than listedIDs, the first of
+// them, how many more, and how to list them all.
+func someIDs(ids []string, every string) string {
+	if len(ids) <= listedIDs {
+		return strings.Join(ids, " ")
+	}
+	return fmt.Sprintf("%d: %s … and %d more (%s)", len(ids), strings.Join(ids[:listedIDs], " "), len(ids)-listedIDs, every)
 }
