@@ -85,7 +85,7 @@ func Compare(ctx context.Context, store Store, name, a, b, scorer string) (*Comp
 		scorer = m.Scorers[0].Name
 	}
 	if !slices.ContainsFunc(m.Scorers, func(s ScorerManifest) bool { return s.Name == scorer }) {
-		return nil, fmt.Errorf("sweep %s has no scorer %q", name, scorer)
+		return nil, fmt.Errorf("%w: sweep %s has no scorer %q", ErrInvalidQuery, name, scorer)
 	}
 	c := &Comparison{Sweep: name, Scorer: scorer, A: a, B: b, Tasks: []TaskDifference{}}
 	retry := m.Retry.withDefaults()
@@ -143,10 +143,10 @@ func comparedAgents(m Manifest, a, b string) (string, string, error) {
 		for _, ag := range m.Agents {
 			names = append(names, ag.Name)
 		}
-		return "", fmt.Errorf("sweep %s has no agent %q (its agents: %v)", m.Name, name, names)
+		return "", fmt.Errorf("%w: sweep %s has no agent %q (its agents: %v)", ErrInvalidQuery, m.Name, name, names)
 	}
 	if a == b {
-		return "", "", fmt.Errorf("--compare %s %s: two different agents are compared", a, b)
+		return "", "", fmt.Errorf("%w: --compare %s %s: two different agents are compared", ErrInvalidQuery, a, b)
 	}
 	ha, err := hash(a)
 	if err != nil {

@@ -148,7 +148,7 @@ func (q *SampleQuery) check(scorers []string) error {
 		q.Sort = "run"
 	}
 	if !slices.Contains(SampleSorts, q.Sort) {
-		return fmt.Errorf("sort %q: expected one of %v", q.Sort, SampleSorts)
+		return fmt.Errorf("%w: sort %q: expected one of %v", ErrInvalidQuery, q.Sort, SampleSorts)
 	}
 	if q.Scorer == "" {
 		if len(scorers) > 0 {
@@ -157,7 +157,7 @@ func (q *SampleQuery) check(scorers []string) error {
 		return nil
 	}
 	if !slices.Contains(scorers, q.Scorer) {
-		return fmt.Errorf("the sweep has no scorer %q (its scorers: %v)", q.Scorer, scorers)
+		return fmt.Errorf("%w: the sweep has no scorer %q (its scorers: %v)", ErrInvalidQuery, q.Scorer, scorers)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -23,6 +24,11 @@ const (
 	ByTask  = "task"
 	ByEpoch = "epoch"
 )
+
+// ErrInvalidQuery marks a question about a sweep that it cannot answer: a
+// grouping, a sort, a scorer or an agent it does not have
+// (ComputeStats, ReadSamples, Compare).
+var ErrInvalidQuery = errors.New("sweep: invalid query")
 
 // StatsOptions say how ComputeStats groups and scores.
 type StatsOptions struct {
@@ -130,7 +136,7 @@ func ComputeStats(ctx context.Context, store Store, name string, opts StatsOptio
 		st.Scorer = m.Scorers[0].Name
 	}
 	if opts.Scorer != "" && !slices.ContainsFunc(m.Scorers, func(s ScorerManifest) bool { return s.Name == opts.Scorer }) {
-		return nil, fmt.Errorf("sweep %s has no scorer %q", name, opts.Scorer)
+		return nil, fmt.Errorf("%w: sweep %s has no scorer %q", ErrInvalidQuery, name, opts.Scorer)
 	}
 	acc := newAccumulator(m, st)
 	if err := coordinates(ctx, store, name, acc.coordinate); err != nil {
@@ -144,7 +150,7 @@ func checkBy(by string) error {
 	case ByNone, ByAgent, ByHash, ByTask, ByEpoch:
 		return nil
 	}
-	return fmt.Errorf("--by %q: expected agent, hash, task or epoch", by)
+	return fmt.Errorf("%w: --by %q: expected agent, hash, task or epoch", ErrInvalidQuery, by)
 }
 
 // accumulator gathers a sweep's states, one coordinate at a time.

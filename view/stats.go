@@ -32,6 +32,15 @@ type groupView struct {
 
 const maxListed = 100
 
+// newGroupView is a group's statistics with its charts.
+func newGroupView(g *runstats.Group) groupView {
+	gv := groupView{Group: g, Stops: stopChart(g), StepsHist: histogram(g.Samples.Steps, false),
+		TokensHist: histogram(g.Samples.Tokens, false), Cost: histogram(g.Samples.CostUSD, true)}
+	gv.Listed = g.UnfinishedRuns[:min(len(g.UnfinishedRuns), maxListed)]
+	gv.MoreUnfinished = len(g.UnfinishedRuns) - len(gv.Listed)
+	return gv
+}
+
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 	q, err := parseList(r.URL.Query())
 	if err != nil {
@@ -53,10 +62,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 	key := runstats.KeyBy(q.By, hashes)
 	p := &statsPage{Title: "Statistics", Q: q, Runs: len(runs), Sweeps: s.opts.Sweeps != nil}
 	for _, g := range runstats.Compute(runs, key) {
-		gv := groupView{Group: g, Stops: stopChart(g), StepsHist: histogram(g.Samples.Steps, false),
-			TokensHist: histogram(g.Samples.Tokens, false), Cost: histogram(g.Samples.CostUSD, true)}
-		gv.Listed = g.UnfinishedRuns[:min(len(g.UnfinishedRuns), maxListed)]
-		gv.MoreUnfinished = len(g.UnfinishedRuns) - len(gv.Listed)
+		gv := newGroupView(g)
 		if anns != nil {
 			gv.Accuracy = runstats.Accuracy(scoreSamples(runs, anns, key, g.Group))
 		}

@@ -59,6 +59,7 @@ func TestViewNumbersEqualStats(t *testing.T) {
 		{"--unfinished", "status=unfinished"},
 		{"--stop-reason completed --by agent", "stop=completed&by=agent"},
 		{"--task Echo --by hash", "task=Echo&by=hash"},
+		{"--by snapshot", "by=snapshot"},
 	} {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"--store", spec, "stats", "--json"}, strings.Fields(tc.flags)...)
@@ -107,7 +108,7 @@ func statsNumbers(t *testing.T, data []byte) map[string]string {
 	for _, g := range groups {
 		var name string
 		_ = json.Unmarshal(g["group"], &name)
-		for _, k := range []string{"runs", "finished", "unfinished", "tokens_unknown_runs", "cost_unknown_runs", "unknown_model_calls", "unknown_actions"} {
+		for _, k := range []string{"runs", "finished", "unfinished", "awaiting", "tokens_unknown_runs", "cost_unknown_runs", "unknown_model_calls", "unknown_actions"} {
 			out[name+"/"+k] = string(g[k])
 		}
 		for _, sp := range []string{"spend", "unfinished_spend"} {
