@@ -22,9 +22,9 @@ type sweepPage struct {
 	Title     string
 	Q         sweepQuery
 	Groupings []string
-	Stats   *sweeps.Stats
-	Groups  []sweepGroup
-	Samples *sweeps.Samples
+	Stats     *sweeps.Stats
+	Groups    []sweepGroup
+	Samples   *sweeps.Samples
 	// Rows are the samples shown, at most maxSampleRows; More counts the
 	// others.
 	Rows []sweeps.Sample
