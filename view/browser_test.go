@@ -178,10 +178,7 @@ func TestBrowserPreviews(t *testing.T) {
 // before the store closes.
 func browse(t *testing.T, previews view.Previews, fill func(*sqlitestore.Store)) (context.Context, string, *sqlitestore.Store) {
 	t.Helper()
-	exe := os.Getenv(chromiumEnv)
-	if exe == "" {
-		t.Skipf("%s is not set (e.g. /usr/bin/chromium): the browser test needs a Chromium", chromiumEnv)
-	}
+	exe := chromium(t)
 	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "polyloop.db"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +196,17 @@ func browse(t *testing.T, previews view.Previews, fill func(*sqlitestore.Store))
 	ctx, stop := browser(t, exe)
 	t.Cleanup(stop)
 	return ctx, srv.URL, st
+}
+
+// chromium is the Chromium the browser tests drive; a test without one
+// is skipped.
+func chromium(t *testing.T) string {
+	t.Helper()
+	exe := os.Getenv(chromiumEnv)
+	if exe == "" {
+		t.Skipf("%s is not set (e.g. /usr/bin/chromium): the browser test needs a Chromium", chromiumEnv)
+	}
+	return exe
 }
 
 // browser starts a headless Chromium for the test and returns its
