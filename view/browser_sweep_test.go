@@ -2,7 +2,6 @@ package view_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,21 +41,14 @@ func TestBrowserSweep(t *testing.T) {
 	if _, err := s.Run(context.Background(), sweep.RunOptions{Store: st}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := view.New(view.Options{Store: st, Sweeps: sweepview.New(st)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	ctx, stop := browser(t, exe)
-	t.Cleanup(stop)
+	ctx, base := browseView(t, exe, view.Options{Store: st, Sweeps: sweepview.New(st)})
 
 	scores := func(what string) []string {
 		t.Helper()
 		return value(t, ctx, what, chromedp.Evaluate[[]string](
 			`Array.from(document.querySelectorAll("#samples-table tbody tr[data-sample] td.score")).map(td => td.dataset.value)`))
 	}
-	do(t, ctx, "open the sweeps", chromedp.Navigate(srv.URL+"/sweeps"), chromedp.Click(`a[href="/sweep?name=bs"]`), chromedp.WaitVisible("#samples-table"))
+	do(t, ctx, "open the sweeps", chromedp.Navigate(base+"/sweeps"), chromedp.Click(`a[href="/sweep?name=bs"]`), chromedp.WaitVisible("#samples-table"))
 	if got := scores("the samples"); len(got) != 4 {
 		t.Fatalf("the samples table has %d scores, want 4", len(got))
 	}

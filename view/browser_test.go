@@ -187,7 +187,15 @@ func browse(t *testing.T, previews view.Previews, fill func(*sqlitestore.Store))
 	if fill != nil {
 		fill(st)
 	}
-	h, err := view.New(view.Options{Store: st, Previews: previews, Poll: 100 * time.Millisecond})
+	ctx, url := browseView(t, exe, view.Options{Store: st, Previews: previews, Poll: 100 * time.Millisecond})
+	return ctx, url, st
+}
+
+// browseView serves a view of opts and starts a Chromium: its context and
+// the view's URL.
+func browseView(t *testing.T, exe string, opts view.Options) (context.Context, string) {
+	t.Helper()
+	h, err := view.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +203,7 @@ func browse(t *testing.T, previews view.Previews, fill func(*sqlitestore.Store))
 	t.Cleanup(srv.Close)
 	ctx, stop := browser(t, exe)
 	t.Cleanup(stop)
-	return ctx, srv.URL, st
+	return ctx, srv.URL
 }
 
 // chromium is the Chromium the browser tests drive; a test without one

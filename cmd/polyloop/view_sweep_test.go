@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,16 +180,7 @@ func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 // id and its scores, "id exact=1:why near=0:why".
 func pageSamples(t *testing.T, h http.Handler, target string) []string {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+target, nil))
-	body, _ := io.ReadAll(rec.Body)
-	if rec.Code != http.StatusOK {
-		t.Fatalf("GET %s: %d\n%s", target, rec.Code, body)
-	}
-	doc, err := html.Parse(bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := pageDoc(t, h, target)
 	attr := func(n *html.Node, key string) (string, bool) {
 		for _, a := range n.Attr {
 			if a.Key == key {

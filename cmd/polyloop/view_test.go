@@ -134,8 +134,8 @@ func statsNumbers(t *testing.T, data []byte) map[string]string {
 	return out
 }
 
-// pageNumbers reads the page's data-stat numbers: "group/field" → number.
-func pageNumbers(t *testing.T, h http.Handler, target string) map[string]string {
+// pageDoc gets a page of h and parses it.
+func pageDoc(t *testing.T, h http.Handler, target string) *html.Node {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+target, nil))
@@ -147,6 +147,13 @@ func pageNumbers(t *testing.T, h http.Handler, target string) map[string]string 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return doc
+}
+
+// pageNumbers reads the page's data-stat numbers: "group/field" → number.
+func pageNumbers(t *testing.T, h http.Handler, target string) map[string]string {
+	t.Helper()
+	doc := pageDoc(t, h, target)
 	out := map[string]string{}
 	var walk func(n *html.Node, group string)
 	walk = func(n *html.Node, group string) {
