@@ -52,17 +52,19 @@ func TestBrowserSweep(t *testing.T) {
 	if got := scores("the samples"); len(got) != 4 {
 		t.Fatalf("the samples table has %d scores, want 4", len(got))
 	}
-	do(t, ctx, "sort by score", chromedp.Click("a.sort-score"), chromedp.WaitVisible("#samples-table"))
+	do(t, ctx, "sort by score", chromedp.Click("a.sort-score"))
+	do(t, ctx, "the page sorted", chromedp.WaitVisible("a.sort-score.asc"))
 	if got := scores("sorted"); strings.Join(got, ",") != "0,0,1,1" {
 		t.Fatalf("sorted by score: %v", got)
 	}
-	do(t, ctx, "sort by score, descending", chromedp.Click("a.sort-score"), chromedp.WaitVisible("#samples-table"))
+	do(t, ctx, "sort by score, descending", chromedp.Click("a.sort-score"))
+	do(t, ctx, "the page sorted down", chromedp.WaitVisible("a.sort-score.desc"))
 	url := value(t, ctx, "location", chromedp.Location())
 	if got := scores("sorted down"); strings.Join(got, ",") != "1,1,0,0" || !strings.Contains(url, "desc=1") || !strings.Contains(url, "sort=score") {
 		t.Fatalf("sorted by score descending: %v at %s", got, url)
 	}
-	do(t, ctx, "failed only", chromedp.Click(`input[name="failed"]`), chromedp.Click(`form.filters button`),
-		chromedp.WaitVisible("#samples-table"))
+	do(t, ctx, "failed only", chromedp.Click(`input[name="failed"]`), chromedp.Click(`form.filters button`))
+	do(t, ctx, "the page filtered", chromedp.WaitVisible(`input[name="failed"][checked]`))
 	why := value(t, ctx, "explanations", chromedp.Evaluate[[]string](
 		`Array.from(document.querySelectorAll("#samples-table tbody td.score .why")).map(d => d.textContent)`))
 	if got := scores("failed"); strings.Join(got, ",") != "0,0" || len(why) != 2 || why[0] != "equals no target" {
