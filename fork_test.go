@@ -221,7 +221,7 @@ func TestForkStatsCountEachCallOnce(t *testing.T) {
 			}
 		}
 	}
-	g := runstats.Compute(runs, "")[0]
+	g := runstats.Compute(runs, runstats.KeyBy("", nil))[0]
 	if g.Spend.Tokens != tokens || g.Spend.TokensUnknown {
 		t.Fatalf("stats spend %d tokens (unknown %v), want the %d of the %d calls made", g.Spend.Tokens, g.Spend.TokensUnknown, tokens, calls)
 	}

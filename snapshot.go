@@ -122,6 +122,17 @@ func (s Snapshot) Hash() (string, error) {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// AgentHash is the hash of the snapshot without its task (Hash with Task
+// zero): the agent's configuration — everything the model sees and the
+// loop does, but the task. Runs of one agent on different tasks share it
+// where their Hash differs, so it is the key that groups runs by agent
+// configuration; Hash stays the key of "the same inputs". It equals the
+// hash of Runner.SnapshotOf(agent, Task{}).
+func (s Snapshot) AgentHash() (string, error) {
+	s.Task = Task{}
+	return s.Hash()
+}
+
 func canonicalJSON(raw []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

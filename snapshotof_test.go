@@ -38,9 +38,17 @@ func TestSnapshotOfMatchesRun(t *testing.T) {
 	if store.Len() != len(log.Records) {
 		t.Errorf("SnapshotOf wrote records")
 	}
-	_, other, err := r.SnapshotOf(testAgent(), polyloop.Task{Input: "other"})
+	otherSnap, other, err := r.SnapshotOf(testAgent(), polyloop.Task{Input: "other"})
 	if err != nil || other == hash {
 		t.Errorf("another task: hash %s (err %v), want a different hash", other, err)
+	}
+	// The agent configuration hash leaves the task out: the two tasks'
+	// snapshots share it, and it is SnapshotOf's hash of the empty task.
+	_, empty, _ := r.SnapshotOf(testAgent(), polyloop.Task{})
+	a1, err1 := started.Snapshot.AgentHash()
+	a2, err2 := otherSnap.AgentHash()
+	if err1 != nil || err2 != nil || a1 != a2 || a1 != empty || a1 == hash {
+		t.Errorf("AgentHash: %s, %s (%v, %v); want both %s, unlike the snapshot hash %s", a1, a2, err1, err2, empty, hash)
 	}
 	bad := testAgent()
 	bad.Name = " "

@@ -23,7 +23,9 @@ type stopRequestKey struct{}
 // request never interrupts an effect under way.
 //
 // Child runs started by InvokeChild do not see the request: a child is part
-// of its parent's action in progress, which runs to its end.
+// of its parent's action in progress, which runs to its end. A nil stop
+// carries no request: WithStopRequest(ctx, nil) hides the one ctx carries
+// from what runs under it.
 func WithStopRequest(ctx context.Context, stop <-chan struct{}) context.Context {
 	return context.WithValue(ctx, stopRequestKey{}, stop)
 }

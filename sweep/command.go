@@ -35,6 +35,10 @@ type CommandOptions struct {
 	EnvAllow []string
 }
 
+// ErrScorerTimeout marks a scoring command killed at its timeout
+// (CommandOptions.Timeout, a sweep file's timeout_ms).
+var ErrScorerTimeout = errors.New("sweep: the scoring command ran past its timeout")
+
 // DefaultCommandTimeout bounds one scoring by a command.
 const DefaultCommandTimeout = time.Minute
 
@@ -65,7 +69,9 @@ type commandScorer struct {
 // JSON object on standard output, {"score": 0.75, "explanation": "..."},
 // the score from 0 to 1; or, when standard output holds no such object, its
 // exit status: 0 scores 1, 1 scores 0. Any other exit, a crash or the
-// timeout is a failure to score.
+// timeout (ErrScorerTimeout) is a failure to score. In a sweep, at most
+// Definition.MaxScorers commands run at once; the timeout counts from the
+// command's start, not while it waits for its turn.
 //
 // Its version digests the arguments and the contents of every argument
 // that names a file (relative to Dir): editing the scoring script makes
@@ -111,6 +117,16 @@ func (s *commandScorer) Score(ctx context.Context, in ScoreInput) (ScoreResult, 
 	if err != nil {
 		return ScoreResult{}, err
 	}
+	if in.slots != nil {
+		select {
+		case in.slots <- struct{}{}:
+			defer func() { <-in.slots }()
+		case <-ctx.Done():
+			return ScoreResult{}, fmt.Errorf("scorer %s: waiting for one of the %d command scorers allowed at once (max_scorers): %w",
+				s.name, cap(in.slots), ctx.Err())
+		}
+	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.opts.Args[0], s.opts.Args[1:]...)
@@ -124,8 +140,12 @@ func (s *commandScorer) Score(ctx context.Context, in ScoreInput) (ScoreResult, 
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = time.Second
 	err = cmd.Run()
+	if parent.Err() != nil {
+		return ScoreResult{}, fmt.Errorf("scorer %s: %w", s.name, parent.Err())
+	}
 	if ctx.Err() != nil {
-		return ScoreResult{}, fmt.Errorf("scorer %s: %w", s.name, ctx.Err())
+		return ScoreResult{}, fmt.Errorf("scorer %s: %w: killed after timeout_ms %d (raise the scorer's timeout_ms, or lower max_scorers if scorers slow each other down)",
+			s.name, ErrScorerTimeout, s.opts.Timeout.Milliseconds())
 	}
 	code := 0
 	var exit *exec.ExitError

@@ -125,6 +125,11 @@ type Definition struct {
 	// Concurrency is how many runs go at once (default
 	// DefaultConcurrency); RunOptions.Concurrency overrides it.
 	Concurrency int
+	// MaxScorers bounds the command scorers running at once in this
+	// process, apart from Concurrency (default runtime.NumCPU()): a
+	// scoring program competes for the machine, and its timeout counts
+	// from when it starts, not while it waits for a slot.
+	MaxScorers int
 	// Providers bound the model calls by provider key (Agent.Provider).
 	Providers map[string]ProviderLimit
 	// RateLimit is the shared pause after a 429 (Backoff's defaults when
@@ -151,8 +156,8 @@ func (d *Definition) validate() error {
 	if d.Tasks == nil {
 		errs = append(errs, "no tasks")
 	}
-	if d.Epochs < 0 || d.Concurrency < 0 || d.Retry.Attempts < 0 {
-		errs = append(errs, "epochs, concurrency and retry attempts must not be negative")
+	if d.Epochs < 0 || d.Concurrency < 0 || d.Retry.Attempts < 0 || d.MaxScorers < 0 {
+		errs = append(errs, "epochs, concurrency, max scorers and retry attempts must not be negative")
 	}
 	for _, r := range d.Retry.On {
 		if !r.Valid() {

@@ -26,7 +26,8 @@ type Outcome struct {
 	// its start, or from its log.
 	Started, Resumed bool
 	// Scores are the scores this call wrote; ScoreErrors say which
-	// scorers could not score (the run stays unscored by them).
+	// scorers could not score (the run stays unscored by them), each a
+	// *ScoreError.
 	Scores      []ledger.Score
 	ScoreErrors []error
 	// Next is the attempt that follows, already recorded in the ledger:
@@ -126,7 +127,7 @@ func (s *Sweep) execute(ctx context.Context, store Store, st ledger.State, step 
 		}
 		return out, nil
 	}
-	in := ScoreInput{RunID: st.RunID, Task: task, StopReason: res.StopReason, store: store}
+	in := ScoreInput{RunID: st.RunID, Task: task, StopReason: res.StopReason, store: store, slots: s.slots}
 	if res.StopReason == polyloop.StopCompleted {
 		in.Answer = res.FinalAnswer
 	}
@@ -134,15 +135,20 @@ func (s *Sweep) execute(ctx context.Context, store Store, st ledger.State, step 
 }
 
 // score scores a finished run with the scorers whose scores are missing
-// or stale, and writes the scores.
+// or stale, and writes the scores. Scoring does not see the caller's stop
+// request (a worker's slice, a graceful stop): the run it scores has
+// finished, and a model-graded scorer's grading run refused at its first
+// step boundary would leave the run unscored. Cancelling ctx still stops
+// it.
 func (s *Sweep) score(ctx context.Context, store Store, out Outcome, in ScoreInput, have []ledger.Score) (Outcome, error) {
+	ctx = polyloop.WithStopRequest(ctx, nil)
 	for _, sc := range s.def.Scorers {
 		if scored(sc, have, in.Task) {
 			continue
 		}
 		r, err := sc.Score(ctx, in)
 		if err != nil {
-			out.ScoreErrors = append(out.ScoreErrors, err)
+			out.ScoreErrors = append(out.ScoreErrors, &ScoreError{RunID: in.RunID, Scorer: sc.Name(), Err: err})
 			continue
 		}
 		out.Scores = append(out.Scores, scoreRecord(sc, in, r, time.Now()))

@@ -12,10 +12,15 @@ import (
 
 // RescoreResult counts what Rescore did.
 type RescoreResult struct {
-	// Scored counts the runs scored; Unfinished the runs left alone
+	// Scored counts the runs that every scorer asked to score them
+	// scored; Partly the runs that one of them or more could not score
+	// (the others' scores are written); Unfinished the runs left alone
 	// because they have not finished; Retried the finished runs whose
 	// stop reason the sweep retries, which are never scored.
-	Scored, Unfinished, Retried int
+	Scored, Partly, Unfinished, Retried int
+	// FailedBy counts, by scorer name, the runs the scorer could not
+	// score.
+	FailedBy map[string]int
 	// Failures are the scorers that could not score, by run (the first
 	// maxRunErrors).
 	Failures     []RunError
@@ -30,7 +35,7 @@ type RescoreResult struct {
 // when one exists for the same grader. Runs are scored Concurrency at a
 // time. Errors: a store failure, a run id of another sweep (ErrUnknownRun).
 func (s *Sweep) Rescore(ctx context.Context, store Store, runIDs []string, missingOnly bool) (RescoreResult, error) {
-	var res RescoreResult
+	res := RescoreResult{FailedBy: map[string]int{}}
 	var mu sync.Mutex
 	jobs := make(chan ledger.State)
 	var wg sync.WaitGroup
@@ -38,13 +43,19 @@ func (s *Sweep) Rescore(ctx context.Context, store Store, runIDs []string, missi
 	for range max(s.def.Concurrency, 1) {
 		wg.Go(func() {
 			for st := range jobs {
-				scored, fails, err := s.rescoreOne(ctx, store, st, missingOnly)
+				out, err := s.rescoreOne(ctx, store, st, missingOnly)
 				mu.Lock()
-				if scored {
+				switch {
+				case len(out.ScoreErrors) > 0:
+					res.Partly++
+				case len(out.Scores) > 0:
 					res.Scored++
 				}
-				for _, f := range fails {
+				for _, f := range out.ScoreErrors {
 					res.FailureCount++
+					if se, ok := f.(*ScoreError); ok {
+						res.FailedBy[se.Scorer]++
+					}
 					if len(res.Failures) < maxRunErrors {
 						res.Failures = append(res.Failures, RunError{RunID: st.RunID, Err: f})
 					}
@@ -120,20 +131,20 @@ func (s *Sweep) eachState(ctx context.Context, store Store, runIDs []string, fn 
 }
 
 // rescoreOne scores one finished run from its log.
-func (s *Sweep) rescoreOne(ctx context.Context, store Store, st ledger.State, missingOnly bool) (bool, []error, error) {
+func (s *Sweep) rescoreOne(ctx context.Context, store Store, st ledger.State, missingOnly bool) (Outcome, error) {
 	var task Task
 	if err := json.Unmarshal(st.Task, &task); err != nil {
-		return false, nil, fmt.Errorf("sweep: the task of %s in the ledger: %w", st.RunID, err)
+		return Outcome{}, fmt.Errorf("sweep: the task of %s in the ledger: %w", st.RunID, err)
 	}
 	log, err := store.ReadLog(ctx, st.RunID)
 	if err != nil {
-		return false, nil, err
+		return Outcome{}, err
 	}
 	fin := log.Finished()
 	if fin == nil {
-		return false, nil, nil
+		return Outcome{}, nil
 	}
-	in := ScoreInput{RunID: st.RunID, Task: task, StopReason: fin.StopReason, store: store}
+	in := ScoreInput{RunID: st.RunID, Task: task, StopReason: fin.StopReason, store: store, slots: s.slots}
 	if fin.StopReason == polyloop.StopCompleted {
 		in.Answer = fin.FinalAnswer
 	}
@@ -141,6 +152,5 @@ func (s *Sweep) rescoreOne(ctx context.Context, store Store, st ledger.State, mi
 	if !missingOnly {
 		have = nil
 	}
-	out, err := s.score(ctx, store, Outcome{Entry: st.Entry}, in, have)
-	return len(out.Scores) > 0, out.ScoreErrors, err
+	return s.score(ctx, store, Outcome{Entry: st.Entry}, in, have)
 }

@@ -48,6 +48,9 @@ type ScoreInput struct {
 	// store is where a model-graded scorer runs its grading runs: the
 	// sweep's.
 	store polyloop.Store
+	// slots bound the command scorers running at once (the sweep's
+	// MaxScorers); nil: no bound.
+	slots chan struct{}
 }
 
 // ScoreResult is a scorer's score of one run.
@@ -59,6 +62,19 @@ type ScoreResult struct {
 	// GraderRunID names the run that graded the answer, if any.
 	GraderRunID string
 }
+
+// ScoreError is a scorer that could not score a run: Err is the error its
+// Score returned.
+type ScoreError struct {
+	RunID  string
+	Scorer string
+	Err    error
+}
+
+func (e *ScoreError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the scorer's error.
+func (e *ScoreError) Unwrap() error { return e.Err }
 
 // MaxExplanation bounds a score's explanation, in bytes.
 const MaxExplanation = 2000

@@ -2,8 +2,8 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,14 +17,23 @@ import (
 const (
 	ByNone  = ""
 	ByAgent = "agent"
+	// ByHash groups by agent configuration hash: the snapshot hash of the
+	// agent without a task (polyloop.Snapshot.AgentHash), which the run
+	// ids start with.
+	ByHash  = "hash"
 	ByTask  = "task"
 	ByEpoch = "epoch"
 )
 
+// ErrInvalidQuery marks a question about a sweep that it cannot answer: a
+// grouping, a sort, a scorer or an agent it does not have
+// (ComputeStats, ReadSamples, Compare).
+var ErrInvalidQuery = errors.New("sweep: invalid query")
+
 // StatsOptions say how ComputeStats groups and scores.
 type StatsOptions struct {
-	// By groups the outcomes: ByNone (one group "all"), ByAgent, ByTask or
-	// ByEpoch.
+	// By groups the outcomes: ByNone (one group "all"), ByAgent, ByHash,
+	// ByTask or ByEpoch.
 	By string
 	// Scorer names the scorer whose scores accuracy and pass@k use;
 	// empty: the sweep's first.
@@ -87,15 +96,20 @@ type GroupStats struct {
 	// more than one), the chance that at least one of k epochs passes
 	// (a score of 1), per agent and task, averaged.
 	PassAtK []PassAtK `json:"pass_at_k,omitempty"`
+	// PassHatK (pass^k, τ-bench's reliability) estimates the chance that
+	// all k epochs pass, with the unbiased estimator C(c, k) / C(n, k)
+	// per agent and task (n scored epochs, c passing), averaged.
+	PassHatK []PassAtK `json:"pass_hat_k,omitempty"`
 }
 
-// PassAtK is the pass@k estimate of a group.
+// PassAtK is the pass@k (or pass^k) estimate of a group.
 type PassAtK struct {
 	K int `json:"k"`
 	// Pairs counts the (agent, task) pairs with at least k scored epochs,
-	// over which Mean averages the unbiased estimator
-	// 1 − C(n−c, k) / C(n, k) (n scored epochs, c passing); SE is the
-	// standard error of that mean, nil with fewer than two pairs.
+	// over which Mean averages the unbiased estimator — for pass@k
+	// 1 − C(n−c, k) / C(n, k), for pass^k C(c, k) / C(n, k) (n scored
+	// epochs, c passing); SE is the standard error of that mean, nil with
+	// fewer than two pairs.
 	Pairs int      `json:"pairs"`
 	Mean  float64  `json:"mean"`
 	SE    *float64 `json:"se"`
@@ -122,33 +136,21 @@ func ComputeStats(ctx context.Context, store Store, name string, opts StatsOptio
 		st.Scorer = m.Scorers[0].Name
 	}
 	if opts.Scorer != "" && !slices.ContainsFunc(m.Scorers, func(s ScorerManifest) bool { return s.Name == opts.Scorer }) {
-		return nil, fmt.Errorf("sweep %s has no scorer %q", name, opts.Scorer)
+		return nil, fmt.Errorf("%w: sweep %s has no scorer %q", ErrInvalidQuery, name, opts.Scorer)
 	}
 	acc := newAccumulator(m, st)
-	after := ""
-	for {
-		page, err := store.Page(ctx, name, after, statsPage)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range page {
-			acc.add(s)
-		}
-		if len(page) < statsPage {
-			break
-		}
-		after = page[len(page)-1].RunID
+	if err := coordinates(ctx, store, name, acc.coordinate); err != nil {
+		return nil, err
 	}
-	acc.flush()
 	return acc.finish(ctx, store)
 }
 
 func checkBy(by string) error {
 	switch by {
-	case ByNone, ByAgent, ByTask, ByEpoch:
+	case ByNone, ByAgent, ByHash, ByTask, ByEpoch:
 		return nil
 	}
-	return fmt.Errorf("--by %q: expected agent, task or epoch", by)
+	return fmt.Errorf("%w: --by %q: expected agent, hash, task or epoch", ErrInvalidQuery, by)
 }
 
 // accumulator gathers a sweep's states, one coordinate at a time.
@@ -157,7 +159,6 @@ type accumulator struct {
 	st     *Stats
 	agents map[string]int // hash → manifest order
 	retry  RetryPolicy
-	coord  []ledger.State // the attempts of the coordinate being read
 	groups map[string]*groupAcc
 	order  []string
 }
@@ -167,11 +168,9 @@ type groupAcc struct {
 	out     *GroupStats
 	runs    []polyloop.RunSummary
 	samples []runstats.ScoreSample
-	pairs   map[string]*passCount // agent + task → counts
-	first   int                   // sort key
+	pass    passTable
+	first   int // sort key
 }
-
-type passCount struct{ n, c int }
 
 func newAccumulator(m Manifest, st *Stats) *accumulator {
 	a := &accumulator{m: m, st: st, agents: map[string]int{}, retry: m.Retry.withDefaults(), groups: map[string]*groupAcc{}}
@@ -181,28 +180,14 @@ func newAccumulator(m Manifest, st *Stats) *accumulator {
 	return a
 }
 
-// add takes the next state in run id order.
-func (a *accumulator) add(s ledger.State) {
-	if len(a.coord) > 0 && a.coord[0].Coord != s.Coord {
-		a.flush()
-	}
-	a.coord = append(a.coord, s)
-}
-
-// flush accounts for the coordinate read.
-func (a *accumulator) flush() {
-	states := a.coord
-	a.coord = nil
-	if len(states) == 0 {
-		return
-	}
+// coordinate accounts for the attempts of one coordinate.
+func (a *accumulator) coordinate(states []ledger.State) {
 	e := states[0]
 	order, ok := a.agents[e.AgentHash]
 	if !ok || e.Epoch > a.m.Epochs {
 		a.st.LeftOut += len(states)
 		return
 	}
-	sort.Slice(states, func(i, j int) bool { return states[i].Attempt < states[j].Attempt })
 	g := a.group(e.Entry, order)
 	for _, s := range states {
 		if s.Run != nil {
@@ -218,6 +203,8 @@ func (a *accumulator) group(e ledger.Entry, agentOrder int) *groupAcc {
 	switch a.st.By {
 	case ByAgent:
 		key, first = e.Agent, agentOrder
+	case ByHash:
+		key, first = e.AgentHash, agentOrder
 	case ByTask:
 		key, first = e.TaskID, len(a.order)
 	case ByEpoch:
@@ -226,7 +213,7 @@ func (a *accumulator) group(e ledger.Entry, agentOrder int) *groupAcc {
 	g, ok := a.groups[key]
 	if !ok {
 		g = &groupAcc{out: &GroupStats{Group: key, OutcomeStopReasons: map[polyloop.StopReason]int{},
-			Attempts: map[polyloop.StopReason]map[string]int{}, Unsettled: []string{}}, pairs: map[string]*passCount{}, first: first}
+			Attempts: map[polyloop.StopReason]map[string]int{}, Unsettled: []string{}}, first: first}
 		for _, r := range runstats.StopReasons {
 			g.out.OutcomeStopReasons[r] = 0
 		}
@@ -240,34 +227,25 @@ func (a *accumulator) group(e ledger.Entry, agentOrder int) *groupAcc {
 func (a *accumulator) outcome(g *groupAcc, last ledger.State) {
 	out := g.out
 	out.Outcomes++
-	r := last.Run
-	if r == nil || !r.Finished || (a.retry.Retried(r.StopReason) && last.Attempt < a.retry.Attempts) {
+	if !settled(last, a.retry) {
 		out.Unsettled = append(out.Unsettled, last.RunID)
 		return
 	}
+	r := last.Run
 	out.Settled++
 	out.OutcomeStopReasons[r.StopReason]++
 	if out.Attempts[r.StopReason] == nil {
 		out.Attempts[r.StopReason] = map[string]int{}
 	}
 	out.Attempts[r.StopReason][strconv.Itoa(last.Attempt)]++
-	i := slices.IndexFunc(last.Scores, func(s ledger.Score) bool { return s.Scorer == a.st.Scorer })
-	if i < 0 {
+	v, ok := scoreOf(last, a.st.Scorer)
+	if !ok {
 		out.Unscored++
 		return
 	}
-	v := last.Scores[i].Value
 	out.Scored++
 	g.samples = append(g.samples, runstats.ScoreSample{Cluster: last.TaskID, Value: v})
-	pc := g.pairs[last.AgentHash+"\x00"+last.TaskID]
-	if pc == nil {
-		pc = &passCount{}
-		g.pairs[last.AgentHash+"\x00"+last.TaskID] = pc
-	}
-	pc.n++
-	if v >= 1-1e-9 {
-		pc.c++
-	}
+	g.pass.add(last.AgentHash, last.TaskID, v)
 }
 
 // finish computes every group's statistics.
@@ -280,7 +258,7 @@ func (a *accumulator) finish(ctx context.Context, store polyloop.Store) (*Stats,
 			return nil, err
 		}
 		out := g.out
-		if rs := runstats.Compute(g.runs, runstats.ByNone); len(rs) > 0 {
+		if rs := runstats.Compute(g.runs, runstats.KeyBy(runstats.ByNone, nil)); len(rs) > 0 {
 			out.Runs = rs[0]
 		} else { // outcomes without a run yet
 			out.Runs = &runstats.Group{StopReasons: map[polyloop.StopReason]int{}, UnfinishedRuns: []string{}}
@@ -301,7 +279,7 @@ func (a *accumulator) finish(ctx context.Context, store polyloop.Store) (*Stats,
 		}
 		out.Accuracy = runstats.Accuracy(g.samples)
 		if a.m.Epochs > 1 {
-			out.PassAtK = passAtK(g.pairs, a.m.Epochs)
+			out.PassAtK, out.PassHatK = g.pass.estimates(a.m.Epochs, passEstimate), g.pass.estimates(a.m.Epochs, passHatEstimate)
 		}
 		a.st.Groups = append(a.st.Groups, out)
 	}
@@ -309,49 +287,4 @@ func (a *accumulator) finish(ctx context.Context, store polyloop.Store) (*Stats,
 		a.st.Groups = []*GroupStats{}
 	}
 	return a.st, nil
-}
-
-// passAtK estimates pass@k for k = 1 … epochs over the pairs.
-func passAtK(pairs map[string]*passCount, epochs int) []PassAtK {
-	var out []PassAtK
-	for k := 1; k <= epochs; k++ {
-		var vals []float64
-		for _, pc := range pairs {
-			if pc.n >= k {
-				vals = append(vals, passEstimate(pc.n, pc.c, k))
-			}
-		}
-		if len(vals) == 0 {
-			continue
-		}
-		p := PassAtK{K: k, Pairs: len(vals)}
-		for _, v := range vals {
-			p.Mean += v
-		}
-		p.Mean /= float64(len(vals))
-		if len(vals) > 1 {
-			var ss float64
-			for _, v := range vals {
-				ss += (v - p.Mean) * (v - p.Mean)
-			}
-			se := math.Sqrt(ss / float64(len(vals)-1) / float64(len(vals)))
-			p.SE = &se
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// passEstimate is the unbiased pass@k estimate from n samples of which c
-// pass: 1 − C(n−c, k)/C(n, k), computed as a product to stay exact for
-// small n.
-func passEstimate(n, c, k int) float64 {
-	if n-c < k {
-		return 1
-	}
-	fail := 1.0
-	for i := n - c + 1; i <= n; i++ {
-		fail *= 1 - float64(k)/float64(i)
-	}
-	return 1 - fail
 }

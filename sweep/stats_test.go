@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -143,8 +144,12 @@ func TestStatsGroupings(t *testing.T) {
 	if err != nil || len(byEpoch.Groups) != 2 || byEpoch.Groups[0].Group != "1" || !near(byEpoch.Groups[0].Accuracy.Mean, 2.0/3) {
 		t.Fatalf("by epoch: %+v, %v", byEpoch.Groups, err)
 	}
-	if _, err := ComputeStats(context.Background(), store, "s", StatsOptions{By: "hash"}); err == nil {
-		t.Error("by hash: no error")
+	byHash, err := ComputeStats(context.Background(), store, "s", StatsOptions{By: ByHash})
+	if err != nil || len(byHash.Groups) != 1 || byHash.Groups[0].Group != "sha256:aaaa" || byHash.Groups[0].Outcomes != 6 {
+		t.Fatalf("by hash: %+v, %v", byHash, err)
+	}
+	if _, err := ComputeStats(context.Background(), store, "s", StatsOptions{By: "snapshot"}); err == nil {
+		t.Error("by snapshot: no error")
 	}
 	if _, err := ComputeStats(context.Background(), store, "nope", StatsOptions{}); err == nil {
 		t.Error("an unknown sweep: no error")
@@ -160,6 +165,107 @@ func TestPassEstimate(t *testing.T) {
 	}{{5, 2, 2, 0.7}, {5, 0, 3, 0}, {5, 5, 1, 1}, {4, 1, 1, 0.25}, {10, 3, 5, 1 - 21.0/252}} {
 		if got := passEstimate(tt.n, tt.c, tt.k); !near(got, tt.want) {
 			t.Errorf("pass@%d with %d of %d: %v, want %v", tt.k, tt.c, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestPassHatEstimate(t *testing.T) {
+	t.Parallel()
+	// C(c, k)/C(n, k), by hand: n=5, c=3, k=2: C(3,2)/C(5,2) = 3/10;
+	// n=4, c=4, k=3: 1; n=3, c=1, k=2: C(1,2) = 0; n=10, c=7, k=3:
+	// C(7,3)/C(10,3) = 35/120.
+	for _, tt := range []struct {
+		n, c, k int
+		want    float64
+	}{{5, 3, 2, 0.3}, {4, 4, 3, 1}, {3, 1, 2, 0}, {10, 7, 3, 35.0 / 120}, {4, 1, 1, 0.25}} {
+		if got := passHatEstimate(tt.n, tt.c, tt.k); !near(got, tt.want) {
+			t.Errorf("pass^%d with %d of %d: %v, want %v", tt.k, tt.c, tt.n, got, tt.want)
+		}
+	}
+}
+
+// pass^k beside pass@k, against a hand computation. One agent, 3 epochs:
+//
+//	t1: 1 1 1    n=3 c=3  pass^1 1    pass^2 1    pass^3 1
+//	t2: 1 1 0    n=3 c=2  pass^1 2/3  pass^2 C(2,2)/C(3,2) = 1/3  pass^3 0
+//	t3: 0 0 0    n=3 c=0  pass^1 0    pass^2 0    pass^3 0
+//	t4: 1 0 -    n=2 c=1  pass^1 1/2  pass^2 C(1,2)/C(2,2) = 0  (n < 3: no pass^3)
+//	             (its third epoch ended llm_error three times: unscored)
+//
+//	pass^1 = (1 + 2/3 + 0 + 1/2)/4 = 13/24
+//	pass^2 = (1 + 1/3 + 0 + 0)/4 = 1/3; SE² = Σ(v − 1/3)²/(4−1)/4
+//	       = ((2/3)² + 0 + (1/3)² + (1/3)²)/12 = (6/9)/12 = 1/18
+//	pass^3 = (1 + 0 + 0)/3 = 1/3 over 3 pairs
+//
+// and pass@k over the same pairs: pass@1 = pass^1 (one epoch: the same);
+// pass@3 = (1 + 1 + 0)/3 = 2/3 (t2: 1 − C(1,3)/C(3,3) = 1).
+func TestPassHatK(t *testing.T) {
+	t.Parallel()
+	done := []polyloop.StopReason{polyloop.StopCompleted}
+	var runs []handRun
+	for task, scores := range map[string][]float64{"t1": {1, 1, 1}, "t2": {1, 1, 0}, "t3": {0, 0, 0}, "t4": {1, 0}} {
+		for i, v := range scores {
+			runs = append(runs, handRun{agent: "a", task: task, epoch: i + 1, stops: done, score: score(v)})
+		}
+	}
+	runs = append(runs, handRun{agent: "a", task: "t4", epoch: 3, stops: []polyloop.StopReason{polyloop.StopLLMError, polyloop.StopLLMError, polyloop.StopLLMError}})
+	st, err := ComputeStats(context.Background(), handStore(t, "hat", []string{"a"}, 3, runs), "hat", StatsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := st.Groups[0]
+	if g.Scored != 11 || g.Unscored != 1 || len(g.PassHatK) != 3 || len(g.PassAtK) != 3 {
+		t.Fatalf("scored %d, unscored %d, pass^k %+v, pass@k %+v", g.Scored, g.Unscored, g.PassHatK, g.PassAtK)
+	}
+	for i, want := range []struct {
+		pairs int
+		mean  float64
+	}{{4, 13.0 / 24}, {4, 1.0 / 3}, {3, 1.0 / 3}} {
+		if p := g.PassHatK[i]; p.K != i+1 || p.Pairs != want.pairs || !near(p.Mean, want.mean) {
+			t.Errorf("pass^%d %+v, want %d pairs, mean %v", i+1, p, want.pairs, want.mean)
+		}
+	}
+	if se := g.PassHatK[1].SE; se == nil || !near(*se, math.Sqrt(1.0/18)) {
+		t.Errorf("pass^2 SE %v, want √(1/18)", se)
+	}
+	if p1, p3 := g.PassAtK[0], g.PassAtK[2]; !near(p1.Mean, 13.0/24) || p3.Pairs != 3 || !near(p3.Mean, 2.0/3) {
+		t.Errorf("pass@1 %+v, pass@3 %+v", p1, p3)
+	}
+}
+
+// The statistics of a sweep are the same bytes, call after call: sums run
+// in a fixed order (never a map's), at full precision.
+func TestStatsDeterministic(t *testing.T) {
+	var runs []handRun
+	for _, a := range []string{"a", "b"} {
+		for task := 0; task < 40; task++ {
+			for epoch := 1; epoch <= 3; epoch++ {
+				v := float64((task*epoch+len(a))%7) / 7
+				if (task+epoch)%3 == 0 {
+					v = 1
+				}
+				runs = append(runs, handRun{agent: a, task: fmt.Sprintf("t%02d", task), epoch: epoch,
+					stops: []polyloop.StopReason{polyloop.StopCompleted}, score: score(v), cost: 0.1 + float64(task)/30})
+			}
+		}
+	}
+	store := handStore(t, "det", []string{"a", "b"}, 3, runs)
+	for _, by := range []string{ByNone, ByAgent, ByEpoch} {
+		var first []byte
+		for i := 0; i < 20; i++ {
+			st, err := ComputeStats(context.Background(), store, "det", StatsOptions{By: by})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = b
+			} else if string(b) != string(first) {
+				t.Fatalf("by %q: call %d gave other bytes:\n%s\nthe first:\n%s", by, i+1, b, first)
+			}
 		}
 	}
 }

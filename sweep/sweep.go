@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ type Sweep struct {
 	def    Definition
 	agents map[string]*Agent // by hash
 	gates  map[string]*gate  // by provider key
+	slots  chan struct{}     // the command scorers running (MaxScorers)
 
 	mu       sync.Mutex
 	observer func(Event) // Run's, while it runs
@@ -45,9 +47,12 @@ func New(def Definition) (*Sweep, error) {
 	if def.Concurrency == 0 {
 		def.Concurrency = DefaultConcurrency
 	}
+	if def.MaxScorers == 0 {
+		def.MaxScorers = runtime.NumCPU()
+	}
 	def.Retry = def.Retry.withDefaults()
 	def.RateLimit = def.RateLimit.withDefaults()
-	s := &Sweep{def: def, agents: map[string]*Agent{}, gates: map[string]*gate{}}
+	s := &Sweep{def: def, agents: map[string]*Agent{}, gates: map[string]*gate{}, slots: make(chan struct{}, def.MaxScorers)}
 	names := map[string]bool{}
 	for i, a := range def.Agents {
 		if err := s.prepare(a); err != nil {

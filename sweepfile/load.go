@@ -45,6 +45,11 @@ type Options struct {
 	// keeps that many connections, or its provider's max_connections when
 	// lower (agentfile.Options.Connections).
 	Concurrency int
+	// Epochs, when positive, replaces the file's epochs.
+	Epochs int
+	// Select chooses the tasks of the task file that the sweep runs
+	// (sweep.Select); zero: every task.
+	Select sweep.Selection
 }
 
 // Loaded is a sweep file loaded: the sweep, ready to run, and the agent
@@ -133,7 +138,7 @@ func (l *Loaded) rel(p string) string {
 
 // definition builds the sweep's definition from the file.
 func (l *Loaded) definition(ctx context.Context, f *File, opts *Options) (sweep.Definition, error) {
-	def := sweep.Definition{Name: f.Name, Tasks: sweep.TaskFile{Path: l.rel(f.Tasks)}, Epochs: f.Epochs, Concurrency: f.Concurrency,
+	def := sweep.Definition{Name: f.Name, Tasks: sweep.TaskFile{Path: l.rel(f.Tasks)}, Epochs: f.Epochs, Concurrency: f.Concurrency, MaxScorers: f.MaxScorers,
 		Retry:     sweep.RetryPolicy{Attempts: f.Retry.Attempts, Backoff: ms(f.Retry.BackoffMS), MaxBackoff: ms(f.Retry.MaxBackoffMS)},
 		RateLimit: sweep.Backoff{Initial: ms(f.RateLimit.BackoffMS), Max: ms(f.RateLimit.MaxBackoffMS)},
 		Providers: map[string]sweep.ProviderLimit{}}
@@ -145,6 +150,12 @@ func (l *Loaded) definition(ctx context.Context, f *File, opts *Options) (sweep.
 	}
 	for k, p := range f.Providers {
 		def.Providers[k] = sweep.ProviderLimit{MaxConnections: p.MaxConnections}
+	}
+	if opts != nil {
+		if opts.Epochs > 0 {
+			def.Epochs = opts.Epochs
+		}
+		def.Tasks = sweep.Select(def.Tasks, opts.Select)
 	}
 	for _, p := range f.Agents {
 		a, err := l.agent(ctx, l.rel(p), f, opts)
@@ -276,7 +287,7 @@ func check(c *agentfile.Checker, f *File) {
 	for _, n := range []struct {
 		v   int
 		key []any
-	}{{f.Epochs, []any{"epochs"}}, {f.Concurrency, []any{"concurrency"}}, {f.Retry.Attempts, []any{"retry", "attempts"}},
+	}{{f.Epochs, []any{"epochs"}}, {f.Concurrency, []any{"concurrency"}}, {f.MaxScorers, []any{"max_scorers"}}, {f.Retry.Attempts, []any{"retry", "attempts"}},
 		{f.Retry.BackoffMS, []any{"retry", "backoff_ms"}}, {f.Retry.MaxBackoffMS, []any{"retry", "max_backoff_ms"}},
 		{f.RateLimit.BackoffMS, []any{"rate_limit", "backoff_ms"}}, {f.RateLimit.MaxBackoffMS, []any{"rate_limit", "max_backoff_ms"}}} {
 		if n.v < 0 {

@@ -14,8 +14,11 @@ type File struct {
 	Epochs int `yaml:"epochs"`
 	// Concurrency is how many runs go at once (default 4; the command's
 	// --concurrency overrides it).
-	Concurrency int       `yaml:"concurrency"`
-	Retry       RetrySpec `yaml:"retry"`
+	Concurrency int `yaml:"concurrency"`
+	// MaxScorers bounds the command scorers running at once in one
+	// process (default: the number of CPUs).
+	MaxScorers int       `yaml:"max_scorers"`
+	Retry      RetrySpec `yaml:"retry"`
 	// Providers bound the model calls by provider: a key is a provider
 	// name (openai, anthropic, script) or a model.base_url, which takes
 	// precedence for the agents that set it.

@@ -157,6 +157,12 @@ func adder() *funcexec.Executor {
 // one agent of model m.
 func newSweep(t *testing.T, name string, n int, m *stepModel, retry sweep.RetryPolicy) *sweep.Sweep {
 	t.Helper()
+	return newScoredSweep(t, name, n, m, retry, sweep.Exact("exact", sweep.MatchOptions{}))
+}
+
+// newScoredSweep is newSweep with the given scorers.
+func newScoredSweep(t *testing.T, name string, n int, m *stepModel, retry sweep.RetryPolicy, scorers ...sweep.Scorer) *sweep.Sweep {
+	t.Helper()
 	ex := adder()
 	a := &sweep.Agent{
 		Agent:    polyloop.Agent{Name: "adder", Limits: polyloop.Limits{MaxSteps: m.steps + 2}, Model: polyloop.ModelParams{Provider: "script", Model: "steps"}},
@@ -168,8 +174,7 @@ func newSweep(t *testing.T, name string, n int, m *stepModel, retry sweep.RetryP
 	for i := 1; i <= n; i++ {
 		tasks = append(tasks, sweep.Task{ID: fmt.Sprintf("t%d", i), Input: strconv.Itoa(i), Target: []string{strconv.Itoa(i + m.steps)}})
 	}
-	s, err := sweep.New(sweep.Definition{Name: name, Agents: []*sweep.Agent{a}, Tasks: tasks, Retry: retry,
-		Scorers: []sweep.Scorer{sweep.Exact("exact", sweep.MatchOptions{})}})
+	s, err := sweep.New(sweep.Definition{Name: name, Agents: []*sweep.Agent{a}, Tasks: tasks, Retry: retry, Scorers: scorers})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,8 +50,8 @@ type Verdict struct {
 type Policy struct {
 	// Attempt is the job's attempt (1 for the first execution).
 	Attempt int
-	// FailAttempts is the attempt at which a seam's error or a panic
-	// cancels the job instead of retrying it.
+	// FailAttempts is the attempt at which a seam's error, a panic or a
+	// scorer's failure cancels the job instead of retrying it.
 	FailAttempts int
 	// HeldDelay is the snooze of a job whose run is leased elsewhere.
 	HeldDelay time.Duration
@@ -67,7 +67,10 @@ func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
 // Judge maps the outcome of sweep.Sweep.Execute (out, err) onto the job:
 //   - finished, any stop reason but resume_state_unknown → Complete (or
-//     CompleteNext when out.Next is set);
+//     CompleteNext when out.Next is set), unless a scorer could not score
+//     it (out.ScoreErrors): then Retry, which scores what is missing, and
+//     Cancel from attempt FailAttempts on, the scorers' errors as the
+//     job's error — a job never completes with its run left unscored;
 //   - finished resume_state_unknown → Cancel: a person must look at the
 //     action whose outcome is unknown;
 //   - waiting at a gate → Cancel: a person answers (polyloop approve,
@@ -91,7 +94,7 @@ func Judge(out sweep.Outcome, err error, p Policy) Verdict {
 	var re *ResolveError
 	switch {
 	case err == nil:
-		return judgeResult(out)
+		return judgeResult(out, p)
 	case errors.Is(err, polyloop.ErrStopRequested):
 		return Verdict{Action: Snooze, Reason: "stopped at a step boundary"}
 	case errors.Is(err, polyloop.ErrLeaseHeld), errors.Is(err, polyloop.ErrLeaseLost):
@@ -108,7 +111,7 @@ func Judge(out sweep.Outcome, err error, p Policy) Verdict {
 	return Verdict{Action: Retry, Err: err, Reason: err.Error()}
 }
 
-func judgeResult(out sweep.Outcome) Verdict {
+func judgeResult(out sweep.Outcome, p Policy) Verdict {
 	res := out.Result
 	switch {
 	case res == nil:
@@ -119,6 +122,13 @@ func judgeResult(out sweep.Outcome) Verdict {
 	case res.StopReason == polyloop.StopResumeStateUnknown:
 		err := fmt.Errorf("the run finished resume_state_unknown: an action's outcome is unknown, a person must check it (polyloop show %s)", out.Entry.RunID)
 		return Verdict{Action: Cancel, Err: err, Reason: err.Error()}
+	case len(out.ScoreErrors) > 0:
+		err := fmt.Errorf("the run finished %s, but %d of the sweep's scorers could not score it: %w",
+			res.StopReason, len(out.ScoreErrors), errors.Join(out.ScoreErrors...))
+		if p.Attempt >= p.FailAttempts {
+			return Verdict{Action: Cancel, Err: err, Reason: fmt.Sprintf("attempt %d of %d failed: %v", p.Attempt, p.FailAttempts, err)}
+		}
+		return Verdict{Action: Retry, Err: err, Reason: err.Error()}
 	case out.Next != nil:
 		return Verdict{Action: CompleteNext, Reason: fmt.Sprintf("finished %s; attempt %d is next", res.StopReason, out.Next.Attempt)}
 	}

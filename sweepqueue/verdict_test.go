@@ -19,6 +19,8 @@ func TestJudge(t *testing.T) {
 	}
 	next := finished(polyloop.StopLLMError)
 	next.Next = &ledger.Entry{RunID: "s.a.t.e1.a2", Attempt: 2}
+	unscored := finished(polyloop.StopCompleted)
+	unscored.ScoreErrors = []error{errors.New("scorer check: the command exited with status 7")}
 	suspended := sweep.Outcome{Entry: entry, Result: &polyloop.RunResult{Suspended: &polyloop.Suspension{}}}
 	seam := errors.New("executor: socket closed")
 	held := &polyloop.LeaseHeldError{RunID: entry.RunID}
@@ -36,6 +38,8 @@ func TestJudge(t *testing.T) {
 		{"env_error", finished(polyloop.StopEnvError), nil, 1, Complete, 0},
 		{"llm_error, not retried", finished(polyloop.StopLLMError), nil, 1, Complete, 0},
 		{"llm_error with a next attempt", next, nil, 1, CompleteNext, 0},
+		{"a scorer failed, first attempt", unscored, nil, 1, Retry, 0},
+		{"a scorer failed, last attempt", unscored, nil, 3, Cancel, 0},
 		{"resume_state_unknown", finished(polyloop.StopResumeStateUnknown), nil, 1, Cancel, 0},
 		{"waiting at a gate", suspended, nil, 1, Cancel, 0},
 		{"slice ended", sweep.Outcome{}, fmt.Errorf("resume: %w", polyloop.ErrStopRequested), 1, Snooze, 0},

@@ -44,8 +44,8 @@ type WorkerOptions struct {
 	// HeldDelay is the snooze of a job whose run is leased elsewhere
 	// (default 10s).
 	HeldDelay time.Duration
-	// FailAttempts is the attempt at which a seam's error or a panic
-	// cancels the job (default 3).
+	// FailAttempts is the attempt at which a seam's error, a panic or a
+	// scorer that could not score cancels the job (default 3).
 	FailAttempts int
 	// RetryPolicy spaces the attempts of a failed job (nil: River's
 	// default, attempt⁴ seconds with jitter).

@@ -178,10 +178,7 @@ func TestBrowserPreviews(t *testing.T) {
 // before the store closes.
 func browse(t *testing.T, previews view.Previews, fill func(*sqlitestore.Store)) (context.Context, string, *sqlitestore.Store) {
 	t.Helper()
-	exe := os.Getenv(chromiumEnv)
-	if exe == "" {
-		t.Skipf("%s is not set (e.g. /usr/bin/chromium): the browser test needs a Chromium", chromiumEnv)
-	}
+	exe := chromium(t)
 	st, err := sqlitestore.Open(filepath.Join(t.TempDir(), "polyloop.db"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +187,15 @@ func browse(t *testing.T, previews view.Previews, fill func(*sqlitestore.Store))
 	if fill != nil {
 		fill(st)
 	}
-	h, err := view.New(view.Options{Store: st, Previews: previews, Poll: 100 * time.Millisecond})
+	ctx, url := browseView(t, exe, view.Options{Store: st, Previews: previews, Poll: 100 * time.Millisecond})
+	return ctx, url, st
+}
+
+// browseView serves a view of opts and starts a Chromium: its context and
+// the view's URL.
+func browseView(t *testing.T, exe string, opts view.Options) (context.Context, string) {
+	t.Helper()
+	h, err := view.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +203,18 @@ func browse(t *testing.T, previews view.Previews, fill func(*sqlitestore.Store))
 	t.Cleanup(srv.Close)
 	ctx, stop := browser(t, exe)
 	t.Cleanup(stop)
-	return ctx, srv.URL, st
+	return ctx, srv.URL
+}
+
+// chromium is the Chromium the browser tests drive; a test without one
+// is skipped.
+func chromium(t *testing.T) string {
+	t.Helper()
+	exe := os.Getenv(chromiumEnv)
+	if exe == "" {
+		t.Skipf("%s is not set (e.g. /usr/bin/chromium): the browser test needs a Chromium", chromiumEnv)
+	}
+	return exe
 }
 
 // browser starts a headless Chromium for the test and returns its

@@ -6,7 +6,8 @@
 // Pages:
 //
 //	/                 the runs list: filters, sort and page in the URL
-//	/run?id=ID        a run's trajectory, its gates (pending ones with
+//	/run?id=ID        a run's trajectory (a sweep's run: its scores with
+//	                  their explanations), its gates (pending ones with
 //	                  their arguments and deadlines), each step's
 //	                  maintenance (operations, proposals received, done or
 //	                  not) and the view version each model call showed,
@@ -24,6 +25,13 @@
 //	                  grouped by agent or snapshot hash; per sweep with
 //	                  Options.Sweeps
 //	/sweeps           the sweeps (with Options.Sweeps)
+//	/sweep?name=N     a sweep's statistics (polyloop stats --sweep's
+//	                  numbers: outcomes by stop reason, attempts per
+//	                  outcome, accuracy, pass@k and pass^k, the runs'
+//	                  statistics; grouped by agent, configuration, task or
+//	                  epoch) and its samples table with scores and
+//	                  explanations, filtered and sorted by score
+//	                  (polyloop samples's)
 //
 // Streamed text is not in the log: only the process that calls the model
 // sees it. PreviewSink, an event sink of that process's runners, keeps the

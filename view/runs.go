@@ -26,7 +26,8 @@ type listQuery struct {
 	// page number of the other sorts.
 	After, Before string
 	Page          int
-	// By groups statistics ("", "agent", "hash").
+	// By groups statistics ("", "agent", "hash": the agent
+	// configuration, "snapshot").
 	By string
 }
 
@@ -49,8 +50,8 @@ func parseList(v url.Values) (listQuery, error) {
 	if q.Status != "" && q.Status != "finished" && q.Status != "unfinished" {
 		return q, fmt.Errorf("status=%q: expected finished or unfinished", q.Status)
 	}
-	if q.By != "" && q.By != runstats.ByAgent && q.By != runstats.ByHash {
-		return q, fmt.Errorf("by=%q: expected agent or hash", q.By)
+	if q.By != "" && !slices.Contains(runstats.Groupings, q.By) {
+		return q, fmt.Errorf("by=%q: expected agent, hash or snapshot", q.By)
 	}
 	var err error
 	if q.Page, err = parsePage(v); err != nil {

@@ -110,6 +110,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("/compare", s.compare)
 	s.mux.HandleFunc("/stats", s.stats)
 	s.mux.HandleFunc("/sweeps", s.sweeps)
+	s.mux.HandleFunc("/sweep", s.sweep)
 	s.mux.HandleFunc("/live", s.live)
 	return s, nil
 }

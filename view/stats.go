@@ -32,6 +32,15 @@ type groupView struct {
 
 const maxListed = 100
 
+// newGroupView is a group's statistics with its charts.
+func newGroupView(g *runstats.Group) groupView {
+	gv := groupView{Group: g, Stops: stopChart(g), StepsHist: histogram(g.Samples.Steps, false),
+		TokensHist: histogram(g.Samples.Tokens, false), Cost: histogram(g.Samples.CostUSD, true)}
+	gv.Listed = g.UnfinishedRuns[:min(len(g.UnfinishedRuns), maxListed)]
+	gv.MoreUnfinished = len(g.UnfinishedRuns) - len(gv.Listed)
+	return gv
+}
+
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 	q, err := parseList(r.URL.Query())
 	if err != nil {
@@ -43,14 +52,19 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
+	var hashes map[string]string
+	if q.By == runstats.ByHash {
+		if hashes, err = runstats.AgentHashes(r.Context(), s.opts.Store, runs); err != nil {
+			s.fail(w, r, http.StatusInternalServerError, err)
+			return
+		}
+	}
+	key := runstats.KeyBy(q.By, hashes)
 	p := &statsPage{Title: "Statistics", Q: q, Runs: len(runs), Sweeps: s.opts.Sweeps != nil}
-	for _, g := range runstats.Compute(runs, q.By) {
-		gv := groupView{Group: g, Stops: stopChart(g), StepsHist: histogram(g.Samples.Steps, false),
-			TokensHist: histogram(g.Samples.Tokens, false), Cost: histogram(g.Samples.CostUSD, true)}
-		gv.Listed = g.UnfinishedRuns[:min(len(g.UnfinishedRuns), maxListed)]
-		gv.MoreUnfinished = len(g.UnfinishedRuns) - len(gv.Listed)
+	for _, g := range runstats.Compute(runs, key) {
+		gv := newGroupView(g)
 		if anns != nil {
-			gv.Accuracy = runstats.Accuracy(scoreSamples(runs, anns, q.By, g.Group))
+			gv.Accuracy = runstats.Accuracy(scoreSamples(runs, anns, key, g.Group))
 		}
 		p.Groups = append(p.Groups, gv)
 	}
@@ -83,7 +97,7 @@ func (s *Server) statsRuns(ctx context.Context, q listQuery) ([]polyloop.RunSumm
 
 // scoreSamples are the first scores of a group's finished runs, the last
 // attempt of each agent's task and epoch only, clustered by task.
-func scoreSamples(runs []polyloop.RunSummary, anns map[string]Annotation, by, group string) []runstats.ScoreSample {
+func scoreSamples(runs []polyloop.RunSummary, anns map[string]Annotation, groupOf func(polyloop.RunSummary) string, group string) []runstats.ScoreSample {
 	type key struct {
 		agent, task string
 		epoch       int
@@ -92,7 +106,7 @@ func scoreSamples(runs []polyloop.RunSummary, anns map[string]Annotation, by, gr
 	var order []key
 	for _, r := range runs {
 		a, ok := anns[r.RunID]
-		if !ok || !r.Finished || len(a.Scores) == 0 || runstats.Key(r, by) != group {
+		if !ok || !r.Finished || len(a.Scores) == 0 || groupOf(r) != group {
 			continue
 		}
 		k := key{r.Agent, a.Task, a.Epoch}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/polyloop/polyloop"
+	sweeps "github.com/polyloop/polyloop/sweep"
 )
 
 // Sweeps is what the view needs from the sweep package to show sweeps:
@@ -21,6 +22,13 @@ type Sweeps interface {
 	// listing order, with Totals set for unfinished runs too, and their
 	// annotations.
 	Runs(ctx context.Context, sweep string) ([]polyloop.RunSummary, map[string]Annotation, error)
+	// Stats returns a sweep's statistics as polyloop stats --sweep
+	// computes them (sweep.ComputeStats), and Samples its samples table as
+	// polyloop samples reads it (sweep.ReadSamples): the sweep page shows
+	// the same numbers. Both return an error wrapping ledger.ErrNotFound
+	// for an unknown sweep.
+	Stats(ctx context.Context, sweep string, opts sweeps.StatsOptions) (*sweeps.Stats, error)
+	Samples(ctx context.Context, sweep string, q sweeps.SampleQuery) (*sweeps.Samples, error)
 }
 
 // Sweep is one sweep as the sweeps page lists it.
@@ -48,4 +56,8 @@ type Score struct {
 	Scorer string
 	// Value is the score, 0 to 1 for accuracy (1 correct).
 	Value float64
+	// Explanation says why (the scorer's words); GraderRunID names the run
+	// that graded the answer, for a model-graded scorer.
+	Explanation string
+	GraderRunID string
 }

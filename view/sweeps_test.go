@@ -2,12 +2,14 @@ package view_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/runfixture"
 	"github.com/polyloop/polyloop/internal/runstats"
+	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/view"
 )
 
@@ -46,6 +48,14 @@ func (f fakeSweeps) Runs(ctx context.Context, sweep string) ([]polyloop.RunSumma
 	return runs, sweepAnns, err
 }
 
+func (f fakeSweeps) Stats(context.Context, string, sweep.StatsOptions) (*sweep.Stats, error) {
+	return nil, errors.New("fakeSweeps has no statistics")
+}
+
+func (f fakeSweeps) Samples(context.Context, string, sweep.SampleQuery) (*sweep.Samples, error) {
+	return nil, errors.New("fakeSweeps has no samples")
+}
+
 func TestSweepColumnsAndStatistics(t *testing.T) {
 	t.Parallel()
 	s, st := newServer(t, view.Options{})
@@ -62,6 +72,6 @@ func TestSweepColumnsAndStatistics(t *testing.T) {
 	body = mustGet(t, s, "/stats?sweep=s1")
 	// Mean 2/3; clustered SE: residual sums t1 −1/3, t2 +1/3, SE² = 2 · (2/9) / 9, SE = 2/9.
 	contains(t, "sweep statistics", body, "Statistics of sweep s1", "accuracy <b>0.667</b> ± 0.222", "over 3 scored runs, 2 tasks")
-	contains(t, "sweeps page", mustGet(t, s, "/sweeps"), "<b>s1</b>: 3 runs (2 tasks × 2 epochs × 2 agents)")
-	contains(t, "run page", mustGet(t, s, "/run?id="+runfixture.ResumedRun), "sweep s1, task t1, epoch 2, attempt 1", "score exact = 0")
+	contains(t, "sweeps page", mustGet(t, s, "/sweeps"), `<b><a href="/sweep?name=s1">s1</a></b>: 3 runs (2 tasks × 2 epochs × 2 agents)`)
+	contains(t, "run page", mustGet(t, s, "/run?id="+runfixture.ResumedRun), `sweep <a href="/sweep?name=s1">s1</a>, task t1, epoch 2, attempt 1`, "score exact = 0")
 }

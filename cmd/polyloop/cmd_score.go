@@ -145,7 +145,18 @@ func (a *app) scoreOne(ctx context.Context, ss sweep.Store, j scoreJob, missing 
 	for _, sc := range l.Sweep.Manifest().Scorers {
 		names = append(names, sc.Name)
 	}
-	fmt.Fprintf(a.stdout, "sweep %s: %d runs scored (%s)", l.Sweep.Name(), res.Scored, strings.Join(names, ", "))
+	if res.Partly == 0 {
+		fmt.Fprintf(a.stdout, "sweep %s: %d runs scored (%s)", l.Sweep.Name(), res.Scored, strings.Join(names, ", "))
+	} else {
+		var failed []string
+		for _, name := range names {
+			if n := res.FailedBy[name]; n > 0 {
+				failed = append(failed, fmt.Sprintf("%s could not score %d", name, n))
+			}
+		}
+		fmt.Fprintf(a.stdout, "sweep %s: %d of %d runs scored by every scorer (%s); %d runs partly unscored: %s", l.Sweep.Name(),
+			res.Scored, res.Scored+res.Partly, strings.Join(names, ", "), res.Partly, strings.Join(failed, ", "))
+	}
 	if res.Unfinished > 0 {
 		fmt.Fprintf(a.stdout, "; %d unfinished runs left alone", res.Unfinished)
 	}

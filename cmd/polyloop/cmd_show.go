@@ -23,7 +23,8 @@ model failures with their diagnostics, executions of unknown outcome, child runs
 and their receptions, and the finish — or, for a run a live process drives
 now, "running (pid N on HOST, since T)" (its lease's holder; show takes no
 lease) with its open call or action under way, and for another unfinished
-run what resume would do.`,
+run what resume would do. A run of a sweep shows its agent configuration,
+task, epoch and attempt, and its scores with their explanations.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.show(cmd.Context(), args[0], asJSON, full)
@@ -44,14 +45,25 @@ func (a *app) show(ctx context.Context, id string, asJSON, full bool) error {
 	if err != nil {
 		return err
 	}
+	sw, err := sweepOfRun(ctx, st, id)
+	if err != nil {
+		return err
+	}
 	if asJSON {
-		return writeJSON(a.stdout, t)
+		return writeJSON(a.stdout, struct {
+			*trajectory
+			Sweep *runSweep `json:"sweep,omitempty"`
+		}{t, sw})
 	}
 	limit := 400
 	if full {
 		limit = -1
 	}
-	(&showWriter{w: a.stdout, limit: limit}).trajectory(t)
+	w := &showWriter{w: a.stdout, limit: limit}
+	w.trajectory(t)
+	if sw != nil {
+		sw.write(a.stdout, w.cut)
+	}
 	return nil
 }
 

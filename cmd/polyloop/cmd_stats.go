@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,8 +16,10 @@ type statsFlags struct {
 	filterFlags
 	by        string
 	json, csv bool
-	// sweep and scorer: the statistics of a sweep (sweep_stats.go).
+	// sweep and scorer: the statistics of a sweep (sweep_stats.go);
+	// compare: two of its agents compared (sweep_compare.go).
 	sweep, scorer string
+	compare       []string
 }
 
 func newStatsCmd(a *app) *cobra.Command {
@@ -24,7 +27,10 @@ func newStatsCmd(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "stats",
 		Short: "Statistics over runs: stop reasons, steps/tokens/cost sums and percentiles, spend, unfinished runs",
-		Long: `Statistics over the selected runs, optionally grouped by agent or snapshot hash:
+		Long: `Statistics over the selected runs, optionally grouped by agent name, agent
+configuration (--by hash: the hash of the snapshot without the task, so the runs
+of one configuration on many tasks form one group; it reads each run's first
+record) or snapshot hash (--by snapshot: the runs given the same inputs):
 the stop-reason distribution; the unfinished runs suspended at a gate (awaiting an
 approval or a delivery); the steps, tokens and cost of the finished runs,
 each as n, sum and percentiles (p50, p90, max; nearest rank); the number of
@@ -43,30 +49,63 @@ full float64 precision. A statistic without values is "unknown" in text, an
 empty cell in CSV and null in JSON.
 
 With --sweep NAME, the statistics of a sweep (polyloop sweep), grouped --by
-agent, task or epoch: its outcomes (each agent's last attempt at each task and
+agent, hash (agent configuration), task or epoch: its outcomes (each agent's last attempt at each task and
 epoch) by stop reason and by the attempts they took; accuracy (the mean score
 of the first scorer, or --scorer's) with its standard error and 95% interval
 clustered by task across epochs; pass@k for k up to the epochs; and the
 statistics of every run, failed attempts included (stop reasons, steps,
 tokens and cost percentiles and sums, unknown costs counted, unfinished runs
-listed). --json and --csv give the same numbers, at full precision.`,
-		Args: cobra.NoArgs,
+listed). --json and --csv give the same numbers, at full precision.
+
+With --sweep NAME --compare A B, agents A and B of the sweep compared on the
+tasks and epochs both have a scored outcome of: the mean of the paired
+differences A − B with its standard error clustered by task and 95% interval,
+the tasks each wins and the ties, the per-task differences, the outcomes left
+unpaired, and each agent's pass@k and pass^k.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.compareArgs(cmd.Flags().Changed("compare"), args); err != nil {
+				return err
+			}
 			return a.stats(cmd.Context(), &f)
 		},
 	}
 	f.register(c.Flags())
-	c.Flags().StringVar(&f.by, "by", "", "group by agent or hash")
+	c.Flags().StringVar(&f.by, "by", "", "group by agent, hash (agent configuration: the snapshot without the task) or snapshot (the snapshot hash: the same inputs)")
 	c.Flags().BoolVar(&f.json, "json", false, "print the statistics as JSON")
 	c.Flags().BoolVar(&f.csv, "csv", false, "print the statistics as CSV, one row per group")
-	c.Flags().StringVar(&f.sweep, "sweep", "", "the statistics of this sweep (--by agent, task or epoch)")
+	c.Flags().StringVar(&f.sweep, "sweep", "", "the statistics of this sweep (--by agent, hash, task or epoch)")
 	c.Flags().StringVar(&f.scorer, "scorer", "", "with --sweep: the scorer of accuracy and pass@k (default the sweep's first)")
+	c.Flags().StringSliceVar(&f.compare, "compare", nil, "with --sweep: --compare A B compares agent A with agent B on the same tasks and epochs")
 	return c
+}
+
+// compareArgs reads --compare A B (A on the flag, B the one argument) or
+// --compare A,B; no other command line takes an argument.
+func (f *statsFlags) compareArgs(given bool, args []string) error {
+	switch {
+	case !given && len(args) > 0:
+		return fmt.Errorf("unexpected argument %q (stats takes flags only)", args[0])
+	case !given:
+		return nil
+	case len(f.compare) == 1 && len(args) == 1:
+		f.compare = append(f.compare, args[0])
+	case len(f.compare) == 2 && len(args) == 0:
+	default:
+		return fmt.Errorf("--compare takes two agents: --compare A B")
+	}
+	return nil
 }
 
 func (a *app) stats(ctx context.Context, f *statsFlags) error {
 	if f.json && f.csv {
 		return fmt.Errorf("--json and --csv exclude each other")
+	}
+	if f.compare != nil && f.sweep == "" {
+		return fmt.Errorf("--compare goes with --sweep")
+	}
+	if f.compare != nil {
+		return a.sweepCompare(ctx, f)
 	}
 	if f.sweep != "" {
 		return a.sweepStats(ctx, f)
@@ -74,8 +113,8 @@ func (a *app) stats(ctx context.Context, f *statsFlags) error {
 	if f.scorer != "" {
 		return fmt.Errorf("--scorer goes with --sweep")
 	}
-	if f.by != "" && f.by != "agent" && f.by != "hash" {
-		return fmt.Errorf("--by %q: expected agent or hash", f.by)
+	if f.by != "" && !slices.Contains(runstats.Groupings, f.by) {
+		return fmt.Errorf("--by %q: expected agent, hash (the agent configuration) or snapshot (the snapshot hash: the same inputs)", f.by)
 	}
 	if f.json && f.csv {
 		return fmt.Errorf("--json and --csv exclude each other")
@@ -89,7 +128,13 @@ func (a *app) stats(ctx context.Context, f *statsFlags) error {
 	if err != nil {
 		return err
 	}
-	groups := computeStats(runs, f.by)
+	var hashes map[string]string
+	if f.by == runstats.ByHash {
+		if hashes, err = runstats.AgentHashes(ctx, st, runs); err != nil {
+			return err
+		}
+	}
+	groups := runstats.Compute(runs, runstats.KeyBy(f.by, hashes))
 	switch {
 	case f.json:
 		if groups == nil {
@@ -148,7 +193,7 @@ func writeStatsText(a *app, g *groupStats, by string) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  unknown outcome: %d model calls, %d actions\n", g.UnknownModelCalls, g.UnknownActions)
 	if g.Unfinished > 0 {
-		fmt.Fprintf(w, "  unfinished: %s\n", strings.Join(g.UnfinishedRuns, " "))
+		fmt.Fprintf(w, "  unfinished: %s\n", someIDs(g.UnfinishedRuns, "polyloop ls --unfinished lists them all"))
 	}
 }
 

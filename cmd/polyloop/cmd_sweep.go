@@ -16,6 +16,9 @@ type sweepFlags struct {
 	queue       string
 	concurrency int
 	json, quiet bool
+	// The dataset controls: --epochs, --tasks, --shuffle, --seed, --limit.
+	epochs int
+	sel    sweep.Selection
 }
 
 func newSweepCmd(a *app) *cobra.Command {
@@ -32,6 +35,14 @@ id, the epoch and the attempt, so running the same command again skips the
 finished runs, resumes the unfinished ones (a run held by another live process
 is left to it) and starts only what is missing. A changed agent file has
 another snapshot hash: its runs start afresh.
+
+Part of a dataset: --tasks ID,... runs only those tasks, --shuffle orders the
+tasks by a hash of --seed and their id (the same order on every machine; tasks
+added to the file do not reorder the others), --limit N keeps the first N, and
+--epochs N replaces the file's epochs. None of them changes a run's id, so the
+same command with the same selection finds its runs, and a wider selection
+runs only what it adds. The statistics cover every run the sweep recorded, of
+the epochs of its last invocation.
 
 Runs that finish with a stop reason the sweep file retries (default llm_error)
 are retried as new runs (attempt 2, 3, ...), after a pause that doubles each
@@ -57,19 +68,30 @@ machine run them; polyloop workers shows the queue, polyloop stats --sweep the
 statistics. Exit code 0 once enqueued.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.sweep(cmd.Context(), args[0], f)
+			return a.sweep(cmd.Context(), args[0], f, cmd.Flags().Changed("seed"))
 		},
 	}
 	c.Flags().StringVar(&f.queue, "queue", "", "enqueue the runs as jobs for polyloop worker instead of running them: "+queueFlag)
 	c.Flags().IntVar(&f.concurrency, "concurrency", 0, "runs at once (default: the sweep file's concurrency, else 4)")
 	c.Flags().BoolVar(&f.json, "json", false, "print progress events and the statistics as JSON lines on standard output")
 	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress, only the summary")
+	c.Flags().IntVar(&f.epochs, "epochs", 0, "runs of each agent on each task (default: the sweep file's epochs)")
+	c.Flags().StringSliceVar(&f.sel.IDs, "tasks", nil, "only these task ids (ID,ID,...)")
+	c.Flags().BoolVar(&f.sel.Shuffle, "shuffle", false, "take the tasks in an order shuffled by --seed (the same on every machine)")
+	c.Flags().Int64Var(&f.sel.Seed, "seed", 0, "the seed of --shuffle")
+	c.Flags().IntVar(&f.sel.Limit, "limit", 0, "only the first N tasks (after --tasks and --shuffle)")
 	return c
 }
 
-func (a *app) sweep(parent context.Context, path string, f sweepFlags) error {
+func (a *app) sweep(parent context.Context, path string, f sweepFlags, seedGiven bool) error {
 	if f.concurrency < 0 {
 		return fmt.Errorf("--concurrency must not be negative")
+	}
+	if f.epochs < 0 || f.sel.Limit < 0 {
+		return fmt.Errorf("--epochs and --limit must not be negative")
+	}
+	if seedGiven && !f.sel.Shuffle {
+		return fmt.Errorf("--seed goes with --shuffle")
 	}
 	if f.queue != "" && f.concurrency != 0 {
 		return fmt.Errorf("--concurrency with --queue: nothing runs here; each worker has its own (polyloop worker --concurrency N)")
@@ -82,7 +104,7 @@ func (a *app) sweep(parent context.Context, path string, f sweepFlags) error {
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	l, err := sweepfile.Load(ctx, path, &sweepfile.Options{Concurrency: f.concurrency})
+	l, err := sweepfile.Load(ctx, path, &sweepfile.Options{Concurrency: f.concurrency, Epochs: f.epochs, Select: f.sel})
 	if err != nil {
 		return a.loadFailed(path, err, in.wasCanceled())
 	}

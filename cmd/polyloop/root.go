@@ -70,10 +70,10 @@ Start with "polyloop demo": offline, nothing to configure.
 		"where runs are stored: sqlite:PATH or a postgres:// DSN (default from $POLYLOOP_STORE)")
 	root.PersistentFlags().BoolVar(&a.raw, "raw", false,
 		"write outside text (replies, observations, answers, error messages) as it is, control characters included, instead of escaped")
-		root.AddCommand(newDemoCmd(a), profiled(a, newRunCmd(a)), profiled(a, newResumeCmd(a)), newShowCmd(a), newLsCmd(a),
+	root.AddCommand(newDemoCmd(a), profiled(a, newRunCmd(a)), profiled(a, newResumeCmd(a)), newShowCmd(a), newLsCmd(a),
 		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newApproveCmd(a), newDeliverCmd(a),
 		newForkCmd(a), newReplayCmd(a), newDiffCmd(a), newVersionCmd(a), newViewCmd(a), newMemoryCmd(a),
-		profiled(a, newSweepCmd(a)), newScoreCmd(a), profiled(a, newWorkerCmd(a)), newWorkersCmd(a))
+		profiled(a, newSweepCmd(a)), newScoreCmd(a), newSamplesCmd(a), profiled(a, newWorkerCmd(a)), newWorkersCmd(a))
 	root.Version = polyloop.LibraryVersion // enables --version
 	root.SetVersionTemplate(versionText(debug.ReadBuildInfo()))
 	if c := newBenchCmd(a); c != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/runstats"
 )
 
@@ -9,11 +10,15 @@ import (
 type (
 	groupStats = runstats.Group
 	dist       = runstats.Dist
+	runSummary = polyloop.RunSummary
 )
 
 // stopReasons in the order statistics print them.
 var stopReasons = runstats.StopReasons
 
-// computeStats groups runs (by "agent", "hash", or "" for one group "all")
-// and summarizes each group, in order of first appearance.
-var computeStats = runstats.Compute
+// computeStats groups runs (by "agent", "snapshot", or "" for one group
+// "all"; "hash" needs the runs' agent hashes: runstats.KeyBy) and
+// summarizes each group, in order of first appearance.
+func computeStats(runs []runSummary, by string) []*groupStats {
+	return runstats.Compute(runs, runstats.KeyBy(by, nil))
+}

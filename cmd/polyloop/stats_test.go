@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/runstats"
+	"github.com/polyloop/polyloop/sweep"
 )
 
 func TestComputeStatsKeepsUnfinishedRuns(t *testing.T) {
@@ -112,5 +115,24 @@ func TestSpendTextIsALowerBound(t *testing.T) {
 		if got := spendText(tt.s); got != tt.want {
 			t.Errorf("spendText(%+v) = %q, want %q", tt.s, got, tt.want)
 		}
+	}
+}
+
+// Long lists of unsettled or unfinished runs are summarised: how many,
+// the first few, and how to list them all; short ones are listed.
+func TestUnsettledSummarised(t *testing.T) {
+	t.Parallel()
+	var ids []string
+	for i := 1; i <= 12; i++ {
+		ids = append(ids, fmt.Sprintf("s.a.t%d.e1.a1", i))
+	}
+	g := &sweep.GroupStats{Group: "all", Outcomes: 12, Unsettled: ids,
+		Runs: &runstats.Group{Runs: 12, Unfinished: 12, UnfinishedRuns: ids[:3], StopReasons: map[polyloop.StopReason]int{}}}
+	var b strings.Builder
+	writeSweepGroup(&b, &sweep.Stats{Sweep: "s"}, g)
+	out := b.String()
+	want := "  unsettled: 12: s.a.t1.e1.a1 s.a.t2.e1.a1 s.a.t3.e1.a1 s.a.t4.e1.a1 s.a.t5.e1.a1 … and 7 more (polyloop stats --sweep s --json lists them all)\n"
+	if !strings.Contains(out, want) || !strings.Contains(out, "  unfinished runs: s.a.t1.e1.a1 s.a.t2.e1.a1 s.a.t3.e1.a1\n") {
+		t.Errorf("got:\n%s\nwant a line:\n%s", out, want)
 	}
 }

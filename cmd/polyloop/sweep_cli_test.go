@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -108,7 +109,7 @@ func TestSweepStopKillAndGoOn(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("going on: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	wantAll(t, stdout, "AGENT  OUTCOMES  SETTLED  STOP REASONS  ACCURACY (EXACT)", "PASS@1  PASS@2")
+	wantAll(t, stdout, "AGENT  OUTCOMES  SETTLED  STOP REASONS  ACCURACY (EXACT)", "PASS@1  PASS@2  PASS^2")
 	wantAll(t, stderr, "20/20 done")
 	st = c.sweepStats("--by", "agent")
 	slow, quick := st.Groups[0], st.Groups[1]
@@ -154,6 +155,7 @@ func TestSweepStatsFormats(t *testing.T) {
 			"group": g.Group, "outcomes": strconv.Itoa(g.Outcomes), "settled": strconv.Itoa(g.Settled),
 			"outcomes_completed": strconv.Itoa(g.OutcomeStopReasons["completed"]), "scored": strconv.Itoa(g.Scored),
 			"accuracy": num(g.Accuracy.Mean), "accuracy_n": strconv.Itoa(g.Accuracy.N), "pass_at_2": num(g.PassAtK[1].Mean),
+			"pass_hat_2": num(g.PassHatK[1].Mean), "pass_hat_1_pairs": strconv.Itoa(g.PassHatK[0].Pairs),
 			"runs": strconv.Itoa(g.Runs.Runs), "tokens_sum": strconv.FormatInt(g.TokensSum, 10), "cost_usd_sum": num(g.CostSum),
 			"cost_unknown_runs": strconv.Itoa(g.CostUnknownRuns), "steps_max": num(*g.Runs.Steps.Max), "attempts": "completed 1:4",
 		} {
@@ -168,7 +170,13 @@ func TestSweepStatsFormats(t *testing.T) {
 	}
 	wantAll(t, out, "epoch 1: 10 outcomes, 10 settled, 0 unsettled",
 		"accuracy (exact): 0.500 ± 0.000 (SE clustered by task), 95% interval [0.500, 0.500] over 10 scored outcomes, 5 tasks; 0 unscored")
-	for _, bad := range [][]string{{"--by", "hash"}, {"--agent", "slow"}, {"--scorer", "nope"}} {
+	// --by hash: one group per agent configuration, named by its hash,
+	// whatever the tasks.
+	byHash := c.sweepStats("--by", "hash")
+	if len(byHash.Groups) != 2 || !strings.HasPrefix(byHash.Groups[0].Group, "sha256:") || byHash.Groups[0].Outcomes != 10 {
+		t.Errorf("--by hash: %+v", byHash.Groups)
+	}
+	for _, bad := range [][]string{{"--by", "snapshot"}, {"--agent", "slow"}, {"--scorer", "nope"}} {
 		if code, _, _ := c.run(append([]string{"stats", "--sweep", "cli"}, bad...)...); code != exitError {
 			t.Errorf("stats --sweep cli %v: exit %d, want %d", bad, code, exitError)
 		}
@@ -238,6 +246,26 @@ func TestScoreCommand(t *testing.T) {
 	}
 }
 
+// score counts a run scored only when every scorer scored it: with one
+// of two scorers failing on the ten runs of one agent, it says 10 of 20,
+// names the scorer and its failures, and exits 1.
+func TestScoreCountsFailures(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	c.write("sweep.yaml", strings.Replace(sweepFile, "  - {name: near, kind: numeric, tolerance: 1}\n",
+		`  - {name: four, kind: command, command: [sh, -c, 'grep -q ''"answer":"4"'' || exit 7']}`+"\n", 1))
+	if code, stdout, stderr := c.run("sweep", "sweep.yaml", "-q"); code != exitStopped || !strings.Contains(stderr, "10 runs a scorer could not score") {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := c.run("score", "cli")
+	if code != exitStopped || !strings.Contains(stdout, "sweep cli: 10 of 20 runs scored by every scorer (exact, four); 10 runs partly unscored: four could not score 10") {
+		t.Fatalf("score cli: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stderr, "exited with status 7"); n != 10 {
+		t.Fatalf("%d failures listed, want 10:\n%s", n, stderr)
+	}
+}
+
 // A bad sweep file is refused with every problem at its file:line:col.
 func TestSweepBadFiles(t *testing.T) {
 	t.Parallel()
@@ -278,4 +306,83 @@ func TestSweepExample(t *testing.T) {
 		t.Fatalf("stats: exit %d", code)
 	}
 	wantAll(t, stdout, "agent fours: 6 outcomes, 6 settled, 0 unsettled", "accuracy (exact): 0.667 ± 0.333")
+}
+
+// stats --sweep --compare A B: slow answers every task right (exact 1),
+// quick every one wrong (0): 10 pairs over 5 tasks, a difference of 1
+// with no spread, slow winning every task.
+func TestSweepCompare(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	if code, _, stderr := c.run("sweep", "sweep.yaml", "-q"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	code, stdout, stderr := c.run("stats", "--sweep", "cli", "--compare", "slow", "quick", "--json")
+	var cmp sweep.Comparison
+	if code != exitOK || json.Unmarshal([]byte(stdout), &cmp) != nil {
+		t.Fatalf("--compare --json: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if cmp.Pairs != 10 || len(cmp.Tasks) != 5 || cmp.Difference.Mean != 1 || *cmp.Difference.SE != 0 || cmp.WinsA != 5 || cmp.WinsB != 0 {
+		t.Errorf("comparison %+v (difference %+v)", cmp, cmp.Difference)
+	}
+	code, stdout, _ = c.run("stats", "--sweep", "cli", "--compare", "quick,slow", "--scorer", "near")
+	wantAll(t, stdout, "quick − slow on near (sweep cli): 10 pairs (the same task and epoch, both scored) over 5 tasks; unpaired: 0 of quick, 0 of slow",
+		"mean difference: +0.000 ± 0.000 (SE clustered by task)", "tasks: quick wins 0, slow wins 0, 5 ties", "q1    2      1.000  1.000  +0.000")
+	for _, bad := range [][]string{{"--sweep", "cli", "--compare", "slow"}, {"--compare", "slow", "quick"}, {"--sweep", "cli", "--compare", "slow", "nope"},
+		{"--sweep", "cli", "--compare", "slow", "quick", "--by", "task"}, {"--sweep", "cli", "extra"}} {
+		if code, _, _ := c.run(append([]string{"stats"}, bad...)...); code != exitError {
+			t.Errorf("stats %v: exit %d, want %d", bad, code, exitError)
+		}
+	}
+}
+
+// The dataset controls: --tasks, --epochs, --shuffle --seed, --limit
+// select what runs without changing run ids: the same command again finds
+// its runs, a wider selection runs only what it adds.
+func TestSweepDatasetControls(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	runs := func() int {
+		t.Helper()
+		_, stdout, _ := c.run("samples", "--sweep", "cli", "--json")
+		var s sweep.Samples
+		if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+			t.Fatalf("samples: %v\n%s", err, stdout)
+		}
+		return len(s.Rows)
+	}
+	if code, _, stderr := c.run("sweep", "sweep.yaml", "-q", "--tasks", "q2,q4", "--epochs", "1"); code != exitOK {
+		t.Fatalf("--tasks q2,q4 --epochs 1: exit %d\n%s", code, stderr)
+	}
+	if n := runs(); n != 4 {
+		t.Fatalf("%d runs, want 2 agents × 2 tasks × 1 epoch", n)
+	}
+	code, stdout, _ := c.run("sweep", "sweep.yaml", "--json", "--tasks", "q4,q2", "--epochs", "1")
+	if code != exitOK || strings.Contains(stdout, `"event":"run_started"`) {
+		t.Fatalf("the same selection again started runs: exit %d\n%s", code, stdout)
+	}
+	// Shuffled, the first 3 of 5 by seed 5: q2 and q4 are found again if
+	// chosen, the others run.
+	if code, _, stderr := c.run("sweep", "sweep.yaml", "-q", "--shuffle", "--seed", "5", "--limit", "3", "--epochs", "1"); code != exitOK {
+		t.Fatalf("--shuffle: exit %d\n%s", code, stderr)
+	}
+	chosen := sweep.Select(sweep.TaskList{{ID: "q1", Input: "x"}, {ID: "q2", Input: "x"}, {ID: "q3", Input: "x"}, {ID: "q4", Input: "x"}, {ID: "q5", Input: "x"}},
+		sweep.Selection{Shuffle: true, Seed: 5, Limit: 3})
+	union := map[string]bool{"q2": true, "q4": true}
+	if _, err := chosen.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	chosen.Tasks(context.Background(), func(t sweep.Task) error { union[t.ID] = true; return nil })
+	if n := runs(); n != 2*len(union) {
+		t.Fatalf("%d runs, want 2 agents × %d tasks (%v)", n, len(union), union)
+	}
+	for _, bad := range [][]string{{"--seed", "3"}, {"--tasks", "q1,nope"}, {"--limit", "-1"}, {"--epochs", "-2"}} {
+		code, _, stderr := c.run(append([]string{"sweep", "sweep.yaml", "-q"}, bad...)...)
+		if code != exitError {
+			t.Errorf("sweep %v: exit %d, want %d\n%s", bad, code, exitError, stderr)
+		}
+		if bad[0] == "--tasks" && !strings.Contains(stderr, `the task file does not hold`) || bad[0] == "--tasks" && !strings.Contains(stderr, `"nope"`) {
+			t.Errorf("--tasks nope: %s", stderr)
+		}
+	}
 }

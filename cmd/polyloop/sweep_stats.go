@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,36 +11,24 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/polyloop/polyloop/sweep"
-	"github.com/polyloop/polyloop/sweep/ledger"
 	"github.com/polyloop/polyloop/sweepqueue"
 )
 
 // sweepStats is polyloop stats --sweep.
 func (a *app) sweepStats(ctx context.Context, f *statsFlags) error {
-	if f.by == "hash" {
-		return fmt.Errorf("--by %q: with --sweep, expected agent, task or epoch", f.by)
-	}
 	if ff := f.filterFlags; ff != (filterFlags{}) {
 		return fmt.Errorf("--sweep takes no run filters (--agent, --since, ...): its statistics cover the sweep; --by agent, task or epoch groups them")
 	}
-	st, err := a.openRead(ctx, readOnlyStore)
+	ss, closeStore, err := a.openSweeps(ctx, f.sweep)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	ss, ok := st.(sweep.Store)
-	if !ok {
-		return fmt.Errorf("%w: %q (no sweep has run in this store)", ledger.ErrNotFound, f.sweep)
-	}
+	defer closeStore()
 	stats, err := sweep.ComputeStats(ctx, ss, f.sweep, sweep.StatsOptions{By: f.by, Scorer: f.scorer})
-	if errors.Is(err, ledger.ErrNotFound) {
-		return fmt.Errorf("no sweep %q in %s (polyloop sweep SWEEP.yaml records one)", f.sweep, dsn.Redact(a.store))
-	}
 	if err != nil {
-		return err
+		return a.sweepNotFound(f.sweep, err)
 	}
 	problems, err := a.queueProblems(ctx, f.sweep)
 	if err != nil {
@@ -128,10 +115,16 @@ func writeSweepGroup(w io.Writer, st *sweep.Stats, g *sweep.GroupStats) {
 		fmt.Fprintf(w, "  attempts per outcome: %s\n", attemptsText(g.Attempts, " | "))
 	}
 	fmt.Fprintf(w, "  accuracy (%s): %s; %d unscored\n", st.Scorer, accuracyText(g.Accuracy), g.Unscored)
-	if len(g.PassAtK) > 0 {
+	for _, l := range []struct {
+		name string
+		ps   []sweep.PassAtK
+	}{{"pass@", g.PassAtK}, {"pass^", g.PassHatK}} {
+		if len(l.ps) == 0 {
+			continue
+		}
 		var parts []string
-		for _, p := range g.PassAtK {
-			parts = append(parts, fmt.Sprintf("pass@%d %s (%d agent-task pairs)", p.K, withSE(p.Mean, p.SE), p.Pairs))
+		for _, p := range l.ps {
+			parts = append(parts, fmt.Sprintf("%s%d %s (%d agent-task pairs)", l.name, p.K, withSE(p.Mean, p.SE), p.Pairs))
 		}
 		fmt.Fprintf(w, "  %s\n", strings.Join(parts, ", "))
 	}
@@ -152,11 +145,12 @@ func writeSweepGroup(w io.Writer, st *sweep.Stats, g *sweep.GroupStats) {
 	}
 	fmt.Fprintf(w, "  sums: %d tokens%s, %s\n", g.TokensSum, partly(g.TokensUnknownRuns, "tokens"), "$"+usd(&g.CostSum)+partly(g.CostUnknownRuns, "cost"))
 	fmt.Fprintf(w, "  unknown outcome: %d model calls, %d actions\n", r.UnknownModelCalls, r.UnknownActions)
+	every := "polyloop stats --sweep " + st.Sweep + " --json lists them all"
 	if len(g.Unsettled) > 0 {
-		fmt.Fprintf(w, "  unsettled: %s\n", strings.Join(g.Unsettled, " "))
+		fmt.Fprintf(w, "  unsettled: %s\n", someIDs(g.Unsettled, every))
 	}
 	if len(r.UnfinishedRuns) > 0 {
-		fmt.Fprintf(w, "  unfinished runs: %s\n", strings.Join(r.UnfinishedRuns, " "))
+		fmt.Fprintf(w, "  unfinished runs: %s\n", someIDs(r.UnfinishedRuns, every))
 	}
 }
 
@@ -228,7 +222,7 @@ func writeSweepTable(w io.Writer, st *sweep.Stats) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	head := []string{"AGENT", "OUTCOMES", "SETTLED", "STOP REASONS", "ACCURACY (" + strings.ToUpper(orNone(st.Scorer)) + ")", "95% INTERVAL"}
 	if st.Epochs > 1 {
-		head = append(head, "PASS@1", fmt.Sprintf("PASS@%d", st.Epochs))
+		head = append(head, "PASS@1", fmt.Sprintf("PASS@%d", st.Epochs), fmt.Sprintf("PASS^%d", st.Epochs))
 	}
 	head = append(head, "ATTEMPTS", "RUNS", "TOKENS", "COST")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
@@ -240,7 +234,7 @@ func writeSweepTable(w io.Writer, st *sweep.Stats) error {
 			row = append(row, "-", "-")
 		}
 		if st.Epochs > 1 {
-			row = append(row, passAt(g.PassAtK, 1), passAt(g.PassAtK, st.Epochs))
+			row = append(row, passAt(g.PassAtK, 1), passAt(g.PassAtK, st.Epochs), passAt(g.PassHatK, st.Epochs))
 		}
 		row = append(row, attemptCounts(mergeAttempts(g.Attempts)), strconv.Itoa(g.Runs.Runs),
 			tokenCell(g.TokensSum, g.TokensUnknownRuns > 0), costShort.cost(g.CostSum, g.CostUnknownRuns > 0))
@@ -308,8 +302,10 @@ func writeSweepCSV(w io.Writer, st *sweep.Stats) error {
 		head = append(head, "outcomes_"+string(r))
 	}
 	head = append(head, "scorer", "scored", "unscored", "accuracy", "accuracy_se", "accuracy_low", "accuracy_high", "accuracy_n", "accuracy_tasks")
-	for k := 1; k <= st.Epochs && st.Epochs > 1; k++ {
-		head = append(head, fmt.Sprintf("pass_at_%d", k), fmt.Sprintf("pass_at_%d_se", k), fmt.Sprintf("pass_at_%d_pairs", k))
+	for _, name := range []string{"pass_at_", "pass_hat_"} {
+		for k := 1; k <= st.Epochs && st.Epochs > 1; k++ {
+			head = append(head, fmt.Sprintf("%s%d", name, k), fmt.Sprintf("%s%d_se", name, k), fmt.Sprintf("%s%d_pairs", name, k))
+		}
 	}
 	head = append(head, "attempts", "runs", "runs_finished", "runs_unfinished")
 	for _, r := range runstats.StopReasons {
@@ -350,12 +346,14 @@ func sweepCSVRow(st *sweep.Stats, g *sweep.GroupStats) []string {
 	} else {
 		row = append(row, "", "", "", "", "0", "0")
 	}
-	for k := 1; k <= st.Epochs && st.Epochs > 1; k++ {
-		if i := slices.IndexFunc(g.PassAtK, func(p sweep.PassAtK) bool { return p.K == k }); i >= 0 {
-			p := g.PassAtK[i]
-			row = append(row, num(p.Mean), opt(p.SE), strconv.Itoa(p.Pairs))
-		} else {
-			row = append(row, "", "", "0")
+	for _, ps := range [][]sweep.PassAtK{g.PassAtK, g.PassHatK} {
+		for k := 1; k <= st.Epochs && st.Epochs > 1; k++ {
+			if i := slices.IndexFunc(ps, func(p sweep.PassAtK) bool { return p.K == k }); i >= 0 {
+				p := ps[i]
+				row = append(row, num(p.Mean), opt(p.SE), strconv.Itoa(p.Pairs))
+			} else {
+				row = append(row, "", "", "0")
+			}
 		}
 	}
 	r := g.Runs
@@ -368,4 +366,16 @@ func sweepCSVRow(st *sweep.Stats, g *sweep.GroupStats) []string {
 	}
 	return append(row, strconv.FormatInt(g.TokensSum, 10), strconv.Itoa(g.TokensUnknownRuns), num(g.CostSum), strconv.Itoa(g.CostUnknownRuns),
 		strconv.Itoa(r.UnknownModelCalls), strconv.Itoa(r.UnknownActions), strings.Join(g.Unsettled, " "), strings.Join(r.UnfinishedRuns, " "))
+}
+
+// listedIDs is how many ids a text list shows before it summarises.
+const listedIDs = 5
+
+// someIDs lists ids, or, when there are more than listedIDs, the first of
+// them, how many more, and how to list them all.
+func someIDs(ids []string, every string) string {
+	if len(ids) <= listedIDs {
+		return strings.Join(ids, " ")
+	}
+	return fmt.Sprintf("%d: %s … and %d more (%s)", len(ids), strings.Join(ids[:listedIDs], " "), len(ids)-listedIDs, every)
 }

@@ -59,6 +59,7 @@ func TestViewNumbersEqualStats(t *testing.T) {
 		{"--unfinished", "status=unfinished"},
 		{"--stop-reason completed --by agent", "stop=completed&by=agent"},
 		{"--task Echo --by hash", "task=Echo&by=hash"},
+		{"--by snapshot", "by=snapshot"},
 	} {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"--store", spec, "stats", "--json"}, strings.Fields(tc.flags)...)
@@ -107,7 +108,7 @@ func statsNumbers(t *testing.T, data []byte) map[string]string {
 	for _, g := range groups {
 		var name string
 		_ = json.Unmarshal(g["group"], &name)
-		for _, k := range []string{"runs", "finished", "unfinished", "tokens_unknown_runs", "cost_unknown_runs", "unknown_model_calls", "unknown_actions"} {
+		for _, k := range []string{"runs", "finished", "unfinished", "awaiting", "tokens_unknown_runs", "cost_unknown_runs", "unknown_model_calls", "unknown_actions"} {
 			out[name+"/"+k] = string(g[k])
 		}
 		for _, sp := range []string{"spend", "unfinished_spend"} {
@@ -133,8 +134,8 @@ func statsNumbers(t *testing.T, data []byte) map[string]string {
 	return out
 }
 
-// pageNumbers reads the page's data-stat numbers: "group/field" → number.
-func pageNumbers(t *testing.T, h http.Handler, target string) map[string]string {
+// pageDoc gets a page of h and parses it.
+func pageDoc(t *testing.T, h http.Handler, target string) *html.Node {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+target, nil))
@@ -146,6 +147,13 @@ func pageNumbers(t *testing.T, h http.Handler, target string) map[string]string 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return doc
+}
+
+// pageNumbers reads the page's data-stat numbers: "group/field" → number.
+func pageNumbers(t *testing.T, h http.Handler, target string) map[string]string {
+	t.Helper()
+	doc := pageDoc(t, h, target)
 	out := map[string]string{}
 	var walk func(n *html.Node, group string)
 	walk = func(n *html.Node, group string) {

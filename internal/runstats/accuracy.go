@@ -24,21 +24,19 @@ type Estimate struct {
 
 // Accuracy estimates the mean score of samples, nil for none. The standard
 // error is clustered by task: with C clusters and N samples,
-// SE² = C/(C−1) · Σ_c (Σ_{i∈c} (x_i − x̄))² / N².
+// SE² = C/(C−1) · Σ_c (Σ_{i∈c} (x_i − x̄))² / N². Sums run in the
+// samples' order: the same samples in the same order give the same bits.
 func Accuracy(samples []ScoreSample) *Estimate {
 	if len(samples) == 0 {
 		return nil
 	}
 	e := &Estimate{N: len(samples)}
-	resid := map[string]float64{}
 	var sum float64
 	for _, s := range samples {
 		sum += s.Value
 	}
 	e.Mean = sum / float64(e.N)
-	for _, s := range samples {
-		resid[s.Cluster] += s.Value - e.Mean
-	}
+	resid := clusterSums(samples, e.Mean)
 	e.Clusters = len(resid)
 	if e.Clusters < 2 {
 		return e
@@ -52,4 +50,22 @@ func Accuracy(samples []ScoreSample) *Estimate {
 	low, high := e.Mean-1.96*se, e.Mean+1.96*se
 	e.SE, e.Low, e.High = &se, &low, &high
 	return e
+}
+
+// clusterSums are the sums of the residuals x_i − mean of each cluster, in
+// the order of the clusters' first samples: sums in a fixed order give the
+// same bits on every call (a map's order would not).
+func clusterSums(samples []ScoreSample, mean float64) []float64 {
+	at := map[string]int{}
+	var sums []float64
+	for _, s := range samples {
+		i, ok := at[s.Cluster]
+		if !ok {
+			i = len(sums)
+			at[s.Cluster] = i
+			sums = append(sums, 0)
+		}
+		sums[i] += s.Value - mean
+	}
+	return sums
 }

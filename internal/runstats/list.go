@@ -2,6 +2,7 @@ package runstats
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/polyloop/polyloop"
 )
@@ -59,4 +60,29 @@ func awaiting(log polyloop.RunLog) string {
 		return "delivery"
 	}
 	return ""
+}
+
+// AgentHashes returns the agent configuration hash of each run
+// (polyloop.Snapshot.AgentHash of the snapshot in force: RunStarted's, or
+// a resume's override), by run id: it reads
+// every run's log, since stores keep only the snapshot hash. A run whose
+// log has no RunStarted is absent.
+func AgentHashes(ctx context.Context, st polyloop.Store, runs []polyloop.RunSummary) (map[string]string, error) {
+	out := make(map[string]string, len(runs))
+	for _, r := range runs {
+		log, err := st.ReadLog(ctx, r.RunID)
+		if err != nil {
+			return nil, err
+		}
+		if log.Started() == nil {
+			continue
+		}
+		snap, _ := log.Snapshot()
+		h, err := snap.AgentHash()
+		if err != nil {
+			return nil, fmt.Errorf("run %s: the agent configuration hash: %w", r.RunID, err)
+		}
+		out[r.RunID] = h
+	}
+	return out, nil
 }

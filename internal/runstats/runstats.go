@@ -132,38 +132,57 @@ func newDist(values []float64) Dist {
 const (
 	ByNone  = ""
 	ByAgent = "agent"
-	ByHash  = "hash"
+	// ByHash groups by agent configuration hash
+	// (polyloop.Snapshot.AgentHash): the runs of one configuration of an
+	// agent, whatever their task. KeyBy needs the runs' hashes
+	// (AgentHashes).
+	ByHash = "hash"
+	// BySnapshot groups by snapshot hash: the runs given the same inputs,
+	// task included.
+	BySnapshot = "snapshot"
 )
 
-// Compute groups runs (ByAgent, ByHash, or ByNone for one group "all") and
-// summarizes each group, in order of first appearance. Every run must
-// carry Totals (List computes them for unfinished runs).
-func Compute(runs []polyloop.RunSummary, by string) []*Group {
+// Groupings lists the groupings of KeyBy.
+var Groupings = []string{ByAgent, ByHash, BySnapshot}
+
+// Compute groups runs by key and summarizes each group, in order of first
+// appearance. Every run must carry Totals (List computes them for
+// unfinished runs).
+func Compute(runs []polyloop.RunSummary, key func(polyloop.RunSummary) string) []*Group {
 	var order []string
 	groups := map[string][]polyloop.RunSummary{}
 	for _, r := range runs {
-		key := Key(r, by)
-		if _, ok := groups[key]; !ok {
-			order = append(order, key)
+		k := key(r)
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
 		}
-		groups[key] = append(groups[key], r)
+		groups[k] = append(groups[k], r)
 	}
 	out := make([]*Group, 0, len(order))
-	for _, key := range order {
-		out = append(out, summarize(key, groups[key]))
+	for _, k := range order {
+		out = append(out, summarize(k, groups[k]))
 	}
 	return out
 }
 
-// Key is the group of a run in Compute's grouping by.
-func Key(r polyloop.RunSummary, by string) string {
+// KeyBy is the group key of a grouping: ByAgent, ByHash (the run's agent
+// configuration hash, from agentHashes by run id; "unknown" for a run
+// absent from it), BySnapshot, or ByNone for one group "all".
+func KeyBy(by string, agentHashes map[string]string) func(polyloop.RunSummary) string {
 	switch by {
 	case ByAgent:
-		return r.Agent
+		return func(r polyloop.RunSummary) string { return r.Agent }
 	case ByHash:
-		return r.SnapshotHash
+		return func(r polyloop.RunSummary) string {
+			if h, ok := agentHashes[r.RunID]; ok {
+				return h
+			}
+			return "unknown"
+		}
+	case BySnapshot:
+		return func(r polyloop.RunSummary) string { return r.SnapshotHash }
 	}
-	return "all"
+	return func(polyloop.RunSummary) string { return "all" }
 }
 
 func summarize(group string, runs []polyloop.RunSummary) *Group {

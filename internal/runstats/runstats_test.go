@@ -64,7 +64,7 @@ func TestSumsAndSpend(t *testing.T) {
 		unfinished("open1", polyloop.Totals{Steps: 1, InputTokens: 50, OutputTokens: 5, CostUSD: 1}),
 		unfinished("open2", polyloop.Totals{InputTokens: 7, OutputTokens: 1, CostUSD: 2, TokensUnknown: true, CostUnknown: true, UnknownModelCalls: 1}),
 	}
-	g := Compute(runs, ByNone)[0]
+	g := Compute(runs, KeyBy(ByNone, nil))[0]
 	sum := func(d Dist) float64 {
 		if d.Sum == nil {
 			return -1
@@ -88,11 +88,11 @@ func TestSumsAndSpend(t *testing.T) {
 	if g.UnfinishedSpend != wantOpen {
 		t.Errorf("unfinished spend %+v, want %+v", g.UnfinishedSpend, wantOpen)
 	}
-	known := Compute(runs[:2], ByNone)[0]
+	known := Compute(runs[:2], KeyBy(ByNone, nil))[0]
 	if known.Spend.TokensUnknown || known.Spend.CostUnknown || known.Spend.CostUSD != 0.75 || known.UnfinishedSpend != (Spend{}) {
 		t.Errorf("known runs only: spend %+v, unfinished %+v", known.Spend, known.UnfinishedSpend)
 	}
-	none := Compute(runs[4:], ByNone)[0]
+	none := Compute(runs[4:], KeyBy(ByNone, nil))[0]
 	if none.Tokens.Sum != nil || none.CostUSD.Sum != nil || none.Steps.Sum != nil {
 		t.Errorf("no finished run: sums %v %v %v, want null (nothing to sum)", none.Steps.Sum, none.Tokens.Sum, none.CostUSD.Sum)
 	}

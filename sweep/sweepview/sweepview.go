@@ -1,7 +1,9 @@
 // Package sweepview gives polyloop view the sweeps of a store: it
 // implements view.Sweeps over the store's sweep ledger, so that the runs
-// list shows each run's sweep, task, epoch, attempt and score, and the
-// statistics page the accuracy of a sweep.
+// list shows each run's sweep, task, epoch, attempt and score, a run's
+// page its scores with their explanations, and a sweep's page the
+// statistics and samples table of polyloop stats --sweep and polyloop
+// samples.
 package sweepview
 
 import (
@@ -119,7 +121,8 @@ func (s *Sweeps) annotation(ctx context.Context, order scorerOrder, st ledger.St
 	a := view.Annotation{Sweep: st.Sweep, Task: st.TaskID, Epoch: st.Epoch, Attempt: st.Attempt}
 	for _, name := range names {
 		if i := slices.IndexFunc(st.Scores, func(sc ledger.Score) bool { return sc.Scorer == name }); i >= 0 {
-			a.Scores = append(a.Scores, view.Score{Scorer: name, Value: st.Scores[i].Value})
+			sc := st.Scores[i]
+			a.Scores = append(a.Scores, view.Score{Scorer: name, Value: sc.Value, Explanation: sc.Explanation, GraderRunID: sc.GraderRunID})
 		}
 	}
 	return a, nil
@@ -141,4 +144,14 @@ func (s *Sweeps) order(ctx context.Context, order scorerOrder, name string) ([]s
 	}
 	order[name] = names
 	return names, nil
+}
+
+// Stats implements view.Sweeps: sweep.ComputeStats.
+func (s *Sweeps) Stats(ctx context.Context, name string, opts sweep.StatsOptions) (*sweep.Stats, error) {
+	return sweep.ComputeStats(ctx, s.store, name, opts)
+}
+
+// Samples implements view.Sweeps: sweep.ReadSamples.
+func (s *Sweeps) Samples(ctx context.Context, name string, q sweep.SampleQuery) (*sweep.Samples, error) {
+	return sweep.ReadSamples(ctx, s.store, name, q)
 }

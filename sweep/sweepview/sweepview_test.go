@@ -65,7 +65,7 @@ func TestViewOfASweep(t *testing.T) {
 			t.Errorf("runs list lacks %q", want)
 		}
 	}
-	if body := get(t, srv, "/sweeps"); !strings.Contains(body, "<b>vs</b>: 12 runs (3 tasks × 2 epochs × 2 agents)") {
+	if body := get(t, srv, "/sweeps"); !strings.Contains(body, `<b><a href="/sweep?name=vs">vs</a></b>: 12 runs (3 tasks × 2 epochs × 2 agents)`) {
 		t.Errorf("sweeps page:\n%s", body)
 	}
 	st, err := sweep.ComputeStats(ctx, store, "vs", sweep.StatsOptions{By: sweep.ByAgent})
@@ -93,5 +93,20 @@ func TestViewOfASweep(t *testing.T) {
 		a.Mean, *a.SE, *a.Low, *a.High, a.N, a.Clusters)
 	if body := get(t, srv, "/stats?sweep=vs"); a.N != 12 || !strings.Contains(body, want) {
 		t.Errorf("the statistics page of both agents lacks %q", want)
+	}
+	// A run's page shows its scores with their explanations.
+	id := sweep.RunID(sweep.CoordID("vs", s.Manifest().Agents[1].Hash, "t1", 1), 1)
+	body = get(t, srv, "/run?id="+id)
+	if want := `<li data-scorer="exact"><b>exact</b> 0<pre class="why">equals no target</pre></li>`; !strings.Contains(body, want) {
+		t.Errorf("the page of %s lacks %q", id, want)
+	}
+	// An unknown sweep is 404, a query it cannot answer 400.
+	for target, code := range map[string]int{"/sweep?name=nope": http.StatusNotFound, "/sweep?name=vs&scorer=nope": http.StatusBadRequest,
+		"/sweep?name=vs&sort=colour": http.StatusBadRequest, "/sweep?name=vs&by=day": http.StatusBadRequest, "/sweep": http.StatusBadRequest} {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8686"+target, nil))
+		if rec.Code != code {
+			t.Errorf("GET %s: %d, want %d", target, rec.Code, code)
+		}
 	}
 }

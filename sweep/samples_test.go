@@ -1,0 +1,152 @@
+package sweep
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memstore"
+)
+
+// The samples table holds every attempt the store holds, each with what
+// its log and its scores say; its agent hash is the agent configuration
+// hash of the run's snapshot.
+func TestSamplesEqualTheStore(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	m := &faultModel{fail: func(task string, epoch, attempt int) bool { return task == "t2" && attempt == 1 },
+		wrong: func(task string) bool { return task == "t3" }}
+	s, err := New(Definition{Name: "smp", Agents: []*Agent{testAgent("a", m), testAgent("b", m)}, Tasks: numberTasks(3), Epochs: 2,
+		Retry:   RetryPolicy{Backoff: 1, MaxBackoff: 1},
+		Scorers: []Scorer{Exact("exact", MatchOptions{}), Numeric("near", NumericOptions{Tolerance: 5})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(ctx, RunOptions{Store: store}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSamples(ctx, store, "smp", SampleQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Rows) != 16 { // 2 agents × 3 tasks × 2 epochs, t2's four coordinates twice
+		t.Fatalf("%d rows, want 16", len(got.Rows))
+	}
+	if len(got.Scorers) != 2 || got.Scorers[0] != "exact" || got.Scorers[1] != "near" {
+		t.Fatalf("scorers %v", got.Scorers)
+	}
+	for _, r := range got.Rows {
+		checkSample(t, store, r)
+	}
+}
+
+// checkSample compares a row with the run's log and ledger state.
+func checkSample(t *testing.T, store *memstore.Store, r Sample) {
+	t.Helper()
+	ctx := context.Background()
+	states, err := store.Runs(ctx, []string{r.RunID})
+	if err != nil || len(states) != 1 {
+		t.Fatalf("%s: %v", r.RunID, err)
+	}
+	st := states[0]
+	log, err := store.ReadLog(ctx, r.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fin := log.Finished()
+	agentHash, _ := log.Started().Snapshot.AgentHash()
+	want := Sample{RunID: st.RunID, Agent: st.Agent, AgentHash: agentHash, SnapshotHash: log.Started().SnapshotHash, Task: st.TaskID,
+		Epoch: st.Epoch, Attempt: st.Attempt, Status: SampleFinished, StopReason: fin.StopReason, Steps: fin.Totals.Steps,
+		Tokens: fin.Totals.Tokens(), CostUSD: fin.Totals.CostUSD, CostUnknown: fin.Totals.CostUnknown,
+		Last: st.Attempt == 2 || st.TaskID != "t2", StartedAt: log.Records[0].At, Duration: log.Records[len(log.Records)-1].At.Sub(log.Records[0].At)}
+	if agentHash != st.AgentHash {
+		t.Errorf("%s: the run's agent configuration hash %s, the ledger's agent hash %s", r.RunID, agentHash, st.AgentHash)
+	}
+	if r.Scores == nil || len(r.Scores) != len(st.Scores) {
+		t.Errorf("%s: scores %v, the store has %v", r.RunID, r.Scores, st.Scores)
+	}
+	for _, sc := range st.Scores {
+		if g := r.Scores[sc.Scorer]; g.Value != sc.Value || g.Explanation != sc.Explanation {
+			t.Errorf("%s: %s score %+v, the store has %+v", r.RunID, sc.Scorer, g, sc)
+		}
+	}
+	r.Scores = nil
+	if !r.StartedAt.Equal(want.StartedAt) {
+		t.Errorf("%s: started at %s, want %s", r.RunID, r.StartedAt, want.StartedAt)
+	}
+	r.StartedAt = want.StartedAt
+	if !reflect.DeepEqual(r, want) {
+		t.Errorf("row\n%+v\nwant\n%+v", r, want)
+	}
+	if fin.StopReason == polyloop.StopLLMError && len(st.Scores) != 0 {
+		t.Errorf("%s: a retried stop reason scored", r.RunID)
+	}
+}
+
+// The queries of a samples table, on a hand-made sweep:
+//
+//	a t1 e1 completed 1   a t1 e2 completed 0.5   a t2 e1 env_error 0
+//	b t1 e1 llm_error, then completed 0.25        b t2 e1 unfinished
+func TestSampleQueries(t *testing.T) {
+	store := handStore(t, "q", []string{"a", "b"}, 2, []handRun{
+		{agent: "a", task: "t1", epoch: 1, stops: []polyloop.StopReason{polyloop.StopCompleted}, score: score(1), cost: 0.3},
+		{agent: "a", task: "t1", epoch: 2, stops: []polyloop.StopReason{polyloop.StopCompleted}, score: score(0.5), explanation: "half", cost: 0.1},
+		{agent: "a", task: "t2", epoch: 1, stops: []polyloop.StopReason{polyloop.StopEnvError}, score: score(0), explanation: "no answer", cost: 0.2},
+		{agent: "b", task: "t1", epoch: 1, stops: []polyloop.StopReason{polyloop.StopLLMError, polyloop.StopCompleted}, score: score(0.25), cost: 0.4},
+		{agent: "b", task: "t2", epoch: 1, stops: []polyloop.StopReason{""}},
+	})
+	ids := func(q SampleQuery) []string {
+		t.Helper()
+		s, err := ReadSamples(context.Background(), store, "q", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range s.Rows {
+			out = append(out, r.Agent+"."+r.Task+".e"+string(rune('0'+r.Epoch))+".a"+string(rune('0'+r.Attempt)))
+		}
+		return out
+	}
+	below := 0.6
+	for _, c := range []struct {
+		name string
+		q    SampleQuery
+		want []string
+	}{
+		{"failed", SampleQuery{Failed: true}, []string{"a.t1.e2.a1", "a.t2.e1.a1", "b.t1.e1.a1", "b.t1.e1.a2"}},
+		{"below", SampleQuery{Below: &below}, []string{"a.t1.e2.a1", "a.t2.e1.a1", "b.t1.e1.a2"}},
+		{"agent", SampleQuery{Agent: "b"}, []string{"b.t1.e1.a1", "b.t1.e1.a2", "b.t2.e1.a1"}},
+		{"descending", SampleQuery{Agent: "b", Desc: true}, []string{"b.t2.e1.a1", "b.t1.e1.a2", "b.t1.e1.a1"}},
+		{"task, by score", SampleQuery{Task: "t1", Sort: "score"}, []string{"b.t1.e1.a2", "a.t1.e2.a1", "a.t1.e1.a1", "b.t1.e1.a1"}},
+		{"by score, descending", SampleQuery{Sort: "score", Desc: true}, []string{"a.t1.e1.a1", "a.t1.e2.a1", "b.t1.e1.a2", "a.t2.e1.a1", "b.t1.e1.a1", "b.t2.e1.a1"}},
+		{"by cost", SampleQuery{Sort: "cost", Agent: "a"}, []string{"a.t1.e2.a1", "a.t2.e1.a1", "a.t1.e1.a1"}},
+	} {
+		got := ids(c.q)
+		if len(got) != len(c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s: %v, want %v", c.name, got, c.want)
+				break
+			}
+		}
+	}
+	s, err := ReadSamples(context.Background(), store, "q", SampleQuery{Agent: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Rows[0]; r.Last || r.StopReason != polyloop.StopLLMError || len(r.Scores) != 0 {
+		t.Errorf("a retried attempt: %+v", r)
+	}
+	if r := s.Rows[2]; r.Status != SampleUnfinished || r.StopReason != "" || !r.Last {
+		t.Errorf("an unfinished run: %+v", r)
+	}
+	for _, bad := range []SampleQuery{{Scorer: "nope"}, {Sort: "colour"}} {
+		if _, err := ReadSamples(context.Background(), store, "q", bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
