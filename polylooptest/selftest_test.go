@@ -47,6 +47,7 @@ func allBrokenCases() []brokenCase {
 	all = append(all, brokenLeaseCases()...)
 	all = append(all, brokenStreamCases()...)
 	all = append(all, brokenMemoryCases()...)
+	all = append(all, brokenBlobCases()...)
 	return append(all, brokenSinkCases()...)
 }
 
@@ -81,7 +82,7 @@ func TestEveryRuleHasABrokenCase(t *testing.T) {
 	for _, bc := range allBrokenCases() {
 		caught[bc.rule] = true
 	}
-	for _, r := range append(append(allRules, leaseRules...), memoryRules...) {
+	for _, r := range append(append(append(allRules, leaseRules...), memoryRules...), blobRules...) {
 		if !caught[r] {
 			t.Errorf("no broken implementation breaks «%s»", r)
 		}
@@ -124,6 +125,7 @@ func TestEveryCheckHasABrokenCase(t *testing.T) {
 	names = append(names, prefixed("EventSink", sinkChecks)...)
 	names = append(names, prefixed("StreamingModelClient", streamChecks)...)
 	names = append(names, prefixed("MemoryStore", memoryChecks)...)
+	names = append(names, prefixed("BlobStore", blobChecks)...)
 	var missing []string
 	for _, n := range names {
 		if !covered[n] {
