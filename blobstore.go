@@ -3,6 +3,7 @@ package polyloop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -87,3 +88,21 @@ var (
 // DefaultSweepGrace is the grace period of a sweep that names none: longer
 // than any snapshot takes to write.
 const DefaultSweepGrace = time.Hour
+
+// Check verifies a blob before it is stored: its digest is a "sha256:"
+// digest, that of its data, and its references are digests. Every store
+// calls it (ErrBlobDigest, ErrEnvInvalid), so none verifies differently.
+func (b Blob) Check() error {
+	if !IsDigest(b.Digest) {
+		return fmt.Errorf("%w: %q is not a sha256 digest", ErrBlobDigest, b.Digest)
+	}
+	if got := DigestOf(b.Data); got != b.Digest {
+		return fmt.Errorf("%w: %s holds data of digest %s", ErrBlobDigest, b.Digest, got)
+	}
+	for _, r := range b.Refs {
+		if !IsDigest(r) {
+			return fmt.Errorf("%w: blob %s refers to %q, not a sha256 digest", ErrBlobDigest, b.Digest, r)
+		}
+	}
+	return nil
+}

@@ -36,8 +36,8 @@ type faultyBlobs struct {
 	*snapshotstore.Memory
 	mu     sync.Mutex
 	twice  map[string]int
-	hidden map[string]int  // racy: blobs being "rewritten"
-	refs   sync.Map        // rootsOnly: the references kept aside
+	hidden map[string]int // racy: blobs being "rewritten"
+	refs   sync.Map       // rootsOnly: the references kept aside
 }
 
 func newFaultyBlobs(f blobFaults) *faultyBlobs {
@@ -242,4 +242,3 @@ func brokenBlobCases() []brokenCase {
 		c("Concurrent", ruleConcurrentUse, blobFaults{racy: true}),
 	}
 }
-

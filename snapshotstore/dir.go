@@ -303,4 +303,3 @@ func (d *Dir) roots() ([]string, error) {
 	}
 	return roots, nil
 }
-

@@ -11,7 +11,7 @@ import (
 
 func TestMemoryConformance(t *testing.T) {
 	polylooptest.TestBlobStore(t, polylooptest.BlobStoreHarness{
-		New: func(testing.TB) polyloop.BlobStore { return snapshotstore.NewMemory() },
+		New:  func(testing.TB) polyloop.BlobStore { return snapshotstore.NewMemory() },
 		Skip: map[string]string{"Durable": "the memory store keeps nothing past the process"},
 	})
 }
