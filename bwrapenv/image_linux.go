@@ -131,4 +131,3 @@ func fileDigest(p string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
-

@@ -299,6 +299,9 @@ func (s *initServer) exec(id uint64, r *execRequest) *execResult {
 	run := &running{pid: cmd.Process.Pid}
 	s.running[id] = run
 	s.mu.Unlock()
+	// The init may run protected from the OOM killer (see joinCgroup):
+	// its commands are not.
+	os.WriteFile("/proc/"+strconv.Itoa(run.pid)+"/oom_score_adj", []byte("0"), 0)
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); stdout.drain(outR) }()

@@ -156,6 +156,11 @@ func (s *sandbox) joinCgroup(cg *cgroup, infoR, blockW *os.File) error {
 			return fmt.Errorf("move the sandbox into its cgroup: %w", err)
 		}
 	}
+	// A command that runs the environment out of memory must be the one
+	// the kernel kills, never the sandbox's pid 1 or the init (which
+	// inherits this and gives its commands back the ordinary 0). Lowering
+	// takes privilege: where the driver has none, this stays undone.
+	os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", info.ChildPid), []byte("-1000"), 0)
 	_, err := blockW.Write([]byte{1})
 	return err
 }

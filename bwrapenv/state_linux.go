@@ -146,4 +146,3 @@ func readState(dir string) (state, error) {
 	}
 	return st, nil
 }
-
