@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -22,7 +23,9 @@ import (
 //
 // A blob is written to a temporary file, synced, renamed into place and
 // its directory synced, so that a blob that is visible is whole and
-// durable; its .refs file lands before it. A blob's modification time is
+// durable; its .refs file lands with it (a reader of a blob without one
+// that should have one cannot exist: both are synced before either is
+// renamed). A blob's modification time is
 // when it was last stored or kept (the grace clock of Sweep). Several
 // processes, on one machine or on several mounting the directory, may use
 // it at once: every write is a rename of a complete file.
@@ -52,7 +55,10 @@ func (d *Dir) blobPath(digest string) (string, error) {
 }
 
 // Put writes every blob not yet held, then syncs: all are durable when it
-// returns. Blobs already held are touched.
+// returns. Blobs already held are touched. The files of one call are
+// written first and synced together (concurrently), then renamed into
+// place and their directories synced: a call costs about one sync, not one
+// per blob.
 func (d *Dir) Put(ctx context.Context, blobs ...polyloop.Blob) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -62,7 +68,14 @@ func (d *Dir) Put(ctx context.Context, blobs ...polyloop.Blob) error {
 			return err
 		}
 	}
-	dirs := map[string]bool{}
+	var files []pending
+	defer func() {
+		for _, f := range files {
+			if f.tmp != "" {
+				os.Remove(f.tmp)
+			}
+		}
+	}()
 	for _, b := range blobs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -74,52 +87,83 @@ func (d *Dir) Put(ctx context.Context, blobs ...polyloop.Blob) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if len(b.Refs) > 0 {
-			if err := writeFileSync(p+".refs", []byte(strings.Join(b.Refs, "\n")+"\n")); err != nil {
+		if len(b.Refs) > 0 { // the references land before the blob
+			f, err := writeTemp(p+".refs", []byte(strings.Join(b.Refs, "\n")+"\n"))
+			files = append(files, f)
+			if err != nil {
 				return err
 			}
 		}
-		if err := writeFileSync(p, b.Data); err != nil {
+		f, err := writeTemp(p, b.Data)
+		files = append(files, f)
+		if err != nil {
 			return err
 		}
-		dirs[filepath.Dir(p)] = true
 	}
+	if err := eachConcurrently(len(files), func(i int) error { return syncFile(files[i].tmp) }); err != nil {
+		return err
+	}
+	dirs := map[string]bool{}
+	for i := range files {
+		if err := os.Rename(files[i].tmp, files[i].path); err != nil {
+			return err
+		}
+		files[i].tmp = ""
+		dirs[filepath.Dir(files[i].path)] = true
+	}
+	var list []string
 	for dir := range dirs {
-		if err := syncDir(dir); err != nil {
-			return err
-		}
+		list = append(list, dir)
 	}
-	return nil
+	return eachConcurrently(len(list), func(i int) error { return syncDir(list[i]) })
+}
+
+// pending is a blob written to a temporary file, to be renamed to path.
+type pending struct{ tmp, path string }
+
+func writeTemp(p string, data []byte) (pending, error) {
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return pending{}, err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return pending{tmp: f.Name(), path: p}, err
+}
+
+func syncFile(p string) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// eachConcurrently runs f(0..n-1) in goroutines and returns their errors.
+func eachConcurrently(n int, f func(int) error) error {
+	if n == 1 {
+		return f(0)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // touch sets p's modification time to now and reports whether p exists.
 func touch(p string) bool {
 	now := time.Now()
 	return os.Chtimes(p, now, now) == nil
-}
-
-// writeFileSync writes data to a temporary file beside p, syncs it and
-// renames it to p.
-func writeFileSync(p string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
 
 func syncDir(dir string) error {
@@ -214,13 +258,14 @@ func (d *Dir) Pin(ctx context.Context, holder, digest string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := writeFileSync(filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")), nil); err != nil {
+	// A pin is an empty file: its directory entry, once synced, is all
+	// there is to make durable.
+	f, err := os.OpenFile(filepath.Join(dir, strings.TrimPrefix(digest, "sha256:")), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
 		return err
 	}
-	if err := syncDir(dir); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(dir))
+	f.Close()
+	return eachConcurrently(2, func(i int) error { return syncDir([]string{dir, filepath.Dir(dir)}[i]) })
 }
 
 // Unpin removes holder's pins.
