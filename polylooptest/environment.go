@@ -186,13 +186,15 @@ func sh(e *env, en polyloop.Environment, script string) (string, error) {
 	return string(r.Stdout), nil
 }
 
-// gone reports whether the process whose pid the file holds is gone.
-func gone(e *env, en polyloop.Environment, pidFile string) (bool, error) {
-	r, err := en.Exec(e.ctx, polyloop.ExecRequest{Argv: []string{"sh", "-c", "kill -0 $(cat " + pidFile + ")"}})
+// gone reports whether no process of the environment runs the kit's
+// sleeper (its pid could name another process once a backend restarted
+// the environment's process tree, so the kit asks the process table).
+func gone(e *env, en polyloop.Environment) (bool, error) {
+	r, err := en.Exec(e.ctx, polyloop.ExecRequest{Argv: []string{"sh", "-c", "ps -o args 2>/dev/null || ps"}})
 	if err != nil {
 		return false, err
 	}
-	return r.ExitCode != 0, nil
+	return !strings.Contains(string(r.Stdout), sleeperArgs), nil
 }
 
 func isLost(err error) bool { return errors.Is(err, polyloop.ErrEnvLost) }

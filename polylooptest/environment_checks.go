@@ -70,7 +70,12 @@ func execAsync(ctx context.Context, en polyloop.Environment, req polyloop.ExecRe
 	return ch
 }
 
-const sleeper = "echo $$ > /tmp/kit.pid; exec sleep 30"
+// The sleeper runs long, under arguments that name it in the process
+// table.
+const (
+	sleeperArgs = "sleep 30.25"
+	sleeper     = "exec " + sleeperArgs
+)
 
 func checkEnvTimeout(e *env, h EnvHarness) error {
 	en, err := create(e, h.New(e.t), polyloop.EnvSpec{RunID: kitRun(e, "timeout"), Image: h.Image})
@@ -91,7 +96,7 @@ func checkEnvTimeout(e *env, h EnvHarness) error {
 	if o.err != nil || !o.r.TimedOut {
 		return fmt.Errorf("a command killed at its timeout: %+v, %v; want TimedOut and a nil error", o.r, o.err)
 	}
-	ok, err := gone(e, en, "/tmp/kit.pid")
+	ok, err := gone(e, en)
 	if err != nil {
 		return err
 	}
@@ -119,7 +124,7 @@ func checkEnvCancelled(e *env, h EnvHarness) error {
 	if !errors.Is(o.err, context.Canceled) {
 		return broke(ruleCancelError, "a cancelled Exec returned %+v, %v; want an error that wraps context.Canceled", o.r, o.err)
 	}
-	ok, err := gone(e, en, "/tmp/kit.pid")
+	ok, err := gone(e, en)
 	if err != nil {
 		return tag(ruleEnvKillsCommand, fmt.Errorf("after a cancelled Exec the environment does not serve: %w", err))
 	}
