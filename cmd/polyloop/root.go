@@ -63,7 +63,7 @@ Start with "polyloop demo": offline, nothing to configure.
 	root.AddCommand(newDemoCmd(a), newRunCmd(a), newResumeCmd(a), newShowCmd(a), newLsCmd(a),
 		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newApproveCmd(a), newDeliverCmd(a),
 		newForkCmd(a), newReplayCmd(a), newDiffCmd(a), newVersionCmd(a), newViewCmd(a), newMemoryCmd(a),
-		newSweepCmd(a), newScoreCmd(a), newWorkerCmd(a), newWorkersCmd(a))
+		newSweepCmd(a), newScoreCmd(a), newWorkerCmd(a), newWorkersCmd(a), newEnvCmd(a))
 	root.Version = polyloop.LibraryVersion // enables --version
 	root.SetVersionTemplate(versionText(debug.ReadBuildInfo()))
 	if c := newBenchCmd(a); c != nil {
