@@ -74,3 +74,28 @@ func TestEnvErrorClasses(t *testing.T) {
 		t.Error("nil is a failure")
 	}
 }
+
+func TestEnvRequestsValidate(t *testing.T) {
+	good := EnvSpec{RunID: "r", Image: "i", Mounts: []EnvMount{{Source: "/a", Target: "/b"}}}
+	if err := good.Validate(); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []EnvSpec{{Image: "i"}, {RunID: "r", Network: "bridge"}, {RunID: "r", Limits: EnvLimits{PIDs: -1}},
+		{RunID: "r", Files: []EnvFile{{Path: "rel"}}}, {RunID: "r", Mounts: []EnvMount{{Source: "/a", Target: "/"}}}, {RunID: "r", WorkDir: "w"}} {
+		if bad.Validate() == nil {
+			t.Errorf("spec %+v validated", bad)
+		}
+	}
+	if err := (ExecRequest{Argv: []string{"true"}, Dir: "/", Env: []string{"A=1"}}).Validate(); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []ExecRequest{{}, {Argv: []string{""}}, {Argv: []string{"x"}, Dir: "d"}, {Argv: []string{"x"}, Env: []string{"A"}}, {Argv: []string{"x"}, Timeout: -1}} {
+		if bad.Validate() == nil {
+			t.Errorf("request %+v validated", bad)
+		}
+	}
+	got := CommandEnv([]string{"PATH=/bin", "HOME=/root"}, []string{"LANG=C", "HOME=/h"}, []string{"PATH=/x", "K=v"})
+	if strings.Join(got, " ") != "PATH=/x HOME=/h LANG=C K=v" {
+		t.Errorf("CommandEnv = %q", got)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/polyloop/polyloop"
@@ -136,7 +135,7 @@ func (e *environment) current() (*sandbox, error) {
 }
 
 func (e *environment) Exec(ctx context.Context, req polyloop.ExecRequest) (polyloop.ExecResult, error) {
-	if err := validateExec(req); err != nil {
+	if err := req.Validate(); err != nil {
 		return polyloop.ExecResult{}, e.p.fail("exec", e.spec.RunID, polyloop.ErrEnvInvalid, err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -161,24 +160,6 @@ func (e *environment) Exec(ctx context.Context, req polyloop.ExecRequest) (polyl
 	x := r.Exec
 	return polyloop.ExecResult{ExitCode: x.ExitCode, Stdout: x.Stdout, Stderr: x.Stderr,
 		StdoutDropped: x.StdoutDropped, StderrDropped: x.StderrDropped, TimedOut: x.TimedOut}, nil
-}
-
-func validateExec(req polyloop.ExecRequest) error {
-	if len(req.Argv) == 0 || req.Argv[0] == "" {
-		return errors.New("empty argv")
-	}
-	if req.Dir != "" && !path.IsAbs(req.Dir) {
-		return fmt.Errorf("working directory %q is not absolute", req.Dir)
-	}
-	for _, kv := range req.Env {
-		if !strings.Contains(kv, "=") {
-			return fmt.Errorf("environment entry %q is not NAME=value", kv)
-		}
-	}
-	if req.Timeout < 0 {
-		return fmt.Errorf("negative timeout %v", req.Timeout)
-	}
-	return nil
 }
 
 func (e *environment) CopyIn(ctx context.Context, dir string, tarStream io.Reader) error {
@@ -258,7 +239,7 @@ func (e *environment) Restore(ctx context.Context, ref polyloop.EnvSnapshot) err
 	if _, err := e.current(); err != nil {
 		return e.fail("restore", err)
 	}
-	m, err := loadFor(ctx, e.p.opts.Snapshots, ref, e.desc.Image)
+	m, err := envsnap.LoadFor(ctx, e.p.opts.Snapshots, ref, e.desc.Image)
 	if err != nil {
 		return e.fail("restore", err)
 	}

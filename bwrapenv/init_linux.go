@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/polyloop/polyloop"
 	"golang.org/x/sys/unix"
 )
 
@@ -254,7 +255,7 @@ func (s *initServer) killAll() {
 // the timeout, on cancellation, and when the command exits (so that what it
 // left behind in its group does not outlive it).
 func (s *initServer) exec(id uint64, r *execRequest) *execResult {
-	env := mergeEnv(s.setup.DefaultEnv, s.setup.HostEnv, r.Env)
+	env := polyloop.CommandEnv(s.setup.DefaultEnv, s.setup.HostEnv, r.Env)
 	dir := r.Dir
 	if dir == "" {
 		dir = s.setup.WorkDir
@@ -363,25 +364,6 @@ func (c *capped) drain(r io.Reader) {
 			return
 		}
 	}
-}
-
-// mergeEnv layers environments: later values of a name replace earlier
-// ones; the order of first appearance is kept.
-func mergeEnv(layers ...[]string) []string {
-	index := map[string]int{}
-	var out []string
-	for _, layer := range layers {
-		for _, kv := range layer {
-			name, _, _ := strings.Cut(kv, "=")
-			if i, ok := index[name]; ok {
-				out[i] = kv
-				continue
-			}
-			index[name] = len(out)
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // lookPath finds file in the PATH of env, as a shell would.

@@ -94,7 +94,7 @@ func (p *Provider) Describe(ctx context.Context, spec polyloop.EnvSpec) (polyloo
 	if err := ctx.Err(); err != nil {
 		return polyloop.EnvDescription{}, p.fail("create", spec.RunID, nil, err)
 	}
-	if err := validateSpec(spec); err != nil {
+	if err := spec.Validate(); err != nil {
 		return polyloop.EnvDescription{}, p.fail("create", spec.RunID, polyloop.ErrEnvInvalid, err)
 	}
 	im, err := resolveImage(p.opts.Images, spec.Image)
@@ -102,43 +102,6 @@ func (p *Provider) Describe(ctx context.Context, spec polyloop.EnvSpec) (polyloo
 		return polyloop.EnvDescription{}, p.fail("create", spec.RunID, nil, err)
 	}
 	return spec.Describe(Backend, im.digest), nil
-}
-
-func validateSpec(spec polyloop.EnvSpec) error {
-	if spec.RunID == "" {
-		return errors.New("no run id")
-	}
-	switch spec.Network.Normalize() {
-	case polyloop.NetworkNone, polyloop.NetworkOpen:
-	default:
-		return fmt.Errorf("network policy %q", spec.Network)
-	}
-	if spec.Limits.CPUs < 0 || spec.Limits.MemoryBytes < 0 || spec.Limits.PIDs < 0 {
-		return fmt.Errorf("negative limits %+v", spec.Limits)
-	}
-	abs := func(what, p string) error {
-		if !path.IsAbs(p) {
-			return fmt.Errorf("%s %q is not an absolute path", what, p)
-		}
-		return nil
-	}
-	for _, f := range spec.Files {
-		if err := abs("file", f.Path); err != nil {
-			return err
-		}
-	}
-	for _, m := range spec.Mounts {
-		if err := errors.Join(abs("mount source", m.Source), abs("mount target", m.Target)); err != nil {
-			return err
-		}
-		if path.Clean(m.Target) == "/" {
-			return errors.New("a mount cannot hide the root")
-		}
-	}
-	if spec.WorkDir != "" {
-		return abs("working directory", spec.WorkDir)
-	}
-	return nil
 }
 
 // Create makes a sandbox for spec.
@@ -161,7 +124,7 @@ func (p *Provider) create(ctx context.Context, spec polyloop.EnvSpec, desc polyl
 	}
 	var m *envsnap.Manifest
 	if spec.From != "" {
-		mf, err := loadFor(ctx, p.opts.Snapshots, spec.From, desc.Image)
+		mf, err := envsnap.LoadFor(ctx, p.opts.Snapshots, spec.From, desc.Image)
 		if err != nil {
 			return nil, err
 		}
@@ -206,18 +169,6 @@ func (p *Provider) create(ctx context.Context, spec polyloop.EnvSpec, desc polyl
 	}
 	ok = true
 	return e, nil
-}
-
-// loadFor loads a snapshot's manifest and checks that it is of image.
-func loadFor(ctx context.Context, store polyloop.BlobStore, ref polyloop.EnvSnapshot, image string) (envsnap.Manifest, error) {
-	m, err := envsnap.Load(ctx, store, ref)
-	if err != nil {
-		return m, err
-	}
-	if m.Image != image {
-		return m, fmt.Errorf("%w: snapshot %s is of image %s, the environment's is %s", polyloop.ErrEnvSnapshotNotFound, ref, m.Image, image)
-	}
-	return m, nil
 }
 
 func cloneSpec(s polyloop.EnvSpec) polyloop.EnvSpec {

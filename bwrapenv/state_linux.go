@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/procstart"
 )
 
 // state is the file each environment's directory holds: which run owns
@@ -34,10 +34,10 @@ const stateFile = "state.json"
 
 func (e *environment) state() state {
 	host, _ := os.Hostname()
-	st := state{RunID: e.spec.RunID, Image: e.desc.Image, Host: host, BootID: bootID(), DriverPID: os.Getpid(), DriverStart: startTime(os.Getpid())}
+	st := state{RunID: e.spec.RunID, Image: e.desc.Image, Host: host, BootID: bootID(), DriverPID: os.Getpid(), DriverStart: procstart.Of(os.Getpid())}
 	if e.sb != nil {
 		st.BwrapPID = e.sb.pid()
-		st.BwrapStart = startTime(st.BwrapPID)
+		st.BwrapStart = procstart.Of(st.BwrapPID)
 	}
 	if e.cg != nil {
 		st.Cgroups = e.cg.dirs
@@ -62,32 +62,6 @@ func bootID() string {
 	return strings.TrimSpace(string(raw))
 }
 
-// startTime is a process's start time in clock ticks since boot (field 22
-// of /proc/PID/stat), 0 when there is no such process: with the pid it
-// names one process across pid reuse.
-func startTime(pid int) uint64 {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(raw)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 20 {
-		return 0
-	}
-	v, _ := strconv.ParseUint(fields[19], 10, 64)
-	return v
-}
-
-// alive reports whether the process pid that started at start still runs.
-func alive(pid int, start uint64) bool {
-	return pid > 0 && start != 0 && startTime(pid) == start
-}
-
 // Prune removes the environments in StateDir whose driver is gone: a
 // driver on this host that no longer runs, or one from before a reboot.
 // Environments driven from another host sharing the directory are left
@@ -109,12 +83,12 @@ func (p *Provider) Prune(ctx context.Context, dryRun bool) ([]polyloop.EnvOrphan
 		if err != nil {
 			continue // not an environment (or one being created)
 		}
-		if st.Host != host || (st.BootID == boot && alive(st.DriverPID, st.DriverStart)) {
+		if st.Host != host || (st.BootID == boot && procstart.Alive(st.DriverPID, st.DriverStart)) {
 			continue
 		}
 		o := polyloop.EnvOrphan{Backend: Backend, ID: dir, RunID: st.RunID, Driver: fmt.Sprintf("pid %d on %s", st.DriverPID, st.Host)}
 		if !dryRun {
-			if st.BootID == boot && alive(st.BwrapPID, st.BwrapStart) {
+			if st.BootID == boot && procstart.Alive(st.BwrapPID, st.BwrapStart) {
 				if proc, err := os.FindProcess(st.BwrapPID); err == nil {
 					proc.Kill()
 				}

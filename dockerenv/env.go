@@ -4,12 +4,10 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"path"
-	"strings"
 	"sync"
 	"time"
 
@@ -137,7 +135,7 @@ func (e *environment) live() error {
 }
 
 func (e *environment) Exec(ctx context.Context, req polyloop.ExecRequest) (polyloop.ExecResult, error) {
-	if err := validateExec(req); err != nil {
+	if err := req.Validate(); err != nil {
 		return polyloop.ExecResult{}, fail("exec", e.spec.RunID, fmt.Errorf("%w: %v", polyloop.ErrEnvInvalid, err))
 	}
 	e.mu.Lock()
@@ -152,24 +150,6 @@ func (e *environment) Exec(ctx context.Context, req polyloop.ExecRequest) (polyl
 	return r, nil
 }
 
-func validateExec(req polyloop.ExecRequest) error {
-	if len(req.Argv) == 0 || req.Argv[0] == "" {
-		return errors.New("empty argv")
-	}
-	if req.Dir != "" && !path.IsAbs(req.Dir) {
-		return fmt.Errorf("working directory %q is not absolute", req.Dir)
-	}
-	for _, kv := range req.Env {
-		if !strings.Contains(kv, "=") {
-			return fmt.Errorf("environment entry %q is not NAME=value", kv)
-		}
-	}
-	if req.Timeout < 0 {
-		return fmt.Errorf("negative timeout %v", req.Timeout)
-	}
-	return nil
-}
-
 // exec runs one command; past its timeout, or when ctx is done, the
 // container is killed and started again.
 func (e *environment) exec(ctx context.Context, req polyloop.ExecRequest) (polyloop.ExecResult, error) {
@@ -181,7 +161,7 @@ func (e *environment) exec(ctx context.Context, req polyloop.ExecRequest) (polyl
 	if dir == "" {
 		dir = e.spec.WorkDir
 	}
-	env := mergeEnv(e.image.env, e.hostEnv, req.Env)
+	env := polyloop.CommandEnv(e.image.env, e.hostEnv, req.Env)
 	cr, err := e.p.cli.ExecCreate(ctx, e.id, client.ExecCreateOptions{Cmd: req.Argv, Env: env, WorkingDir: dir,
 		AttachStdin: true, AttachStdout: true, AttachStderr: true})
 	if err != nil {
@@ -251,23 +231,6 @@ func (c *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func mergeEnv(layers ...[]string) []string {
-	index := map[string]int{}
-	var out []string
-	for _, layer := range layers {
-		for _, kv := range layer {
-			name, _, _ := strings.Cut(kv, "=")
-			if i, ok := index[name]; ok {
-				out[i] = kv
-				continue
-			}
-			index[name] = len(out)
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
 func (e *environment) CopyIn(ctx context.Context, dir string, tarStream io.Reader) error {
 	if !path.IsAbs(dir) {
 		return fail("copy_in", e.spec.RunID, fmt.Errorf("%w: %q is not an absolute path", polyloop.ErrEnvInvalid, dir))
@@ -327,7 +290,7 @@ func (e *environment) Restore(ctx context.Context, ref polyloop.EnvSnapshot) err
 	if err := e.live(); err != nil {
 		return fail("restore", e.spec.RunID, err)
 	}
-	m, err := loadFor(ctx, e.p.store, ref, e.desc.Image)
+	m, err := envsnap.LoadFor(ctx, e.p.store, ref, e.desc.Image)
 	if err != nil {
 		return fail("restore", e.spec.RunID, err)
 	}

@@ -26,13 +26,12 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"strconv"
-	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/envsnap"
+	"github.com/polyloop/polyloop/internal/procstart"
 )
 
 // Backend is the name of this backend in environment descriptions.
@@ -129,7 +128,7 @@ func (p *Provider) resolve(ctx context.Context, ref string) (image, error) {
 
 // Describe resolves spec's image to its id.
 func (p *Provider) Describe(ctx context.Context, spec polyloop.EnvSpec) (polyloop.EnvDescription, error) {
-	if err := validateSpec(spec); err != nil {
+	if err := spec.Validate(); err != nil {
 		return polyloop.EnvDescription{}, fail("create", spec.RunID, fmt.Errorf("%w: %v", polyloop.ErrEnvInvalid, err))
 	}
 	im, err := p.resolve(ctx, spec.Image)
@@ -137,31 +136,6 @@ func (p *Provider) Describe(ctx context.Context, spec polyloop.EnvSpec) (polyloo
 		return polyloop.EnvDescription{}, fail("create", spec.RunID, err)
 	}
 	return spec.Describe(Backend, im.id), nil
-}
-
-func validateSpec(spec polyloop.EnvSpec) error {
-	if spec.RunID == "" {
-		return errors.New("no run id")
-	}
-	switch spec.Network.Normalize() {
-	case polyloop.NetworkNone, polyloop.NetworkOpen:
-	default:
-		return fmt.Errorf("network policy %q", spec.Network)
-	}
-	for _, f := range spec.Files {
-		if !path.IsAbs(f.Path) {
-			return fmt.Errorf("file %q is not an absolute path", f.Path)
-		}
-	}
-	for _, m := range spec.Mounts {
-		if !path.IsAbs(m.Source) || !path.IsAbs(m.Target) || path.Clean(m.Target) == "/" {
-			return fmt.Errorf("mount %+v", m)
-		}
-	}
-	if spec.WorkDir != "" && !path.IsAbs(spec.WorkDir) {
-		return fmt.Errorf("working directory %q is not absolute", spec.WorkDir)
-	}
-	return nil
 }
 
 // Create makes a container for spec and starts it.
@@ -184,7 +158,7 @@ func (p *Provider) create(ctx context.Context, spec polyloop.EnvSpec, desc polyl
 	}
 	var m *envsnap.Manifest
 	if spec.From != "" {
-		mf, err := loadFor(ctx, p.store, spec.From, desc.Image)
+		mf, err := envsnap.LoadFor(ctx, p.store, spec.From, desc.Image)
 		if err != nil {
 			return nil, err
 		}
@@ -218,37 +192,8 @@ func (p *Provider) create(ctx context.Context, spec polyloop.EnvSpec, desc polyl
 	return e, nil
 }
 
-func loadFor(ctx context.Context, store polyloop.BlobStore, ref polyloop.EnvSnapshot, image string) (envsnap.Manifest, error) {
-	m, err := envsnap.Load(ctx, store, ref)
-	if err != nil {
-		return m, err
-	}
-	if m.Image != image {
-		return m, fmt.Errorf("%w: snapshot %s is of image %s, not %s", polyloop.ErrEnvSnapshotNotFound, ref, m.Image, image)
-	}
-	return m, nil
-}
-
 // driverLabel names this process: host, pid and start time.
 func driverLabel() string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("%s %d %d", host, os.Getpid(), startTime(os.Getpid()))
-}
-
-func startTime(pid int) uint64 {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(raw)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 20 {
-		return 0
-	}
-	v, _ := strconv.ParseUint(fields[19], 10, 64)
-	return v
+	return fmt.Sprintf("%s %d %d", host, os.Getpid(), procstart.Of(os.Getpid()))
 }

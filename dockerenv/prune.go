@@ -8,6 +8,7 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/procstart"
 )
 
 // Prune removes the containers labelled as environments whose driver is
@@ -51,5 +52,5 @@ func deadHere(label, host string) bool {
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	return startTime(pid) != start
+	return procstart.Of(pid) != start
 }

@@ -208,3 +208,16 @@ func WriteContent(ctx context.Context, store polyloop.BlobStore, e Entry, w io.W
 	}
 	return nil
 }
+
+// LoadFor loads a snapshot's manifest and checks that it is a snapshot of
+// image: one of another image is polyloop.ErrEnvSnapshotNotFound.
+func LoadFor(ctx context.Context, store polyloop.BlobStore, ref polyloop.EnvSnapshot, image string) (Manifest, error) {
+	m, err := Load(ctx, store, ref)
+	if err != nil {
+		return m, err
+	}
+	if m.Image != image {
+		return m, fmt.Errorf("%w: snapshot %s is of image %s, the environment's is %s", polyloop.ErrEnvSnapshotNotFound, ref, m.Image, image)
+	}
+	return m, nil
+}

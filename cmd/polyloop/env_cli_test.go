@@ -83,5 +83,5 @@ func procStart(pid int) uint64 {
 	return v
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
+func itoa(n int) string    { return strconv.Itoa(n) }
 func utoa(n uint64) string { return strconv.FormatUint(n, 10) }
