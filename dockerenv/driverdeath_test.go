@@ -92,4 +92,3 @@ func TestDriverKilled(t *testing.T) {
 	}
 	t.Fatalf("Prune found %+v, not the killed driver's container %s", found, id)
 }
-
