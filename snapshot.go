@@ -37,6 +37,9 @@ type Snapshot struct {
 	Executor    Component `json:"executor"`
 	// Memory says how the agent remembers (Agent.Memory); nil: it does not.
 	Memory *MemorySnapshot `json:"memory,omitempty"`
+	// Environment is what the run's environment is (EnvDescription); nil:
+	// the run has none.
+	Environment *EnvDescription `json:"environment,omitempty"`
 }
 
 // snapshot builds the snapshot of an agent, a task and the runner's seams.

@@ -47,6 +47,8 @@ func allBrokenCases() []brokenCase {
 	all = append(all, brokenLeaseCases()...)
 	all = append(all, brokenStreamCases()...)
 	all = append(all, brokenMemoryCases()...)
+	all = append(all, brokenBlobCases()...)
+	all = append(all, brokenEnvCases()...)
 	return append(all, brokenSinkCases()...)
 }
 
@@ -81,7 +83,11 @@ func TestEveryRuleHasABrokenCase(t *testing.T) {
 	for _, bc := range allBrokenCases() {
 		caught[bc.rule] = true
 	}
-	for _, r := range append(append(allRules, leaseRules...), memoryRules...) {
+	rules := slices.Concat(allRules, leaseRules, memoryRules, blobRules)
+	if len(brokenEnvCases()) > 0 { // the broken environments wrap the sandbox backend: Linux
+		rules = append(rules, envRules...)
+	}
+	for _, r := range rules {
 		if !caught[r] {
 			t.Errorf("no broken implementation breaks «%s»", r)
 		}
@@ -124,6 +130,10 @@ func TestEveryCheckHasABrokenCase(t *testing.T) {
 	names = append(names, prefixed("EventSink", sinkChecks)...)
 	names = append(names, prefixed("StreamingModelClient", streamChecks)...)
 	names = append(names, prefixed("MemoryStore", memoryChecks)...)
+	names = append(names, prefixed("BlobStore", blobChecks)...)
+	if len(brokenEnvCases()) > 0 {
+		names = append(names, prefixed("EnvProvider", envChecks)...)
+	}
 	var missing []string
 	for _, n := range names {
 		if !covered[n] {

@@ -73,7 +73,7 @@ Start with "polyloop demo": offline, nothing to configure.
 	root.AddCommand(newDemoCmd(a), profiled(a, newRunCmd(a)), profiled(a, newResumeCmd(a)), newShowCmd(a), newLsCmd(a),
 		newStatsCmd(a), newVerifyCmd(a), newExportCmd(a), newApproveCmd(a), newDeliverCmd(a),
 		newForkCmd(a), newReplayCmd(a), newDiffCmd(a), newVersionCmd(a), newViewCmd(a), newMemoryCmd(a),
-		profiled(a, newSweepCmd(a)), newScoreCmd(a), newSamplesCmd(a), profiled(a, newWorkerCmd(a)), newWorkersCmd(a))
+		profiled(a, newSweepCmd(a)), newScoreCmd(a), newSamplesCmd(a), profiled(a, newWorkerCmd(a)), newWorkersCmd(a), newEnvCmd(a))
 	root.Version = polyloop.LibraryVersion // enables --version
 	root.SetVersionTemplate(versionText(debug.ReadBuildInfo()))
 	if c := newBenchCmd(a); c != nil {

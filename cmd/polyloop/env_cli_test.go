@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/polyloop/polyloop/dockerenv"
+)
+
+// TestEnvPrune: an environment whose driver is gone (a state file naming a
+// process that does not run; a labelled container that never ran) is
+// found and removed; one whose driver lives (this process) is kept.
+func TestEnvPrune(t *testing.T) {
+	dir := t.TempDir()
+	host, _ := os.Hostname()
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	write := func(name, state string) {
+		os.MkdirAll(filepath.Join(dir, name, "rw", "upper"), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name, "state.json"), []byte(state), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := strings.TrimSpace(string(boot))
+	write("dead-1", `{"run_id":"dead-run","host":"`+host+`","boot_id":"`+b+`","driver_pid":999999999,"driver_start":1}`)
+	self := `{"run_id":"live-run","host":"` + host + `","boot_id":"` + b + `","driver_pid":` + itoa(os.Getpid()) + `,"driver_start":` + utoa(procStart(os.Getpid())) + `}`
+	write("live-1", self)
+	backend := "bwrap"
+	var containerID string
+	if im := os.Getenv("POLYLOOP_TEST_DOCKER_IMAGE"); im != "" {
+		backend = "all"
+		containerID = orphanContainer(t, im)
+	}
+	var out bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: io.Discard}
+	if err := a.envPrune(context.Background(), backend, dir, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "removed bwrap environment of run dead-run") || strings.Contains(out.String(), "live-run") {
+		t.Errorf("prune said:\n%s", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dead-1")); err == nil {
+		t.Error("the dead driver's environment is still there")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "live-1")); err != nil {
+		t.Error("the live driver's environment was removed")
+	}
+	if containerID != "" && !strings.Contains(out.String(), "removed docker environment of run orphan-run ("+containerID) {
+		t.Errorf("the orphaned container was not removed:\n%s", out.String())
+	}
+}
+
+func orphanContainer(t *testing.T, image string) string {
+	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	res, err := cli.ContainerCreate(context.Background(), client.ContainerCreateOptions{Config: &container.Config{Image: image, Cmd: []string{"true"},
+		Labels: map[string]string{dockerenv.LabelEnv: "1", dockerenv.LabelRunID: "orphan-run", dockerenv.LabelDriver: "elsewhere 1 1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.ContainerRemove(context.Background(), res.ID, client.ContainerRemoveOptions{Force: true}) })
+	return res.ID
+}
+
+func procStart(pid int) uint64 {
+	raw, _ := os.ReadFile("/proc/" + itoa(pid) + "/stat")
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	var v uint64
+	for _, c := range f[19] {
+		v = v*10 + uint64(c-'0')
+	}
+	return v
+}
+
+func itoa(n int) string    { return strconv.Itoa(n) }
+func utoa(n uint64) string { return strconv.FormatUint(n, 10) }
