@@ -31,12 +31,15 @@ type driver struct {
 	broken error
 	// appends counts the Appends attempted.
 	appends int
+	// encode: the store keeps rows' bytes (not a RecordKeeper).
+	encode bool
 
 	driverMemory // the agent's view and maintainer (maintenance_driver.go)
 }
 
 func newDriver(r *Runner, runID string, m *machine, opts ResumeOptions) *driver {
-	return &driver{r: r, runID: runID, m: m, opts: opts, sinks: newSinkSet(r.Sinks, r.SinkPolicy)}
+	_, keeper := r.Store.(RecordKeeper)
+	return &driver{r: r, runID: runID, m: m, opts: opts, sinks: newSinkSet(r.Sinks, r.SinkPolicy), encode: !keeper}
 }
 
 func (d *driver) now() time.Time {
@@ -126,8 +129,12 @@ func (d *driver) begin(ctx context.Context, rd ready) error {
 	return d.write(ctx, rd.records)
 }
 
-// write makes records durable in one Append, then emits their events. After
-// a failed Append nothing more is written for the run.
+// write makes records durable in one Append, then emits their events: it
+// stamps them, makes their rows (rowsOf: encoded once, checked against the
+// log's limits, with their checksums) and hands the rows to the store. A
+// record refused there is refused before the Append: nothing of it is
+// written. After a refused record or a failed Append nothing more is
+// written for the run.
 func (d *driver) write(ctx context.Context, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -135,14 +142,14 @@ func (d *driver) write(ctx context.Context, recs []Record) error {
 	if d.broken != nil {
 		return d.broken
 	}
-	at := d.now()
-	for i := range recs {
-		if recs[i].At.IsZero() { // a fork's copies keep their time
-			recs[i].At = at
-		}
+	stamp(recs, d.now())
+	rows, err := rowsOf(d.runID, recs, d.encode)
+	if err != nil {
+		d.broken = err
+		return err
 	}
 	d.appends++
-	if err := d.r.Store.Append(ctx, d.runID, recs...); err != nil {
+	if err := d.r.Store.Append(ctx, d.runID, rows); err != nil {
 		d.broken = persistenceError("append", d.runID, err)
 		if cerr := ctx.Err(); cerr != nil {
 			// Cancelled while the append was under way: its outcome is
@@ -156,14 +163,9 @@ func (d *driver) write(ctx context.Context, recs []Record) error {
 }
 
 // nothingWritten reports whether the invocation is known to have written
-// nothing: no Append was attempted, or the only one failed and was refused
-// for the log's limits (ErrJSONLimit: EncodeBatch refuses a batch before
-// anything of it is written, see the Store contract). It asks the failed
-// Append, not the invocation's error, which may wrap a limit error of its
-// own (a decision beyond the limits) after the first write landed.
-func (d *driver) nothingWritten() bool {
-	return d.appends == 0 || (d.appends == 1 && d.broken != nil && errors.Is(d.broken, ErrJSONLimit))
-}
+// nothing: no Append was attempted (a record refused for the log's limits,
+// ErrJSONLimit, is refused before its Append).
+func (d *driver) nothingWritten() bool { return d.appends == 0 }
 
 func (d *driver) emit(ctx context.Context, recs []Record) {
 	if len(d.r.Sinks) == 0 || !d.sinks.active() {

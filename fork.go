@@ -35,7 +35,7 @@ func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string,
 	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
 	}
-	log, err := r.Store.ReadLog(ctx, src)
+	log, err := ReadLog(ctx, r.Store, src)
 	if err != nil {
 		return RunResult{}, persistenceError("read", src, err)
 	}
@@ -55,7 +55,7 @@ func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string,
 		return RunResult{RunID: newID}, err
 	}
 	defer held.release(ctx)
-	existing, err := r.Store.ReadLog(ctx, newID)
+	existing, err := ReadLog(ctx, r.Store, newID)
 	if err != nil {
 		return RunResult{}, persistenceError("read", newID, err)
 	}

@@ -243,7 +243,7 @@ func (r *Runner) answer(ctx context.Context, runID, action string, kind RecordKi
 		return fmt.Errorf("run %q: %w", runID, err)
 	}
 	defer held.release(ctx)
-	log, err := r.Store.ReadLog(ctx, runID)
+	log, err := ReadLog(ctx, r.Store, runID)
 	if err != nil {
 		return persistenceError("read", runID, err)
 	}
@@ -271,7 +271,7 @@ func (r *Runner) answer(ctx context.Context, runID, action string, kind RecordKi
 	if err := st.apply(rec); err != nil {
 		return err
 	}
-	if err := r.Store.Append(ctx, runID, rec); err != nil {
+	if err := AppendRecords(ctx, r.Store, runID, rec); err != nil {
 		return persistenceError("append", runID, err)
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/polyloop/polyloop/diag"
@@ -182,8 +181,8 @@ type ActionIntent struct {
 	// a reference (since 1.2: Action left out, the record's "v" 2) and
 	// refuses it when Action is neither; an Append without the model result
 	// writes Action as it is, with ToolCall, unless it is empty. Reading
-	// back takes an action left out from the reply (ResolveToolCall, and the
-	// fold of every log), so every store reads back what memstore keeps.
+	// back takes an action left out from the reply (ReadLog, and the fold
+	// of every log), so every store reads back what memstore keeps.
 	// The library sets it only in runs started with log format 1.2 or later.
 	ToolCall int `json:"tool_call,omitempty"`
 }
@@ -565,82 +564,6 @@ func newBody(k RecordKind) RecordBody {
 		return &MaintenanceDone{}
 	}
 	return nil
-}
-
-// EncodeBatch checks the records of one Append — consecutive seqs
-// (ErrNotConsecutive otherwise), each with a body, each within the log's
-// limits once encoded (CheckRecordLimits; ErrJSONLimit otherwise) — and
-// encodes each as JSON.
-// Durable stores call it before writing, so that they check and encode
-// alike; the first seq is theirs to check against the run. The encodings
-// share one buffer, each slice capped at its own end.
-func EncodeBatch(runID string, records []Record) ([][]byte, error) {
-	var small [8]int
-	ends := small[:]
-	if len(records) > len(small) {
-		ends = make([]int, len(records))
-	}
-	ends = ends[:len(records)]
-	size := 0
-	for _, r := range records {
-		size += recordSizeHint(r)
-	}
-	buf, err := encodeBatch(runID, records, make([]byte, 0, size), ends)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]byte, len(records))
-	start := 0
-	for i, end := range ends {
-		out[i] = buf[start:end:end]
-		start = end
-	}
-	return out, nil
-}
-
-// CheckBatch checks the records of one Append as EncodeBatch does, and
-// refuses what it refuses with the same error, but keeps no encoding: for a
-// store that keeps the records themselves (memstore).
-func CheckBatch(runID string, records []Record) error {
-	bp := checkBuffers.Get().(*[]byte)
-	buf, err := encodeBatch(runID, records, *bp, nil)
-	if cap(buf) <= 1<<20 {
-		*bp = buf[:0]
-		checkBuffers.Put(bp)
-	}
-	return err
-}
-
-// checkBuffers hold CheckBatch's scratch encodings.
-var checkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
-// encodeBatch checks records and encodes them one after the other onto buf,
-// setting ends[i] to where record i ends; with ends nil, each record
-// replaces the one before it in buf.
-func encodeBatch(runID string, records []Record, buf []byte, ends []int) ([]byte, error) {
-	for i, r := range records {
-		if i > 0 && r.Seq != records[i-1].Seq+1 {
-			return buf, fmt.Errorf("%w: run %q: record %d has seq %d after seq %d", ErrNotConsecutive, runID, i, r.Seq, records[i-1].Seq)
-		}
-		if ends == nil {
-			buf = buf[:0]
-		}
-		start := len(buf)
-		ref, err := referToToolCall(records[:i], r)
-		if err != nil {
-			return buf, fmt.Errorf("polyloop: run %q: record %d (%s) is refused: %w", runID, r.Seq, r.Kind(), err)
-		}
-		if buf, err = appendRecord(buf, r, ref); err != nil {
-			return buf, fmt.Errorf("polyloop: run %q: encoding record %d: %w", runID, r.Seq, err)
-		}
-		if err := CheckRecordLimits(buf[start:]); err != nil {
-			return buf, fmt.Errorf("polyloop: run %q: record %d (%s) is refused, it would not read back: %w", runID, r.Seq, r.Kind(), err)
-		}
-		if ends != nil {
-			ends[i] = len(buf)
-		}
-	}
-	return buf, nil
 }
 
 // EncodeRecords encodes records as JSON lines, one record per line.

@@ -76,7 +76,7 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 		return RunResult{RunID: runID}, err
 	}
 	defer held.release(ctx)
-	log, err := r.Store.ReadLog(ctx, runID)
+	log, err := ReadLog(ctx, r.Store, runID)
 	if err != nil {
 		return RunResult{}, persistenceError("read", runID, err)
 	}
@@ -139,7 +139,7 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 		return RunResult{RunID: runID}, err
 	}
 	defer held.release(ctx)
-	log, err := r.Store.ReadLog(ctx, runID)
+	log, err := ReadLog(ctx, r.Store, runID)
 	if err != nil {
 		return RunResult{}, persistenceError("read", runID, err)
 	}
@@ -194,7 +194,7 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 // configuration without AllowConfigChange. The log is read again under the
 // lease, which decides.
 func (r *Runner) checkBeforeTakeOver(ctx context.Context, runID string, agent Agent, opts ResumeOptions) error {
-	log, err := r.Store.ReadLog(ctx, runID)
+	log, err := ReadLog(ctx, r.Store, runID)
 	if err != nil {
 		return persistenceError("read", runID, err)
 	}

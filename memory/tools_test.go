@@ -94,7 +94,7 @@ func TestTools(t *testing.T) {
 
 func mustLog(t *testing.T, s *memstore.Store, id string) polyloop.RunLog {
 	t.Helper()
-	l, err := s.ReadLog(bg, id)
+	l, err := polyloop.ReadLog(bg, s, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,9 @@
 // for unknown runs — but not durability: everything is gone with the
 // process.
 //
-// Like the durable stores, it checks each Append as polyloop.EncodeBatch
-// does (polyloop.CheckBatch), refusing records that would not encode.
+// It is a polyloop.RecordKeeper: it keeps the records themselves, never
+// their bytes, and encodes nothing; the Runner checks them against the
+// log's limits before any Append, as it does for every store.
 //
 // It can inject faults: fail the Nth append, or "crash" — accept no more
 // appends once the store holds N records — so that tests can stop a run at
@@ -69,12 +70,16 @@ func (s *Store) SetFaults(opts Options) {
 	s.opts, s.crashed, s.appends = opts, false, 0
 }
 
-// Append implements polyloop.Store.
-func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
+// KeepsRecords implements polyloop.RecordKeeper.
+func (s *Store) KeepsRecords() {}
+
+// Append implements polyloop.Store. It keeps the Record of each row (a row
+// without one is refused: the Runner always sets it) and drops its bytes.
+func (s *Store) Append(ctx context.Context, runID string, rows []polyloop.Row) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if len(records) == 0 {
+	if len(rows) == 0 {
 		return nil
 	}
 	s.mu.Lock()
@@ -86,45 +91,49 @@ func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Re
 		}
 		return ErrInjected
 	}
-	if s.crashed || (s.opts.CrashAfter > 0 && s.total+len(records) > s.opts.CrashAfter) {
+	if s.crashed || (s.opts.CrashAfter > 0 && s.total+len(rows) > s.opts.CrashAfter) {
 		s.crashed = true
 		return ErrCrashed
 	}
 	log := s.runs[runID]
 	next := int64(len(log))
-	if records[0].Seq != next {
-		return fmt.Errorf("%w: run %q: append starts at seq %d, the run's next is %d", polyloop.ErrSeqConflict, runID, records[0].Seq, next)
+	if rows[0].Seq != next {
+		return fmt.Errorf("%w: run %q: append starts at seq %d, the run's next is %d", polyloop.ErrSeqConflict, runID, rows[0].Seq, next)
 	}
-	// Refuse what a durable store refuses (records that do not encode), so
-	// that tests on memstore meet the same failures.
-	if err := polyloop.CheckBatch(runID, records); err != nil {
-		return err
+	for _, r := range rows {
+		if r.Record.Body == nil {
+			return fmt.Errorf("memstore: run %q: row %d has no record (memstore keeps records, not bytes)", runID, r.Seq)
+		}
 	}
-	s.runs[runID] = append(log, records...)
-	s.total += len(records)
 	sum := s.sums[runID]
 	if sum == nil {
 		sum = &polyloop.RunSummary{RunID: runID}
 		s.sums[runID] = sum
 	}
-	for _, r := range records {
-		sum.Apply(r)
+	for _, r := range rows {
+		log = append(log, r.Record)
+		sum.Apply(r.Record)
 	}
+	s.runs[runID] = log
+	s.total += len(rows)
 	return nil
 }
 
-// ReadLog implements polyloop.Store. The records share their bodies with
-// the store: callers must not modify them.
-func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+// ReadRows implements polyloop.Store: a row for each record, carrying the
+// record (no bytes). The records share their bodies with the store:
+// callers must not modify them.
+func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
 	if err := ctx.Err(); err != nil {
-		return polyloop.RunLog{}, err
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	log := s.runs[runID]
-	out := make([]polyloop.Record, len(log))
-	copy(out, log)
-	return polyloop.RunLog{RunID: runID, Records: out}, nil
+	out := make([]polyloop.Row, len(log))
+	for i, r := range log {
+		out[i] = polyloop.Row{Seq: r.Seq, Kind: r.Kind(), Record: r}
+	}
+	return out, nil
 }
 
 // ListRuns implements polyloop.RunLister.

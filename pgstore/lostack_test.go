@@ -104,15 +104,15 @@ func readMessage(r *bufio.Reader) ([]byte, error) {
 	return msg, err
 }
 
-// lastAppend remembers the records of the last Append it passed on.
+// lastAppend remembers the rows of the last Append it passed on.
 type lastAppend struct {
 	polyloop.Store
-	last []polyloop.Record
+	last []polyloop.Row
 }
 
-func (s *lastAppend) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
+func (s *lastAppend) Append(ctx context.Context, runID string, records []polyloop.Row) error {
 	s.last = records
-	return s.Store.Append(ctx, runID, records...)
+	return s.Store.Append(ctx, runID, records)
 }
 
 // TestLostAcknowledgement (SPEC §7.4): the fourth Append of workload W

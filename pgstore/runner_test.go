@@ -38,7 +38,7 @@ func TestRunnerConnectionLoss(t *testing.T) {
 		t.Fatalf("Run with a lost connection: %v, want a *PersistenceError that is not a conflict", err)
 	}
 	s.afterRead = nil
-	l, err := s.ReadLog(ctx, "lost")
+	l, err := polyloop.ReadLog(ctx, s, "lost")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func TestMemoryBesideRuns(t *testing.T) {
 				if seq == 0 {
 					rec.Body = &polyloop.RunStarted{RunID: run, SnapshotHash: "sha256:x"}
 				}
-				if err := s.Append(ctx, run, rec); err != nil {
+				if err := polyloop.AppendRecords(ctx, s, run, rec); err != nil {
 					errs <- err
 				}
 			}

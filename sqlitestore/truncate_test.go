@@ -88,7 +88,7 @@ func checkSalvage(t *testing.T, path string) {
 	ok, corrupt := 0, 0
 	for i := range truncatedRuns {
 		id := fmt.Sprintf("run%d", i)
-		l, err := sv.ReadLog(ctx, id)
+		l, err := polyloop.ReadLog(ctx, sv, id)
 		var ce *polyloop.CorruptLogError
 		switch {
 		case err == nil && len(l.Records) == int(workload.W{Steps: 30}.RecordsPerRun()):

@@ -162,7 +162,7 @@ func (f *follower) push(ctx context.Context) (stop bool) {
 // noting the model calls of the log in calls; done when the run has
 // finished.
 func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, seq *int, calls map[string]bool) (done bool, err error) {
-	log, err := s.opts.Store.ReadLog(ctx, id)
+	log, err := polyloop.ReadLog(ctx, s.opts.Store, id)
 	if err != nil {
 		return false, err
 	}

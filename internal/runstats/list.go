@@ -33,7 +33,7 @@ func FillTotals(ctx context.Context, st polyloop.Store, runs []polyloop.RunSumma
 		if runs[i].Totals != nil {
 			continue
 		}
-		log, err := st.ReadLog(ctx, runs[i].RunID)
+		log, err := polyloop.ReadLog(ctx, st, runs[i].RunID)
 		if err != nil {
 			return err
 		}

@@ -26,7 +26,7 @@ func TestInvocationsOfMaintenance(t *testing.T) {
 	st := memstore.New()
 	runfixture.Remembering(t, st, runfixture.NewClock(runfixture.Base), runfixture.MemoryRun, "the goal")
 	tr := load(t, st, runfixture.MemoryRun)
-	log, err := st.ReadLog(context.Background(), runfixture.MemoryRun)
+	log, err := polyloop.ReadLog(context.Background(), st, runfixture.MemoryRun)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ type Store interface {
 // Load reads a run's log and lists its children. A run without records is
 // an error wrapping polyloop.ErrRunNotFound.
 func Load(ctx context.Context, st Store, id string) (*Trajectory, error) {
-	log, err := st.ReadLog(ctx, id)
+	log, err := polyloop.ReadLog(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}
