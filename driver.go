@@ -42,12 +42,9 @@ func newDriver(r *Runner, runID string, m *machine, opts ResumeOptions) *driver 
 	return &driver{r: r, runID: runID, m: m, opts: opts, sinks: newSinkSet(r.Sinks, r.SinkPolicy), encode: !keeper}
 }
 
-func (d *driver) now() time.Time {
-	if d.r.Clock != nil {
-		return d.r.Clock()
-	}
-	return time.Now()
-}
+// now is the Runner's clock: the one the log's timestamps and the gates'
+// deadlines are read from.
+func (d *driver) now() time.Time { return d.r.now() }
 
 // run drives the machine until the run finishes or an error stops it.
 func (d *driver) run(ctx context.Context) (RunResult, error) {
