@@ -74,6 +74,10 @@ type logState struct {
 	// onStep, when set, is told of each completed step before the state
 	// moves past it (Steps).
 	onStep func(sc *StepCompleted, reply *ModelReply, batch []batchAction)
+	// obs, when set, is told of each record folded, and fact is the place
+	// of the record being folded (ObserveLog, state_observe.go).
+	obs  LogObserver
+	fact Fact
 }
 
 // batchAction is one action of the open batch, by its index.
@@ -186,9 +190,16 @@ func (st *logState) apply(r Record) error {
 	if err := st.check(r); err != nil {
 		return err
 	}
+	var o observed
+	if st.obs != nil {
+		o = st.beforeFold(r)
+	}
 	st.copying = r.Seq > 0 && r.Seq <= st.copiedUntil
 	st.fold(r.Body)
 	st.next++
+	if st.obs != nil {
+		st.describe(r, o)
+	}
 	if r.Seq == st.copiedUntil && r.Seq > 0 {
 		return st.endCopies(r)
 	}

@@ -31,6 +31,9 @@ import (
 type machine struct {
 	st      *logState
 	pending []Record
+	// wrote is the last record of the last write handed out; nil before
+	// the invocation's first.
+	wrote RecordBody
 
 	// calling is set while a model call handed out has not been answered;
 	// in phaseModelIntent without it, the intent is an orphan read back
@@ -143,6 +146,97 @@ func (rd ready) facts() []Record {
 	return nil
 }
 
+// The machine's write boundaries: which records go in one Append. A ready's
+// records are one write; writeStarts says, for every record kind, after
+// which records an invocation that has not stopped begins a write with it,
+// or nil when it never does — the record goes in the same write as the one
+// before it, or only a new invocation (a resume, a gate's answer) writes it
+// first. The machine holds itself to it: every write of an invocation but
+// its first must begin as writeStarts allows (take panics otherwise), and
+// the step traces (testdata/step) print each write's boundary. A log's
+// readers find where invocations began by it (ObserveLog: Fact.Invocation),
+// so that changing the grouping changes the traces, never the readers
+// silently.
+var writeStarts = map[RecordKind]func(prev, next RecordBody) bool{
+	// The run's first write, and never after it.
+	KindRunStarted: nil,
+	// With run_started, or with the records that end the previous step
+	// (step_completed, maintenance_done); first only in a resume.
+	KindModelCallIntent: nil,
+	// Right after the write of its intent: the call returned.
+	KindModelCallResult: func(prev, _ RecordBody) bool {
+		_, ok := prev.(*ModelCallIntent)
+		return ok
+	},
+	// With the reply that decided it, or with the settlement of the
+	// batch's previous action; first only in a resume.
+	KindActionIntent: nil,
+	// When an action in flight ends, or receives a child.
+	KindActionResult:   func(prev, _ RecordBody) bool { return actionInFlight(prev) },
+	KindStepCompleted:  func(prev, _ RecordBody) bool { return actionInFlight(prev) },
+	KindChildReception: childReceived,
+	// A step's maintenance writes each operation's outcome and each
+	// reception as it comes, and maintenance_done when its Maintainer
+	// returns (with the next step's intent or the run's finish).
+	KindMaintenanceOp:   func(prev, _ RecordBody) bool { return inMaintenance(prev) },
+	KindMaintenanceDone: func(prev, _ RecordBody) bool { return inMaintenance(prev) },
+	// With the step record or maintenance_done that ends the run; first
+	// only in a resume (a finish the log already determined).
+	KindRunFinished: nil,
+	// Only a resume writes them first.
+	KindConfigOverride: nil,
+	KindLeaseTakeover:  nil,
+	// With the reply whose batch waits at the gate.
+	KindApprovalRequested: nil,
+	KindDeliveryRequested: nil,
+	// Written by a gate's answer (Runner.Approve, Runner.Deliver), or by a
+	// resume after the deadline.
+	KindApprovalDecided:  nil,
+	KindDeliveryReceived: nil,
+}
+
+// continuesWrite reports whether an invocation that has not stopped may
+// begin a write with next after a write that ended with prev.
+func continuesWrite(prev, next RecordBody) bool {
+	after := writeStarts[next.Kind()]
+	return after != nil && after(prev, next)
+}
+
+// actionInFlight reports whether prev, the last record of a write, leaves
+// an action of the step in flight: its intent, the settlement of another
+// action of the batch, or the reception of a child an action started.
+func actionInFlight(prev RecordBody) bool {
+	switch b := prev.(type) {
+	case *ActionIntent, *ActionResult:
+		return true
+	case *ChildReception:
+		return !b.Maintenance
+	}
+	return false
+}
+
+// inMaintenance reports whether prev, the last record of a write, leaves a
+// step's maintenance under way: the step's record, an operation's outcome
+// or a reception of the maintenance.
+func inMaintenance(prev RecordBody) bool {
+	switch b := prev.(type) {
+	case *StepCompleted, *MaintenanceOp:
+		return true
+	case *ChildReception:
+		return b.Maintenance
+	}
+	return false
+}
+
+// childReceived: an action receives its child while the action is in
+// flight; a step's maintenance receives its children while it is under way.
+func childReceived(prev, next RecordBody) bool {
+	if next.(*ChildReception).Maintenance {
+		return inMaintenance(prev)
+	}
+	return actionInFlight(prev)
+}
+
 // newMachine returns a machine that continues from st: the fold of the log
 // so far (empty for a new run, whose RunStarted is then added first).
 func newMachine(st *logState) *machine { return &machine{st: st} }
@@ -162,9 +256,20 @@ func (m *machine) addRecord(r Record) {
 	m.pending = append(m.pending, r)
 }
 
+// take hands out the records pending: the next write. Every write but the
+// invocation's first begins as writeStarts allows after the write before
+// it; anything else is a bug in the machine, and it panics.
 func (m *machine) take() []Record {
 	recs := m.pending
 	m.pending = nil
+	if len(recs) == 0 {
+		return recs
+	}
+	if m.wrote != nil && !continuesWrite(m.wrote, recs[0].Body) {
+		panic(fmt.Sprintf("polyloop: internal error: the machine began a write with %s after %s, which writeStarts says only a new invocation does",
+			recs[0].Kind(), m.wrote.Kind()))
+	}
+	m.wrote = recs[len(recs)-1].Body
 	return recs
 }
 
@@ -626,11 +731,15 @@ func (m *machine) receive(rec *ChildReception) []Record {
 }
 
 // finish is the RunFinished record of the finish the last ready announced,
-// with the invocation's sink failure counts, and the run's result.
+// with the invocation's sink failure counts, and the run's result. It is
+// written in the ready's write, after its records.
 func (m *machine) finish(e effect, sinks []SinkReport) ([]Record, RunResult) {
 	fin := &RunFinished{StopReason: e.reason, FinalAnswer: e.answer, Totals: m.st.totals.totals(), Sinks: sinks}
 	m.add(fin)
-	return m.take(), RunResult{RunID: m.st.runID, StopReason: e.reason, FinalAnswer: e.answer,
+	// RunFinished ends the write of the ready that announced the finish.
+	recs := m.pending
+	m.pending, m.wrote = nil, fin
+	return recs, RunResult{RunID: m.st.runID, StopReason: e.reason, FinalAnswer: e.answer,
 		Totals: fin.Totals, Records: m.st.next}
 }
 
