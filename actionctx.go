@@ -23,7 +23,7 @@ type actionScope struct {
 	info ActionInfo
 	d    *driver
 	// maintenance: the scope of a step's maintenance, not of an action
-	// (maintenance_driver.go); info then holds the run and the step.
+	// (driver_memory.go); info then holds the run and the step.
 	maintenance bool
 	ops         map[string]bool // operation names used (Perform)
 

@@ -34,7 +34,7 @@ type driver struct {
 	// encode: the store keeps rows' bytes (not a RecordKeeper).
 	encode bool
 
-	driverMemory // the agent's view and maintainer (maintenance_driver.go)
+	driverMemory // the agent's view and maintainer (driver_memory.go)
 }
 
 func newDriver(r *Runner, runID string, m *machine, opts ResumeOptions) *driver {

@@ -67,7 +67,7 @@ type logState struct {
 	// in the source's totals, and in the fork's budgets.
 	copied totalsAcc
 	hist   historyBuilder
-	maint  maintState // the last completed step's maintenance (maintenance_state.go)
+	maint  maintState // the last completed step's maintenance (state_memory.go)
 
 	// onStep, when set, is told of each completed step before the state
 	// moves past it (Steps).
