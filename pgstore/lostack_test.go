@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
 	"github.com/polyloop/polyloop/internal/storetest"
+	"github.com/polyloop/polyloop/internal/workload"
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/polylooptest"
 )

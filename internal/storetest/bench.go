@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/internal/workload"
 )
 
 // Commits reports a store's commit count (its Stats().Commits).

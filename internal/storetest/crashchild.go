@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/internal/workload"
 )
 
 // The crash test's environment: the parent sets them for each child.
