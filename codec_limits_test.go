@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,7 +202,10 @@ func (s *countingRows) Append(_ context.Context, _ string, rows []polyloop.Row) 
 	if rows[0].Seq != int64(len(s.rows)) {
 		return polyloop.ErrSeqConflict
 	}
-	s.rows = append(s.rows, rows...)
+	for _, r := range rows {
+		r.Data = slices.Clone(r.Data)
+		s.rows = append(s.rows, r)
+	}
 	return nil
 }
 

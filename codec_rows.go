@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"sync"
 	"time"
 )
@@ -57,50 +58,50 @@ func AppendRecords(ctx context.Context, s Store, runID string, records ...Record
 		return nil
 	}
 	_, keeper := s.(RecordKeeper)
-	rows, err := rowsOf(runID, records, !keeper)
+	rows, _, err := rowsOf(runID, records, !keeper, nil, nil)
 	if err != nil {
 		return err
 	}
 	return s.Append(ctx, runID, rows)
 }
 
-// rowsOf checks the records of one Append and makes their rows: encoded, in
-// one buffer, each slice capped at its own end, with their checksums; or,
-// with encode false (a RecordKeeper), without bytes, the records checked
-// all the same (withinLimits).
-func rowsOf(runID string, records []Record, encode bool) ([]Row, error) {
-	rows := make([]Row, len(records))
-	var buf []byte
+// rowsOf checks the records of one Append and makes their rows, in rows
+// (a scratch slice, reused) and, encoded, in buf (likewise), each Data
+// slice capped at its own end, with their checksums; or, with encode false
+// (a RecordKeeper), without bytes, the records checked all the same
+// (withinLimits). It returns the scratch slices for the next write.
+func rowsOf(runID string, records []Record, encode bool, rows []Row, buf []byte) ([]Row, []byte, error) {
+	rows = slices.Grow(rows[:0], len(records))[:len(records)]
 	if encode {
 		size := 0
 		for _, r := range records {
 			size += recordSizeHint(r)
 		}
-		buf = make([]byte, 0, size)
+		buf = slices.Grow(buf[:0], size)
 	}
 	for i, r := range records {
 		if i > 0 && r.Seq != records[i-1].Seq+1 {
-			return nil, fmt.Errorf("%w: run %q: record %d has seq %d after seq %d", ErrNotConsecutive, runID, i, r.Seq, records[i-1].Seq)
+			return rows, buf, fmt.Errorf("%w: run %q: record %d has seq %d after seq %d", ErrNotConsecutive, runID, i, r.Seq, records[i-1].Seq)
 		}
 		ref, err := referToToolCall(records[:i], r)
 		if err != nil {
-			return nil, fmt.Errorf("polyloop: run %q: record %d (%s) is refused: %w", runID, r.Seq, r.Kind(), err)
+			return rows, buf, fmt.Errorf("polyloop: run %q: record %d (%s) is refused: %w", runID, r.Seq, r.Kind(), err)
 		}
 		rows[i] = Row{Seq: r.Seq, Kind: r.Kind(), Record: r}
 		if !encode {
 			if err := checkRecord(runID, r, ref); err != nil {
-				return nil, err
+				return rows, buf, err
 			}
 			continue
 		}
 		start := len(buf)
 		if buf, err = encodeChecked(runID, buf, r, ref); err != nil {
-			return nil, err
+			return rows, buf, err
 		}
 		data := buf[start:len(buf):len(buf)]
 		rows[i].Data, rows[i].Checksum = data, checksum(data)
 	}
-	return rows, nil
+	return rows, buf, nil
 }
 
 // encodeChecked appends r's encoding to buf and checks it against the log's

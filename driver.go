@@ -31,8 +31,11 @@ type driver struct {
 	broken error
 	// appends counts the Appends attempted.
 	appends int
-	// encode: the store keeps rows' bytes (not a RecordKeeper).
+	// encode: the store keeps rows' bytes (not a RecordKeeper); rows and
+	// buf are the scratch of the rows of each write.
 	encode bool
+	rows   []Row
+	buf    []byte
 
 	driverMemory // the agent's view and maintainer (driver_memory.go)
 }
@@ -140,7 +143,8 @@ func (d *driver) write(ctx context.Context, recs []Record) error {
 		return d.broken
 	}
 	stamp(recs, d.now())
-	rows, err := rowsOf(d.runID, recs, d.encode)
+	rows, buf, err := rowsOf(d.runID, recs, d.encode, d.rows, d.buf)
+	d.rows, d.buf = rows, buf // the store retains neither (Store contract)
 	if err != nil {
 		d.broken = err
 		return err

@@ -229,6 +229,10 @@ type batchRecorder struct {
 }
 
 func (s *batchRecorder) Append(ctx context.Context, runID string, records []polyloop.Row) error {
-	s.batches = append(s.batches, slices.Clone(records))
+	kept := slices.Clone(records) // a store retains no row nor its bytes
+	for i := range kept {
+		kept[i].Data = slices.Clone(kept[i].Data)
+	}
+	s.batches = append(s.batches, kept)
 	return s.Store.Append(ctx, runID, records)
 }

@@ -193,8 +193,10 @@ var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outco
 //   - Cancellation: a done ctx may make Append or ReadRows fail with an
 //     error that wraps ctx.Err(); an Append that fails that way is still
 //     atomic.
-//   - Ownership: the caller does not modify rows (nor their Data and
-//     Record) after passing them to Append, so a store may keep them. Rows
+//   - Ownership: Append MUST NOT retain rows nor their Data after it
+//     returns (the Runner reuses them for its next write, as io.Writer's
+//     callers reuse p): a store that keeps bytes in memory copies them. A
+//     row's Record is the store's to keep: no one modifies it. Rows
 //     returned by ReadRows may share memory with the store: callers MUST
 //     NOT modify them.
 //   - Concurrency: a Store MUST be safe for concurrent use by many runs.

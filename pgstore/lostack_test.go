@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -111,7 +112,7 @@ type lastAppend struct {
 }
 
 func (s *lastAppend) Append(ctx context.Context, runID string, records []polyloop.Row) error {
-	s.last = records
+	s.last = slices.Clone(records) // its seqs only: a store retains no row
 	return s.Store.Append(ctx, runID, records)
 }
 

@@ -24,6 +24,7 @@ type storeFaults struct {
 	wrongCancel bool // a cancelled context gives an error that does not wrap it
 	jsonb       bool // the data is kept as parsed JSON (a jsonb column): read back re-encoded
 	noChecksum  bool // the checksum is not kept: rows read back unchecked
+	retains     bool // the rows' bytes are kept as given, not copied
 	unordered   bool // rows are read back in the reverse order (a SELECT without ORDER BY)
 	refuses     bool // every Append fails
 	byID        bool // ListRuns orders by run id
@@ -107,7 +108,9 @@ func (s *brokenStore) write(key string, rows []polyloop.Row) error {
 			}
 			return errors.New("brokenStore: write failed")
 		}
-		r.Data = slices.Clone(r.Data)
+		if !s.retains {
+			r.Data = slices.Clone(r.Data)
+		}
 		if s.jsonb {
 			var v any
 			if err := json.Unmarshal(r.Data, &v); err != nil {
@@ -373,6 +376,7 @@ func brokenStoreCases() []brokenCase {
 		c("RoundTrip", ruleReadsBack, storeWith(storeFaults{noChecksum: true})),
 		c("RoundTrip", ruleReadsBack, storeWith(storeFaults{unordered: true})),
 		c("RoundTrip", ruleReadsBack, dropping),
+		c("RowsNotRetained", ruleNotRetained, storeWith(storeFaults{retains: true})),
 		c("SeqRule", ruleSeqConflict, storeWith(storeFaults{noSeqCheck: true})),
 		c("BatchAllOrNothing", ruleSeqConflict, storeWith(storeFaults{noSeqCheck: true})),
 		c("InjectedFailure", ruleAtomic, storeWith(storeFaults{partial: true})),

@@ -36,7 +36,10 @@ func (s *mapStore) Append(ctx context.Context, runID string, rows []polyloop.Row
 	if s.runs == nil {
 		s.runs = map[string][]polyloop.Row{}
 	}
-	s.runs[runID] = append(s.runs[runID], rows...)
+	for _, r := range rows {
+		r.Data = slices.Clone(r.Data) // the caller reuses the rows after Append
+		s.runs[runID] = append(s.runs[runID], r)
+	}
 	return nil
 }
 

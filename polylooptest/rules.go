@@ -60,6 +60,7 @@ const (
 	ruleEmptyLog       rule = "ReadRows of a run without rows MUST return no rows and a nil error"
 	ruleAcceptsNext    rule = "Append of a run's next rows MUST succeed"
 	ruleReadsBack      rule = "ReadRows MUST return the rows as appended, in seq order: the same seq, kind, checksum and bytes (a RecordKeeper: the same records)"
+	ruleNotRetained    rule = "Append MUST NOT retain rows nor their Data after it returns (the caller reuses them)"
 	ruleSeqConflict    rule = "an Append whose first seq is not the run's next MUST fail with ErrSeqConflict and write nothing"
 	ruleAtomic         rule = "an Append MUST be all or nothing"
 	ruleRunsIsolated   rule = "runs whose ids differ MUST have separate logs"
@@ -92,7 +93,7 @@ var allRules = append([]rule{
 	ruleReplyNotModified,
 	ruleRanIsExecuted, ruleNotStartedIsRefused, ruleEnvFailureIsEnvError, ruleFailureObserved, ruleTruncatedCount,
 	ruleNoLeftovers, ruleActionNotModified,
-	ruleEmptyLog, ruleAcceptsNext, ruleReadsBack, ruleSeqConflict, ruleAtomic, ruleRunsIsolated,
+	ruleEmptyLog, ruleAcceptsNext, ruleReadsBack, ruleNotRetained, ruleSeqConflict, ruleAtomic, ruleRunsIsolated,
 	ruleOneWriterWins, ruleCancelAtomic, ruleDurable, ruleListSummaries, ruleListOrder, ruleListLimitAfter,
 	ruleListDescending, ruleListAfter, ruleListTask,
 	ruleSinkDelivers, ruleEventNotModified, ruleSinkFailureReturned, ruleSinkFailureNotCtx,

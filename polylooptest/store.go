@@ -56,6 +56,8 @@ const DefaultLargeBody = 1 << 20
 //   - RoundTrip: the rows of a record of each of the eight kinds, with
 //     unicode, NUL, escapes and a large observation, read back as
 //     appended, appended one by one and as one batch.
+//   - RowsNotRetained: rows whose bytes and fields the caller overwrites
+//     once Append returned (the Runner reuses them) read back as appended.
 //   - SeqRule: an Append whose first row is not the run's next sequence
 //     number (a new run's first, a repeat, a gap, a negative seq) fails
 //     with polyloop.ErrSeqConflict and writes nothing.
@@ -104,6 +106,7 @@ func TestStore(t *testing.T, h StoreHarness) {
 var storeChecks = []check[StoreHarness]{
 	{"EmptyLogForUnknownRun", checkStoreEmpty},
 	{"RoundTrip", checkStoreRoundTrip},
+	{"RowsNotRetained", checkStoreNotRetained},
 	{"SeqRule", checkStoreSeqRule},
 	{"BatchAllOrNothing", checkStoreBatch},
 	{"InjectedFailure", checkStoreInjectedFailure},

@@ -201,6 +201,24 @@ func checkStoreBatch(e *env, h StoreHarness) error {
 	return tag(ruleReadsBack, expectLog(e.ctx, s, run, append(good, more...)))
 }
 
+// checkStoreNotRetained: after Append returns, the Runner reuses the rows
+// and their bytes for its next write; the store must not see that.
+func checkStoreNotRetained(e *env, h StoreHarness) error {
+	s, run := h.New(e.t), "polylooptest-not-retained"
+	recs := records(0, sampleBodies(run, 4096)...)
+	rows := rowsOf(recs)
+	if err := s.Append(e.ctx, run, rows); err != nil {
+		return broke(ruleAcceptsNext, "Append of %d rows to run %q failed: %w", len(rows), run, err)
+	}
+	for i := range rows { // what a caller's next write does to its scratch
+		for j := range rows[i].Data {
+			rows[i].Data[j] = ' '
+		}
+		rows[i].Seq, rows[i].Kind, rows[i].Checksum = -1, "", 0
+	}
+	return tag(ruleNotRetained, expectLog(e.ctx, s, run, recs))
+}
+
 func checkStoreInjectedFailure(e *env, h StoreHarness) error {
 	if h.NewFaulty == nil {
 		return skipf("the harness gives no NewFaulty store, so no failure can be injected in the middle of an Append")

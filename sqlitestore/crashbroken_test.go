@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/polyloop/polyloop"
@@ -39,7 +40,10 @@ func (s *ackEarly) Append(ctx context.Context, runID string, records []polyloop.
 	if err := s.flush(ctx); err != nil {
 		return err
 	}
-	s.pending, s.run = records, runID
+	s.pending, s.run = slices.Clone(records), runID // rows and their bytes, copied: the Runner reuses them
+	for i := range s.pending {
+		s.pending[i].Data = slices.Clone(s.pending[i].Data)
+	}
 	return nil
 }
 
