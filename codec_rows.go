@@ -58,19 +58,32 @@ func AppendRecords(ctx context.Context, s Store, runID string, records ...Record
 		return nil
 	}
 	_, keeper := s.(RecordKeeper)
-	rows, _, err := rowsOf(runID, records, !keeper, nil, nil)
+	rows, _, err := rowsOf(runID, records, rowOpts{encode: !keeper}, nil, nil)
 	if err != nil {
 		return err
 	}
 	return s.Append(ctx, runID, rows)
 }
 
+// rowOpts say how rowsOf makes rows.
+type rowOpts struct {
+	// encode: the store keeps bytes (not a RecordKeeper).
+	encode bool
+	// checked: the JSON values the records hold were checked against the
+	// log's limits where they entered (the machine's: compactArgs for a
+	// reply's tool calls, checkActions for a decision's actions, the
+	// reader for a log read back), so withinLimits need not check them
+	// again. Records from elsewhere (AppendRecords) are not.
+	checked bool
+}
+
 // rowsOf checks the records of one Append and makes their rows, in rows
 // (a scratch slice, reused) and, encoded, in buf (likewise), each Data
-// slice capped at its own end, with their checksums; or, with encode false
-// (a RecordKeeper), without bytes, the records checked all the same
+// slice capped at its own end, with their checksums; or, for a
+// RecordKeeper, without bytes, the records checked all the same
 // (withinLimits). It returns the scratch slices for the next write.
-func rowsOf(runID string, records []Record, encode bool, rows []Row, buf []byte) ([]Row, []byte, error) {
+func rowsOf(runID string, records []Record, o rowOpts, rows []Row, buf []byte) ([]Row, []byte, error) {
+	encode := o.encode
 	rows = slices.Grow(rows[:0], len(records))[:len(records)]
 	if encode {
 		size := 0
@@ -89,7 +102,7 @@ func rowsOf(runID string, records []Record, encode bool, rows []Row, buf []byte)
 		}
 		rows[i] = Row{Seq: r.Seq, Kind: r.Kind(), Record: r}
 		if !encode {
-			if err := checkRecord(runID, r, ref); err != nil {
+			if err := checkRecord(runID, r, ref, o.checked); err != nil {
 				return rows, buf, err
 			}
 			continue
@@ -121,8 +134,8 @@ func encodeChecked(runID string, buf []byte, r Record, ref bool) ([]byte, error)
 // checkRecord checks a record a RecordKeeper is given as encodeChecked
 // does, refusing what it refuses with the same error, without encoding it
 // when withinLimits can tell it is within the log's limits.
-func checkRecord(runID string, r Record, ref bool) error {
-	if r.Body != nil && withinLimits(r, ref) {
+func checkRecord(runID string, r Record, ref, checked bool) error {
+	if r.Body != nil && withinLimits(r, ref, checked) {
 		return nil
 	}
 	bp := checkBuffers.Get().(*[]byte)
@@ -143,9 +156,10 @@ var checkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); retur
 // is under MaxRecordBytes and every JSON value the record holds is valid,
 // in UTF-8 and within MaxJSONDepth (a step's record nests its values at
 // most four levels down). ref says an action intent leaves out its action,
-// the tool call of a model result of its batch, checked with that result.
+// the tool call of a model result of its batch, checked with that result;
+// checked, that the values were checked where they entered (rowOpts).
 // False means "encode it and see", never "refused".
-func withinLimits(r Record, ref bool) bool {
+func withinLimits(r Record, ref, checked bool) bool {
 	if y := r.At.UTC().Year(); y < 1 || y > 9999 {
 		return false
 	}
@@ -157,12 +171,12 @@ func withinLimits(r Record, ref bool) bool {
 			n += 64 + stringBound(v.Name)
 		}
 	case *ModelCallResult:
-		n, ok = resultBound(b)
+		n, ok = resultBound(b, checked)
 	case *ActionIntent:
 		a := &b.Action
 		n = 512 + stringBound(b.ActionID) + stringBound(b.ModelCallID) + stringBound(string(b.Replay)) +
 			stringBound(a.CallID) + stringBound(a.Tool) + stringBound(a.Code) + stringBound(a.Lang) + len(a.Args)
-		ok = ref || validValue(a.Args)
+		ok = ref || checked || validValue(a.Args)
 	case *StepCompleted:
 		n = 256 + stringBound(b.ModelCallID) + stringBound(string(b.Decision)) + stringBound(b.Feedback) +
 			stringBound(b.Answer) + settledBound(&b.SettledAction)
@@ -177,7 +191,7 @@ func withinLimits(r Record, ref bool) bool {
 // resultBound bounds a model result's encoding; false when it holds what
 // withinLimits leaves to the encoder: a failure's diagnostic, a failed
 // call's usage, a cost that may not be finite.
-func resultBound(b *ModelCallResult) (int, bool) {
+func resultBound(b *ModelCallResult, checked bool) (int, bool) {
 	if b.Failure != nil || b.Usage != nil {
 		return 0, false
 	}
@@ -192,7 +206,7 @@ func resultBound(b *ModelCallResult) (int, bool) {
 	n += 256 + stringBound(r.Text) + stringBound(r.Model) + stringBound(r.FinishReason) + stringBound(r.RequestID)
 	for i := range r.ToolCalls {
 		tc := &r.ToolCalls[i]
-		if !validValue(tc.Args) {
+		if !checked && !validValue(tc.Args) {
 			return 0, false
 		}
 		n += 64 + stringBound(tc.ID) + stringBound(tc.Name) + len(tc.Args)

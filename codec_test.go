@@ -423,7 +423,7 @@ func TestRecordTimeOutOfRange(t *testing.T) {
 			t.Errorf("a record at %v encodes: %v, want %v", at, err, want)
 		}
 		for _, encode := range []bool{true, false} {
-			if _, _, err := rowsOf("r", []Record{r}, encode, nil, nil); err == nil || !strings.Contains(err.Error(), want.Error()) {
+			if _, _, err := rowsOf("r", []Record{r}, rowOpts{encode: encode}, nil, nil); err == nil || !strings.Contains(err.Error(), want.Error()) {
 				t.Errorf("the rows (encoded %v) of a record at %v: %v, want %v", encode, at, err, want)
 			}
 		}

@@ -143,7 +143,7 @@ func (d *driver) write(ctx context.Context, recs []Record) error {
 		return d.broken
 	}
 	stamp(recs, d.now())
-	rows, buf, err := rowsOf(d.runID, recs, d.encode, d.rows, d.buf)
+	rows, buf, err := rowsOf(d.runID, recs, rowOpts{encode: d.encode, checked: true}, d.rows, d.buf)
 	d.rows, d.buf = rows, buf // the store retains neither (Store contract)
 	if err != nil {
 		d.broken = err
