@@ -250,18 +250,34 @@ func (m *machine) addRecord(r Record) {
 	if err := m.st.apply(r); err != nil {
 		panic(fmt.Sprintf("polyloop: internal error: the loop built a record the log's grammar refuses: %v", err))
 	}
-	if m.pending == nil {
-		m.pending = make([]Record, 0, 4) // a write holds two to four records
+	if len(m.pending) == cap(m.pending) {
+		// A chunk for the next writes (two to four records each): the
+		// writes handed out are slices of it that nothing overwrites.
+		chunk := make([]Record, len(m.pending), len(m.pending)+recordChunk)
+		copy(chunk, m.pending)
+		m.pending = chunk
 	}
 	m.pending = append(m.pending, r)
+}
+
+// recordChunk is how many records the machine's pending writes take room
+// for at a time.
+const recordChunk = 64
+
+// handOut hands out the records pending, capped (an append to them copies
+// them), and keeps the room after them for the next write.
+func (m *machine) handOut() []Record {
+	n := len(m.pending)
+	recs := m.pending[:n:n]
+	m.pending = m.pending[n:]
+	return recs
 }
 
 // take hands out the records pending: the next write. Every write but the
 // invocation's first begins as writeStarts allows after the write before
 // it; anything else is a bug in the machine, and it panics.
 func (m *machine) take() []Record {
-	recs := m.pending
-	m.pending = nil
+	recs := m.handOut()
 	if len(recs) == 0 {
 		return recs
 	}
@@ -661,8 +677,8 @@ func (m *machine) finish(e effect, sinks []SinkReport) ([]Record, RunResult) {
 	fin := &RunFinished{StopReason: e.reason, FinalAnswer: e.answer, Totals: m.st.totals.totals(), Sinks: sinks}
 	m.add(fin)
 	// RunFinished ends the write of the ready that announced the finish.
-	recs := m.pending
-	m.pending, m.wrote = nil, fin
+	recs := m.handOut()
+	m.wrote = fin
 	return recs, RunResult{RunID: m.st.runID, StopReason: e.reason, FinalAnswer: e.answer,
 		Totals: fin.Totals, Records: m.st.next}
 }
