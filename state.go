@@ -352,6 +352,14 @@ func (st *logState) setSnapshot(snap Snapshot, hash string) {
 	st.synth = snap.Synthetic.withDefaults()
 }
 
+// replyCalls are the tool calls of the open step's reply, or none.
+func (st *logState) replyCalls() []ToolCall {
+	if st.reply == nil {
+		return nil
+	}
+	return st.reply.ToolCalls
+}
+
 // policy is the replay policy of an action under the snapshot in force:
 // from the tool spec; a code action or an unknown tool is never replayed.
 func (st *logState) policy(a Action) ReplayPolicy {

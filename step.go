@@ -465,7 +465,7 @@ func (m *machine) decided(dec Decision) error {
 	}
 	switch dec := dec.(type) {
 	case Act:
-		if err := checkActions(dec.Actions); err != nil {
+		if err := checkActions(dec.Actions, st.replyCalls()); err != nil {
 			return err
 		}
 		m.startBatch(dec.Actions)
@@ -479,11 +479,18 @@ func (m *machine) decided(dec Decision) error {
 	return nil
 }
 
-func checkActions(actions []Action) error {
+// checkActions checks a decision's actions: arguments that are JSON within
+// the log's limits. Arguments that are, byte for byte, those of a tool call
+// of the reply they come from were checked when the reply came in
+// (compactArgs) or was read back, and are not checked again.
+func checkActions(actions []Action, calls []ToolCall) error {
 	if len(actions) == 0 {
 		return fmt.Errorf("%w: an Act without actions", ErrInvalidDecision)
 	}
 	for _, a := range actions {
+		if callArgs(a.Args, calls) {
+			continue
+		}
 		if len(a.Args) > 0 && !json.Valid(a.Args) {
 			return fmt.Errorf("%w: arguments that are not JSON for tool %q", ErrInvalidDecision, a.Tool)
 		}
@@ -492,6 +499,16 @@ func checkActions(actions []Action) error {
 		}
 	}
 	return nil
+}
+
+// callArgs reports whether args are the arguments of one of calls.
+func callArgs(args []byte, calls []ToolCall) bool {
+	for i := range calls {
+		if bytes.Equal(args, calls[i].Args) {
+			return true
+		}
+	}
+	return false
 }
 
 // resumeBatch continues an open batch read back from the log: one
@@ -512,7 +529,7 @@ func (m *machine) verifyBatch(dec Decision) error {
 	m.verify = false
 	st := m.st
 	act, ok := dec.(Act)
-	if ok && len(act.Actions) == len(st.batch) && checkActions(act.Actions) == nil {
+	if ok && len(act.Actions) == len(st.batch) && checkActions(act.Actions, st.replyCalls()) == nil {
 		for i, a := range st.batch {
 			if (a.intent != nil || a.gate != nil) && !a.action().Equal(act.Actions[i]) {
 				ok = false

@@ -44,7 +44,7 @@ type Options struct {
 type Store struct {
 	mu      sync.Mutex
 	opts    Options
-	runs    map[string][]polyloop.Record
+	runs    map[string]*runLog
 	sums    map[string]*polyloop.RunSummary
 	total   int
 	appends int
@@ -59,7 +59,7 @@ func New() *Store { return NewWithOptions(Options{}) }
 
 // NewWithOptions returns an empty store with the given fault injection.
 func NewWithOptions(opts Options) *Store {
-	return &Store{opts: opts, runs: map[string][]polyloop.Record{}, sums: map[string]*polyloop.RunSummary{}}
+	return &Store{opts: opts, runs: map[string]*runLog{}, sums: map[string]*polyloop.RunSummary{}}
 }
 
 // SetFaults replaces the fault injection and clears a simulated crash: the
@@ -96,7 +96,11 @@ func (s *Store) Append(ctx context.Context, runID string, rows []polyloop.Row) e
 		return ErrCrashed
 	}
 	log := s.runs[runID]
-	next := int64(len(log))
+	if log == nil {
+		log = &runLog{}
+		s.runs[runID] = log
+	}
+	next := int64(log.n)
 	if rows[0].Seq != next {
 		return fmt.Errorf("%w: run %q: append starts at seq %d, the run's next is %d", polyloop.ErrSeqConflict, runID, rows[0].Seq, next)
 	}
@@ -111,10 +115,9 @@ func (s *Store) Append(ctx context.Context, runID string, rows []polyloop.Row) e
 		s.sums[runID] = sum
 	}
 	for _, r := range rows {
-		log = append(log, r.Record)
+		log.add(r.Record)
 		sum.Apply(r.Record)
 	}
-	s.runs[runID] = log
 	s.total += len(rows)
 	return nil
 }
@@ -129,11 +132,34 @@ func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	log := s.runs[runID]
-	out := make([]polyloop.Row, len(log))
-	for i, r := range log {
-		out[i] = polyloop.Row{Seq: r.Seq, Kind: r.Kind(), Record: r}
+	if log == nil {
+		return nil, nil
+	}
+	out := make([]polyloop.Row, 0, log.n)
+	for _, c := range log.chunks {
+		for _, r := range c {
+			out = append(out, polyloop.Row{Seq: r.Seq, Kind: r.Kind(), Record: r})
+		}
 	}
 	return out, nil
+}
+
+// runLog holds a run's records in chunks, so that a long log grows without
+// copying what it holds.
+type runLog struct {
+	chunks [][]polyloop.Record
+	n      int
+}
+
+// add appends a record, in a new chunk when the last one is full: as large
+// as the log so far, from 16 to 1024 records.
+func (l *runLog) add(r polyloop.Record) {
+	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == cap(l.chunks[k-1]) {
+		l.chunks = append(l.chunks, make([]polyloop.Record, 0, min(max(l.n, 16), 1024)))
+	}
+	k := len(l.chunks) - 1
+	l.chunks[k] = append(l.chunks[k], r)
+	l.n++
 }
 
 // ListRuns implements polyloop.RunLister.
@@ -166,8 +192,15 @@ func (s *Store) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyloop.
 func (s *Store) Put(runID string, records []polyloop.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.total += len(records) - len(s.runs[runID])
-	s.runs[runID] = append([]polyloop.Record(nil), records...)
+	if old := s.runs[runID]; old != nil {
+		s.total -= old.n
+	}
+	log := &runLog{}
+	for _, r := range records {
+		log.add(r)
+	}
+	s.runs[runID] = log
+	s.total += len(records)
 	sum := &polyloop.RunSummary{RunID: runID}
 	for _, r := range records {
 		sum.Apply(r)
