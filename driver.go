@@ -98,10 +98,12 @@ func (d *driver) run(ctx context.Context) (RunResult, error) {
 	}
 }
 
-// next asks the machine for its next ready, telling it the time first (gate
-// deadlines are computed from it and compared with it).
+// next asks the machine for its next ready, telling it the time first when
+// a gate's deadline is computed from it or compared with it (timed).
 func (d *driver) next() ready {
-	d.m.now = d.now()
+	if d.m.st.timed() {
+		d.m.now = d.now()
+	}
 	return d.m.next()
 }
 

@@ -39,6 +39,8 @@ type logState struct {
 	hash  string
 	tools map[string]ToolSpec
 	synth SyntheticObservations
+	// deadlines: a tool of the snapshot in force has a gate's deadline.
+	deadlines bool
 
 	// The open step: its number, the model call it stands on and, once
 	// the model answered, the reply and the batch of actions.
@@ -346,8 +348,10 @@ func batchDecides(batch []batchAction) StopReason {
 func (st *logState) setSnapshot(snap Snapshot, hash string) {
 	st.snap, st.hash = snap, hash
 	st.tools = make(map[string]ToolSpec, len(snap.Tools))
+	st.deadlines = false
 	for _, t := range snap.Tools {
 		st.tools[t.Name] = t
+		st.deadlines = st.deadlines || t.Deadline > 0
 	}
 	st.synth = snap.Synthetic.withDefaults()
 }

@@ -49,6 +49,21 @@ func (st *logState) checkGateAnswer(r Record, step int, id string, kind RecordKi
 	return st.corrupt(r, "%s for %q, which waits for no such answer", r.Kind(), id)
 }
 
+// timed reports whether the next step of the machine may read the time: a
+// tool of the snapshot in force has a deadline (a gate requested now gets
+// one), or an action of the open batch waits at a gate that has one.
+func (st *logState) timed() bool {
+	if st.deadlines {
+		return true
+	}
+	for _, a := range st.batch {
+		if a.gate != nil && a.gate.request.Deadline != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // gateFor finds the action waiting at a gate of the given kind, by action id
 // or tool-call id.
 func (st *logState) gateFor(action string, kind RecordKind) (*gateState, error) {

@@ -363,16 +363,19 @@ func (m *machine) stopCheck() StopReason {
 }
 
 func modelCallID(step, attempt int) string {
-	return "m" + strconv.Itoa(step) + "." + strconv.Itoa(attempt)
+	var b [24]byte
+	return string(strconv.AppendInt(append(strconv.AppendInt(append(b[:0], 'm'), int64(step), 10), '.'), int64(attempt), 10))
 }
 
 // actionID is the id of action index of a batch of n: "a<step>" for a batch
 // of one (as in logs of version 1.0), "a<step>.<index+1>" otherwise.
 func actionID(step, index, n int) string {
-	if n == 1 {
-		return "a" + strconv.Itoa(step)
+	var b [24]byte
+	id := strconv.AppendInt(append(b[:0], 'a'), int64(step), 10)
+	if n > 1 {
+		id = strconv.AppendInt(append(id, '.'), int64(index+1), 10)
 	}
-	return "a" + strconv.Itoa(step) + "." + strconv.Itoa(index+1)
+	return string(id)
 }
 
 func (m *machine) callModel() effect {
