@@ -229,12 +229,12 @@ func answerEvidence(prev, next RecordBody) string {
 		if b.Allow {
 			verb = "allowed"
 		}
-		return fmt.Sprintf("approve: %s %s by %s (Runner.Approve, apart from any run)", b.ActionID, verb, who(b.By))
+		return fmt.Sprintf("approve: %s %s by %s (an answer given apart from any run)", b.ActionID, verb, who(b.By))
 	case *DeliveryReceived:
 		if b.Timeout {
 			return fmt.Sprintf("resume after the deadline: the delivery of %s timed out (env_error)", b.ActionID)
 		}
-		return fmt.Sprintf("deliver: %s delivered by %s, %s (Runner.Deliver, apart from any run)", b.ActionID, who(b.By), b.Outcome.Status)
+		return fmt.Sprintf("deliver: %s delivered by %s, %s (an answer given apart from any run)", b.ActionID, who(b.By), b.Outcome.Status)
 	}
 	switch prev.(type) {
 	case *ApprovalDecided, *DeliveryReceived:
