@@ -37,11 +37,15 @@ var layerMay = map[string][]string{
 	"app":      {"core", "diag", "port", "adapter", "kit", "internal", "feature", "app"},
 }
 
+// The lists name packages by their path in the module; a name no package
+// has yet is harmless (the environments' backends and snapshot stores are
+// listed ahead of their arrival).
 var (
-	ports    = []string{"memory/memoryport", "sweep/ledger"}
+	ports    = []string{"memory/memoryport", "sweep/ledger", "envsnap"}
 	kits     = []string{"polylooptest", "sweep/ledger/ledgertest"}
 	adapters = []string{"memstore", "sqlitestore", "pgstore", "openaimodel", "anthropicmodel", "scriptmodel", "replaymodel",
-		"toolcallparser", "jsonparser", "codeparser", "funcexec", "shellexec", "mcpexec", "slogsink", "otelsink"}
+		"toolcallparser", "jsonparser", "codeparser", "funcexec", "shellexec", "mcpexec", "slogsink", "otelsink",
+		"bwrapenv", "dockerenv", "snapshotstore", "pgsnapshots"}
 	apps = []string{"bench", "cmd", "examples"}
 )
 
