@@ -30,7 +30,7 @@ func TestUnknownModelCallMakesCostUnknown(t *testing.T) {
 	}
 	// The process died during the model call: run_started and the intent
 	// are durable, the result never was.
-	log, _ := full.ReadLog(ctx, "r")
+	log, _ := polyloop.ReadLog(ctx, full, "r")
 	crashed := memstore.New()
 	crashed.Put("r", log.Records[:2])
 	res, err := newRunner(model(), crashed, newTestExec()).Resume(ctx, "r", testAgent())
@@ -68,7 +68,7 @@ func TestFailedCallKeepsUsage(t *testing.T) {
 			if err != nil || res.StopReason != polyloop.StopLLMError {
 				t.Fatalf("%+v, %v", res, err)
 			}
-			log, _ := store.ReadLog(ctx, "r")
+			log, _ := polyloop.ReadLog(ctx, store, "r")
 			mr := log.ModelResults()[0]
 			if mr.Failure == nil || mr.Usage == nil || mr.Usage.Tokens() != 40 {
 				t.Fatalf("failed result %+v: usage not kept", mr)

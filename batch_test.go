@@ -91,7 +91,7 @@ func TestBatchEquivalenceAfterCrash(t *testing.T) {
 			if _, err := newRunner(script(), ref, newTestExec()).Run(ctx, "b", agent, polyloop.Task{Input: "t"}); err != nil {
 				t.Fatal(err)
 			}
-			want, _ := ref.ReadLog(ctx, "b")
+			want, _ := polyloop.ReadLog(ctx, ref, "b")
 			for k := 1; k < len(want.Records); k++ {
 				for _, again := range []int{0, 1, 2} {
 					store := memstore.NewWithOptions(memstore.Options{CrashAfter: k})
@@ -116,7 +116,7 @@ func TestBatchEquivalenceAfterCrash(t *testing.T) {
 						}
 						break
 					}
-					got, _ := store.ReadLog(ctx, "b")
+					got, _ := polyloop.ReadLog(ctx, store, "b")
 					sameLog(t, fmt.Sprintf("crash after %d records, again after %d", k, again), got, want)
 					// An action whose outcome was in the log is never run again.
 					for key := range settledBefore {
@@ -134,7 +134,7 @@ func TestBatchEquivalenceAfterCrash(t *testing.T) {
 // outcome is in the run's log.
 func settledKeys(t *testing.T, store polyloop.Store, runID string) map[string]bool {
 	t.Helper()
-	log, err := store.ReadLog(context.Background(), runID)
+	log, err := polyloop.ReadLog(context.Background(), store, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestBatchNeverReplayLedger(t *testing.T) {
 						t.Fatalf("k=%d: never-replay %s executed %d times", k, key, n)
 					}
 				}
-				log, _ := store.ReadLog(ctx, "b")
+				log, _ := polyloop.ReadLog(ctx, store, "b")
 				switch res.StopReason {
 				case polyloop.StopResumeStateUnknown:
 					unknown++
@@ -251,7 +251,7 @@ func TestBatchCancellationKeepsFacts(t *testing.T) {
 			if _, err := newRunner(script(), ref, newTestExec()).Run(ctx, "b", agent, polyloop.Task{Input: "t"}); err != nil {
 				t.Fatal(err)
 			}
-			want, _ := ref.ReadLog(ctx, "b")
+			want, _ := polyloop.ReadLog(ctx, ref, "b")
 			tot := polyloop.ComputeTotals(want)
 			for k := int32(1); k <= int32(tot.ModelCalls+tot.Actions); k++ {
 				store, exec := memstore.New(), newTestExec()
@@ -268,7 +268,7 @@ func TestBatchCancellationKeepsFacts(t *testing.T) {
 						t.Fatalf("k=%d: resume: %v", k, err)
 					}
 				}
-				got, _ := store.ReadLog(ctx, "b")
+				got, _ := polyloop.ReadLog(ctx, store, "b")
 				sameLog(t, fmt.Sprintf("cancel after seam call %d", k), got, want)
 				for key, n := range exec.ledgerFor("echo") {
 					if n != 1 {
@@ -293,7 +293,7 @@ type barrierExec struct {
 }
 
 func (e *barrierExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
-	log, err := e.store.ReadLog(ctx, "p")
+	log, err := polyloop.ReadLog(ctx, e.store, "p")
 	if err != nil {
 		return polyloop.ActionOutcome{}, err
 	}
@@ -334,7 +334,7 @@ func TestParallelActionsRunConcurrently(t *testing.T) {
 			t.Fatalf("action %d started with %d of the %d intents durable", i, k, n)
 		}
 	}
-	log, _ := store.ReadLog(ctx, "p")
+	log, _ := polyloop.ReadLog(ctx, store, "p")
 	var tools []string
 	for _, m := range polyloop.History(log) {
 		if m.Role == polyloop.RoleTool {
@@ -361,7 +361,7 @@ func TestParallelActionErrorKeepsSiblings(t *testing.T) {
 	if !errors.Is(err, errFail) {
 		t.Fatalf("err = %v, want the executor's error", err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	if n := len(log.ActionResults()); n != 2 {
 		t.Fatalf("%d outcomes recorded, want the two siblings'", n)
 	}
@@ -383,7 +383,7 @@ func TestParallelActionPanicReachesCaller(t *testing.T) {
 		if p := recover(); p == nil {
 			t.Fatal("the panic did not reach the caller")
 		}
-		log, _ := store.ReadLog(context.Background(), "r")
+		log, _ := polyloop.ReadLog(context.Background(), store, "r")
 		if n := len(log.ActionResults()); n != 1 {
 			t.Fatalf("%d outcomes recorded, want the sibling's", n)
 		}
@@ -460,7 +460,7 @@ func TestBatchChildrenSurviveCrashes(t *testing.T) {
 					t.Fatalf("k=%d: no crash", k)
 				}
 				store.SetFaults(memstore.Options{})
-				before, _ := store.ReadLog(ctx, "p")
+				before, _ := polyloop.ReadLog(ctx, store, "p")
 				handled = sync.Map{}
 				res, err := run(store, childModel)
 				if err != nil || res.StopReason != polyloop.StopCompleted {
@@ -471,7 +471,7 @@ func TestBatchChildrenSurviveCrashes(t *testing.T) {
 						t.Fatalf("k=%d: the handler for %s ran again after its reception was recorded", k, rec.ChildRunID)
 					}
 				}
-				log, _ := store.ReadLog(ctx, "p")
+				log, _ := polyloop.ReadLog(ctx, store, "p")
 				if n := len(log.Receptions()); n != width {
 					t.Fatalf("k=%d: %d receptions in the parent's log, want %d", k, n, width)
 				}
@@ -508,7 +508,7 @@ func TestSerialBatchFailureMidway(t *testing.T) {
 							t.Fatalf("err = %v, want the executor's error", err)
 						}
 					}()
-					log, _ := store.ReadLog(context.Background(), "r")
+					log, _ := polyloop.ReadLog(context.Background(), store, "r")
 					log.RunID = "r"
 					if got := len(log.ActionResults()); got != k {
 						t.Fatalf("%d outcomes recorded, want the %d before it", got, k)

@@ -81,7 +81,7 @@ func TestCancellationKeepsFacts(t *testing.T) {
 			if err != nil {
 				// Nothing new started after the cancellation: every intent
 				// written so far belongs to a call or an action that ran.
-				log, _ := store.ReadLog(context.Background(), "ref")
+				log, _ := polyloop.ReadLog(context.Background(), store, "ref")
 				intents, actions := 0, len(log.ActionIntents())
 				for _, rec := range log.Records {
 					if rec.Kind() == polyloop.KindModelCallIntent {
@@ -104,7 +104,7 @@ func TestCancellationKeepsFacts(t *testing.T) {
 					t.Fatalf("Resume: %v", err)
 				}
 			}
-			got, _ := store.ReadLog(context.Background(), "ref")
+			got, _ := polyloop.ReadLog(context.Background(), store, "ref")
 			if err := polylooptest.CheckEquivalent(got, ref); err != nil {
 				t.Fatal(err)
 			}
@@ -163,8 +163,8 @@ type cancelOnRead struct {
 	cancel context.CancelFunc
 }
 
-func (c cancelOnRead) ReadLog(ctx context.Context, id string) (polyloop.RunLog, error) {
-	log, err := c.Store.ReadLog(ctx, id)
+func (c cancelOnRead) ReadRows(ctx context.Context, id string) ([]polyloop.Row, error) {
+	log, err := c.Store.ReadRows(ctx, id)
 	c.cancel()
 	return log, err
 }

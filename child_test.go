@@ -94,7 +94,7 @@ func TestChildFailureReceived(t *testing.T) {
 	if err != nil || res.StopReason != polyloop.StopCompleted {
 		t.Fatalf("%+v %v", res, err)
 	}
-	plog, _ := f.store.ReadLog(context.Background(), "p")
+	plog, _ := polyloop.ReadLog(context.Background(), f.store, "p")
 	recs := plog.Receptions()
 	if len(recs) != 1 || recs[0].Reception != polyloop.ReceptionHandled || recs[0].Handler != "failed" ||
 		recs[0].StopReason != polyloop.StopEnvError || string(recs[0].Value) != `"fallback (child env_error)"` {
@@ -103,7 +103,7 @@ func TestChildFailureReceived(t *testing.T) {
 	if got := plog.Steps()[0].Observation; got != "fallback (child env_error)" {
 		t.Fatalf("observation %q", got)
 	}
-	clog, _ := f.store.ReadLog(context.Background(), recs[0].ChildRunID)
+	clog, _ := polyloop.ReadLog(context.Background(), f.store, recs[0].ChildRunID)
 	if st := clog.Started(); st.Parent == nil || st.Parent.RunID != "p" || st.Parent.Step != 1 || clog.Finished().StopReason != polyloop.StopEnvError {
 		t.Fatalf("child log: %+v", st)
 	}
@@ -129,7 +129,7 @@ func TestChildFailureWithoutHandler(t *testing.T) {
 	}
 	// Met again by a replay, the failure carries the child's result.
 	got = nil
-	plog0, _ := f.store.ReadLog(context.Background(), "p")
+	plog0, _ := polyloop.ReadLog(context.Background(), f.store, "p")
 	trimmed := plog0.Records[:len(plog0.Records)-5] // back to the reception: drop step 1's record, step 2 and the finish
 	if trimmed[len(trimmed)-1].Kind() != polyloop.KindChildReception {
 		t.Fatalf("kinds %v", kinds(plog0))
@@ -141,7 +141,7 @@ func TestChildFailureWithoutHandler(t *testing.T) {
 	if !errors.As(got, &cf) || cf.Result.StopReason != polyloop.StopEnvError || cf.Result.Totals.Steps != 1 {
 		t.Fatalf("reused failure %+v", cf)
 	}
-	plog, _ := f.store.ReadLog(context.Background(), "p")
+	plog, _ := polyloop.ReadLog(context.Background(), f.store, "p")
 	if r := plog.Receptions(); len(r) != 1 || r[0].Reception != polyloop.ReceptionAccepted {
 		t.Fatalf("receptions %+v", r)
 	}
@@ -179,7 +179,7 @@ func TestChildErrorsNotReceivable(t *testing.T) {
 			if !errors.Is(err, tc.want) || got != err {
 				t.Fatalf("err = %v, want %v propagated unchanged", err, tc.want)
 			}
-			plog, _ := store.ReadLog(context.Background(), "p")
+			plog, _ := polyloop.ReadLog(context.Background(), store, "p")
 			if len(plog.Receptions()) != 0 {
 				t.Fatal("a reception was recorded for an error")
 			}
@@ -216,7 +216,7 @@ type failingStore struct {
 	fail error
 }
 
-func (f *failingStore) Append(context.Context, string, ...polyloop.Record) error { return f.fail }
+func (f *failingStore) Append(context.Context, string, []polyloop.Row) error { return f.fail }
 
 // Rule 3: a handler that fails does not re-enter Failed; its failure is
 // recorded and propagates.
@@ -233,7 +233,7 @@ func TestChildHandlerFailure(t *testing.T) {
 	if !errors.Is(err, handlerErr) || failedCalls != 0 {
 		t.Fatalf("err %v, Failed called %d times", err, failedCalls)
 	}
-	plog, _ := f.store.ReadLog(context.Background(), "p")
+	plog, _ := polyloop.ReadLog(context.Background(), f.store, "p")
 	r := plog.Receptions()
 	if len(r) != 1 || r[0].Reception != polyloop.ReceptionFailed || r[0].Failure == nil {
 		t.Fatalf("receptions %+v", r)
@@ -267,8 +267,8 @@ func TestChildReceptionSurvivesCrash(t *testing.T) {
 		if !errors.Is(err, memstore.ErrCrashed) {
 			t.Fatalf("k=%d: %v", k, err)
 		}
-		clog, _ := f.store.ReadLog(context.Background(), "p/1.1")
-		plog, _ := f.store.ReadLog(context.Background(), "p")
+		clog, _ := polyloop.ReadLog(context.Background(), f.store, "p/1.1")
+		plog, _ := polyloop.ReadLog(context.Background(), f.store, "p")
 		childDone := clog.Finished() != nil
 		received := len(plog.Receptions()) == 1
 		childCalls := f.childModel.Calls()
@@ -286,12 +286,12 @@ func TestChildReceptionSurvivesCrash(t *testing.T) {
 			t.Fatalf("k=%d: handler ran %d times on resume, want %d (reception recorded: %v)", k, n, want, received)
 		}
 		if childDone {
-			clog2, _ := f.store.ReadLog(context.Background(), "p/1.1")
+			clog2, _ := polyloop.ReadLog(context.Background(), f.store, "p/1.1")
 			if len(clog2.Records) != len(clog.Records) || f.childModel.Calls() != childCalls {
 				t.Fatalf("k=%d: a finished child ran again", k)
 			}
 		}
-		plog, _ = f.store.ReadLog(context.Background(), "p")
+		plog, _ = polyloop.ReadLog(context.Background(), f.store, "p")
 		if got := plog.Steps()[0].Observation; got != "child says 42" {
 			t.Fatalf("k=%d: observation %q", k, got)
 		}
@@ -363,7 +363,7 @@ func TestCompletedChildStays(t *testing.T) {
 	if err != nil || res.StopReason != polyloop.StopEnvError {
 		t.Fatalf("%+v %v", res, err)
 	}
-	clog, _ := f.store.ReadLog(context.Background(), "p/1.1")
+	clog, _ := polyloop.ReadLog(context.Background(), f.store, "p/1.1")
 	if clog.Finished().StopReason != polyloop.StopCompleted {
 		t.Fatal("child changed")
 	}
@@ -395,7 +395,7 @@ func TestSwallowedPersistenceErrorStopsTheRun(t *testing.T) {
 	if !errors.As(err, &pe) || !errors.As(swallowed, &pe) || !polyloop.MustPropagate(swallowed) {
 		t.Fatalf("Run err = %v, swallowed = %v", err, swallowed)
 	}
-	plog, _ := base.ReadLog(context.Background(), "p")
+	plog, _ := polyloop.ReadLog(context.Background(), base, "p")
 	if lastKind(plog) != polyloop.KindActionIntent {
 		t.Fatalf("records written after the persistence failure: %v", kinds(plog))
 	}
@@ -403,13 +403,13 @@ func TestSwallowedPersistenceErrorStopsTheRun(t *testing.T) {
 
 type receptionFailStore struct{ *memstore.Store }
 
-func (s *receptionFailStore) Append(ctx context.Context, runID string, recs ...polyloop.Record) error {
+func (s *receptionFailStore) Append(ctx context.Context, runID string, recs []polyloop.Row) error {
 	for _, r := range recs {
-		if r.Kind() == polyloop.KindChildReception {
+		if r.Kind == polyloop.KindChildReception {
 			return errors.New("disk full")
 		}
 	}
-	return s.Store.Append(ctx, runID, recs...)
+	return s.Store.Append(ctx, runID, recs)
 }
 
 // Errors from a child carry the boundary's mark; an ordinary error that
@@ -649,7 +649,7 @@ func TestParentOverrideReachesChild(t *testing.T) {
 	if err != nil || res.StopReason != polyloop.StopCompleted {
 		t.Fatalf("%+v %v", res, err)
 	}
-	clog, _ := store.ReadLog(context.Background(), "p/1.1")
+	clog, _ := polyloop.ReadLog(context.Background(), store, "p/1.1")
 	var overridden bool
 	for _, r := range clog.Records {
 		if _, ok := r.Body.(*polyloop.ConfigOverride); ok {
@@ -679,7 +679,7 @@ func TestReceptionKeptOnCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || errors.As(err, &pe) {
 		t.Fatalf("Run err = %v", err)
 	}
-	plog, _ := f.store.ReadLog(context.Background(), "p")
+	plog, _ := polyloop.ReadLog(context.Background(), f.store, "p")
 	if len(plog.Receptions()) != 1 {
 		t.Fatalf("reception lost: %v", kinds(plog))
 	}
@@ -710,7 +710,7 @@ func TestHandlerMechanismErrorNotRecorded(t *testing.T) {
 	if !polyloop.MustPropagate(err) || !errors.Is(err, mech) {
 		t.Fatalf("Run err = %v", err)
 	}
-	plog, _ := f.store.ReadLog(context.Background(), "p")
+	plog, _ := polyloop.ReadLog(context.Background(), f.store, "p")
 	if len(plog.Receptions()) != 0 {
 		t.Fatal("a mechanism failure was recorded as a reception")
 	}
@@ -770,7 +770,7 @@ func TestChildOutlivingItsAction(t *testing.T) {
 	}
 	close(release)
 	<-late
-	plog, _ := store.ReadLog(context.Background(), "p")
+	plog, _ := polyloop.ReadLog(context.Background(), store, "p")
 	if lastKind(plog) == polyloop.KindChildReception || plog.Finished() != nil {
 		t.Fatalf("kinds %v", kinds(plog))
 	}

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/internal/workload"
 	"github.com/polyloop/polyloop/memstore"
 )
 
 // workloadLog returns the log of a finished run of workload W of steps
-// steps, as the runner writes it, and the batch of each of its Appends.
-func workloadLog(b *testing.B, steps int) (polyloop.RunLog, [][]polyloop.Record) {
+// steps, as the runner writes it, and the rows of each of its Appends, as
+// a store that keeps bytes is handed them.
+func workloadLog(b *testing.B, steps int) (polyloop.RunLog, [][]polyloop.Row) {
 	b.Helper()
 	w := workload.W{Steps: steps}
 	s := &batchRecorder{Store: memstore.New()}
@@ -23,61 +24,69 @@ func workloadLog(b *testing.B, steps int) (polyloop.RunLog, [][]polyloop.Record)
 	if err := w.Check(res); err != nil {
 		b.Fatal(err)
 	}
-	log, err := s.ReadLog(ctx, "w")
+	log, err := polyloop.ReadLog(ctx, s, "w")
 	if err != nil {
 		b.Fatal(err)
 	}
 	return log, s.batches
 }
 
-// BenchmarkEncodeLog encodes every record of a 1000-step run of workload W
-// as a store does (EncodeBatch, one batch per Append of the runner):
-// ns/step, B/step (encoded bytes per step).
+// rowSink is a store that keeps the rows it is handed and reads them back:
+// what is measured is the Runner's side of the seam.
+type rowSink struct{ rows []polyloop.Row }
+
+func (s *rowSink) Append(_ context.Context, _ string, rows []polyloop.Row) error {
+	s.rows = append(s.rows, rows...)
+	return nil
+}
+
+func (s *rowSink) ReadRows(context.Context, string) ([]polyloop.Row, error) { return s.rows, nil }
+
+// BenchmarkEncodeLog makes the rows of every record of a 1000-step run of
+// workload W as the Runner does for a store that keeps bytes
+// (AppendRecords, one per Append of the run: encoded once, checked, with
+// checksums): ns/step, B/step (encoded bytes per step).
 func BenchmarkEncodeLog(b *testing.B) {
 	log, batches := workloadLog(b, 1000)
 	steps := float64(len(log.Steps()))
+	ctx := context.Background()
 	b.ReportAllocs()
 	var size int
 	for b.Loop() {
-		size = 0
+		var sink rowSink
 		for _, batch := range batches {
-			out, err := polyloop.EncodeBatch("w", batch)
-			if err != nil {
+			recs := make([]polyloop.Record, len(batch))
+			for i, r := range batch {
+				recs[i] = r.Record
+			}
+			if err := polyloop.AppendRecords(ctx, &sink, "w", recs...); err != nil {
 				b.Fatal(err)
 			}
-			for _, o := range out {
-				size += len(o)
-			}
+		}
+		size = 0
+		for _, r := range sink.rows {
+			size += len(r.Data)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/steps, "ns/step")
 	b.ReportMetric(float64(size)/steps, "bytes/step")
 }
 
-// BenchmarkDecodeLog decodes every record of a 1000-step run of workload W,
-// as a store encodes them (Record.UnmarshalJSON, as the stores' ReadLog
-// does, and ResolveToolCall): ns/step.
+// BenchmarkDecodeLog reads back the rows of a 1000-step run of workload W
+// through the Runner's reader (ReadLog: checksums, UTF-8, decoding, tool
+// calls resolved): ns/step.
 func BenchmarkDecodeLog(b *testing.B) {
 	log, batches := workloadLog(b, 1000)
 	steps := float64(len(log.Steps()))
-	var lines [][]byte
+	var sink rowSink
 	for _, batch := range batches {
-		out, err := polyloop.EncodeBatch("w", batch)
-		if err != nil {
-			b.Fatal(err)
-		}
-		lines = append(lines, out...)
+		sink.rows = append(sink.rows, batch...)
 	}
+	ctx := context.Background()
 	b.ReportAllocs()
-	records := make([]polyloop.Record, 0, len(lines))
 	for b.Loop() {
-		records = records[:0]
-		for _, line := range lines {
-			var r polyloop.Record
-			if err := r.UnmarshalJSON(line); err != nil {
-				b.Fatal(err)
-			}
-			records = append(records, polyloop.ResolveToolCall(records, r))
+		if _, err := polyloop.ReadLog(ctx, &sink, "w"); err != nil {
+			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/steps, "ns/step")

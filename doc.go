@@ -40,4 +40,15 @@
 // was interrupted, apart from timestamps and orphaned intents.
 //
 // The log format is documented in docs/log-format.md.
+//
+// # Files
+//
+// The package is laid out by feature and layer, the layers of etcd raft: a
+// feature's types, records and entry points in <feature>.go (gate.go,
+// memory*.go, child.go); the log's fold in state.go, its grammar in
+// state_grammar.go and each feature's part of it in state_<feature>.go;
+// the pure step machine in step.go and step_<feature>.go; the driver that
+// performs its effects in driver.go and driver_<feature>.go; the way every
+// entry point opens a run in open.go; the log's bytes — rows, encoding,
+// decoding, the reader, the limits — in codec_*.go.
 package polyloop

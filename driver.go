@@ -31,20 +31,23 @@ type driver struct {
 	broken error
 	// appends counts the Appends attempted.
 	appends int
+	// encode: the store keeps rows' bytes (not a RecordKeeper); rows and
+	// buf are the scratch of the rows of each write.
+	encode bool
+	rows   []Row
+	buf    []byte
 
-	driverMemory // the agent's view and maintainer (maintenance_driver.go)
+	driverMemory // the agent's view and maintainer (driver_memory.go)
 }
 
 func newDriver(r *Runner, runID string, m *machine, opts ResumeOptions) *driver {
-	return &driver{r: r, runID: runID, m: m, opts: opts, sinks: newSinkSet(r.Sinks, r.SinkPolicy)}
+	_, keeper := r.Store.(RecordKeeper)
+	return &driver{r: r, runID: runID, m: m, opts: opts, sinks: newSinkSet(r.Sinks, r.SinkPolicy), encode: !keeper}
 }
 
-func (d *driver) now() time.Time {
-	if d.r.Clock != nil {
-		return d.r.Clock()
-	}
-	return time.Now()
-}
+// now is the Runner's clock: the one the log's timestamps and the gates'
+// deadlines are read from.
+func (d *driver) now() time.Time { return d.r.now() }
 
 // run drives the machine until the run finishes or an error stops it.
 func (d *driver) run(ctx context.Context) (RunResult, error) {
@@ -95,10 +98,12 @@ func (d *driver) run(ctx context.Context) (RunResult, error) {
 	}
 }
 
-// next asks the machine for its next ready, telling it the time first (gate
-// deadlines are computed from it and compared with it).
+// next asks the machine for its next ready, telling it the time first when
+// a gate's deadline is computed from it or compared with it (timed).
 func (d *driver) next() ready {
-	d.m.now = d.now()
+	if d.m.st.timed() {
+		d.m.now = d.now()
+	}
 	return d.m.next()
 }
 
@@ -126,8 +131,12 @@ func (d *driver) begin(ctx context.Context, rd ready) error {
 	return d.write(ctx, rd.records)
 }
 
-// write makes records durable in one Append, then emits their events. After
-// a failed Append nothing more is written for the run.
+// write makes records durable in one Append, then emits their events: it
+// stamps them, makes their rows (rowsOf: encoded once, checked against the
+// log's limits, with their checksums) and hands the rows to the store. A
+// record refused there is refused before the Append: nothing of it is
+// written. After a refused record or a failed Append nothing more is
+// written for the run.
 func (d *driver) write(ctx context.Context, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -135,14 +144,15 @@ func (d *driver) write(ctx context.Context, recs []Record) error {
 	if d.broken != nil {
 		return d.broken
 	}
-	at := d.now()
-	for i := range recs {
-		if recs[i].At.IsZero() { // a fork's copies keep their time
-			recs[i].At = at
-		}
+	stamp(recs, d.now())
+	rows, buf, err := rowsOf(d.runID, recs, rowOpts{encode: d.encode, checked: true}, d.rows, d.buf)
+	d.rows, d.buf = rows, buf // the store retains neither (Store contract)
+	if err != nil {
+		d.broken = err
+		return err
 	}
 	d.appends++
-	if err := d.r.Store.Append(ctx, d.runID, recs...); err != nil {
+	if err := d.r.Store.Append(ctx, d.runID, rows); err != nil {
 		d.broken = persistenceError("append", d.runID, err)
 		if cerr := ctx.Err(); cerr != nil {
 			// Cancelled while the append was under way: its outcome is
@@ -156,14 +166,9 @@ func (d *driver) write(ctx context.Context, recs []Record) error {
 }
 
 // nothingWritten reports whether the invocation is known to have written
-// nothing: no Append was attempted, or the only one failed and was refused
-// for the log's limits (ErrJSONLimit: EncodeBatch refuses a batch before
-// anything of it is written, see the Store contract). It asks the failed
-// Append, not the invocation's error, which may wrap a limit error of its
-// own (a decision beyond the limits) after the first write landed.
-func (d *driver) nothingWritten() bool {
-	return d.appends == 0 || (d.appends == 1 && d.broken != nil && errors.Is(d.broken, ErrJSONLimit))
-}
+// nothing: no Append was attempted (a record refused for the log's limits,
+// ErrJSONLimit, is refused before its Append).
+func (d *driver) nothingWritten() bool { return d.appends == 0 }
 
 func (d *driver) emit(ctx context.Context, recs []Record) {
 	if len(d.r.Sinks) == 0 || !d.sinks.active() {

@@ -61,7 +61,7 @@ func referenceLog(t *testing.T) polyloop.RunLog {
 	if res.StopReason != polyloop.StopCompleted || res.Totals.Steps != 12 {
 		t.Fatalf("reference run: %+v", res)
 	}
-	log, _ := store.ReadLog(context.Background(), "ref")
+	log, _ := polyloop.ReadLog(context.Background(), store, "ref")
 	var truncated, synthetic, invalid int
 	if n := len(log.ActionResults()); n != 1 {
 		t.Fatalf("reference run has %d action results, want 1 (the first action of step 6's batch)", n)
@@ -121,7 +121,7 @@ func TestEquivalenceAfterCrash(t *testing.T) {
 				}
 				break
 			}
-			got, _ := store.ReadLog(ctx, "ref")
+			got, _ := polyloop.ReadLog(ctx, store, "ref")
 			sameLog(t, fmt.Sprintf("crash after %d records, again after %d", k, again), got, ref)
 		}
 	}
@@ -148,7 +148,7 @@ func TestEquivalenceFromEveryPrefix(t *testing.T) {
 				t.Fatalf("prefix %d: %+v", k, res)
 			}
 		}
-		got, _ := store.ReadLog(ctx, "ref")
+		got, _ := polyloop.ReadLog(ctx, store, "ref")
 		sameLog(t, fmt.Sprintf("prefix %d", k), got, ref)
 		if fin := got.Finished(); fin.Totals != polyloop.ComputeTotals(got) {
 			t.Fatalf("prefix %d: RunFinished totals %+v differ from the log's %+v", k, fin.Totals, polyloop.ComputeTotals(got))

@@ -46,7 +46,7 @@ func ExamplePlanResume() {
 	store := memstore.NewWithOptions(memstore.Options{CrashAfter: 2})
 	runner := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("hi")), Parser: testParser{}, Executor: newTestExec(), Store: store}
 	_, _ = runner.Run(context.Background(), "r", polyloop.Agent{Name: "a"}, polyloop.Task{Input: "t"})
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	plan, err := polyloop.PlanResume(log)
 	fmt.Println(plan.Action, err)
 	// Output:

@@ -48,7 +48,7 @@ func TestExecutorErrorPropagates(t *testing.T) {
 			if errors.As(err, &pe) {
 				t.Fatalf("executor error was turned into a PersistenceError: %v", err)
 			}
-			log, _ := store.ReadLog(context.Background(), "r1")
+			log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 			if got := lastKind(log); got != polyloop.KindActionIntent {
 				t.Fatalf("log ends with %s, want action_intent; kinds %v", got, kinds(log))
 			}
@@ -95,7 +95,7 @@ func TestExecutorPanicPropagates(t *testing.T) {
 		}()
 		_, _ = newRunner(model, store, newTestExec()).Run(context.Background(), "r1", testAgent(), polyloop.Task{Input: "go"})
 	}()
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	if got := lastKind(log); got != polyloop.KindActionIntent {
 		t.Fatalf("log ends with %s, want action_intent", got)
 	}
@@ -117,7 +117,7 @@ func TestParserPanicPropagates(t *testing.T) {
 		}()
 		_, _ = newRunner(model, store, newTestExec()).Run(context.Background(), "r1", testAgent(), polyloop.Task{Input: "go"})
 	}()
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	// run_started + model_call_intent were written before the call; the
 	// result is still pending when the parser panics.
 	if got := kinds(log); strings.Join(got, ",") != "run_started,model_call_intent" {
@@ -137,7 +137,7 @@ func TestModelErrorFinishesLLMError(t *testing.T) {
 	if res.StopReason != polyloop.StopLLMError {
 		t.Fatalf("stop reason %s", res.StopReason)
 	}
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	k := kinds(log)
 	if strings.Join(k[len(k)-2:], ",") != "model_call_result,run_finished" {
 		t.Fatalf("kinds %v", k)
@@ -169,7 +169,7 @@ func TestCancelDuringModelCall(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	if got := strings.Join(kinds(log), ","); got != "run_started,model_call_intent" {
 		t.Fatalf("kinds %v: a record was invented for a cancelled call", got)
 	}
@@ -190,7 +190,7 @@ func TestCancelDuringAction(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	if lastKind(log) != polyloop.KindActionIntent {
 		t.Fatalf("kinds %v", kinds(log))
 	}
@@ -240,7 +240,7 @@ func TestSyntheticObservations(t *testing.T) {
 	if last.Role != polyloop.RoleTool || last.Content != "SYN-NOT" || !last.Synthetic || last.ToolCallID != "call_1" {
 		t.Fatalf("history after not_executed ends with %+v", last)
 	}
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	k := kinds(log)
 	if strings.Join(k[len(k)-2:], ",") != "step_completed,run_finished" {
 		t.Fatalf("kinds %v", k)
@@ -307,7 +307,7 @@ func (r *requestRecorder) Complete(ctx context.Context, req polyloop.ModelReques
 func TestRunIdentity(t *testing.T) {
 	store := memstore.New()
 	ctx := context.Background()
-	log, err := store.ReadLog(ctx, "nobody")
+	log, err := polyloop.ReadLog(ctx, store, "nobody")
 	if err != nil || !log.Empty() {
 		t.Fatalf("ReadLog unknown = %+v, %v", log, err)
 	}
@@ -339,7 +339,7 @@ func TestRunIdentity(t *testing.T) {
 	if err == nil || len(res3.RunID) != 26 {
 		t.Fatalf("failed run: id %q, err %v", res3.RunID, err)
 	}
-	if log, _ := store.ReadLog(ctx, res3.RunID); log.Empty() {
+	if log, _ := polyloop.ReadLog(ctx, store, res3.RunID); log.Empty() {
 		t.Fatal("the failed run's id names no log")
 	}
 }
@@ -404,7 +404,7 @@ func TestInvalidDecisionArgs(t *testing.T) {
 	if !errors.Is(err, polyloop.ErrInvalidDecision) || errors.As(err, &pe) {
 		t.Fatalf("err = %v", err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	if lastKind(log) != polyloop.KindModelCallIntent {
 		t.Fatalf("kinds %v", kinds(log))
 	}
@@ -426,7 +426,7 @@ func TestInvalidReplyIsLLMError(t *testing.T) {
 	if err != nil || res.StopReason != polyloop.StopLLMError {
 		t.Fatalf("%+v %v", res, err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	if f := log.ModelResults()[0].Failure; f == nil || !strings.Contains(f.Message, "not JSON") {
 		t.Fatalf("failure %+v", f)
 	}

@@ -28,66 +28,48 @@ var ErrForkPoint = errors.New("polyloop: cannot fork at that step")
 // does not exist is ErrRunNotFound. The new run's lease is held while it runs,
 // as for Run.
 func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string, agent Agent) (RunResult, error) {
-	agent, err := r.resolveAgent(agent) // tools.go, as for Run
+	agent, err := r.prepare(agent)
 	if err != nil {
 		return RunResult{}, err
 	}
-	if err := r.validate(agent); err != nil {
-		return RunResult{}, err
-	}
-	log, err := r.Store.ReadLog(ctx, src)
-	if err != nil {
-		return RunResult{}, persistenceError("read", src, err)
-	}
-	if log.Empty() {
-		return RunResult{}, fmt.Errorf("%w: %q", ErrRunNotFound, src)
-	}
-	log.RunID = src
-	prefix, at, err := forkPrefix(log, atStep)
+	prefix, at, err := r.forkSource(ctx, src, atStep)
 	if err != nil {
 		return RunResult{}, err
 	}
 	if newID == "" {
 		newID = NewRunID()
 	}
-	held, ctx, err := r.acquireLease(ctx, newID, false)
+	o, ctx, err := r.open(ctx, newID, false)
 	if err != nil {
 		return RunResult{RunID: newID}, err
 	}
-	defer held.release(ctx)
-	existing, err := r.Store.ReadLog(ctx, newID)
-	if err != nil {
-		return RunResult{}, persistenceError("read", newID, err)
-	}
-	if !existing.Empty() {
-		return RunResult{}, fmt.Errorf("%w: %q has %d records", ErrRunExists, newID, len(existing.Records))
-	}
-	snap := r.snapshot(agent, at.snap.Task)
-	hash, err := snap.Hash()
-	if err != nil {
-		return RunResult{}, fmt.Errorf("%w: snapshot: %v", ErrInvalidConfig, err)
+	defer o.close(ctx)
+	if err := o.fresh(); err != nil {
+		return RunResult{RunID: newID}, err
 	}
 	source := &RunSource{RunID: src, SnapshotHash: at.hash, AtStep: atStep, Copied: len(prefix)}
-	if hash != at.hash {
-		source.Fields = DiffSnapshots(at.snap, snap)
-	}
-	m := newMachine(&logState{runID: newID})
-	m.needsApproval = agent.approvalNeeds()
-	m.add(&RunStarted{RunID: newID, Snapshot: snap, SnapshotHash: hash, LibraryVersion: LibraryVersion,
-		LogVersion: logVersionString, ForkedFrom: source})
-	for _, rec := range prefix {
-		m.addRecord(rec)
-	}
-	d := newDriver(r, newID, m, ResumeOptions{})
-	d.memory = agent.Memory
-	res, err := held.result(d.run(ctx))
+	rs, err := r.started(newID, agent, at.snap.Task, &RunStarted{ForkedFrom: source})
 	if err != nil {
-		if d.nothingWritten() {
-			err = errors.Join(err, ErrRunNotStarted)
-		}
 		return RunResult{RunID: newID}, err
 	}
-	return res, nil
+	if b := rs.Body.(*RunStarted); b.SnapshotHash != at.hash {
+		source.Fields = DiffSnapshots(at.snap, b.Snapshot)
+	}
+	return o.start(ctx, agent, append([]Record{rs}, prefix...)...)
+}
+
+// forkSource reads the source of a fork: its records after run_started up
+// to the end of step atStep (forkPrefix), and its fold up to there.
+func (r *Runner) forkSource(ctx context.Context, src string, atStep int) ([]Record, *logState, error) {
+	log, err := ReadLog(ctx, r.Store, src)
+	if err != nil {
+		return nil, nil, persistenceError("read", src, err)
+	}
+	if log.Empty() {
+		return nil, nil, fmt.Errorf("%w: %q", ErrRunNotFound, src)
+	}
+	log.RunID = src
+	return forkPrefix(log, atStep)
 }
 
 // forkPrefix returns the source's records after run_started up to the end of

@@ -66,7 +66,7 @@ func TestForkWithAChildInThePrefix(t *testing.T) {
 
 func readLog(t *testing.T, f *childFixture, id string) polyloop.RunLog {
 	t.Helper()
-	l, err := f.store.ReadLog(context.Background(), id)
+	l, err := polyloop.ReadLog(context.Background(), f.store, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestForkAtEveryStep(t *testing.T) {
 	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
 		t.Fatal(err)
 	}
-	ref, _ := store.ReadLog(ctx, "ref")
+	ref, _ := polyloop.ReadLog(ctx, store, "ref")
 	refTotals := ref.Finished().Totals
 	for n := 0; n <= refTotals.Steps; n++ {
 		id := fmt.Sprintf("fork-%d", n)
@@ -35,7 +35,7 @@ func TestForkAtEveryStep(t *testing.T) {
 		if err != nil {
 			t.Fatalf("fork at %d: %v", n, err)
 		}
-		fork, _ := store.ReadLog(ctx, id)
+		fork, _ := polyloop.ReadLog(ctx, store, id)
 		src := fork.Started().ForkedFrom
 		if src == nil || src.RunID != "ref" || src.AtStep != n || len(src.Fields) != 0 || src.SnapshotHash != ref.Started().SnapshotHash {
 			t.Fatalf("fork at %d: forked_from %+v", n, src)
@@ -88,7 +88,7 @@ func TestForkWithChangedPrompt(t *testing.T) {
 	if _, err := newRunner(rec, store, newTestExec()).Fork(ctx, "ref", 7, "f", changed); err != nil {
 		t.Fatal(err)
 	}
-	fork, _ := store.ReadLog(ctx, "f")
+	fork, _ := polyloop.ReadLog(ctx, store, "f")
 	if f := fork.Started().ForkedFrom; !slices.Equal(f.Fields, []string{"system"}) {
 		t.Fatalf("forked_from fields %v, want [system]", f.Fields)
 	}
@@ -125,7 +125,7 @@ func TestForkResumes(t *testing.T) {
 	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
 		t.Fatal(err)
 	}
-	ref, _ := store.ReadLog(ctx, "ref")
+	ref, _ := polyloop.ReadLog(ctx, store, "ref")
 	crashing := memstore.New()
 	crashing.Put("ref", ref.Records)
 	crashing.SetFaults(memstore.Options{CrashAfter: crashing.Len() + 25}) // past the fork's first write, before its end
@@ -148,7 +148,7 @@ func TestForkKeepsTheBudgets(t *testing.T) {
 	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "unbounded", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
 		t.Fatal(err)
 	}
-	log, _ := store.ReadLog(ctx, "unbounded")
+	log, _ := polyloop.ReadLog(ctx, store, "unbounded")
 	// The budget is what the first four steps spend: the run stops before
 	// its fifth.
 	var tokens int64
@@ -209,7 +209,7 @@ func TestForkStatsCountEachCallOnce(t *testing.T) {
 		t.Fatalf("%d runs, %v", len(runs), err)
 	}
 	for _, r := range runs {
-		log, _ := store.ReadLog(ctx, r.RunID)
+		log, _ := polyloop.ReadLog(ctx, store, r.RunID)
 		copied := 0
 		if f := log.Started().ForkedFrom; f != nil {
 			copied = f.Copied

@@ -209,12 +209,15 @@ type ApprovalDecision struct {
 // ErrDeadlinePassed (by the Runner's Clock, as the resume that applies the
 // deadline reads it).
 //
-// Approve holds the run's lease while it reads and appends (on a store that
-// is a Leaser): while a process drives the run — its other actions still
-// running — the answer is refused with ErrLeaseHeld, naming the holder,
-// and nothing is written; answer once the run is suspended. Store failures
-// are *PersistenceError; without leases, a concurrent writer makes the
-// append fail with the sequence conflict, and nothing is written.
+// Approve opens the run as Resume does: it holds the run's lease while it
+// reads and appends (on a store that is a Leaser) — while a process drives
+// the run, its other actions still running, the answer is refused with
+// ErrLeaseHeld, naming the holder, and nothing is written; answer once the
+// run is suspended — and a dead holder's lease it takes over is recorded
+// with the answer. The answer reaches the Runner's sinks (gate_answered)
+// once it is durable. Store failures are *PersistenceError; without leases,
+// a concurrent writer makes the append fail with the sequence conflict,
+// and nothing is written.
 func (r *Runner) Approve(ctx context.Context, runID, action string, d ApprovalDecision) error {
 	return r.answer(ctx, runID, action, KindApprovalRequested, func(req *GateRequest) RecordBody {
 		return &ApprovalDecided{Step: req.Step, ActionID: req.ActionID, Allow: d.Allow, By: d.By, Note: d.Note}
@@ -234,47 +237,34 @@ func (r *Runner) Deliver(ctx context.Context, runID, action string, out ActionOu
 	})
 }
 
+// answer records a gate's answer through the one write path of an opened
+// run: the store, then the sinks (gate_answered).
 func (r *Runner) answer(ctx context.Context, runID, action string, kind RecordKind, build func(*GateRequest) RecordBody) error {
 	if r.Store == nil {
 		return fmt.Errorf("%w: Runner.Store is nil", ErrInvalidConfig)
 	}
-	held, ctx, err := r.acquireLease(ctx, runID, false)
+	o, ctx, err := r.open(ctx, runID, false)
 	if err != nil {
 		return fmt.Errorf("run %q: %w", runID, err)
 	}
-	defer held.release(ctx)
-	log, err := r.Store.ReadLog(ctx, runID)
-	if err != nil {
-		return persistenceError("read", runID, err)
-	}
-	if log.Empty() {
+	defer o.close(ctx)
+	if o.log.Empty() {
 		return fmt.Errorf("%w: %q", ErrRunNotFound, runID)
 	}
-	log.RunID = runID
-	st, err := foldLog(log)
-	if err != nil {
-		return err
-	}
-	g, err := st.gateFor(action, kind)
-	if errors.Is(err, ErrNoPendingGate) && gateRequested(log, action, kind) {
+	g, err := o.st.gateFor(action, kind)
+	if errors.Is(err, ErrNoPendingGate) && gateRequested(o.log, action, kind) {
 		err = fmt.Errorf("%w: %s, in a step that is over", ErrAlreadyAnswered, action)
 	}
 	if err != nil {
 		return fmt.Errorf("run %q: %w", runID, err)
 	}
-	now := r.now()
-	if g.expired(now) {
+	if now := r.now(); g.expired(now) {
 		return fmt.Errorf("run %q: %w: %s waited until %s (now %s); resume records the timeout", runID, ErrDeadlinePassed,
 			g.request.ActionID, g.request.Deadline.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
-	rec := Record{Seq: st.next, At: now, Body: build(g.request)}
-	if err := st.apply(rec); err != nil {
-		return err
-	}
-	if err := r.Store.Append(ctx, runID, rec); err != nil {
-		return persistenceError("append", runID, err)
-	}
-	return nil
+	d := o.driver(Agent{}, ResumeOptions{})
+	d.m.add(build(g.request))
+	return d.write(ctx, d.m.take())
 }
 
 // gateRequested reports whether the log holds a gate request of kind for
@@ -293,11 +283,4 @@ func gateRequested(log RunLog, action string, kind RecordKind) bool {
 		}
 	}
 	return false
-}
-
-func (r *Runner) now() time.Time {
-	if r.Clock != nil {
-		return r.Clock()
-	}
-	return time.Now()
 }

@@ -68,7 +68,7 @@ func TestApprovalFlow(t *testing.T) {
 	if err != nil || again.Suspended == nil {
 		t.Fatalf("resume before the answers: %+v, %v", again, err)
 	}
-	log, _ := store.ReadLog(ctx, "g")
+	log, _ := polyloop.ReadLog(ctx, store, "g")
 	if n := count(log, polyloop.KindApprovalRequested); n != 2 {
 		t.Fatalf("%d approval requests, want 2: never asked twice", n)
 	}
@@ -94,7 +94,7 @@ func TestApprovalFlow(t *testing.T) {
 	if exec.count(`send:{"to":"s1-0"}`) != 1 || exec.count(`send:{"to":"s1-2"}`) != 0 {
 		t.Fatalf("ledger %v: the allowed send runs once, the denied one never", exec.snapshot())
 	}
-	log, _ = store.ReadLog(ctx, "g")
+	log, _ = polyloop.ReadLog(ctx, store, "g")
 	for _, m := range polyloop.History(log) {
 		if m.Role == polyloop.RoleTool && m.ToolCallID == second.Action.CallID && m.Content != polyloop.DefaultDenied {
 			t.Fatalf("the denied action's observation is %q", m.Content)
@@ -146,7 +146,7 @@ func TestApprovalCrashAtEveryRecord(t *testing.T) {
 				}
 				step(func() (err error) { res, err = runner().Resume(ctx, "g", agent); return err })
 			}
-			log, _ := store.ReadLog(ctx, "g")
+			log, _ := polyloop.ReadLog(ctx, store, "g")
 			if n := count(log, polyloop.KindApprovalRequested); n != 2 {
 				t.Fatalf("k=%d: %d approval requests, want 2", k, n)
 			}
@@ -187,7 +187,7 @@ func TestApprovalDeadline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			log, _ := store.ReadLog(ctx, "d")
+			log, _ := polyloop.ReadLog(ctx, store, "d")
 			decided := count(log, polyloop.KindApprovalDecided)
 			if !tc.timeout {
 				if res.Suspended == nil || decided != 0 {
@@ -234,7 +234,7 @@ func TestDeferredDelivery(t *testing.T) {
 	if n := len(exec.snapshot()); n != 0 {
 		t.Fatalf("the executor ran %d actions for a deferred tool", n)
 	}
-	log, _ := store.ReadLog(ctx, "h")
+	log, _ := polyloop.ReadLog(ctx, store, "h")
 	h := polyloop.History(log)
 	if got := h[len(h)-2]; got.Role != polyloop.RoleTool || got.Content != "room 7 booked" || got.ToolCallID != "b1" {
 		t.Fatalf("the delivered result in the history: %+v", got)
@@ -262,7 +262,7 @@ func TestApprovalPolicy(t *testing.T) {
 	if err != nil || res.Suspended == nil || res.Suspended.Approvals[0].Step != 2 {
 		t.Fatalf("%+v, %v: the policy gates step 2 only", res, err)
 	}
-	log, _ := store.ReadLog(ctx, "p")
+	log, _ := polyloop.ReadLog(ctx, store, "p")
 	if log.Started().Snapshot.ApprovalPolicy != "no-secrets" {
 		t.Fatal("the policy's name is not in the snapshot")
 	}

@@ -50,7 +50,7 @@ func takeLease(t *testing.T, s *memstore.Store, runID, token string) polyloop.Le
 // takeovers returns the lease_takeover records of a log.
 func takeovers(t *testing.T, s polyloop.Store, runID string) []*polyloop.LeaseTakeover {
 	t.Helper()
-	log, err := s.ReadLog(context.Background(), runID)
+	log, err := polyloop.ReadLog(context.Background(), s, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestDeadHolderTakeOverIsRecorded(t *testing.T) {
 
 func mustRead(t *testing.T, s polyloop.Store, runID string) polyloop.RunLog {
 	t.Helper()
-	log, err := s.ReadLog(context.Background(), runID)
+	log, err := polyloop.ReadLog(context.Background(), s, runID)
 	if err != nil {
 		t.Fatal(err)
 	}

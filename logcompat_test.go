@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,20 +14,13 @@ import (
 	"github.com/polyloop/polyloop/polylooptest"
 )
 
-// readJSONL decodes a stored log, one record per line.
+// readJSONL reads a stored log, one record per line, through the Runner's
+// reader (ReadLog): each line is a row of the log.
 func readJSONL(t *testing.T, path string) polyloop.RunLog {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	log, err := polyloop.ReadLog(context.Background(), rowsOfFile(t, path), "ref")
 	if err != nil {
-		t.Fatal(err)
-	}
-	log := polyloop.RunLog{RunID: "ref"}
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var r polyloop.Record
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("%s line %d: %v", path, i+1, err)
-		}
-		log.Records = append(log.Records, r)
+		t.Fatalf("%s: %v", path, err)
 	}
 	return log
 }
@@ -161,7 +153,7 @@ func resumeEveryPrefix(t *testing.T, old polyloop.RunLog, check func(k int, got 
 		if res.StopReason != polyloop.StopCompleted {
 			t.Fatalf("prefix %d: %+v", k, res)
 		}
-		got, _ := store.ReadLog(ctx, "ref")
+		got, _ := polyloop.ReadLog(ctx, store, "ref")
 		if !reflect.DeepEqual(got.Records[:k], old.Records[:k]) {
 			t.Fatalf("prefix %d: the stored records changed", k)
 		}
@@ -191,39 +183,36 @@ func TestToolCallIntentsAreVersion2(t *testing.T) {
 	}
 	refs, copies := 0, 0
 	for _, batch := range store.batches {
-		data, err := polyloop.EncodeBatch("ref", batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, r := range batch {
+		for i, row := range batch {
+			r, data := row.Record, row.Data
 			var env struct {
 				V        int  `json:"v"`
 				ToolCall int  `json:"tool_call"`
 				Action   *any `json:"action"`
 			}
-			if err := json.Unmarshal(data[i], &env); err != nil {
+			if err := json.Unmarshal(data, &env); err != nil {
 				t.Fatal(err)
 			}
 			want := 1
 			if in, ok := r.Body.(*polyloop.ActionIntent); ok && in.ToolCall > 0 {
 				if env.ToolCall != in.ToolCall {
-					t.Errorf("record %d: %s, want tool_call %d", r.Seq, data[i], in.ToolCall)
+					t.Errorf("record %d: %s, want tool_call %d", r.Seq, data, in.ToolCall)
 				}
-				withResult := slices.ContainsFunc(batch[:i], func(r polyloop.Record) bool {
-					res, ok := r.Body.(*polyloop.ModelCallResult)
+				withResult := slices.ContainsFunc(batch[:i], func(r polyloop.Row) bool {
+					res, ok := r.Record.Body.(*polyloop.ModelCallResult)
 					return ok && res.CallID == in.ModelCallID
 				})
 				switch {
 				case withResult && env.Action == nil:
 					want, refs = 2, refs+1
 				case withResult || env.Action == nil:
-					t.Errorf("record %d: %s: with its model result in the batch %v, yet action %v", r.Seq, data[i], withResult, env.Action)
+					t.Errorf("record %d: %s: with its model result in the batch %v, yet action %v", r.Seq, data, withResult, env.Action)
 				default:
 					copies++
 				}
 			}
 			if env.V != want {
-				t.Errorf("record %d (%s) has v %d, want %d: %s", r.Seq, r.Kind(), env.V, want, data[i])
+				t.Errorf("record %d (%s) has v %d, want %d: %s", r.Seq, r.Kind(), env.V, want, data)
 			}
 		}
 	}
@@ -232,13 +221,18 @@ func TestToolCallIntentsAreVersion2(t *testing.T) {
 	}
 }
 
-// batchRecorder is a store that keeps the batch of each Append.
+// batchRecorder is a store that keeps the rows of each Append. It is no
+// RecordKeeper, whatever it wraps: its rows hold their bytes.
 type batchRecorder struct {
-	*memstore.Store
-	batches [][]polyloop.Record
+	polyloop.Store
+	batches [][]polyloop.Row
 }
 
-func (s *batchRecorder) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
-	s.batches = append(s.batches, slices.Clone(records))
-	return s.Store.Append(ctx, runID, records...)
+func (s *batchRecorder) Append(ctx context.Context, runID string, records []polyloop.Row) error {
+	kept := slices.Clone(records) // a store retains no row nor its bytes
+	for i := range kept {
+		kept[i].Data = slices.Clone(kept[i].Data)
+	}
+	s.batches = append(s.batches, kept)
+	return s.Store.Append(ctx, runID, records)
 }

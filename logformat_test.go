@@ -29,7 +29,7 @@ func TestLogFormatGolden(t *testing.T) {
 	if _, err := r.Run(context.Background(), "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
 		t.Fatal(err)
 	}
-	log, _ := store.ReadLog(context.Background(), "ref")
+	log, _ := polyloop.ReadLog(context.Background(), store, "ref")
 	got, err := polyloop.EncodeRecords(log.Records)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestRecordBytesPreserved(t *testing.T) {
 	if _, err := r.Run(context.Background(), "r", testAgent(), polyloop.Task{Input: "<task> & more"}); err != nil {
 		t.Fatal(err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	live := string(log.ModelResults()[0].Reply.ToolCalls[0].Args)
 	if live != `{"q":"a < b && c > d"}` {
 		t.Fatalf("live args %s", live)

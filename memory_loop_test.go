@@ -60,7 +60,7 @@ func TestViewNamedOnIntentAndShown(t *testing.T) {
 	if res.StopReason != polyloop.StopCompleted {
 		t.Fatalf("stop %s", res.StopReason)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	var views []string
 	for _, in := range bodiesOf[*polyloop.ModelCallIntent](log) {
 		if in.View == nil {
@@ -91,7 +91,7 @@ func TestMaintenanceRecordsBetweenSteps(t *testing.T) {
 	if _, err := r.Run(context.Background(), "r", memoryAgent(v, viewMaintainer(v, &counter{})), polyloop.Task{Input: "task"}); err != nil {
 		t.Fatal(err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	got := strings.Join(kinds(log), " ")
 	step := "maintenance_op maintenance_done"
 	want := "run_started model_call_intent model_call_result action_intent step_completed " + step +
@@ -116,7 +116,7 @@ func TestMaintenanceCrashEveryBoundary(t *testing.T) {
 	if _, err := newRunner(refModel, ref, newTestExec()).Run(context.Background(), "r", memoryAgent(refView, viewMaintainer(refView, &counter{})), polyloop.Task{Input: "task"}); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := ref.ReadLog(context.Background(), "r")
+	want, _ := polyloop.ReadLog(context.Background(), ref, "r")
 	for n := 1; n < len(want.Records); n++ {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			store := memstore.NewWithOptions(memstore.Options{CrashAfter: n})
@@ -129,7 +129,7 @@ func TestMaintenanceCrashEveryBoundary(t *testing.T) {
 				t.Fatal("the crash did not stop the run")
 			}
 			store.SetFaults(memstore.Options{})
-			crashed, _ := store.ReadLog(context.Background(), "r")
+			crashed, _ := polyloop.ReadLog(context.Background(), store, "r")
 			recorded := map[int]bool{}
 			for _, op := range bodiesOf[*polyloop.MaintenanceOp](crashed) {
 				recorded[op.Step] = true
@@ -153,7 +153,7 @@ func TestMaintenanceCrashEveryBoundary(t *testing.T) {
 					t.Errorf("the operation of step %d, recorded before the crash, ran again", step)
 				}
 			}
-			got, _ := store.ReadLog(context.Background(), "r")
+			got, _ := polyloop.ReadLog(context.Background(), store, "r")
 			sameLog(t, "resumed", got, want)
 			for step, msgs := range refModel.byStep() {
 				if model.byStep()[step] != msgs {
@@ -213,7 +213,7 @@ func TestMaintenanceErrorPropagates(t *testing.T) {
 	if _, err := r.Run(context.Background(), "r", agent, polyloop.Task{Input: "task"}); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want the maintainer's", err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	if lastKind(log) != polyloop.KindStepCompleted {
 		t.Fatalf("log ends with %s", lastKind(log))
 	}
@@ -246,7 +246,7 @@ func TestViewFailureKeepsFacts(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	if lastKind(log) != polyloop.KindMaintenanceDone {
 		t.Fatalf("log ends with %s: %v", lastKind(log), kinds(log))
 	}
@@ -277,7 +277,7 @@ func TestMaintenanceCancelled(t *testing.T) {
 	if _, err := r.Run(ctx, "r", agent, polyloop.Task{Input: "task"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	if got := strings.Join(kinds(log)[4:], " "); got != "step_completed maintenance_op" {
 		t.Fatalf("after the action: %s", got)
 	}
@@ -301,7 +301,7 @@ func TestMaintenanceEvents(t *testing.T) {
 	if _, err := r.Run(context.Background(), "r", memoryAgent(v, viewMaintainer(v, &counter{})), polyloop.Task{Input: "task"}); err != nil {
 		t.Fatal(err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	var got []string
 	for _, ev := range sink.Events() {
 		switch ev.Kind {
@@ -334,7 +334,7 @@ func TestCancelAfterMaintenance(t *testing.T) {
 	if _, err := r.Run(ctx, "r", memoryAgent(v, m), polyloop.Task{Input: "task"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	if lastKind(log) != polyloop.KindMaintenanceDone || v.current != 1 {
 		t.Fatalf("log ends with %s (view asked %d times): %v", lastKind(log), v.current, kinds(log))
 	}

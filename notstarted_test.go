@@ -48,7 +48,7 @@ func TestCancelledStartAfterTakeOverWritesNothing(t *testing.T) {
 	// Cancelled when Run reads the log, after it took the lease.
 	_, err := newRunner(scriptmodel.New(scriptmodel.Reply("a")), cancelOnRead{store, cancel}, newTestExec()).Run(ctx, "fresh", testAgent(), polyloop.Task{Input: "t"})
 	if !errors.Is(err, polyloop.ErrRunNotStarted) || store.Len() != 0 {
-		l, _ := store.ReadLog(context.Background(), "fresh")
+		l, _ := polyloop.ReadLog(context.Background(), store, "fresh")
 		t.Fatalf("err = %v, %d records (%v): want ErrRunNotStarted and nothing written", err, store.Len(), kindsOf(l))
 	}
 }

@@ -28,7 +28,7 @@ func runOutcome(t *testing.T, agent polyloop.Agent, out polyloop.ActionOutcome) 
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	log, err := store.ReadLog(context.Background(), "r")
+	log, err := polyloop.ReadLog(context.Background(), store, "r")
 	if err != nil {
 		t.Fatalf("the log does not read back: %v", err)
 	}

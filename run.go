@@ -34,9 +34,11 @@ import (
 // cancellation that lands while an Append is under way gives both as well:
 // that append's outcome is unknown, as after any store failure.
 //
-// Leases: when the Store is a Leaser, Run and Resume hold the run's lease
+// Leases: when the Store is a Leaser, Run and Resume (and Fork, Approve and
+// Deliver: every entry point opens a run the same way) hold the run's lease
 // while they run; a run held by another live holder gives ErrLeaseHeld,
-// and a lease lost meanwhile stops the invocation with ErrLeaseLost. A stop
+// a dead holder's lease is taken over and the take-over recorded, and a
+// lease lost meanwhile stops the invocation with ErrLeaseLost. A stop
 // request (WithStopRequest) ends it at the next step boundary with
 // ErrStopRequested.
 func (r *Runner) Run(ctx context.Context, runID string, agent Agent, task Task) (RunResult, error) {
@@ -58,11 +60,8 @@ func (r *Runner) RunWith(ctx context.Context, runID string, agent Agent, task Ta
 // run starts a run; start holds the fields of its RunStarted that name
 // where it comes from (a parent, a replayed run).
 func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, start *RunStarted) (RunResult, error) {
-	agent, err := r.resolveAgent(agent) // tools.go
+	agent, err := r.prepare(agent)
 	if err != nil {
-		return RunResult{}, err
-	}
-	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -71,39 +70,19 @@ func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, 
 	if runID == "" {
 		runID = NewRunID()
 	}
-	held, ctx, err := r.acquireLease(ctx, runID, false)
+	o, ctx, err := r.open(ctx, runID, false)
 	if err != nil {
 		return RunResult{RunID: runID}, err
 	}
-	defer held.release(ctx)
-	log, err := r.Store.ReadLog(ctx, runID)
-	if err != nil {
-		return RunResult{}, persistenceError("read", runID, err)
-	}
-	if !log.Empty() {
-		return RunResult{}, fmt.Errorf("%w: %q has %d records", ErrRunExists, runID, len(log.Records))
-	}
-	snap := r.snapshot(agent, task)
-	hash, err := snap.Hash()
-	if err != nil {
-		return RunResult{}, fmt.Errorf("%w: snapshot: %v", ErrInvalidConfig, err)
-	}
-	m := newMachine(&logState{runID: runID})
-	m.needsApproval = agent.approvalNeeds()
-	start.RunID, start.Snapshot, start.SnapshotHash = runID, snap, hash
-	start.LibraryVersion, start.LogVersion = LibraryVersion, logVersionString
-	m.add(start)
-	held.record(m)
-	d := newDriver(r, runID, m, ResumeOptions{})
-	d.memory = agent.Memory
-	res, err := held.result(d.run(ctx))
-	if err != nil {
-		if d.nothingWritten() {
-			err = errors.Join(err, ErrRunNotStarted)
-		}
+	defer o.close(ctx)
+	if err := o.fresh(); err != nil {
 		return RunResult{RunID: runID}, err
 	}
-	return res, nil
+	rs, err := r.started(runID, agent, task, start)
+	if err != nil {
+		return RunResult{RunID: runID}, err
+	}
+	return o.start(ctx, agent, rs)
 }
 
 // Resume continues a run from its log, as PlanResume decides, and runs it
@@ -117,11 +96,8 @@ func (r *Runner) Resume(ctx context.Context, runID string, agent Agent) (RunResu
 
 // ResumeWith is Resume with options.
 func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts ResumeOptions) (RunResult, error) {
-	agent, err := r.resolveAgent(agent) // tools.go
+	agent, err := r.prepare(agent)
 	if err != nil {
-		return RunResult{}, err
-	}
-	if err := r.validate(agent); err != nil {
 		return RunResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -134,54 +110,49 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 			return RunResult{RunID: runID}, err
 		}
 	}
-	held, ctx, err := r.acquireLease(ctx, runID, opts.TakeOver)
+	o, ctx, err := r.open(ctx, runID, opts.TakeOver)
 	if err != nil {
 		return RunResult{RunID: runID}, err
 	}
-	defer held.release(ctx)
-	log, err := r.Store.ReadLog(ctx, runID)
-	if err != nil {
-		return RunResult{}, persistenceError("read", runID, err)
-	}
-	log.RunID = runID
-	if log.Empty() {
+	defer o.close(ctx)
+	return o.resume(ctx, agent, opts)
+}
+
+// resume continues the opened run as its plan says: a finished run's stored
+// result, or a driver from the fold, with the configuration override, if
+// any, queued after the take-over.
+func (o *opened) resume(ctx context.Context, agent Agent, opts ResumeOptions) (RunResult, error) {
+	st, runID := o.st, o.runID
+	if o.log.Empty() {
 		return RunResult{}, fmt.Errorf("%w: %q", ErrRunNotFound, runID)
-	}
-	st, err := foldLog(log)
-	if err != nil {
-		return RunResult{}, err
 	}
 	plan := st.plan()
 	if plan.Action == PlanAlreadyFinished {
 		return RunResult{RunID: runID, StopReason: st.fin.StopReason, FinalAnswer: st.fin.FinalAnswer,
 			Totals: st.fin.Totals, Sinks: st.fin.Sinks, Plan: &plan, Records: st.next}, nil
 	}
-	if err := r.checkOpenChildren(ctx, runID, plan, opts.TakeOver); err != nil {
+	if err := o.r.checkOpenChildren(ctx, runID, plan, opts.TakeOver); err != nil {
 		return RunResult{RunID: runID}, err
 	}
-	m := newMachine(st)
-	m.needsApproval = agent.approvalNeeds()
-	held.record(m)
 	stored, storedHash := st.snap, st.hash
-	override, err := r.checkConfig(st, agent, opts)
+	override, err := o.r.checkConfig(st, agent, opts)
 	if err != nil {
 		return RunResult{RunID: runID}, err
 	}
 	if err := reloadMemory(ctx, runID, agent.Memory); err != nil {
 		return RunResult{RunID: runID}, err
 	}
-	d := newDriver(r, runID, m, opts)
-	d.memory = agent.Memory
-	if len(r.Sinks) > 0 {
+	d := o.driver(agent, opts)
+	if len(o.r.Sinks) > 0 {
 		// The configuration the log holds; an override is its own event,
 		// once its record is durable.
 		d.sinks.emit(ctx, Event{V: EventVersion, Kind: EventRunResumed, RunID: runID, Agent: stored.Agent,
 			Seq: plan.LastSeq, At: d.now(), Plan: &plan, Snapshot: &stored, SnapshotHash: storedHash})
 	}
 	if override != nil {
-		m.add(override) // written with the resume's first write
+		d.m.add(override) // written with the resume's first write
 	}
-	res, err := held.result(d.run(ctx))
+	res, err := o.held.result(d.run(ctx))
 	if err != nil {
 		return RunResult{RunID: runID}, err
 	}
@@ -194,17 +165,12 @@ func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts
 // configuration without AllowConfigChange. The log is read again under the
 // lease, which decides.
 func (r *Runner) checkBeforeTakeOver(ctx context.Context, runID string, agent Agent, opts ResumeOptions) error {
-	log, err := r.Store.ReadLog(ctx, runID)
-	if err != nil {
-		return persistenceError("read", runID, err)
-	}
-	log.RunID = runID
-	if log.Empty() {
-		return fmt.Errorf("%w: %q", ErrRunNotFound, runID)
-	}
-	st, err := foldLog(log)
+	log, st, err := r.readFold(ctx, runID)
 	if err != nil {
 		return err
+	}
+	if log.Empty() {
+		return fmt.Errorf("%w: %q", ErrRunNotFound, runID)
 	}
 	if st.plan().Action == PlanAlreadyFinished {
 		return nil

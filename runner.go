@@ -24,6 +24,14 @@ type Runner struct {
 	Clock func() time.Time
 }
 
+// now reads the Runner's clock (Clock, or time.Now).
+func (r *Runner) now() time.Time {
+	if r.Clock != nil {
+		return r.Clock()
+	}
+	return time.Now()
+}
+
 // SinkPolicy bounds event delivery (see EventSink).
 type SinkPolicy struct {
 	// MaxConsecutiveErrors disables a sink after that many errors in a row

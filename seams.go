@@ -154,49 +154,60 @@ type ActionExecutor interface {
 // statuses. Like an executor error, it leaves the action of unknown outcome.
 var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outcome")
 
-// Store is the run log: an append-only sequence of records per run.
+// Store keeps run logs: an append-only sequence of rows per run. The
+// Runner owns what the rows hold — it encodes each record once, checks it
+// against the log's limits and computes its checksum before it appends,
+// and decodes and checks every row it reads back (ReadLog) — so a store
+// only keeps rows; polylooptest.TestStore checks what it owes.
+//
+// What a store is given, it may rely on (the Runner checks it first): the
+// rows of one Append have consecutive Seq values, in order; Kind is a
+// record kind; Data is one JSON object in valid UTF-8, at most
+// MaxRecordBytes long; Checksum is its CRC-32C; Record is the record Data
+// encodes (see Row). A store need not check any of it.
 //
 // Contract:
-//   - Append is atomic: all the records of one call become visible, or none
+//   - Append is atomic: all the rows of one call become visible, or none
 //     do, even if the process dies in the middle.
-//   - Append is prefix-durable: when it returns nil, those records and every
-//     earlier record of the run survive a crash or power loss, and no later
-//     record is ever visible while an earlier one is lost.
-//   - Each record carries its Seq. The records of one call have consecutive
-//     Seq values; if the first is not exactly the next sequence number of
-//     that run (0 for a new run), Append MUST fail with an error for which
-//     errors.Is(err, ErrSeqConflict) holds and write nothing: another writer
-//     owns the run.
-//   - Limits: an Append holding a record beyond the log's limits (EncodeBatch
-//     checks them, and every store of this module calls it) MUST fail with
-//     an error for which errors.Is(err, ErrJSONLimit) holds and write
-//     nothing; a store MUST NOT return such an error for an Append it
-//     wrote. The library takes that failure as known unwritten (a first
-//     Append refused so is ErrRunNotStarted).
-//   - ReadLog returns each record as it was appended. The JSON encoding
-//     leaves out the action of an intent that is a tool call
-//     (ActionIntent.ToolCall): a store that keeps records as JSON passes
-//     each one it decodes, in order, through ResolveToolCall. An Append
-//     holding a model result and an intent that refers to its tool call but
-//     holds another action MUST fail and write nothing (EncodeBatch and
-//     CheckBatch refuse it); appended apart from its model result, such an
-//     intent reads back with its own action, never the call's.
-//   - ReadLog of a run that has no records returns an empty RunLog and a nil
-//     error. "Not found" is not an error: a storage failure must never look
-//     like a fresh run.
-//   - Errors: any failure is returned as an error; the library wraps it in a
-//     *PersistenceError (an adapter may return one itself and its identity is
-//     kept). After an error the outcome is unknown — the records may have been
-//     committed with the acknowledgement lost — so the library never retries.
-//   - Cancellation: a done ctx may make Append or ReadLog fail with an error
-//     that wraps ctx.Err(); an Append that fails that way is still atomic.
-//   - Ownership: the caller does not modify records after passing them to
-//     Append, so a store may keep them. Records returned by ReadLog may share
-//     memory with the store: callers MUST NOT modify them.
+//   - Append is prefix-durable: when it returns nil, those rows and every
+//     earlier row of the run survive a crash or power loss, and no later
+//     row is ever visible while an earlier one is lost.
+//   - Sequence rule: if the first row's Seq is not exactly the next
+//     sequence number of the run (0 for a new run, else one past its last
+//     row), Append MUST fail with an error for which
+//     errors.Is(err, ErrSeqConflict) holds and write nothing: another
+//     writer owns the run.
+//   - ReadRows returns the run's rows in seq order, each as it was
+//     appended: the same Seq, Kind and Checksum, and Data byte for byte.
+//     A store MUST NOT decode, check or repair them (the reader does); a
+//     row it kept before it stored checksums comes back with Unchecked
+//     set. A RecordKeeper returns the Record of each row instead of bytes.
+//   - ReadRows of a run that has no rows returns no rows and a nil error.
+//     "Not found" is not an error: a storage failure must never look like
+//     a fresh run.
+//   - Errors: any failure is returned as an error; the library wraps it in
+//     a *PersistenceError (an adapter may return one itself and its
+//     identity is kept). After an error the outcome is unknown — the rows
+//     may have been committed with the acknowledgement lost — so the
+//     library never retries.
+//   - Cancellation: a done ctx may make Append or ReadRows fail with an
+//     error that wraps ctx.Err(); an Append that fails that way is still
+//     atomic.
+//   - Ownership: Append MUST NOT retain rows nor their Data after it
+//     returns (the Runner reuses them for its next write, as io.Writer's
+//     callers reuse p): a store that keeps bytes in memory copies them. A
+//     row's Record is the store's to keep: no one modifies it. Rows
+//     returned by ReadRows may share memory with the store: callers MUST
+//     NOT modify them.
 //   - Concurrency: a Store MUST be safe for concurrent use by many runs.
+//
+// A record beyond the log's limits, or that does not encode, never reaches
+// a store: the Runner refuses it (ErrJSONLimit) before Append, and takes
+// that failure as known unwritten (a first Append refused so is
+// ErrRunNotStarted).
 type Store interface {
-	Append(ctx context.Context, runID string, records ...Record) error
-	ReadLog(ctx context.Context, runID string) (RunLog, error)
+	Append(ctx context.Context, runID string, rows []Row) error
+	ReadRows(ctx context.Context, runID string) ([]Row, error)
 }
 
 // Errors of the Store contract. Test for them with errors.Is.
@@ -204,9 +215,9 @@ var (
 	// ErrSeqConflict is what a Store returns when an Append's first record is
 	// not the next sequence number of the run: another writer owns the run.
 	ErrSeqConflict = errors.New("polyloop: sequence conflict (another writer owns the run)")
-	// ErrNotConsecutive is returned by a Store when the records of one Append
-	// do not have consecutive seqs (a caller bug, not a conflict). Nothing is
-	// written.
+	// ErrNotConsecutive is returned by AppendRecords when the records of
+	// one Append do not have consecutive seqs (a caller bug, not a
+	// conflict). Nothing is written.
 	ErrNotConsecutive = errors.New("polyloop: records of one Append must have consecutive seqs")
 )
 

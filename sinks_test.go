@@ -78,7 +78,7 @@ func TestSinkFailuresAreCounted(t *testing.T) {
 			t.Fatalf("report %+v, want %+v", rep, w)
 		}
 	}
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	if fin := log.Finished(); len(fin.Sinks) != 2 {
 		t.Fatalf("RunFinished sinks %+v", fin.Sinks)
 	}
@@ -134,7 +134,7 @@ func TestNoEventForUnwrittenRecord(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatal(err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	for _, ev := range sink.events {
 		if ev.Seq >= int64(len(log.Records)) {
 			t.Fatalf("event %s for seq %d, but the log has %d records", ev.Kind, ev.Seq, len(log.Records))
@@ -155,7 +155,7 @@ func TestSinkFailureTextNotRecorded(t *testing.T) {
 	if err != nil || len(res.Sinks) != 1 || res.Sinks[0].LastFailure == "" {
 		t.Fatalf("%+v %v", res, err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	fin := log.Finished()
 	if len(fin.Sinks) != 1 || fin.Sinks[0].Errors != 3 || fin.Sinks[0].LastFailure != "" {
 		t.Fatalf("recorded sinks %+v", fin.Sinks)
@@ -171,7 +171,7 @@ func TestResumeEvents(t *testing.T) {
 	if _, err := newRunner(model, store, newTestExec()).Run(context.Background(), "r1", testAgent(), polyloop.Task{Input: "go"}); err == nil {
 		t.Fatal("no crash")
 	}
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	_, storedHash := log.Snapshot()
 	store.SetFaults(memstore.Options{})
 	sink := &collectSink{}

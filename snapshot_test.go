@@ -49,7 +49,7 @@ func TestSnapshotMismatch(t *testing.T) {
 	if err != nil || res.StopReason != polyloop.StopCompleted {
 		t.Fatalf("override resume: %+v %v", res, err)
 	}
-	log, _ := store.ReadLog(ctx, "r1")
+	log, _ := polyloop.ReadLog(ctx, store, "r1")
 	var ov *polyloop.ConfigOverride
 	for _, r := range log.Records {
 		if b, ok := r.Body.(*polyloop.ConfigOverride); ok {
@@ -128,7 +128,7 @@ func TestSecretNeverStored(t *testing.T) {
 	if _, err := r.Run(context.Background(), "r1", testAgent(), polyloop.Task{Input: "go"}); err != nil {
 		t.Fatal(err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	data, _ := polyloop.EncodeRecords(log.Records)
 	if len(log.Records) < 5 || strings.Contains(string(data), key) {
 		t.Fatalf("key found in the log (or log too short to tell): %d records", len(log.Records))

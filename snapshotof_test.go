@@ -24,7 +24,7 @@ func TestSnapshotOfMatchesRun(t *testing.T) {
 	if _, err := r.Run(ctx, "r1", testAgent(), task); err != nil {
 		t.Fatal(err)
 	}
-	log, err := store.ReadLog(ctx, "r1")
+	log, err := polyloop.ReadLog(ctx, store, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}

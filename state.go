@@ -1,9 +1,7 @@
 package polyloop
 
 import (
-	"fmt"
 	"slices"
-	"time"
 )
 
 // phase is where a run stands after the last record of its log. It is the
@@ -41,6 +39,8 @@ type logState struct {
 	hash  string
 	tools map[string]ToolSpec
 	synth SyntheticObservations
+	// deadlines: a tool of the snapshot in force has a gate's deadline.
+	deadlines bool
 
 	// The open step: its number, the model call it stands on and, once
 	// the model answered, the reply and the batch of actions.
@@ -69,11 +69,15 @@ type logState struct {
 	// in the source's totals, and in the fork's budgets.
 	copied totalsAcc
 	hist   historyBuilder
-	maint  maintState // the last completed step's maintenance (maintenance_state.go)
+	maint  maintState // the last completed step's maintenance (state_memory.go)
 
 	// onStep, when set, is told of each completed step before the state
 	// moves past it (Steps).
 	onStep func(sc *StepCompleted, reply *ModelReply, batch []batchAction)
+	// obs, when set, is told of each record folded, and fact is the place
+	// of the record being folded (ObserveLog, state_observe.go).
+	obs  LogObserver
+	fact Fact
 }
 
 // batchAction is one action of the open batch, by its index.
@@ -81,23 +85,6 @@ type batchAction struct {
 	intent  *ActionIntent  // the latest intent, nil until the action starts
 	settled *SettledAction // nil until its outcome is recorded
 	gate    *gateState     // nil unless the action waits at a gate
-}
-
-// gateState is an action's gate: its request and its answer.
-type gateState struct {
-	kind      RecordKind // KindApprovalRequested or KindDeliveryRequested
-	request   *GateRequest
-	decided   *ApprovalDecided
-	delivered *DeliveryReceived
-}
-
-func (g *gateState) answered() bool { return g.decided != nil || g.delivered != nil }
-
-// expired reports whether the gate's deadline has passed at now: at or
-// after it, a resume records the timeout answer and no answer is taken.
-func (g *gateState) expired(now time.Time) bool {
-	d := g.request.Deadline
-	return d != nil && !now.Before(*d)
 }
 
 // open reports whether the action has started and has no outcome yet.
@@ -160,10 +147,6 @@ func foldPrefix(log RunLog) *logState {
 	return st
 }
 
-func (st *logState) corrupt(r Record, format string, args ...any) error {
-	return &CorruptLogError{RunID: st.runID, Seq: st.next, Kind: r.Kind(), Reason: fmt.Sprintf(format, args...)}
-}
-
 // apply folds one record into the state, or says how it breaks the log's
 // grammar; the state is unchanged by a record it refuses.
 func (st *logState) apply(r Record) error {
@@ -186,32 +169,20 @@ func (st *logState) apply(r Record) error {
 	if err := st.check(r); err != nil {
 		return err
 	}
+	var o observed
+	if st.obs != nil {
+		o = st.beforeFold(r)
+	}
 	st.copying = r.Seq > 0 && r.Seq <= st.copiedUntil
 	st.fold(r.Body)
 	st.next++
+	if st.obs != nil {
+		st.describe(r, o)
+	}
 	if r.Seq == st.copiedUntil && r.Seq > 0 {
 		return st.endCopies(r)
 	}
 	return nil
-}
-
-// resolveToolCall returns the intent with the action it refers to, the
-// tool call of the open step's reply: the intent itself when it holds the
-// action, a copy with it when it leaves it out, as the log does.
-func (st *logState) resolveToolCall(r Record, in *ActionIntent) (*ActionIntent, error) {
-	if st.reply == nil || in.ModelCallID != st.callID || in.Step != st.step || in.ToolCall > len(st.reply.ToolCalls) {
-		return nil, st.corrupt(r, "action_intent %q refers to tool call %d of a model result %q that does not have it", in.ActionID, in.ToolCall, in.ModelCallID)
-	}
-	call := st.reply.ToolCalls[in.ToolCall-1]
-	if in.Action.empty() {
-		c := *in
-		c.Action = call.restored()
-		return &c, nil
-	}
-	if !in.Action.Equal(call.action()) {
-		return nil, st.corrupt(r, "action_intent %q is not tool call %d it refers to", in.ActionID, in.ToolCall)
-	}
-	return in, nil
 }
 
 // endCopies puts the fork's own snapshot in force after the records copied
@@ -223,173 +194,6 @@ func (st *logState) endCopies(r Record) error {
 	st.setSnapshot(st.started.Snapshot, st.started.SnapshotHash)
 	st.hist.setSystem(st.started.Snapshot.System)
 	return nil
-}
-
-// check applies the grammar: may this record follow the log so far?
-func (st *logState) check(r Record) error {
-	if st.phase == phaseFinished {
-		return st.corrupt(r, "record after run_finished")
-	}
-	if st.phase == phaseStart {
-		rs, ok := r.Body.(*RunStarted)
-		if !ok {
-			return st.corrupt(r, "first record is not run_started")
-		}
-		if st.runID != "" && rs.RunID != st.runID {
-			return st.corrupt(r, "run_started names run %q", rs.RunID)
-		}
-		if f := rs.ForkedFrom; f != nil && (f.Copied < 0 || f.AtStep < 0 || (f.Copied == 0) != (f.AtStep == 0)) {
-			return st.corrupt(r, "forked_from: %d records copied for step %d", f.Copied, f.AtStep)
-		}
-		return nil
-	}
-	if err := st.checkMaintenanceOrder(r); err != nil {
-		return err
-	}
-	switch b := r.Body.(type) {
-	case *RunStarted:
-		return st.corrupt(r, "run_started after the first record")
-	case *ConfigOverride, *LeaseTakeover:
-		return nil // allowed anywhere before the end
-	case *ModelCallIntent:
-		return st.checkModelIntent(r, b)
-	case *ModelCallResult:
-		if st.phase != phaseModelIntent || b.Step != st.step || b.CallID != st.callID {
-			return st.corrupt(r, "model_call_result %q of step %d without its intent", b.CallID, b.Step)
-		}
-		return nil
-	case *ActionIntent:
-		return st.checkActionIntent(r, b)
-	case *ActionResult:
-		return st.checkActionResult(r, b)
-	case *ChildReception:
-		if b.Maintenance {
-			return st.checkMaintenance(r, b.Step, "")
-		}
-		if st.phase != phaseActing || b.Step != st.step || b.Action >= len(st.batch) || !st.batch[b.Action].open() {
-			return st.corrupt(r, "child_reception outside the open action %d of step %d", b.Action, b.Step)
-		}
-		return nil
-	case *ApprovalRequested:
-		return st.checkGateRequest(r, &b.GateRequest)
-	case *DeliveryRequested:
-		return st.checkGateRequest(r, &b.GateRequest)
-	case *ApprovalDecided:
-		return st.checkGateAnswer(r, b.Step, b.ActionID, KindApprovalRequested)
-	case *DeliveryReceived:
-		return st.checkGateAnswer(r, b.Step, b.ActionID, KindDeliveryRequested)
-	case *StepCompleted:
-		return st.checkStepCompleted(r, b)
-	case *RunFinished:
-		return st.checkRunFinished(r, b)
-	case *MaintenanceOp:
-		return st.checkMaintenance(r, b.Step, b.Name)
-	case *MaintenanceDone:
-		return st.checkMaintenance(r, b.Step, "")
-	}
-	return st.corrupt(r, "unknown record kind")
-}
-
-func (st *logState) checkModelIntent(r Record, b *ModelCallIntent) error {
-	switch {
-	case st.phase == phaseIdle && b.Step == st.step+1 && b.Attempt == 1:
-	case st.phase == phaseModelIntent && b.Step == st.step && b.Attempt > st.attempt:
-		// a new attempt after an orphaned intent
-	case st.phase == phaseIdle:
-		return st.corrupt(r, "model_call_intent for step %d attempt %d after step %d (steps out of order)", b.Step, b.Attempt, st.step)
-	default:
-		return st.corrupt(r, "model_call_intent in the middle of step %d", st.step)
-	}
-	return nil
-}
-
-func (st *logState) checkActionIntent(r Record, b *ActionIntent) error {
-	if b.Step != st.step || b.ModelCallID != st.callID {
-		return st.corrupt(r, "action_intent %q of step %d without a model result it can come from", b.ActionID, b.Step)
-	}
-	switch st.phase {
-	case phaseModelResult:
-		if b.Attempt != 1 {
-			return st.corrupt(r, "action_intent %q: first attempt is %d", b.ActionID, b.Attempt)
-		}
-		return nil
-	case phaseActing:
-	default:
-		return st.corrupt(r, "action_intent %q of step %d without a model result it can come from", b.ActionID, b.Step)
-	}
-	if b.BatchSize() != len(st.batch) {
-		return st.corrupt(r, "action_intent %q: batch of %d in a batch of %d", b.ActionID, b.BatchSize(), len(st.batch))
-	}
-	a := st.batch[b.Index]
-	if g := a.gate; g != nil && (g.kind != KindApprovalRequested || g.decided == nil || !g.decided.Allow) {
-		return st.corrupt(r, "action_intent %q of an action its gate does not let run", b.ActionID)
-	}
-	switch {
-	case a.intent == nil:
-		if b.Attempt != 1 {
-			return st.corrupt(r, "action_intent %q: first attempt is %d", b.ActionID, b.Attempt)
-		}
-	case a.settled != nil:
-		return st.corrupt(r, "action_intent %q after its outcome", b.ActionID)
-	case b.ActionID != a.intent.ActionID || b.Attempt <= a.intent.Attempt || !b.Action.Equal(a.intent.Action):
-		return st.corrupt(r, "action_intent %q does not replay action %q", b.ActionID, a.intent.ActionID)
-	case a.intent.policy() != ReplaySafe:
-		return st.corrupt(r, "replay of never_replay action %q", b.ActionID)
-	}
-	return st.checkIDFree(r, b.Index, b.ActionID)
-}
-
-// checkIDFree refuses an action id another action of the batch has.
-func (st *logState) checkIDFree(r Record, index int, id string) error {
-	for i, o := range st.batch {
-		if i != index && o.id() == id {
-			return st.corrupt(r, "action %q: the id is taken by action %d of the batch", id, i)
-		}
-	}
-	return nil
-}
-
-func (st *logState) checkGateRequest(r Record, g *GateRequest) error {
-	if g.Step != st.step || (st.phase != phaseModelResult && st.phase != phaseActing) {
-		return st.corrupt(r, "%s %q of step %d without a model result it can come from", r.Kind(), g.ActionID, g.Step)
-	}
-	if st.phase == phaseModelResult {
-		return nil
-	}
-	if max(g.Of, 1) != len(st.batch) {
-		return st.corrupt(r, "%s %q: batch of %d in a batch of %d", r.Kind(), g.ActionID, max(g.Of, 1), len(st.batch))
-	}
-	if a := st.batch[g.Index]; a.intent != nil || a.gate != nil || a.settled != nil {
-		return st.corrupt(r, "%s %q for an action already requested or started", r.Kind(), g.ActionID)
-	}
-	return st.checkIDFree(r, g.Index, g.ActionID)
-}
-
-func (st *logState) checkGateAnswer(r Record, step int, id string, kind RecordKind) error {
-	if st.phase == phaseActing && step == st.step {
-		for _, a := range st.batch {
-			if a.gate != nil && a.gate.kind == kind && a.gate.request.ActionID == id && !a.gate.answered() {
-				return nil
-			}
-		}
-	}
-	return st.corrupt(r, "%s for %q, which waits for no such answer", r.Kind(), id)
-}
-
-// gateFor finds the action waiting at a gate of the given kind, by action id
-// or tool-call id.
-func (st *logState) gateFor(action string, kind RecordKind) (*gateState, error) {
-	for _, a := range st.batch {
-		g := a.gate
-		if g == nil || g.kind != kind || (g.request.ActionID != action && (action == "" || g.request.Action.CallID != action)) {
-			continue
-		}
-		if g.answered() {
-			return nil, fmt.Errorf("%w: %s", ErrAlreadyAnswered, g.request.ActionID)
-		}
-		return g, nil
-	}
-	return nil, fmt.Errorf("%w: %q (%s)", ErrNoPendingGate, action, kind)
 }
 
 // settles finds the action a settlement names, among those that may be
@@ -412,65 +216,6 @@ func (st *logState) unsettled() int {
 		}
 	}
 	return n
-}
-
-func (st *logState) checkActionResult(r Record, b *ActionResult) error {
-	if st.phase != phaseActing || b.Step != st.step {
-		return st.corrupt(r, "action_result of step %d outside its batch", b.Step)
-	}
-	if _, ok := st.settles(&b.SettledAction); !ok {
-		return st.corrupt(r, "action_result %q settles no open action", b.ResultID)
-	}
-	if st.unsettled() == 1 {
-		return st.corrupt(r, "action_result %q settles the last action of the batch, which the step record settles", b.ResultID)
-	}
-	return nil
-}
-
-func (st *logState) checkStepCompleted(r Record, b *StepCompleted) error {
-	if b.Step != st.step || b.ModelCallID != st.callID {
-		return st.corrupt(r, "step_completed for step %d (model call %q) while step %d (model call %q) is open", b.Step, b.ModelCallID, st.step, st.callID)
-	}
-	switch st.phase {
-	case phaseModelResult:
-		if b.Outcome != nil {
-			return st.corrupt(r, "step_completed with an action outcome but no action intent")
-		}
-	case phaseActing:
-		if b.Outcome == nil {
-			return st.corrupt(r, "step_completed settles no action of the batch")
-		}
-		if _, ok := st.settles(&b.SettledAction); !ok || st.unsettled() != 1 {
-			return st.corrupt(r, "step_completed does not settle the last open action of the batch (it names %q)", b.ResultID)
-		}
-	default:
-		return st.corrupt(r, "step_completed without a model result")
-	}
-	return nil
-}
-
-func (st *logState) checkRunFinished(r Record, b *RunFinished) error {
-	want := StopReason("")
-	switch st.phase {
-	case phaseModelFailed:
-		want = StopLLMError
-	case phaseDecided:
-		want = st.decided
-	case phaseActing:
-		want = StopResumeStateUnknown
-	case phaseIdle:
-		switch b.StopReason {
-		case StopMaxSteps, StopTokenBudget, StopCostBudget:
-		default:
-			return st.corrupt(r, "stop reason %q between steps", b.StopReason)
-		}
-	default:
-		return st.corrupt(r, "run_finished in the middle of step %d", st.step)
-	}
-	if want != "" && b.StopReason != want {
-		return st.corrupt(r, "stop reason %q, but the log determines %q", b.StopReason, want)
-	}
-	return nil
 }
 
 // fold updates the state with a record the grammar accepted; a record
@@ -548,15 +293,6 @@ func (st *logState) openBatch(n int) {
 	}
 }
 
-func (st *logState) gateOf(id string) *gateState {
-	for _, a := range st.batch {
-		if a.gate != nil && a.gate.request.ActionID == id {
-			return a.gate
-		}
-	}
-	return nil // the grammar checked that it exists
-}
-
 // settle records an action's outcome; one settled without an intent (a
 // denial, a delivery) is not an execution of unknown outcome.
 func (st *logState) settle(s *SettledAction) {
@@ -612,10 +348,20 @@ func batchDecides(batch []batchAction) StopReason {
 func (st *logState) setSnapshot(snap Snapshot, hash string) {
 	st.snap, st.hash = snap, hash
 	st.tools = make(map[string]ToolSpec, len(snap.Tools))
+	st.deadlines = false
 	for _, t := range snap.Tools {
 		st.tools[t.Name] = t
+		st.deadlines = st.deadlines || t.Deadline > 0
 	}
 	st.synth = snap.Synthetic.withDefaults()
+}
+
+// replyCalls are the tool calls of the open step's reply, or none.
+func (st *logState) replyCalls() []ToolCall {
+	if st.reply == nil {
+		return nil
+	}
+	return st.reply.ToolCalls
 }
 
 // policy is the replay policy of an action under the snapshot in force:
@@ -636,22 +382,4 @@ func (a *ActionIntent) policy() ReplayPolicy {
 		return NeverReplay
 	}
 	return a.Replay.normalize()
-}
-
-// suspension lists the gates of the open batch that have no answer yet.
-func (st *logState) suspension() *Suspension {
-	s := &Suspension{}
-	for _, a := range st.batch {
-		g := a.gate
-		if g == nil || g.answered() {
-			continue
-		}
-		p := PendingGate{Step: g.request.Step, ActionID: g.request.ActionID, Action: g.request.Action, Deadline: g.request.Deadline}
-		if g.kind == KindApprovalRequested {
-			s.Approvals = append(s.Approvals, p)
-		} else {
-			s.Deliveries = append(s.Deliveries, p)
-		}
-	}
-	return s
 }

@@ -31,6 +31,9 @@ import (
 type machine struct {
 	st      *logState
 	pending []Record
+	// wrote is the last record of the last write handed out; nil before
+	// the invocation's first.
+	wrote RecordBody
 
 	// calling is set while a model call handed out has not been answered;
 	// in phaseModelIntent without it, the intent is an orphan read back
@@ -143,6 +146,97 @@ func (rd ready) facts() []Record {
 	return nil
 }
 
+// The machine's write boundaries: which records go in one Append. A ready's
+// records are one write; writeStarts says, for every record kind, after
+// which records an invocation that has not stopped begins a write with it,
+// or nil when it never does — the record goes in the same write as the one
+// before it, or only a new invocation (a resume, a gate's answer) writes it
+// first. The machine holds itself to it: every write of an invocation but
+// its first must begin as writeStarts allows (take panics otherwise), and
+// the step traces (testdata/step) print each write's boundary. A log's
+// readers find where invocations began by it (ObserveLog: Fact.Invocation),
+// so that changing the grouping changes the traces, never the readers
+// silently.
+var writeStarts = map[RecordKind]func(prev, next RecordBody) bool{
+	// The run's first write, and never after it.
+	KindRunStarted: nil,
+	// With run_started, or with the records that end the previous step
+	// (step_completed, maintenance_done); first only in a resume.
+	KindModelCallIntent: nil,
+	// Right after the write of its intent: the call returned.
+	KindModelCallResult: func(prev, _ RecordBody) bool {
+		_, ok := prev.(*ModelCallIntent)
+		return ok
+	},
+	// With the reply that decided it, or with the settlement of the
+	// batch's previous action; first only in a resume.
+	KindActionIntent: nil,
+	// When an action in flight ends, or receives a child.
+	KindActionResult:   func(prev, _ RecordBody) bool { return actionInFlight(prev) },
+	KindStepCompleted:  func(prev, _ RecordBody) bool { return actionInFlight(prev) },
+	KindChildReception: childReceived,
+	// A step's maintenance writes each operation's outcome and each
+	// reception as it comes, and maintenance_done when its Maintainer
+	// returns (with the next step's intent or the run's finish).
+	KindMaintenanceOp:   func(prev, _ RecordBody) bool { return inMaintenance(prev) },
+	KindMaintenanceDone: func(prev, _ RecordBody) bool { return inMaintenance(prev) },
+	// With the step record or maintenance_done that ends the run; first
+	// only in a resume (a finish the log already determined).
+	KindRunFinished: nil,
+	// Only a resume writes them first.
+	KindConfigOverride: nil,
+	KindLeaseTakeover:  nil,
+	// With the reply whose batch waits at the gate.
+	KindApprovalRequested: nil,
+	KindDeliveryRequested: nil,
+	// Written by a gate's answer (Runner.Approve, Runner.Deliver), or by a
+	// resume after the deadline.
+	KindApprovalDecided:  nil,
+	KindDeliveryReceived: nil,
+}
+
+// continuesWrite reports whether an invocation that has not stopped may
+// begin a write with next after a write that ended with prev.
+func continuesWrite(prev, next RecordBody) bool {
+	after := writeStarts[next.Kind()]
+	return after != nil && after(prev, next)
+}
+
+// actionInFlight reports whether prev, the last record of a write, leaves
+// an action of the step in flight: its intent, the settlement of another
+// action of the batch, or the reception of a child an action started.
+func actionInFlight(prev RecordBody) bool {
+	switch b := prev.(type) {
+	case *ActionIntent, *ActionResult:
+		return true
+	case *ChildReception:
+		return !b.Maintenance
+	}
+	return false
+}
+
+// inMaintenance reports whether prev, the last record of a write, leaves a
+// step's maintenance under way: the step's record, an operation's outcome
+// or a reception of the maintenance.
+func inMaintenance(prev RecordBody) bool {
+	switch b := prev.(type) {
+	case *StepCompleted, *MaintenanceOp:
+		return true
+	case *ChildReception:
+		return b.Maintenance
+	}
+	return false
+}
+
+// childReceived: an action receives its child while the action is in
+// flight; a step's maintenance receives its children while it is under way.
+func childReceived(prev, next RecordBody) bool {
+	if next.(*ChildReception).Maintenance {
+		return inMaintenance(prev)
+	}
+	return actionInFlight(prev)
+}
+
 // newMachine returns a machine that continues from st: the fold of the log
 // so far (empty for a new run, whose RunStarted is then added first).
 func newMachine(st *logState) *machine { return &machine{st: st} }
@@ -156,15 +250,42 @@ func (m *machine) addRecord(r Record) {
 	if err := m.st.apply(r); err != nil {
 		panic(fmt.Sprintf("polyloop: internal error: the loop built a record the log's grammar refuses: %v", err))
 	}
-	if m.pending == nil {
-		m.pending = make([]Record, 0, 4) // a write holds two to four records
+	if len(m.pending) == cap(m.pending) {
+		// A chunk for the next writes (two to four records each): the
+		// writes handed out are slices of it that nothing overwrites.
+		chunk := make([]Record, len(m.pending), len(m.pending)+recordChunk)
+		copy(chunk, m.pending)
+		m.pending = chunk
 	}
 	m.pending = append(m.pending, r)
 }
 
+// recordChunk is how many records the machine's pending writes take room
+// for at a time.
+const recordChunk = 64
+
+// handOut hands out the records pending, capped (an append to them copies
+// them), and keeps the room after them for the next write.
+func (m *machine) handOut() []Record {
+	n := len(m.pending)
+	recs := m.pending[:n:n]
+	m.pending = m.pending[n:]
+	return recs
+}
+
+// take hands out the records pending: the next write. Every write but the
+// invocation's first begins as writeStarts allows after the write before
+// it; anything else is a bug in the machine, and it panics.
 func (m *machine) take() []Record {
-	recs := m.pending
-	m.pending = nil
+	recs := m.handOut()
+	if len(recs) == 0 {
+		return recs
+	}
+	if m.wrote != nil && !continuesWrite(m.wrote, recs[0].Body) {
+		panic(fmt.Sprintf("polyloop: internal error: the machine began a write with %s after %s, which writeStarts says only a new invocation does",
+			recs[0].Kind(), m.wrote.Kind()))
+	}
+	m.wrote = recs[len(recs)-1].Body
 	return recs
 }
 
@@ -242,16 +363,19 @@ func (m *machine) stopCheck() StopReason {
 }
 
 func modelCallID(step, attempt int) string {
-	return "m" + strconv.Itoa(step) + "." + strconv.Itoa(attempt)
+	var b [24]byte
+	return string(strconv.AppendInt(append(strconv.AppendInt(append(b[:0], 'm'), int64(step), 10), '.'), int64(attempt), 10))
 }
 
 // actionID is the id of action index of a batch of n: "a<step>" for a batch
 // of one (as in logs of version 1.0), "a<step>.<index+1>" otherwise.
 func actionID(step, index, n int) string {
-	if n == 1 {
-		return "a" + strconv.Itoa(step)
+	var b [24]byte
+	id := strconv.AppendInt(append(b[:0], 'a'), int64(step), 10)
+	if n > 1 {
+		id = strconv.AppendInt(append(id, '.'), int64(index+1), 10)
 	}
-	return "a" + strconv.Itoa(step) + "." + strconv.Itoa(index+1)
+	return string(id)
 }
 
 func (m *machine) callModel() effect {
@@ -344,7 +468,7 @@ func (m *machine) decided(dec Decision) error {
 	}
 	switch dec := dec.(type) {
 	case Act:
-		if err := checkActions(dec.Actions); err != nil {
+		if err := checkActions(dec.Actions, st.replyCalls()); err != nil {
 			return err
 		}
 		m.startBatch(dec.Actions)
@@ -358,11 +482,18 @@ func (m *machine) decided(dec Decision) error {
 	return nil
 }
 
-func checkActions(actions []Action) error {
+// checkActions checks a decision's actions: arguments that are JSON within
+// the log's limits. Arguments that are, byte for byte, those of a tool call
+// of the reply they come from were checked when the reply came in
+// (compactArgs) or was read back, and are not checked again.
+func checkActions(actions []Action, calls []ToolCall) error {
 	if len(actions) == 0 {
 		return fmt.Errorf("%w: an Act without actions", ErrInvalidDecision)
 	}
 	for _, a := range actions {
+		if callArgs(a.Args, calls) {
+			continue
+		}
 		if len(a.Args) > 0 && !json.Valid(a.Args) {
 			return fmt.Errorf("%w: arguments that are not JSON for tool %q", ErrInvalidDecision, a.Tool)
 		}
@@ -371,6 +502,16 @@ func checkActions(actions []Action) error {
 		}
 	}
 	return nil
+}
+
+// callArgs reports whether args are the arguments of one of calls.
+func callArgs(args []byte, calls []ToolCall) bool {
+	for i := range calls {
+		if bytes.Equal(args, calls[i].Args) {
+			return true
+		}
+	}
+	return false
 }
 
 // resumeBatch continues an open batch read back from the log: one
@@ -391,7 +532,7 @@ func (m *machine) verifyBatch(dec Decision) error {
 	m.verify = false
 	st := m.st
 	act, ok := dec.(Act)
-	if ok && len(act.Actions) == len(st.batch) && checkActions(act.Actions) == nil {
+	if ok && len(act.Actions) == len(st.batch) && checkActions(act.Actions, st.replyCalls()) == nil {
 		for i, a := range st.batch {
 			if (a.intent != nil || a.gate != nil) && !a.action().Equal(act.Actions[i]) {
 				ok = false
@@ -420,39 +561,6 @@ func (m *machine) startBatch(actions []Action) {
 		if kind := m.gateKind(a); kind != "" {
 			m.requestGate(i, kind)
 		}
-	}
-}
-
-// gateKind is the gate an action waits at: an approval (the tool's
-// Approval, or the approval policy's say), a delivery (a deferred tool), or
-// none.
-func (m *machine) gateKind(a Action) RecordKind {
-	t, ok := m.st.tools[a.Tool]
-	switch {
-	case a.IsCode() || !ok:
-		return ""
-	case t.Deferred:
-		return KindDeliveryRequested
-	case t.Approval == ApprovalRequired, t.Approval == ApprovalByPolicy && m.needsApproval != nil && m.needsApproval(a):
-		return KindApprovalRequested
-	}
-	return ""
-}
-
-func (m *machine) requestGate(i int, kind RecordKind) {
-	st, a, n := m.st, m.actions[i], len(m.actions)
-	g := GateRequest{Step: st.step, ActionID: actionID(st.step, i, n), Index: i, Action: a}
-	if n > 1 {
-		g.Of = n
-	}
-	if d := st.tools[a.Tool].Deadline; d > 0 {
-		at := m.now.Add(d).UTC()
-		g.Deadline = &at
-	}
-	if kind == KindDeliveryRequested {
-		m.add(&DeliveryRequested{g})
-	} else {
-		m.add(&ApprovalRequested{g})
 	}
 }
 
@@ -512,42 +620,6 @@ func (m *machine) act() effect {
 		return effect{kind: effectSuspend, suspended: m.st.suspension()}
 	}
 	return effect{kind: effectWait}
-}
-
-// expireGates records the timeout answer of every unanswered gate of the
-// batch whose deadline has passed (an approval denied, a delivery an
-// env_error), with the clock it saw — all of them, in the batch's order,
-// so that a serial batch waiting at an earlier gate applies the later
-// gates' deadlines too.
-func (m *machine) expireGates() {
-	for _, a := range m.st.batch {
-		g := a.gate
-		if g == nil || g.answered() || !g.expired(m.now) {
-			continue
-		}
-		d, clock := g.request.Deadline, m.now.UTC()
-		if g.kind == KindApprovalRequested {
-			m.add(&ApprovalDecided{Step: g.request.Step, ActionID: g.request.ActionID, Timeout: true, Clock: &clock,
-				Note: "no decision before the deadline " + d.Format(time.RFC3339)})
-		} else {
-			m.add(&DeliveryReceived{Step: g.request.Step, ActionID: g.request.ActionID, Timeout: true, Clock: &clock,
-				Outcome: ActionOutcome{Status: EnvError, Observation: "no delivery before the deadline " + d.Format(time.RFC3339)}})
-		}
-	}
-}
-
-// settleGate settles an action its gate answered without running it: a
-// denial is not_executed with the synthetic denied text (the note as
-// audit), a delivery is settled as if the executor had returned it. It
-// reports whether that completed the batch.
-func (m *machine) settleGate(i int) bool {
-	g := m.st.batch[i].gate
-	if g.delivered != nil {
-		return m.settleOutcome(i, g.delivered.Outcome, g.request.ActionID, 0)
-	}
-	s := SettledAction{ResultID: g.request.ActionID, Outcome: &StepOutcome{Status: NotExecuted},
-		Observation: m.st.synth.Denied, Synthetic: true, Audit: truncateBytes(g.decided.Note, MaxAuditBytes)}
-	return m.record(s)
 }
 
 // intent is the intent of action i of the batch: its first, or the next
@@ -618,19 +690,16 @@ func (m *machine) record(s SettledAction) bool {
 	return false
 }
 
-// receive records a child's reception by the open action i; the records are
-// written at once (they are facts, and the child's caller waits for them).
-func (m *machine) receive(rec *ChildReception) []Record {
-	m.add(rec)
-	return m.take()
-}
-
 // finish is the RunFinished record of the finish the last ready announced,
-// with the invocation's sink failure counts, and the run's result.
+// with the invocation's sink failure counts, and the run's result. It is
+// written in the ready's write, after its records.
 func (m *machine) finish(e effect, sinks []SinkReport) ([]Record, RunResult) {
 	fin := &RunFinished{StopReason: e.reason, FinalAnswer: e.answer, Totals: m.st.totals.totals(), Sinks: sinks}
 	m.add(fin)
-	return m.take(), RunResult{RunID: m.st.runID, StopReason: e.reason, FinalAnswer: e.answer,
+	// RunFinished ends the write of the ready that announced the finish.
+	recs := m.handOut()
+	m.wrote = fin
+	return recs, RunResult{RunID: m.st.runID, StopReason: e.reason, FinalAnswer: e.answer,
 		Totals: fin.Totals, Records: m.st.next}
 }
 

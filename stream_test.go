@@ -100,7 +100,7 @@ finished m1.1 "Hello"
 	if got := renderStream(sink.events); got != want {
 		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
 	}
-	log, _ := store.ReadLog(context.Background(), "s")
+	log, _ := polyloop.ReadLog(context.Background(), store, "s")
 	if n := len(log.Records); n != 5 {
 		t.Fatalf("%d records: streaming must add none", n)
 	}
@@ -131,7 +131,7 @@ func TestStreamResumeSupersedesTheOrphan(t *testing.T) {
 	if _, err := (&polyloop.Runner{Model: model, Parser: testParser{}, Executor: newTestExec(), Store: full}).Run(ctx, "s", testAgent(), polyloop.Task{Input: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	log, _ := full.ReadLog(ctx, "s")
+	log, _ := polyloop.ReadLog(ctx, full, "s")
 	crashed := memstore.New()
 	crashed.Put("s", log.Records[:2]) // run_started and the intent: the call's result was lost
 	sink := &deltaSink{}

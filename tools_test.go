@@ -44,7 +44,7 @@ func TestAgentToolsComeFromTheExecutor(t *testing.T) {
 	if _, err := r.Run(context.Background(), "r", agent, polyloop.Task{Input: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	snap, _ := log.Snapshot()
 	if len(snap.Tools) != 2 || snap.Tools[0].Name != "echo" || snap.Tools[1].Name != "send" {
 		t.Fatalf("snapshot tools %+v, want the executor's echo and send", snap.Tools)
@@ -98,7 +98,7 @@ func TestAgentToolsThatDisagreeAreRefused(t *testing.T) {
 			agent := polyloop.Agent{Name: "a", Tools: tt.tools}
 			_, err := r.Run(context.Background(), "r", agent, polyloop.Task{Input: "t"})
 			checkRefused(t, "Run", err, tt.want)
-			if log, _ := store.ReadLog(context.Background(), "r"); !log.Empty() {
+			if log, _ := polyloop.ReadLog(context.Background(), store, "r"); !log.Empty() {
 				t.Errorf("Run wrote %d records for a refused agent", len(log.Records))
 			}
 			_, err = r.Resume(context.Background(), "r", agent)
@@ -146,7 +146,7 @@ func TestEmptyAgentNameIsRefused(t *testing.T) {
 		if !errors.Is(err, polyloop.ErrInvalidConfig) || !strings.Contains(err.Error(), "Agent.Name is empty") {
 			t.Errorf("Run with name %q: %v, want ErrInvalidConfig saying Agent.Name is empty", name, err)
 		}
-		if log, _ := store.ReadLog(context.Background(), "r"); !log.Empty() {
+		if log, _ := polyloop.ReadLog(context.Background(), store, "r"); !log.Empty() {
 			t.Errorf("Run with name %q wrote %d records", name, len(log.Records))
 		}
 		_, err = r.Resume(context.Background(), "r", polyloop.Agent{Name: name})

@@ -88,7 +88,10 @@ func renderPlan(p ResumePlan, err error) string {
 // 1h); code actions are written as the tool "code". The output of each
 // command is the machine's next ready — its records, then its effect; a
 // finish effect is followed by the RunFinished it writes — or the error the
-// machine returned. A resume prints the plan first.
+// machine returned. A resume prints the plan first. Each write — the
+// records of one Append — is headed by its boundary (writeStarts): the
+// record the write comes after, or, for an invocation's first write, how
+// that invocation began.
 func TestStepTraces(t *testing.T) {
 	datadriven.Walk(t, "testdata/step", func(t *testing.T, path string) {
 		tr := &trace{}
@@ -123,8 +126,10 @@ func (tr *trace) run(t *testing.T, d *datadriven.TestData) string {
 		tr.clock = tr.clock.Add(dur)
 		return fmt.Sprintf("clock %s\n", tr.clock.Format(time.RFC3339))
 	case "approve", "deliver":
+		prev := tr.last()
 		tr.answer(t, d)
-		return renderRecords(tr.log[len(tr.log)-1:]) + tr.resumed()
+		answer := tr.log[len(tr.log)-1:]
+		return renderWrite(prev, answer, true) + tr.resumed()
 	case "again":
 		return tr.resumed()
 	}
@@ -135,18 +140,48 @@ func (tr *trace) run(t *testing.T, d *datadriven.TestData) string {
 		return "error: " + err.Error() + "\n"
 	}
 	if d.Cmd == "receive" || d.Cmd == "op" {
+		prev, first := tr.last(), tr.m.wrote == nil
 		recs := tr.m.take()
 		tr.log = append(tr.log, recs...)
-		return renderRecords(recs)
+		return renderWrite(prev, recs, first)
 	}
 	return tr.ready()
 }
 
 func (tr *trace) ready() string {
 	tr.m.now = tr.clock
+	prev, first := tr.last(), tr.m.wrote == nil
 	out, recs := renderReady(tr.m, tr.m.next())
 	tr.log = append(tr.log, recs...)
-	return out
+	if len(recs) == 0 {
+		return out
+	}
+	return writeHeader(prev, recs, first) + out
+}
+
+// last is the body of the last record of the log, or nil.
+func (tr *trace) last() RecordBody {
+	if len(tr.log) == 0 {
+		return nil
+	}
+	return tr.log[len(tr.log)-1].Body
+}
+
+// writeHeader names a write's boundary: the record it comes after, or,
+// for an invocation's first write, how the invocation began.
+func writeHeader(prev RecordBody, recs []Record, first bool) string {
+	if first {
+		return "write, begins an invocation: " + invocationEvidence(prev, recs[0].Body) + "\n"
+	}
+	return "write, after " + string(prev.Kind()) + "\n"
+}
+
+// renderWrite renders the records of one write, headed by its boundary.
+func renderWrite(prev RecordBody, recs []Record, first bool) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	return writeHeader(prev, recs, first) + renderRecords(recs)
 }
 
 // resumed folds the log written so far into a new machine, as Resume does.

@@ -208,7 +208,7 @@ synthetic: {not_executed: "No such tool."}
 	if res.StopReason != polyloop.StopCompleted || res.FinalAnswer != "three words" || res.Totals.Steps != 3 || res.Totals.CostUSD <= 0 {
 		t.Fatalf("result: %+v", res)
 	}
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	steps := log.Steps()
 	if !strings.Contains(steps[0].Observation, "3") || !steps[1].Synthetic || steps[1].Observation != "No such tool." {
 		t.Fatalf("steps: %+v / %+v", steps[0], steps[1])

@@ -88,7 +88,7 @@ func TestArgCheckFeedbackReachesTheModel(t *testing.T) {
 	if _, err := cfg.Runner(store).Run(context.Background(), "r", cfg.Agent, polyloop.Task{Input: "list"}); err != nil {
 		t.Fatal(err)
 	}
-	log, err := store.ReadLog(context.Background(), "r")
+	log, err := polyloop.ReadLog(context.Background(), store, "r")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/funcexec"
 	"github.com/polyloop/polyloop/memory"
+	"github.com/polyloop/polyloop/memory/memorytools"
 	"github.com/polyloop/polyloop/scriptmodel"
 	"github.com/polyloop/polyloop/toolcallparser"
 )
@@ -47,7 +48,7 @@ func (b *builder) memoryParts() (*memoryParts, error) {
 // memoryTools is the executor of remember, recall and forget.
 func (b *builder) memoryTools(p *memoryParts) (*funcexec.Executor, error) {
 	ex := funcexec.New()
-	if err := memory.RegisterTools(ex, p.memory); err != nil {
+	if err := memorytools.Register(ex, p.memory); err != nil {
 		return nil, fmt.Errorf("agentfile: memory tools: %w", err)
 	}
 	return ex, nil

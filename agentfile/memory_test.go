@@ -93,7 +93,7 @@ func TestLoadMemory(t *testing.T) {
 	if err != nil || v.Version != 2 {
 		t.Fatalf("view %+v, %v", v, err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	intents := 0
 	for _, r := range log.Records {
 		if in, ok := r.Body.(*polyloop.ModelCallIntent); ok && in.View != nil && in.View.Name == "shown" {

@@ -137,7 +137,7 @@ func TestMCPOAuth(t *testing.T) {
 	if res.StopReason != polyloop.StopCompleted {
 		t.Fatalf("stop reason %s", res.StopReason)
 	}
-	log, err := store.ReadLog(context.Background(), "oauth-run")
+	log, err := polyloop.ReadLog(context.Background(), store, "oauth-run")
 	if err != nil {
 		t.Fatal(err)
 	}

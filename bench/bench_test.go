@@ -85,7 +85,7 @@ func stoppedLog(b *testing.B, steps int) polyloop.RunLog {
 	if err != nil {
 		b.Fatal(err)
 	}
-	log, err := st.ReadLog(context.Background(), ids[0])
+	log, err := polyloop.ReadLog(context.Background(), st, ids[0])
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -112,12 +112,12 @@ func BenchmarkReadLogSQLite(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.Append(context.Background(), log.RunID, log.Records...); err != nil {
+	if err := polyloop.AppendRecords(context.Background(), st, log.RunID, log.Records...); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		got, err := st.ReadLog(context.Background(), log.RunID)
+		got, err := polyloop.ReadLog(context.Background(), st, log.RunID)
 		if err != nil || len(got.Records) != len(log.Records) {
 			b.Fatal(len(got.Records), err)
 		}
@@ -163,7 +163,7 @@ func BenchmarkResumeSQLite(b *testing.B) {
 		b.StopTimer()
 		i++
 		id := fmt.Sprintf("stopped%d", i)
-		if err := st.Append(context.Background(), id, renamed(log, id)...); err != nil {
+		if err := polyloop.AppendRecords(context.Background(), st, id, renamed(log, id)...); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -48,7 +48,7 @@
 //     that no other measurement counts) of one run of S=Steps on each store
 //     (a `polyloop run`-style process: the child is this executable) and of
 //     the largest concurrency; and bytes stored per step: the run's records
-//     as the stores encode them (EncodeBatch), as JSON lines, and the
+//     as the stores are handed them (their rows), as JSON lines, and the
 //     SQLite file (after Close, which checkpoints the WAL) or the
 //     PostgreSQL schema's tables and indexes.
 //

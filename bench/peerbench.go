@@ -14,8 +14,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/polyloop/polyloop/bench/workload"
 )
 
 // PeerOptions say what RunPeers measures. Zero fields take the defaults
@@ -24,7 +22,7 @@ type PeerOptions struct {
 	// Program is the peers program: built from the module bench/peers of
 	// this repository (go build -o peers ./bench/peers, from that
 	// directory), or any program that answers -list and -runtime R -store
-	// S -steps N as it does (workload.PeerResult).
+	// S -steps N as it does (PeerResult).
 	Program string
 	// Stores: "memory", "sqlite" or a PostgreSQL DSN (default
 	// DefaultStores). Each is compared with every peer that keeps runs in
@@ -39,11 +37,11 @@ type PeerOptions struct {
 // PeerReport is the outcome of RunPeers: PolyLoop's figures beside each
 // peer's, and their ratios.
 type PeerReport struct {
-	Machine  Machine                `json:"machine"`
-	Program  string                 `json:"program"`
-	Runtimes []workload.PeerRuntime `json:"runtimes"`
-	Steps    int                    `json:"steps"`
-	Reps     int                    `json:"reps"`
+	Machine  Machine       `json:"machine"`
+	Program  string        `json:"program"`
+	Runtimes []PeerRuntime `json:"runtimes"`
+	Steps    int           `json:"steps"`
+	Reps     int           `json:"reps"`
 	// Comparisons pair PolyLoop and one peer on one store.
 	Comparisons []PeerComparison `json:"comparisons"`
 	Notes       []string         `json:"notes,omitempty"`
@@ -79,16 +77,16 @@ type PeerRow struct {
 var peerFigures = []struct {
 	id, name, unit string
 	durable        bool
-	of             func(r workload.PeerResult) float64
+	of             func(r PeerResult) float64
 }{
-	{"time_per_step", "wall time per step", "µs", false, func(r workload.PeerResult) float64 { return perStep(r, float64(r.WallNS)/1e3) }},
-	{"cpu_per_step", "CPU time per step (this process)", "µs", false, func(r workload.PeerResult) float64 { return perStep(r, float64(r.CPUNS)/1e3) }},
-	{"allocs_per_step", "heap allocations per step", "allocs", false, func(r workload.PeerResult) float64 { return perStep(r, float64(r.Mallocs)) }},
-	{"stored_bytes_per_step", "bytes stored per step", "bytes", true, func(r workload.PeerResult) float64 { return perStep(r, float64(r.StoredBytes)) }},
-	{"peak_rss", "peak RSS of the process", "MB", false, func(r workload.PeerResult) float64 { return kibToMB(r.PeakRSSKB) }},
+	{"time_per_step", "wall time per step", "µs", false, func(r PeerResult) float64 { return perStep(r, float64(r.WallNS)/1e3) }},
+	{"cpu_per_step", "CPU time per step (this process)", "µs", false, func(r PeerResult) float64 { return perStep(r, float64(r.CPUNS)/1e3) }},
+	{"allocs_per_step", "heap allocations per step", "allocs", false, func(r PeerResult) float64 { return perStep(r, float64(r.Mallocs)) }},
+	{"stored_bytes_per_step", "bytes stored per step", "bytes", true, func(r PeerResult) float64 { return perStep(r, float64(r.StoredBytes)) }},
+	{"peak_rss", "peak RSS of the process", "MB", false, func(r PeerResult) float64 { return kibToMB(r.PeakRSSKB) }},
 }
 
-func perStep(r workload.PeerResult, v float64) float64 { return v / float64(r.Steps+1) }
+func perStep(r PeerResult, v float64) float64 { return v / float64(r.Steps+1) }
 
 // RunPeers measures workload W on PolyLoop and on each peer the peers
 // program offers, on each store of opts: for each repetition and store,
@@ -109,7 +107,7 @@ func RunPeers(ctx context.Context, opts PeerOptions) (*PeerReport, error) {
 	}
 	pairs, notes := peerPairs(rep.Runtimes, o.Stores)
 	rep.Notes = append(notes, peerNotes...)
-	results := make([][2][]workload.PeerResult, len(pairs))
+	results := make([][2][]PeerResult, len(pairs))
 	for i := range o.Reps {
 		for p, pair := range pairs {
 			order := []int{0, 1}
@@ -139,12 +137,12 @@ func RunPeers(ctx context.Context, opts PeerOptions) (*PeerReport, error) {
 type peerPair struct {
 	store    string // as given to the program
 	kind     string
-	runtimes [2]workload.PeerRuntime // PolyLoop, the peer
+	runtimes [2]PeerRuntime // PolyLoop, the peer
 }
 
 // peerPairs pairs PolyLoop with each peer that keeps runs in each store.
-func peerPairs(runtimes []workload.PeerRuntime, stores []string) ([]peerPair, []string) {
-	var polyloop *workload.PeerRuntime
+func peerPairs(runtimes []PeerRuntime, stores []string) ([]peerPair, []string) {
+	var polyloop *PeerRuntime
 	for i, r := range runtimes {
 		if r.Runtime == "polyloop" {
 			polyloop = &runtimes[i]
@@ -159,7 +157,7 @@ func peerPairs(runtimes []workload.PeerRuntime, stores []string) ([]peerPair, []
 			if r.Runtime == "polyloop" || !slices.Contains(r.Stores, spec.kind) || polyloop == nil || !slices.Contains(polyloop.Stores, spec.kind) {
 				continue
 			}
-			pairs = append(pairs, peerPair{store: s, kind: spec.kind, runtimes: [2]workload.PeerRuntime{*polyloop, r}})
+			pairs = append(pairs, peerPair{store: s, kind: spec.kind, runtimes: [2]PeerRuntime{*polyloop, r}})
 			found = true
 		}
 		if !found {
@@ -170,7 +168,7 @@ func peerPairs(runtimes []workload.PeerRuntime, stores []string) ([]peerPair, []
 }
 
 // compare summarizes a pair's measurements.
-func compare(pair peerPair, res [2][]workload.PeerResult, steps int) PeerComparison {
+func compare(pair peerPair, res [2][]PeerResult, steps int) PeerComparison {
 	c := PeerComparison{Store: pair.kind, PolyLoop: pair.runtimes[0].Version, Peer: pair.runtimes[1].Runtime, Version: pair.runtimes[1].Version}
 	for _, f := range peerFigures {
 		if f.durable && pair.kind == kindMemory {
@@ -194,8 +192,8 @@ func compare(pair peerPair, res [2][]workload.PeerResult, steps int) PeerCompari
 }
 
 // runPeer runs one measurement: runtime r on store, S steps.
-func runPeer(ctx context.Context, program string, r workload.PeerRuntime, store string, steps int) (workload.PeerResult, error) {
-	var res workload.PeerResult
+func runPeer(ctx context.Context, program string, r PeerRuntime, store string, steps int) (PeerResult, error) {
+	var res PeerResult
 	args := []string{"-runtime", r.Runtime, "-store", store, "-steps", strconv.Itoa(steps)}
 	if err := runJSON(ctx, program, args, &res); err != nil {
 		return res, err

@@ -91,7 +91,7 @@ func resumeToFirstCall(ctx context.Context, st polyloop.Store, w Workload, runID
 // readAndPlan reads a run's log and plans its resume, timing each.
 func readAndPlan(ctx context.Context, st polyloop.Store, runID string) (read, plan time.Duration, records int, err error) {
 	t0 := time.Now()
-	log, err := st.ReadLog(ctx, runID)
+	log, err := polyloop.ReadLog(ctx, st, runID)
 	t1 := time.Now()
 	if err != nil {
 		return 0, 0, 0, err

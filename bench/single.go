@@ -16,7 +16,7 @@ type runSample struct {
 	steps       int   // StepCompleted records: S+1
 	mallocs     int64 // heap allocations during the run, all goroutines
 	commits     int64 // write transactions during the run; -1 when not counted
-	recordBytes int64 // the run's records as the stores encode them (EncodeBatch)
+	recordBytes int64 // the run's records as the stores are handed them (their rows' Data)
 	jsonBytes   int64 // the run's records as JSON lines (EncodeRecords)
 	diskBytes   int64 // the store's size after the run; -1 when unknown
 }
@@ -33,11 +33,11 @@ func singleRun(ctx context.Context, spec storeSpec, dir string, steps int) (s ru
 	if err != nil {
 		return s, errors.Join(err, st.close())
 	}
-	log, err := st.ReadLog(ctx, "w")
+	log, err := polyloop.ReadLog(ctx, st, "w")
 	if err != nil {
 		return s, errors.Join(err, st.close())
 	}
-	if s.recordBytes, s.jsonBytes, err = encodedSizes(log); err != nil {
+	if s.recordBytes, s.jsonBytes, err = encodedSizes(ctx, log); err != nil {
 		return s, errors.Join(err, st.close())
 	}
 	if err := st.close(); err != nil {
@@ -51,19 +51,29 @@ func singleRun(ctx context.Context, spec storeSpec, dir string, steps int) (s ru
 	return s, err
 }
 
-// encodedSizes gives the size of a log's records as the stores encode them
-// and as JSON lines.
-func encodedSizes(log polyloop.RunLog) (records, jsonLines int64, err error) {
-	batch, err := polyloop.EncodeBatch(log.RunID, log.Records)
-	if err != nil {
+// encodedSizes gives the size of a log's records as the Runner hands them
+// to a store that keeps bytes (the Data of their rows) and as JSON lines.
+func encodedSizes(ctx context.Context, log polyloop.RunLog) (records, jsonLines int64, err error) {
+	var sizes rowBytes
+	if err := polyloop.AppendRecords(ctx, &sizes, log.RunID, log.Records...); err != nil {
 		return 0, 0, err
 	}
-	for _, b := range batch {
-		records += int64(len(b))
-	}
 	enc, err := polyloop.EncodeRecords(log.Records)
-	return records, int64(len(enc)), err
+	return sizes.n, int64(len(enc)), err
 }
+
+// rowBytes is a store that keeps nothing but the size of the rows' data it
+// is handed.
+type rowBytes struct{ n int64 }
+
+func (s *rowBytes) Append(_ context.Context, _ string, rows []polyloop.Row) error {
+	for _, r := range rows {
+		s.n += int64(len(r.Data))
+	}
+	return nil
+}
+
+func (*rowBytes) ReadRows(context.Context, string) ([]polyloop.Row, error) { return nil, nil }
 
 // timedRun runs W as run "w" on st, timing it and counting allocations and
 // commits.
@@ -152,7 +162,7 @@ func singleFigures(spec storeSpec, name string, steps int, samples []runSample, 
 }
 
 // bytesFigures are the bytes stored per step (measurement 5): the encoded
-// records (what every store writes, EncodeBatch), the records as JSON lines
+// records (what every store is handed: their rows), the records as JSON lines
 // (the export form) and the store's own size.
 func bytesFigures(t figureTargets, base Figure, samples []runSample) []Figure {
 	base.Measure = 5

@@ -1,6 +1,6 @@
 package bench
 
-import "github.com/polyloop/polyloop/bench/workload"
+import "github.com/polyloop/polyloop/internal/workload"
 
 // The fixed texts of workload W (defined in package workload).
 const (

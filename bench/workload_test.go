@@ -40,7 +40,7 @@ func TestWorkloadRun(t *testing.T) {
 		res.Totals.Steps != 8 || res.Totals.Actions != 7 || res.Records != w.RecordsPerRun() {
 		t.Fatalf("run of W: %+v", res)
 	}
-	log, err := st.ReadLog(context.Background(), "w")
+	log, err := polyloop.ReadLog(context.Background(), st, "w")
 	if err != nil {
 		t.Fatal(err)
 	}

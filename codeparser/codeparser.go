@@ -32,6 +32,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/fence"
 )
 
 // Version is the version of the parser's behaviour: its decisions and its
@@ -147,16 +148,16 @@ func (p *Parser) finalAnswer(text string, blocks []Block) (string, bool) {
 		return "", false
 	}
 	next := 0 // first block that does not end before the current line
-	for ln := range splitLines(text) {
-		for next < len(blocks) && blocks[next].End <= ln.start {
+	for ln := range fence.Lines(text) {
+		for next < len(blocks) && blocks[next].End <= ln.Start {
 			next++
 		}
-		if next < len(blocks) && blocks[next].Start <= ln.start {
+		if next < len(blocks) && blocks[next].Start <= ln.Start {
 			continue // inside a block
 		}
-		trimmed := strings.TrimLeft(ln.text, " \t")
+		trimmed := strings.TrimLeft(ln.Text, " \t")
 		if strings.HasPrefix(trimmed, p.marker) {
-			at := ln.start + (len(ln.text) - len(trimmed)) + len(p.marker)
+			at := ln.Start + (len(ln.Text) - len(trimmed)) + len(p.marker)
 			return strings.TrimSpace(text[at:]), true
 		}
 	}

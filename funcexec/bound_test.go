@@ -70,7 +70,7 @@ func runAndReadBack(t *testing.T, e *funcexec.Executor, what string) {
 	if _, err := r.Run(context.Background(), what, agent, polyloop.Task{Input: "go"}); err != nil {
 		t.Fatalf("%s: Run: %v", what, err)
 	}
-	l, err := store.ReadLog(context.Background(), what)
+	l, err := polyloop.ReadLog(context.Background(), store, what)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestAgentToolsCannotDrift(t *testing.T) {
 	if _, err := runner().Run(context.Background(), "r1", polyloop.Agent{Name: "a"}, polyloop.Task{Input: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	log, _ := store.ReadLog(context.Background(), "r1")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r1")
 	snap, _ := log.Snapshot()
 	if len(snap.Tools) != 2 || snap.Tools[1].Name != "echo" {
 		t.Fatalf("snapshot tools %+v, want the registered add and echo", snap.Tools)

@@ -48,9 +48,9 @@
 // # Where the JSON may be
 //
 // Only the reply's text is read (native tool calls are ignored). It is read
-// for fenced code blocks first, the way
-// codeparser.Blocks reads them. A block tagged json, or a block without a
-// tag whose content starts with '{' or '[', is a JSON fence. When the reply
+// for fenced code blocks first, the way codeparser reads them (both read
+// fences with one reader, internal/fence). A block tagged json, or a block
+// without a tag whose content starts with '{' or '[', is a JSON fence. When the reply
 // has JSON fences, only their contents are read; otherwise the whole text is
 // read, apart from the contents of other fenced blocks (a Python dict in a
 // ```python block is not an action). In what is read, every balanced

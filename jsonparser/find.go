@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/polyloop/polyloop/codeparser"
+	"github.com/polyloop/polyloop/internal/fence"
 )
 
 // maxLooseBraces bounds how many unbalanced braces that do not look like
@@ -42,8 +42,8 @@ type found struct {
 	jsonish      int
 	firstJSONish *malformedJSON
 	firstProse   *malformedJSON
-	unclosed     *codeparser.Block // a JSON fence never closed
-	emptyFence   *codeparser.Block // a JSON fence holding no region at all
+	unclosed     *fence.Block // a JSON fence never closed
+	emptyFence   *fence.Block // a JSON fence holding no region at all
 	looseBraces  int
 	regions      int // every region read, valid or not
 }
@@ -61,8 +61,8 @@ func (f *found) actions() int { return len(f.objects) + len(f.arrays) + f.jsonis
 
 func find(text string) *found {
 	f := &found{}
-	var fences []codeparser.Block
-	blocks := codeparser.Blocks(text)
+	var fences []fence.Block
+	blocks := fence.Blocks(text)
 	for i, b := range blocks {
 		if !isJSONFence(b) {
 			continue
@@ -87,7 +87,7 @@ func find(text string) *found {
 	return f
 }
 
-func isJSONFence(b codeparser.Block) bool {
+func isJSONFence(b fence.Block) bool {
 	switch b.Lang {
 	case "json":
 		return true
@@ -100,7 +100,7 @@ func isJSONFence(b codeparser.Block) bool {
 
 // blankBlocks replaces the fenced blocks of text with spaces, keeping line
 // breaks, so that offsets, lines and columns stay those of the reply.
-func blankBlocks(text string, blocks []codeparser.Block) string {
+func blankBlocks(text string, blocks []fence.Block) string {
 	if len(blocks) == 0 {
 		return text
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/polyloop/polyloop/memory/memoryport"
 )
 
 // Adjust makes a new version of the view, in the order Memory.Apply keeps:
@@ -218,7 +220,7 @@ func (v *View) makes(ctx context.Context, a Adjustment, got ViewVersion) (bool, 
 		members[inc.ID()] = Entry{Namespace: inc.Namespace, Key: inc.Key, Version: inc.Version}
 	}
 	made := ViewVersion{View: v.opts.Name, Sources: v.opts.Sources, Members: sortedEntries(slices.Collect(maps.Values(members)))}
-	if ViewWriteDigest(ViewWrite{Next: made}) != ViewWriteDigest(ViewWrite{Next: got}) {
+	if memoryport.ViewWriteDigest(ViewWrite{Next: made}) != memoryport.ViewWriteDigest(ViewWrite{Next: got}) {
 		return false, reused(a.ID, "members")
 	}
 	return true, nil

@@ -16,7 +16,8 @@
 //     a child agent, then Memory.Apply, then the View's adjustment, each
 //     recorded in the run's log (polyloop.InvokeChild, polyloop.Perform).
 //
-// RegisterTools gives an agent remember, recall and forget.
+// memorytools.Register gives an agent remember, recall and forget (package
+// memorytools, so that this package does not link funcexec).
 //
 // # Failures
 //

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memory/memoryport"
 )
 
 // Options configure a Memory.
@@ -223,7 +224,7 @@ func (m *Memory) Apply(ctx context.Context, w Write) (Commit, error) {
 	if c, found, err := m.committed(ctx, w); err != nil || found {
 		return c, err
 	}
-	if err := m.refresh(ctx, w.ids()); err != nil {
+	if err := m.refresh(ctx, writeIDs(w)); err != nil {
 		return Commit{}, err
 	}
 	if stale := m.stale(w); len(stale) > 0 {
@@ -282,7 +283,7 @@ func (m *Memory) committed(ctx context.Context, w Write) (Commit, bool, error) {
 			return Commit{}, false, lookupError(w, err)
 		}
 	}
-	if c.Digest != WriteDigest(w) {
+	if c.Digest != memoryport.WriteDigest(w) {
 		return Commit{}, false, reused(w.ID, "operations")
 	}
 	if err := checkCommit(w, c, true); err != nil {
@@ -401,7 +402,7 @@ func checkCommit(w Write, c Commit, replayed bool) error {
 // installed: a commit found again may be older than later writes.
 func (m *Memory) install(w Write, c Commit) {
 	if !c.Replayed {
-		c.Digest = WriteDigest(w)
+		c.Digest = memoryport.WriteDigest(w)
 		m.commits[w.ID] = c
 	}
 	for i, v := range c.Entries {

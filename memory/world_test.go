@@ -167,7 +167,7 @@ func (w *world) resume(ctx context.Context, id string) (polyloop.RunResult, erro
 }
 
 func (w *world) log(id string) polyloop.RunLog {
-	l, err := w.runs.ReadLog(context.Background(), id)
+	l, err := polyloop.ReadLog(context.Background(), w.runs, id)
 	if err != nil {
 		w.t.Fatal(err)
 	}

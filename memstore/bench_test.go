@@ -15,17 +15,17 @@ import (
 func BenchmarkAppend(b *testing.B) {
 	ctx := context.Background()
 	s := memstore.New()
-	if err := s.Append(ctx, "w", storetest.Started("w", "bench"), storetest.Intent(1, 1)); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "w", storetest.Started("w", "bench"), storetest.Intent(1, 1)); err != nil {
 		b.Fatal(err)
 	}
 	seq := int64(2)
 	b.ReportAllocs()
 	for step := 1; b.Loop(); step++ {
 		before, after := storetest.StepBatches(step, seq)
-		if err := s.Append(ctx, "w", before...); err != nil {
+		if err := polyloop.AppendRecords(ctx, s, "w", before...); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.Append(ctx, "w", after...); err != nil {
+		if err := polyloop.AppendRecords(ctx, s, "w", after...); err != nil {
 			b.Fatal(err)
 		}
 		seq += 4
@@ -43,7 +43,7 @@ func BenchmarkReadLog(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		l, err := s.ReadLog(ctx, "w")
+		l, err := polyloop.ReadLog(ctx, s, "w")
 		if err != nil {
 			b.Fatal(err)
 		}

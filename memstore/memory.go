@@ -6,35 +6,35 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/polyloop/polyloop/memory"
+	"github.com/polyloop/polyloop/memory/memoryport"
 )
 
-// The store keeps agent memory beside the run logs: it is a memory.Store
-// and a memory.ViewStore (with the same lack of durability).
+// The store keeps agent memory beside the run logs: it is a memoryport.Store
+// and a memoryport.ViewStore (with the same lack of durability).
 var (
-	_ memory.Store     = (*Store)(nil)
-	_ memory.ViewStore = (*Store)(nil)
+	_ memoryport.Store     = (*Store)(nil)
+	_ memoryport.ViewStore = (*Store)(nil)
 )
 
 // memoryData is the memory part of the store, guarded by Store.mu.
 type memoryData struct {
-	versions   map[memory.EntryID][]memory.Entry // every version, oldest first
-	writes     map[string]memory.Commit          // by write id, with its digest
-	views      map[string][]memory.ViewVersion   // versions[i] is version i+1
-	viewWrites map[string]memory.ViewVersion     // by write id, with its digest
+	versions   map[memoryport.EntryID][]memoryport.Entry // every version, oldest first
+	writes     map[string]memoryport.Commit              // by write id, with its digest
+	views      map[string][]memoryport.ViewVersion       // versions[i] is version i+1
+	viewWrites map[string]memoryport.ViewVersion         // by write id, with its digest
 }
 
 func (d *memoryData) init() {
 	if d.versions == nil {
-		d.versions = map[memory.EntryID][]memory.Entry{}
-		d.writes = map[string]memory.Commit{}
-		d.views = map[string][]memory.ViewVersion{}
-		d.viewWrites = map[string]memory.ViewVersion{}
+		d.versions = map[memoryport.EntryID][]memoryport.Entry{}
+		d.writes = map[string]memoryport.Commit{}
+		d.views = map[string][]memoryport.ViewVersion{}
+		d.viewWrites = map[string]memoryport.ViewVersion{}
 	}
 }
 
 // live returns the entry's live version (0 when it has none).
-func (d *memoryData) live(id memory.EntryID) int64 {
+func (d *memoryData) live(id memoryport.EntryID) int64 {
 	h := d.versions[id]
 	if len(h) == 0 || h[len(h)-1].Deleted {
 		return 0
@@ -42,14 +42,14 @@ func (d *memoryData) live(id memory.EntryID) int64 {
 	return h[len(h)-1].Version
 }
 
-// LoadEntries implements memory.Store.
-func (s *Store) LoadEntries(ctx context.Context, namespaces []string) ([]memory.Entry, error) {
+// LoadEntries implements memoryport.Store.
+func (s *Store) LoadEntries(ctx context.Context, namespaces []string) ([]memoryport.Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []memory.Entry
+	var out []memoryport.Entry
 	for id, h := range s.mem.versions {
 		if last := h[len(h)-1]; !last.Deleted && slices.Contains(namespaces, id.Namespace) {
 			out = append(out, cloneEntry(last))
@@ -58,49 +58,49 @@ func (s *Store) LoadEntries(ctx context.Context, namespaces []string) ([]memory.
 	return out, nil
 }
 
-// CommitWrite implements memory.Store.
-func (s *Store) CommitWrite(ctx context.Context, w memory.Write) (memory.Commit, error) {
+// CommitWrite implements memoryport.Store.
+func (s *Store) CommitWrite(ctx context.Context, w memoryport.Write) (memoryport.Commit, error) {
 	if err := ctx.Err(); err != nil {
-		return memory.Commit{}, err
+		return memoryport.Commit{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mem.init()
-	digest := memory.WriteDigest(w)
+	digest := memoryport.WriteDigest(w)
 	if c, ok := s.mem.writes[w.ID]; ok {
 		if c.Digest != digest {
-			return memory.Commit{}, fmt.Errorf("memstore: write %q: %w", w.ID, memory.ErrWriteIDReused)
+			return memoryport.Commit{}, fmt.Errorf("memstore: write %q: %w", w.ID, memoryport.ErrWriteIDReused)
 		}
 		c.Replayed = true
 		return cloneCommit(c), nil
 	}
 	for _, op := range w.Ops {
 		if got, want := s.mem.live(op.ID()), w.Basis.Version(op.ID()); got != want {
-			return memory.Commit{}, fmt.Errorf("memstore: %s is at version %d, the write expects %d: %w", op.ID(), got, want, memory.ErrBasisMismatch)
+			return memoryport.Commit{}, fmt.Errorf("memstore: %s is at version %d, the write expects %d: %w", op.ID(), got, want, memoryport.ErrBasisMismatch)
 		}
 	}
 	for _, e := range w.Basis {
 		if got := s.mem.live(e.ID()); got != e.Version {
-			return memory.Commit{}, fmt.Errorf("memstore: %s is at version %d, the write expects %d: %w", e.ID(), got, e.Version, memory.ErrBasisMismatch)
+			return memoryport.Commit{}, fmt.Errorf("memstore: %s is at version %d, the write expects %d: %w", e.ID(), got, e.Version, memoryport.ErrBasisMismatch)
 		}
 	}
-	c := memory.Commit{WriteID: w.ID, Digest: digest}
+	c := memoryport.Commit{WriteID: w.ID, Digest: digest}
 	for _, op := range w.Ops {
 		id := op.ID()
-		e := memory.Entry{Namespace: id.Namespace, Key: id.Key, Version: int64(len(s.mem.versions[id])) + 1,
-			Value: slices.Clone(op.Value), Deleted: op.Kind == memory.OpDelete, Provenance: w.Provenance}
+		e := memoryport.Entry{Namespace: id.Namespace, Key: id.Key, Version: int64(len(s.mem.versions[id])) + 1,
+			Value: slices.Clone(op.Value), Deleted: op.Kind == memoryport.OpDelete, Provenance: w.Provenance}
 		e.Provenance.WriteID = w.ID
 		s.mem.versions[id] = append(s.mem.versions[id], e)
-		c.Entries = append(c.Entries, memory.EntryVersion{Namespace: id.Namespace, Key: id.Key, Version: e.Version, Deleted: e.Deleted})
+		c.Entries = append(c.Entries, memoryport.EntryVersion{Namespace: id.Namespace, Key: id.Key, Version: e.Version, Deleted: e.Deleted})
 	}
 	s.mem.writes[w.ID] = c
 	return cloneCommit(c), nil
 }
 
-// LookupWrite implements memory.Store.
-func (s *Store) LookupWrite(ctx context.Context, writeID string) (memory.Commit, bool, error) {
+// LookupWrite implements memoryport.Store.
+func (s *Store) LookupWrite(ctx context.Context, writeID string) (memoryport.Commit, bool, error) {
 	if err := ctx.Err(); err != nil {
-		return memory.Commit{}, false, err
+		return memoryport.Commit{}, false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -108,14 +108,14 @@ func (s *Store) LookupWrite(ctx context.Context, writeID string) (memory.Commit,
 	return cloneCommit(c), ok, nil
 }
 
-// EntryHeads implements memory.Store.
-func (s *Store) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.Entry, error) {
+// EntryHeads implements memoryport.Store.
+func (s *Store) EntryHeads(ctx context.Context, ids []memoryport.EntryID) ([]memoryport.Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []memory.Entry
+	var out []memoryport.Entry
 	for _, id := range ids {
 		if h := s.mem.versions[id]; len(h) > 0 {
 			out = append(out, cloneEntry(h[len(h)-1]))
@@ -124,22 +124,22 @@ func (s *Store) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.
 	return out, nil
 }
 
-// EntryHistory implements memory.Store.
-func (s *Store) EntryHistory(ctx context.Context, namespace, key string) ([]memory.Entry, error) {
+// EntryHistory implements memoryport.Store.
+func (s *Store) EntryHistory(ctx context.Context, namespace, key string) ([]memoryport.Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h := s.mem.versions[memory.EntryID{Namespace: namespace, Key: key}]
-	out := make([]memory.Entry, len(h))
+	h := s.mem.versions[memoryport.EntryID{Namespace: namespace, Key: key}]
+	out := make([]memoryport.Entry, len(h))
 	for i, e := range h {
 		out[i] = cloneEntry(e)
 	}
 	return out, nil
 }
 
-// Namespaces implements memory.Store.
+// Namespaces implements memoryport.Store.
 func (s *Store) Namespaces(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -153,39 +153,39 @@ func (s *Store) Namespaces(ctx context.Context) ([]string, error) {
 	return sortedKeys(seen), nil
 }
 
-// LoadView implements memory.ViewStore.
-func (s *Store) LoadView(ctx context.Context, name string) (memory.ViewVersion, error) {
+// LoadView implements memoryport.ViewStore.
+func (s *Store) LoadView(ctx context.Context, name string) (memoryport.ViewVersion, error) {
 	if err := ctx.Err(); err != nil {
-		return memory.ViewVersion{}, err
+		return memoryport.ViewVersion{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	vs := s.mem.views[name]
 	if len(vs) == 0 {
-		return memory.ViewVersion{View: name}, nil
+		return memoryport.ViewVersion{View: name}, nil
 	}
 	return cloneView(vs[len(vs)-1]), nil
 }
 
-// CommitView implements memory.ViewStore.
-func (s *Store) CommitView(ctx context.Context, w memory.ViewWrite) (memory.ViewVersion, error) {
+// CommitView implements memoryport.ViewStore.
+func (s *Store) CommitView(ctx context.Context, w memoryport.ViewWrite) (memoryport.ViewVersion, error) {
 	if err := ctx.Err(); err != nil {
-		return memory.ViewVersion{}, err
+		return memoryport.ViewVersion{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mem.init()
-	digest := memory.ViewWriteDigest(w)
+	digest := memoryport.ViewWriteDigest(w)
 	if v, ok := s.mem.viewWrites[w.ID]; ok {
 		if v.Digest != digest {
-			return memory.ViewVersion{}, fmt.Errorf("memstore: view write %q: %w", w.ID, memory.ErrWriteIDReused)
+			return memoryport.ViewVersion{}, fmt.Errorf("memstore: view write %q: %w", w.ID, memoryport.ErrWriteIDReused)
 		}
 		v.Replayed = true
 		return cloneView(v), nil
 	}
 	name := w.Next.View
 	if last := int64(len(s.mem.views[name])); last != w.Basis {
-		return memory.ViewVersion{}, fmt.Errorf("memstore: view %q is at version %d, the write expects %d: %w", name, last, w.Basis, memory.ErrBasisMismatch)
+		return memoryport.ViewVersion{}, fmt.Errorf("memstore: view %q is at version %d, the write expects %d: %w", name, last, w.Basis, memoryport.ErrBasisMismatch)
 	}
 	v := cloneView(w.Next)
 	v.Version, v.Digest, v.Replayed = w.Basis+1, digest, false
@@ -195,10 +195,10 @@ func (s *Store) CommitView(ctx context.Context, w memory.ViewWrite) (memory.View
 	return cloneView(v), nil
 }
 
-// LookupViewWrite implements memory.ViewStore.
-func (s *Store) LookupViewWrite(ctx context.Context, writeID string) (memory.ViewVersion, bool, error) {
+// LookupViewWrite implements memoryport.ViewStore.
+func (s *Store) LookupViewWrite(ctx context.Context, writeID string) (memoryport.ViewVersion, bool, error) {
 	if err := ctx.Err(); err != nil {
-		return memory.ViewVersion{}, false, err
+		return memoryport.ViewVersion{}, false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -206,21 +206,21 @@ func (s *Store) LookupViewWrite(ctx context.Context, writeID string) (memory.Vie
 	return cloneView(v), ok, nil
 }
 
-// ViewAt implements memory.ViewStore.
-func (s *Store) ViewAt(ctx context.Context, name string, version int64) (memory.ViewVersion, error) {
+// ViewAt implements memoryport.ViewStore.
+func (s *Store) ViewAt(ctx context.Context, name string, version int64) (memoryport.ViewVersion, error) {
 	if err := ctx.Err(); err != nil {
-		return memory.ViewVersion{}, err
+		return memoryport.ViewVersion{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	vs := s.mem.views[name]
 	if version < 1 || version > int64(len(vs)) {
-		return memory.ViewVersion{}, fmt.Errorf("memstore: view %q version %d: %w", name, version, memory.ErrNoVersion)
+		return memoryport.ViewVersion{}, fmt.Errorf("memstore: view %q version %d: %w", name, version, memoryport.ErrNoVersion)
 	}
 	return cloneView(vs[version-1]), nil
 }
 
-// Views implements memory.ViewStore.
+// Views implements memoryport.ViewStore.
 func (s *Store) Views(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -243,19 +243,19 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-func cloneEntry(e memory.Entry) memory.Entry {
+func cloneEntry(e memoryport.Entry) memoryport.Entry {
 	e.Value = slices.Clone(e.Value)
 	return e
 }
 
-func cloneCommit(c memory.Commit) memory.Commit {
+func cloneCommit(c memoryport.Commit) memoryport.Commit {
 	c.Entries = slices.Clone(c.Entries)
 	return c
 }
 
 // cloneView copies a version: nothing of it is shared, and its values keep
 // their bytes.
-func cloneView(v memory.ViewVersion) memory.ViewVersion {
+func cloneView(v memoryport.ViewVersion) memoryport.ViewVersion {
 	v.Sources = slices.Clone(v.Sources)
 	v.Members = slices.Clone(v.Members)
 	for i := range v.Members {

@@ -3,8 +3,9 @@
 // for unknown runs — but not durability: everything is gone with the
 // process.
 //
-// Like the durable stores, it checks each Append as polyloop.EncodeBatch
-// does (polyloop.CheckBatch), refusing records that would not encode.
+// It is a polyloop.RecordKeeper: it keeps the records themselves, never
+// their bytes, and encodes nothing; the Runner checks them against the
+// log's limits before any Append, as it does for every store.
 //
 // It can inject faults: fail the Nth append, or "crash" — accept no more
 // appends once the store holds N records — so that tests can stop a run at
@@ -43,7 +44,7 @@ type Options struct {
 type Store struct {
 	mu      sync.Mutex
 	opts    Options
-	runs    map[string][]polyloop.Record
+	runs    map[string]*runLog
 	sums    map[string]*polyloop.RunSummary
 	total   int
 	appends int
@@ -58,7 +59,7 @@ func New() *Store { return NewWithOptions(Options{}) }
 
 // NewWithOptions returns an empty store with the given fault injection.
 func NewWithOptions(opts Options) *Store {
-	return &Store{opts: opts, runs: map[string][]polyloop.Record{}, sums: map[string]*polyloop.RunSummary{}}
+	return &Store{opts: opts, runs: map[string]*runLog{}, sums: map[string]*polyloop.RunSummary{}}
 }
 
 // SetFaults replaces the fault injection and clears a simulated crash: the
@@ -69,12 +70,16 @@ func (s *Store) SetFaults(opts Options) {
 	s.opts, s.crashed, s.appends = opts, false, 0
 }
 
-// Append implements polyloop.Store.
-func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
+// KeepsRecords implements polyloop.RecordKeeper.
+func (s *Store) KeepsRecords() {}
+
+// Append implements polyloop.Store. It keeps the Record of each row (a row
+// without one is refused: the Runner always sets it) and drops its bytes.
+func (s *Store) Append(ctx context.Context, runID string, rows []polyloop.Row) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if len(records) == 0 {
+	if len(rows) == 0 {
 		return nil
 	}
 	s.mu.Lock()
@@ -86,45 +91,75 @@ func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Re
 		}
 		return ErrInjected
 	}
-	if s.crashed || (s.opts.CrashAfter > 0 && s.total+len(records) > s.opts.CrashAfter) {
+	if s.crashed || (s.opts.CrashAfter > 0 && s.total+len(rows) > s.opts.CrashAfter) {
 		s.crashed = true
 		return ErrCrashed
 	}
 	log := s.runs[runID]
-	next := int64(len(log))
-	if records[0].Seq != next {
-		return fmt.Errorf("%w: run %q: append starts at seq %d, the run's next is %d", polyloop.ErrSeqConflict, runID, records[0].Seq, next)
+	if log == nil {
+		log = &runLog{}
+		s.runs[runID] = log
 	}
-	// Refuse what a durable store refuses (records that do not encode), so
-	// that tests on memstore meet the same failures.
-	if err := polyloop.CheckBatch(runID, records); err != nil {
-		return err
+	next := int64(log.n)
+	if rows[0].Seq != next {
+		return fmt.Errorf("%w: run %q: append starts at seq %d, the run's next is %d", polyloop.ErrSeqConflict, runID, rows[0].Seq, next)
 	}
-	s.runs[runID] = append(log, records...)
-	s.total += len(records)
+	for _, r := range rows {
+		if r.Record.Body == nil {
+			return fmt.Errorf("memstore: run %q: row %d has no record (memstore keeps records, not bytes)", runID, r.Seq)
+		}
+	}
 	sum := s.sums[runID]
 	if sum == nil {
 		sum = &polyloop.RunSummary{RunID: runID}
 		s.sums[runID] = sum
 	}
-	for _, r := range records {
-		sum.Apply(r)
+	for _, r := range rows {
+		log.add(r.Record)
+		sum.Apply(r.Record)
 	}
+	s.total += len(rows)
 	return nil
 }
 
-// ReadLog implements polyloop.Store. The records share their bodies with
-// the store: callers must not modify them.
-func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+// ReadRows implements polyloop.Store: a row for each record, carrying the
+// record (no bytes). The records share their bodies with the store:
+// callers must not modify them.
+func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
 	if err := ctx.Err(); err != nil {
-		return polyloop.RunLog{}, err
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	log := s.runs[runID]
-	out := make([]polyloop.Record, len(log))
-	copy(out, log)
-	return polyloop.RunLog{RunID: runID, Records: out}, nil
+	if log == nil {
+		return nil, nil
+	}
+	out := make([]polyloop.Row, 0, log.n)
+	for _, c := range log.chunks {
+		for _, r := range c {
+			out = append(out, polyloop.Row{Seq: r.Seq, Kind: r.Kind(), Record: r})
+		}
+	}
+	return out, nil
+}
+
+// runLog holds a run's records in chunks, so that a long log grows without
+// copying what it holds.
+type runLog struct {
+	chunks [][]polyloop.Record
+	n      int
+}
+
+// add appends a record, in a new chunk when the last one is full: as large
+// as the log so far, from 16 to 1024 records.
+func (l *runLog) add(r polyloop.Record) {
+	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == cap(l.chunks[k-1]) {
+		l.chunks = append(l.chunks, make([]polyloop.Record, 0, min(max(l.n, 16), 1024)))
+	}
+	k := len(l.chunks) - 1
+	l.chunks[k] = append(l.chunks[k], r)
+	l.n++
 }
 
 // ListRuns implements polyloop.RunLister.
@@ -157,8 +192,15 @@ func (s *Store) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyloop.
 func (s *Store) Put(runID string, records []polyloop.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.total += len(records) - len(s.runs[runID])
-	s.runs[runID] = append([]polyloop.Record(nil), records...)
+	if old := s.runs[runID]; old != nil {
+		s.total -= old.n
+	}
+	log := &runLog{}
+	for _, r := range records {
+		log.add(r)
+	}
+	s.runs[runID] = log
+	s.total += len(records)
 	sum := &polyloop.RunSummary{RunID: runID}
 	for _, r := range records {
 		sum.Apply(r)

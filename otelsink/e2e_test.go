@@ -146,12 +146,12 @@ func TestE2EResume(t *testing.T) {
 	wantAttrs(t, first, map[string]any{"error.type": otelsink.ErrorTypePersistence})
 	wantAttrs(t, byName(sr.Ended())["execute_tool lookup"][0], map[string]any{"error.type": otelsink.ErrorTypePersistence})
 
-	log, err := crashing.ReadLog(ctx, "run-resume")
+	log, err := polyloop.ReadLog(ctx, crashing, "run-resume")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fresh := memstore.New()
-	if err := fresh.Append(ctx, "run-resume", log.Records...); err != nil {
+	if err := polyloop.AppendRecords(ctx, fresh, "run-resume", log.Records...); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e2eRunner(fresh, model, sink).Resume(ctx, "run-resume", e2eAgent)

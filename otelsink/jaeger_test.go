@@ -151,12 +151,12 @@ func TestJaeger(t *testing.T) {
 	if !errors.As(err, &perr) {
 		t.Fatalf("the first invocation: %v, want a store failure", err)
 	}
-	log, err := crashing.ReadLog(ctx, resumed)
+	log, err := polyloop.ReadLog(ctx, crashing, resumed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fresh := memstore.New()
-	if err := fresh.Append(ctx, resumed, log.Records...); err != nil {
+	if err := polyloop.AppendRecords(ctx, fresh, resumed, log.Records...); err != nil {
 		t.Fatal(err)
 	}
 	res, err := jaegerRun(t, fresh, okURL, func(r *polyloop.Runner) (polyloop.RunResult, error) {

@@ -11,13 +11,12 @@ import (
 	"github.com/polyloop/polyloop/internal/sqlrows"
 )
 
-// Append appends records to the run's log (see polyloop.Store). The records
-// must have consecutive seqs, the first being the run's next seq; otherwise
-// Append fails with polyloop.ErrSeqConflict (wrong first seq, or another
-// writer committed first) or ErrNotConsecutive, and writes nothing. It
-// returns nil only after the commit of the transaction holding the records,
-// which may hold other runs' Appends too (group commit, commit.go). An
-// Append of no records does nothing. Any failure is returned and never
+// Append appends rows to the run's log (see polyloop.Store). The first
+// row's seq must be the run's next seq; otherwise Append fails with
+// polyloop.ErrSeqConflict (wrong first seq, or another writer committed
+// first) and writes nothing. It returns nil only after the commit of the
+// transaction holding the rows, which may hold other runs' Appends too
+// (group commit, commit.go). An Append of no rows does nothing. Any failure is returned and never
 // retried; after a failed commit the records may or may not be in the
 // database.
 //
@@ -25,16 +24,13 @@ import (
 // wrapping ctx.Err() and nothing is written; once taken, Append waits for
 // the commit and reports its outcome. The group transaction is bounded by
 // Options.GroupTimeout, not by ctx.
-func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
-	if len(records) == 0 {
+func (s *Store) Append(ctx context.Context, runID string, rows []polyloop.Row) error {
+	if len(rows) == 0 {
 		return nil
 	}
-	rows, err := encode(runID, records)
-	if err != nil {
-		return err
-	}
-	req := &request{runID: runID, records: records, rows: rows, done: make(chan error, 1)}
-	if req.prev, err = s.base(ctx, runID, records[0].Seq); err == nil {
+	req := &request{runID: runID, rows: columnsOf(rows), done: make(chan error, 1)}
+	var err error
+	if req.prev, err = s.base(ctx, runID, rows[0].Seq); err == nil {
 		if err = ctx.Err(); err != nil {
 			err = fmt.Errorf("pgstore: append to run %q: %w", runID, err)
 		} else {
@@ -83,12 +79,11 @@ func (s *Store) base(ctx context.Context, runID string, first int64) (polyloop.R
 
 // A request is one Append waiting for a group transaction.
 type request struct {
-	runID   string
-	records []polyloop.Record
-	rows    encodedRows
-	prev    polyloop.RunSummary // what the Append builds on (base)
-	next    polyloop.RunSummary // prev with the records folded in
-	args    []any               // next as the runs row's values
+	runID string
+	rows  recordColumns
+	prev  polyloop.RunSummary // what the Append builds on (base)
+	next  polyloop.RunSummary // prev with the records folded in
+	args  []any               // next as the runs row's values
 	// fail, set once by the failInBatch hook (tests), adds a failing
 	// statement after the Append's writes, on every attempt.
 	fail, asked bool
@@ -107,16 +102,18 @@ const (
 	leading
 )
 
-// encodedRows are the columns of the records to insert.
-type encodedRows struct {
-	seqs  []int64
-	kinds []string
-	data  [][]byte
-	crcs  []int64
+// recordColumns are the columns of the rows to insert, and the records
+// the rows encode (for the summary).
+type recordColumns struct {
+	seqs    []int64
+	kinds   []string
+	data    [][]byte
+	crcs    []int64
+	records []polyloop.Record
 }
 
-// size is the length of the encoded records.
-func (e encodedRows) size() int {
+// size is the length of the rows' data.
+func (e recordColumns) size() int {
 	n := 0
 	for _, d := range e.data {
 		n += len(d)
@@ -124,17 +121,13 @@ func (e encodedRows) size() int {
 	return n
 }
 
-// encode checks that the records have consecutive seqs and encodes them,
-// with their checksums.
-func encode(runID string, records []polyloop.Record) (encodedRows, error) {
-	data, err := polyloop.EncodeBatch(runID, records)
-	if err != nil {
-		return encodedRows{}, err
+// columnsOf lays rows out as the insert's columns.
+func columnsOf(rows []polyloop.Row) recordColumns {
+	n := len(rows)
+	c := recordColumns{seqs: make([]int64, n), kinds: make([]string, n), data: make([][]byte, n), crcs: make([]int64, n),
+		records: make([]polyloop.Record, n)}
+	for i, r := range rows {
+		c.seqs[i], c.kinds[i], c.data[i], c.crcs[i], c.records[i] = r.Seq, string(r.Kind), r.Data, sqlrows.CRC(r), r.Record
 	}
-	n := len(records)
-	rows := encodedRows{seqs: make([]int64, n), kinds: make([]string, n), data: data, crcs: make([]int64, n)}
-	for i, r := range records {
-		rows.seqs[i], rows.kinds[i], rows.crcs[i] = r.Seq, string(r.Kind()), sqlrows.Checksum(data[i])
-	}
-	return rows, nil
+	return c
 }

@@ -77,11 +77,11 @@ func TestLargeAppendsSplitIntoGroups(t *testing.T) {
 		})
 	}
 	errs := make(chan error, queued+1)
-	go func() { errs <- s.Append(ctx, "first", storetest.Started("first", "big")) }()
+	go func() { errs <- polyloop.AppendRecords(ctx, s, "first", storetest.Started("first", "big")) }()
 	<-sent
 	for i := range queued {
 		id := fmt.Sprintf("big%d", i)
-		go func() { errs <- s.Append(ctx, id, bigStarted(id, 400<<10)) }()
+		go func() { errs <- polyloop.AppendRecords(ctx, s, id, bigStarted(id, 400<<10)) }()
 	}
 	for range queued + 1 {
 		if err := <-errs; err != nil {
@@ -93,7 +93,7 @@ func TestLargeAppendsSplitIntoGroups(t *testing.T) {
 	}
 	for i := range queued {
 		id := fmt.Sprintf("big%d", i)
-		l, err := s.ReadLog(ctx, id)
+		l, err := polyloop.ReadLog(ctx, s, id)
 		if err != nil || len(l.Records) != 1 {
 			t.Fatalf("run %s: %d records (%v), want 1", id, len(l.Records), err)
 		}

@@ -15,16 +15,14 @@ type rawSchema struct{ s *Store }
 
 func (r rawSchema) table() string { return pgx.Identifier{r.s.schema, "records"}.Sanitize() }
 
-func (r rawSchema) Rows(t testing.TB, runID string) []sqlrows.RecordRow {
+func (r rawSchema) Rows(t testing.TB, runID string) []polyloop.Row {
 	t.Helper()
 	rows, err := r.s.pool.Query(context.Background(), `SELECT seq, kind, data, crc FROM `+r.table()+` WHERE run_id = $1 ORDER BY seq`, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (sqlrows.RecordRow, error) {
-		var rr sqlrows.RecordRow
-		err := row.Scan(&rr.Seq, &rr.Kind, &rr.Data, &rr.CRC)
-		return rr, err
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (polyloop.Row, error) {
+		return sqlrows.ScanRecord(row)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -32,11 +30,11 @@ func (r rawSchema) Rows(t testing.TB, runID string) []sqlrows.RecordRow {
 	return out
 }
 
-func (r rawSchema) Put(t testing.TB, runID string, row sqlrows.RecordRow) {
+func (r rawSchema) Put(t testing.TB, runID string, row polyloop.Row) {
 	t.Helper()
 	if _, err := r.s.pool.Exec(context.Background(), `INSERT INTO `+r.table()+` (run_id, seq, kind, data, crc) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (run_id, seq) DO UPDATE SET kind = EXCLUDED.kind, data = EXCLUDED.data, crc = EXCLUDED.crc`,
-		runID, row.Seq, row.Kind, row.Data, row.CRC); err != nil {
+		runID, row.Seq, row.Kind, row.Data, crcArg(row)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -55,4 +53,13 @@ func TestCorruption(t *testing.T) {
 		s := openT(t)
 		return s, rawSchema{s}
 	})
+}
+
+// crcArg is the crc column's value for r: NULL for a row without checksum.
+func crcArg(r polyloop.Row) *int64 {
+	if r.Unchecked {
+		return nil
+	}
+	c := sqlrows.CRC(r)
+	return &c
 }

@@ -128,7 +128,7 @@ func (s *Store) prepare(ctx context.Context, conn *pgxpool.Conn, r *request) err
 		r.fail, r.asked = s.failInBatch(), true
 	}
 	r.next = r.prev
-	for _, rec := range r.records {
+	for _, rec := range r.rows.records {
 		r.next.Apply(rec)
 	}
 	r.next.RunID = r.runID

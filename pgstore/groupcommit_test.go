@@ -44,7 +44,7 @@ func TestStaleCacheCaught(t *testing.T) {
 		{s2, 10, nil},
 	}
 	for i, st := range steps {
-		err := st.s.Append(ctx, "r", log[st.from:st.from+2]...)
+		err := polyloop.AppendRecords(ctx, st.s, "r", log[st.from:st.from+2]...)
 		if (st.wantErr == nil) != (err == nil) || !errors.Is(err, st.wantErr) {
 			t.Fatalf("step %d: Append at %d: %v, want %v", i, st.from, err, st.wantErr)
 		}
@@ -68,7 +68,7 @@ func TestGroupConflictFailsAlone(t *testing.T) {
 		id  string
 		log []polyloop.Record
 	}{{"a", la[:2]}, {"b", lb[:2]}} {
-		if err := s.Append(ctx, run.id, run.log...); err != nil {
+		if err := polyloop.AppendRecords(ctx, s, run.id, run.log...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,7 +94,7 @@ func TestGroupConflictFailsAlone(t *testing.T) {
 	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "b"), lb[:2])
 	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "c"), lc)
 	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "d"), nil)
-	if err := s.Append(ctx, "b", lb[2:4]...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "b", lb[2:4]...); err != nil {
 		t.Fatalf("b's next Append after the group: %v", err)
 	}
 }
@@ -103,11 +103,8 @@ func TestGroupConflictFailsAlone(t *testing.T) {
 // prev when given.
 func mustRequest(t *testing.T, s *Store, run string, recs []polyloop.Record, prev *polyloop.RunSummary) *request {
 	t.Helper()
-	rows, err := encode(run, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &request{runID: run, records: recs, rows: rows, done: make(chan error, 1)}
+	r := &request{runID: run, rows: columnsOf(storetest.RowsOf(t, run, recs)), done: make(chan error, 1)}
+	var err error
 	if prev != nil {
 		r.prev = *prev
 	} else if r.prev, err = s.base(context.Background(), run, recs[0].Seq); err != nil {
@@ -147,12 +144,12 @@ func TestGroupTimeoutBoundsAHungGroup(t *testing.T) {
 		}
 		return nil
 	}
-	err := s.Append(ctx, "hung", storetest.Started("hung", "ag"))
+	err := polyloop.AppendRecords(ctx, s, "hung", storetest.Started("hung", "ag"))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("hung group: %v, want an error wrapping context.DeadlineExceeded", err)
 	}
 	hang.Store(false)
-	if err := s.Append(ctx, "after", storetest.Started("after", "ag")); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "after", storetest.Started("after", "ag")); err != nil {
 		t.Fatalf("Append after the hung group: %v", err)
 	}
 	if l := storetest.ReadAll(t, ctx, s, "hung"); len(l) != 0 {

@@ -35,7 +35,7 @@ func TestHandOffSkipsALeadingCaller(t *testing.T) {
 	if s.c.leaders != 0 {
 		t.Fatalf("%d leaders left, want 0", s.c.leaders)
 	}
-	if l, err := s.ReadLog(t.Context(), "r"); err != nil || len(l.Records) != 1 {
+	if l, err := polyloop.ReadLog(t.Context(), s, "r"); err != nil || len(l.Records) != 1 {
 		t.Fatalf("the log: %d records, %v", len(l.Records), err)
 	}
 }

@@ -8,13 +8,14 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
 	"github.com/polyloop/polyloop/internal/storetest"
+	"github.com/polyloop/polyloop/internal/workload"
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/polylooptest"
 )
@@ -104,15 +105,15 @@ func readMessage(r *bufio.Reader) ([]byte, error) {
 	return msg, err
 }
 
-// lastAppend remembers the records of the last Append it passed on.
+// lastAppend remembers the rows of the last Append it passed on.
 type lastAppend struct {
 	polyloop.Store
-	last []polyloop.Record
+	last []polyloop.Row
 }
 
-func (s *lastAppend) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
-	s.last = records
-	return s.Store.Append(ctx, runID, records...)
+func (s *lastAppend) Append(ctx context.Context, runID string, records []polyloop.Row) error {
+	s.last = slices.Clone(records) // its seqs only: a store retains no row
+	return s.Store.Append(ctx, runID, records)
 }
 
 // TestLostAcknowledgement (SPEC §7.4): the fourth Append of workload W

@@ -8,18 +8,18 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/polyloop/polyloop/memory"
+	"github.com/polyloop/polyloop/memory/memoryport"
 )
 
 // The store keeps agent memory beside the run logs, in the same schema: it
-// is a memory.Store and a memory.ViewStore. A commit locks the heads of the
+// is a memoryport.Store and a memoryport.ViewStore. A commit locks the heads of the
 // entries it names (inserting absent ones first), in one order, so that its
 // basis check and its write are one compare-and-set across any number of
 // machines; a view commit takes a transaction-scoped advisory lock on the
 // view.
 var (
-	_ memory.Store     = (*Store)(nil)
-	_ memory.ViewStore = (*Store)(nil)
+	_ memoryport.Store     = (*Store)(nil)
+	_ memoryport.ViewStore = (*Store)(nil)
 )
 
 // memError wraps a database error of the memory tables (a unique violation
@@ -36,11 +36,11 @@ func (s *Store) table(name string) string { return pgx.Identifier{s.schema, name
 
 const entryColumns = `v.namespace, v.key, v.version, v.deleted, v.value, v.run_id, v.step, v.call_id, v.write_id`
 
-func scanEntries(ctx context.Context, rows pgx.Rows, op string) ([]memory.Entry, error) {
+func scanEntries(ctx context.Context, rows pgx.Rows, op string) ([]memoryport.Entry, error) {
 	defer rows.Close()
-	var out []memory.Entry
+	var out []memoryport.Entry
 	for rows.Next() {
-		var e memory.Entry
+		var e memoryport.Entry
 		var value []byte
 		if err := rows.Scan(&e.Namespace, &e.Key, &e.Version, &e.Deleted, &value, &e.Provenance.RunID, &e.Provenance.Step,
 			&e.Provenance.CallID, &e.Provenance.WriteID); err != nil {
@@ -57,8 +57,8 @@ func scanEntries(ctx context.Context, rows pgx.Rows, op string) ([]memory.Entry,
 	return out, nil
 }
 
-// LoadEntries implements memory.Store.
-func (s *Store) LoadEntries(ctx context.Context, namespaces []string) ([]memory.Entry, error) {
+// LoadEntries implements memoryport.Store.
+func (s *Store) LoadEntries(ctx context.Context, namespaces []string) ([]memoryport.Entry, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+entryColumns+` FROM `+s.table("memory_heads")+` h JOIN `+s.table("memory_versions")+` v
 		ON v.namespace = h.namespace AND v.key = h.key AND v.version = h.version
 		WHERE h.live AND h.namespace = ANY($1)`, namespaces)
@@ -68,9 +68,9 @@ func (s *Store) LoadEntries(ctx context.Context, namespaces []string) ([]memory.
 	return scanEntries(ctx, rows, "load memory")
 }
 
-// EntryHeads implements memory.Store. A head of version 0 is a lock row
+// EntryHeads implements memoryport.Store. A head of version 0 is a lock row
 // of an entry never written (see lockHeads).
-func (s *Store) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.Entry, error) {
+func (s *Store) EntryHeads(ctx context.Context, ids []memoryport.EntryID) ([]memoryport.Entry, error) {
 	namespaces, keys := make([]string, len(ids)), make([]string, len(ids))
 	for i, id := range ids {
 		namespaces[i], keys[i] = id.Namespace, id.Key
@@ -85,8 +85,8 @@ func (s *Store) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.
 	return scanEntries(ctx, rows, "read memory heads")
 }
 
-// EntryHistory implements memory.Store.
-func (s *Store) EntryHistory(ctx context.Context, namespace, key string) ([]memory.Entry, error) {
+// EntryHistory implements memoryport.Store.
+func (s *Store) EntryHistory(ctx context.Context, namespace, key string) ([]memoryport.Entry, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+entryColumns+` FROM `+s.table("memory_versions")+` v
 		WHERE v.namespace = $1 AND v.key = $2 ORDER BY v.version`, namespace, key)
 	if err != nil {
@@ -95,7 +95,7 @@ func (s *Store) EntryHistory(ctx context.Context, namespace, key string) ([]memo
 	return scanEntries(ctx, rows, "read memory history")
 }
 
-// Namespaces implements memory.Store.
+// Namespaces implements memoryport.Store.
 func (s *Store) Namespaces(ctx context.Context) ([]string, error) {
 	return s.names(ctx, `SELECT DISTINCT namespace COLLATE "C" AS n FROM `+s.table("memory_heads")+` WHERE version > 0 ORDER BY n`, "list namespaces")
 }
@@ -112,8 +112,8 @@ func (s *Store) names(ctx context.Context, q, op string) ([]string, error) {
 	return out, nil
 }
 
-// LookupWrite implements memory.Store.
-func (s *Store) LookupWrite(ctx context.Context, writeID string) (memory.Commit, bool, error) {
+// LookupWrite implements memoryport.Store.
+func (s *Store) LookupWrite(ctx context.Context, writeID string) (memoryport.Commit, bool, error) {
 	return s.lookupWrite(ctx, s.pool, writeID)
 }
 
@@ -121,62 +121,62 @@ type queryRower interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-func (s *Store) lookupWrite(ctx context.Context, q queryRower, writeID string) (memory.Commit, bool, error) {
+func (s *Store) lookupWrite(ctx context.Context, q queryRower, writeID string) (memoryport.Commit, bool, error) {
 	var digest string
 	var entries []byte
 	err := q.QueryRow(ctx, `SELECT digest, entries FROM `+s.table("memory_writes")+` WHERE write_id = $1`, writeID).Scan(&digest, &entries)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return memory.Commit{}, false, nil
+		return memoryport.Commit{}, false, nil
 	}
 	if err != nil {
-		return memory.Commit{}, false, memError(ctx, "look up a memory write", err)
+		return memoryport.Commit{}, false, memError(ctx, "look up a memory write", err)
 	}
-	c, err := memory.DecodeCommit(writeID, digest, entries)
+	c, err := memoryport.DecodeCommit(writeID, digest, entries)
 	if err != nil {
-		return memory.Commit{}, false, fmt.Errorf("pgstore: memory write %q: %w", writeID, err)
+		return memoryport.Commit{}, false, fmt.Errorf("pgstore: memory write %q: %w", writeID, err)
 	}
 	return c, true, nil
 }
 
-// CommitWrite implements memory.Store: in one transaction it locks the
+// CommitWrite implements memoryport.Store: in one transaction it locks the
 // heads of the entries the write names, then checks the write id (a
 // concurrent writer of the same id has committed by then, or not at all),
 // then the basis, then writes the versions, the heads and the write id.
-func (s *Store) CommitWrite(ctx context.Context, w memory.Write) (memory.Commit, error) {
+func (s *Store) CommitWrite(ctx context.Context, w memoryport.Write) (memoryport.Commit, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return memory.Commit{}, memError(ctx, "begin memory commit", err)
+		return memoryport.Commit{}, memError(ctx, "begin memory commit", err)
 	}
 	defer tx.Rollback(ctx)
 	heads, err := s.lockHeads(ctx, tx, w)
 	if err != nil {
-		return memory.Commit{}, err
+		return memoryport.Commit{}, err
 	}
-	digest := memory.WriteDigest(w)
+	digest := memoryport.WriteDigest(w)
 	if c, found, err := s.lookupWrite(ctx, tx, w.ID); err != nil || found {
 		if found && c.Digest != digest {
-			return memory.Commit{}, fmt.Errorf("pgstore: write %q: %w", w.ID, memory.ErrWriteIDReused)
+			return memoryport.Commit{}, fmt.Errorf("pgstore: write %q: %w", w.ID, memoryport.ErrWriteIDReused)
 		}
 		c.Replayed = found
 		return c, err
 	}
 	if err := checkBasis(w, heads); err != nil {
-		return memory.Commit{}, err
+		return memoryport.Commit{}, err
 	}
 	c, err := s.insertVersions(ctx, tx, w, heads)
 	if err != nil {
-		return memory.Commit{}, err
+		return memoryport.Commit{}, err
 	}
 	c.Digest = digest
-	entries, err := memory.EncodeCommit(c)
+	entries, err := memoryport.EncodeCommit(c)
 	if err != nil {
-		return memory.Commit{}, err
+		return memoryport.Commit{}, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO `+s.table("memory_writes")+` (write_id, digest, entries) VALUES ($1, $2, $3)`, w.ID, digest, entries); err != nil {
-		return memory.Commit{}, memError(ctx, "record memory write", err)
+		return memoryport.Commit{}, memError(ctx, "record memory write", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return memory.Commit{}, memError(ctx, "commit memory", err)
+		return memoryport.Commit{}, memError(ctx, "commit memory", err)
 	}
 	return c, nil
 }
@@ -189,19 +189,19 @@ type head struct {
 
 // lockHeads locks the heads of every entry the write names, in namespace
 // and key order, after inserting a head (version 0) for each that has none.
-func (s *Store) lockHeads(ctx context.Context, tx pgx.Tx, w memory.Write) (map[memory.EntryID]head, error) {
-	ids := map[memory.EntryID]bool{}
+func (s *Store) lockHeads(ctx context.Context, tx pgx.Tx, w memoryport.Write) (map[memoryport.EntryID]head, error) {
+	ids := map[memoryport.EntryID]bool{}
 	for _, e := range w.Basis {
 		ids[e.ID()] = true
 	}
 	for _, op := range w.Ops {
 		ids[op.ID()] = true
 	}
-	sorted := make([]memory.EntryID, 0, len(ids))
+	sorted := make([]memoryport.EntryID, 0, len(ids))
 	for id := range ids {
 		sorted = append(sorted, id)
 	}
-	slices.SortFunc(sorted, func(a, b memory.EntryID) int {
+	slices.SortFunc(sorted, func(a, b memoryport.EntryID) int {
 		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
 			return c
 		}
@@ -223,9 +223,9 @@ func (s *Store) lockHeads(ctx context.Context, tx pgx.Tx, w memory.Write) (map[m
 		return nil, memError(ctx, "lock memory heads", err)
 	}
 	defer rows.Close()
-	heads := map[memory.EntryID]head{}
+	heads := map[memoryport.EntryID]head{}
 	for rows.Next() {
-		var id memory.EntryID
+		var id memoryport.EntryID
 		var h head
 		if err := rows.Scan(&id.Namespace, &id.Key, &h.version, &h.live); err != nil {
 			return nil, memError(ctx, "lock memory heads", err)
@@ -239,10 +239,10 @@ func (s *Store) lockHeads(ctx context.Context, tx pgx.Tx, w memory.Write) (map[m
 }
 
 // checkBasis refuses a basis that does not match the locked heads.
-func checkBasis(w memory.Write, heads map[memory.EntryID]head) error {
-	lines := append(memory.Basis(nil), w.Basis...)
+func checkBasis(w memoryport.Write, heads map[memoryport.EntryID]head) error {
+	lines := append(memoryport.Basis(nil), w.Basis...)
 	for _, op := range w.Ops {
-		lines = append(lines, memory.Expect{Namespace: op.Namespace, Key: op.Key, Version: w.Basis.Version(op.ID())})
+		lines = append(lines, memoryport.Expect{Namespace: op.Namespace, Key: op.Key, Version: w.Basis.Version(op.ID())})
 	}
 	for _, e := range lines {
 		h := heads[e.ID()]
@@ -251,20 +251,20 @@ func checkBasis(w memory.Write, heads map[memory.EntryID]head) error {
 			live = h.version
 		}
 		if live != e.Version {
-			return fmt.Errorf("pgstore: %s is at version %d, the write expects %d: %w", e.ID(), live, e.Version, memory.ErrBasisMismatch)
+			return fmt.Errorf("pgstore: %s is at version %d, the write expects %d: %w", e.ID(), live, e.Version, memoryport.ErrBasisMismatch)
 		}
 	}
 	return nil
 }
 
 // insertVersions writes each operation's version after its entry's head.
-func (s *Store) insertVersions(ctx context.Context, tx pgx.Tx, w memory.Write, heads map[memory.EntryID]head) (memory.Commit, error) {
-	c := memory.Commit{WriteID: w.ID}
+func (s *Store) insertVersions(ctx context.Context, tx pgx.Tx, w memoryport.Write, heads map[memoryport.EntryID]head) (memoryport.Commit, error) {
+	c := memoryport.Commit{WriteID: w.ID}
 	p := w.Provenance
 	batch := &pgx.Batch{}
 	for _, op := range w.Ops {
 		v := heads[op.ID()].version + 1
-		deleted := op.Kind == memory.OpDelete
+		deleted := op.Kind == memoryport.OpDelete
 		var value []byte
 		if !deleted {
 			value = op.Value
@@ -273,7 +273,7 @@ func (s *Store) insertVersions(ctx context.Context, tx pgx.Tx, w memory.Write, h
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, op.Namespace, op.Key, v, deleted, value, p.RunID, p.Step, p.CallID, w.ID)
 		batch.Queue(`UPDATE `+s.table("memory_heads")+` SET version = $3, live = $4 WHERE namespace = $1 AND key = $2`,
 			op.Namespace, op.Key, v, !deleted)
-		c.Entries = append(c.Entries, memory.EntryVersion{Namespace: op.Namespace, Key: op.Key, Version: v, Deleted: deleted})
+		c.Entries = append(c.Entries, memoryport.EntryVersion{Namespace: op.Namespace, Key: op.Key, Version: v, Deleted: deleted})
 	}
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return c, memError(ctx, "write memory versions", err)

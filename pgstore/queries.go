@@ -34,7 +34,7 @@ func newQueries(schema string) queries {
 			started_at = EXCLUDED.started_at, updated_at = EXCLUDED.updated_at, records = EXCLUDED.records,
 			finished = EXCLUDED.finished, stop_reason = EXCLUDED.stop_reason, totals = EXCLUDED.totals,
 			parent_run_id = EXCLUDED.parent_run_id, task = EXCLUDED.task`,
-		read:      `SELECT seq, kind, data, crc FROM ` + records + ` WHERE run_id = $1 ORDER BY seq`,
+		read:      `SELECT ` + sqlrows.RecordColumns + ` FROM ` + records + ` WHERE run_id = $1 ORDER BY seq`,
 		unchecked: `SELECT count(*) FROM ` + records + ` WHERE run_id = $1 AND crc IS NULL`,
 		list:      `SELECT ` + sqlrows.SummaryColumns + ` FROM ` + runs,
 	}

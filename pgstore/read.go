@@ -8,33 +8,27 @@ import (
 	"github.com/polyloop/polyloop/internal/sqlrows"
 )
 
-// ReadLog returns the run's committed records in seq order; a run without
-// records gives an empty log and a nil error. Each record is checked as it
-// is read (sqlrows.LogReader: no seq gap, its checksum, UTF-8, its
-// decoding): a record that fails makes the error a
-// *polyloop.CorruptLogError naming the run and the seq.
-func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
-	l := polyloop.RunLog{RunID: runID}
+// ReadRows returns the run's committed rows in seq order, as they were
+// appended (see polyloop.Store); a run without rows gives none and a nil
+// error. Rows written before the store kept checksums come back Unchecked.
+func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
 	rows, err := s.pool.Query(ctx, s.q.read, runID)
 	if err != nil {
-		return l, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
+		return nil, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
 	}
 	defer rows.Close()
-	lr := sqlrows.LogReader{RunID: runID}
+	var out []polyloop.Row
 	for rows.Next() {
-		var row sqlrows.RecordRow
-		if err := rows.Scan(&row.Seq, &row.Kind, &row.Data, &row.CRC); err != nil {
-			return l, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
+		row, err := sqlrows.ScanRecord(rows)
+		if err != nil {
+			return nil, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
 		}
-		if err := lr.Add(row); err != nil {
-			return l, sqlrows.Prefixed("pgstore", err)
-		}
+		out = append(out, row)
 	}
 	if err := rows.Err(); err != nil {
-		return l, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
+		return nil, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
 	}
-	l.Records = lr.Records
-	return l, nil
+	return out, nil
 }
 
 // RecordsWithoutChecksum counts the run's records stored without a

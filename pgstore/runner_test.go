@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/internal/workload"
 )
 
 // TestRunnerConnectionLoss runs workload W through the runner and kills the
@@ -38,7 +38,7 @@ func TestRunnerConnectionLoss(t *testing.T) {
 		t.Fatalf("Run with a lost connection: %v, want a *PersistenceError that is not a conflict", err)
 	}
 	s.afterRead = nil
-	l, err := s.ReadLog(ctx, "lost")
+	l, err := polyloop.ReadLog(ctx, s, "lost")
 	if err != nil {
 		t.Fatal(err)
 	}

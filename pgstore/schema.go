@@ -58,7 +58,7 @@ var migrations = []string{
 		since    bigint NOT NULL,
 		released boolean NOT NULL
 	);`,
-	// 4: crc, the CRC-32C of data (sqlrows.Checksum), checked on every
+	// 4: crc, the CRC-32C of data (polyloop.Row.Checksum), checked on every
 	// read. Rows written before have none (NULL) and are read unchecked.
 	`ALTER TABLE {s}.records ADD COLUMN crc bigint;`,
 	// 5: agent memory beside the run logs (memory.go). Every

@@ -103,7 +103,7 @@ func TestConcurrentOpen(t *testing.T) {
 	}
 	wg.Wait()
 	log := storetest.Prefix("r", 2)
-	if err := s.Append(ctx, "r", log...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "r", log...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -115,7 +115,7 @@ func TestConnectionLostMidAppend(t *testing.T) {
 	ctx := context.Background()
 	s := openT(t)
 	log := storetest.Prefix("r", 4)
-	if err := s.Append(ctx, "r", log[:2]...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "r", log[:2]...); err != nil {
 		t.Fatal(err)
 	}
 	admin, err := pgx.Connect(ctx, dsn(t))
@@ -127,14 +127,14 @@ func TestConnectionLostMidAppend(t *testing.T) {
 		_, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", conn.PgConn().PID())
 		return err
 	}
-	err = s.Append(ctx, "r", log[2:4]...)
+	err = polyloop.AppendRecords(ctx, s, "r", log[2:4]...)
 	s.afterRead = nil
 	if err == nil || errors.Is(err, polyloop.ErrSeqConflict) {
 		t.Fatalf("Append on a lost connection: %v, want a non-conflict error", err)
 	}
 	t.Logf("lost connection: %v", err)
 	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "r"), log[:2])
-	if err := s.Append(ctx, "r", log[2:4]...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "r", log[2:4]...); err != nil {
 		t.Fatalf("Append after the lost connection: %v", err)
 	}
 	storetest.SameLog(t, storetest.ReadAll(t, ctx, s, "r"), log)

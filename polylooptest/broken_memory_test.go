@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polyloop/polyloop/memory"
+	"github.com/polyloop/polyloop/memory/memoryport"
 )
 
 // memFaults are the ways brokenMem breaks the memory ports' contracts; none
@@ -39,15 +39,15 @@ type memFaults struct {
 type brokenMem struct {
 	memFaults
 	mu         sync.Mutex
-	versions   map[memory.EntryID][]memory.Entry
-	writes     map[string]memory.Commit
-	views      map[string][]memory.ViewVersion
-	viewWrites map[string]memory.ViewVersion
+	versions   map[memoryport.EntryID][]memoryport.Entry
+	writes     map[string]memoryport.Commit
+	views      map[string][]memoryport.ViewVersion
+	viewWrites map[string]memoryport.ViewVersion
 }
 
 func newBrokenMem(f memFaults) *brokenMem {
-	return &brokenMem{memFaults: f, versions: map[memory.EntryID][]memory.Entry{}, writes: map[string]memory.Commit{},
-		views: map[string][]memory.ViewVersion{}, viewWrites: map[string]memory.ViewVersion{}}
+	return &brokenMem{memFaults: f, versions: map[memoryport.EntryID][]memoryport.Entry{}, writes: map[string]memoryport.Commit{},
+		views: map[string][]memoryport.ViewVersion{}, viewWrites: map[string]memoryport.ViewVersion{}}
 }
 
 func (s *brokenMem) cancelled(ctx context.Context) error {
@@ -60,7 +60,7 @@ func (s *brokenMem) cancelled(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (s *brokenMem) id(id memory.EntryID) memory.EntryID {
+func (s *brokenMem) id(id memoryport.EntryID) memoryport.EntryID {
 	if s.foldCase {
 		id.Namespace = strings.ToLower(id.Namespace)
 	}
@@ -79,7 +79,7 @@ func (s *brokenMem) lock() func() {
 	return s.mu.Unlock
 }
 
-func (s *brokenMem) live(id memory.EntryID) int64 {
+func (s *brokenMem) live(id memoryport.EntryID) int64 {
 	h := s.versions[s.id(id)]
 	if len(h) == 0 || h[len(h)-1].Deleted {
 		return 0
@@ -87,29 +87,29 @@ func (s *brokenMem) live(id memory.EntryID) int64 {
 	return h[len(h)-1].Version
 }
 
-func (s *brokenMem) LoadEntries(ctx context.Context, namespaces []string) ([]memory.Entry, error) {
+func (s *brokenMem) LoadEntries(ctx context.Context, namespaces []string) ([]memoryport.Entry, error) {
 	if err := s.cancelled(ctx); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []memory.Entry
+	var out []memoryport.Entry
 	for id, h := range s.versions {
 		last := h[len(h)-1]
-		if (!last.Deleted || s.loadTombstones) && slices.ContainsFunc(namespaces, func(ns string) bool { return s.id(memory.EntryID{Namespace: ns}).Namespace == id.Namespace }) {
+		if (!last.Deleted || s.loadTombstones) && slices.ContainsFunc(namespaces, func(ns string) bool { return s.id(memoryport.EntryID{Namespace: ns}).Namespace == id.Namespace }) {
 			out = append(out, last)
 		}
 	}
 	return out, nil
 }
 
-func (s *brokenMem) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.Entry, error) {
+func (s *brokenMem) EntryHeads(ctx context.Context, ids []memoryport.EntryID) ([]memoryport.Entry, error) {
 	if err := s.cancelled(ctx); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []memory.Entry
+	var out []memoryport.Entry
 	for _, id := range ids {
 		h := s.versions[s.id(id)]
 		for s.liveHeads && len(h) > 0 && h[len(h)-1].Deleted {
@@ -122,24 +122,24 @@ func (s *brokenMem) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]mem
 	return out, nil
 }
 
-func (s *brokenMem) CommitWrite(ctx context.Context, w memory.Write) (memory.Commit, error) {
+func (s *brokenMem) CommitWrite(ctx context.Context, w memoryport.Write) (memoryport.Commit, error) {
 	if err := s.cancelled(ctx); err != nil {
-		return memory.Commit{}, err
+		return memoryport.Commit{}, err
 	}
 	unlock := s.lock()
 	if unlock == nil {
-		return memory.Commit{}, errors.New("brokenMem: database is locked")
+		return memoryport.Commit{}, errors.New("brokenMem: database is locked")
 	}
 	defer func() { unlock() }()
 	if c, ok := s.writes[w.ID]; ok && !s.notIdempotent {
-		if c.Digest != memory.WriteDigest(w) && !s.noDigest {
-			return memory.Commit{}, memory.ErrWriteIDReused
+		if c.Digest != memoryport.WriteDigest(w) && !s.noDigest {
+			return memoryport.Commit{}, memoryport.ErrWriteIDReused
 		}
 		c.Replayed = true
 		return c, nil
 	}
 	lines := append(slices.Clone(w.Basis), opExpects(w)...)
-	seen := map[memory.EntryID]int64{}
+	seen := map[memoryport.EntryID]int64{}
 	for _, e := range lines {
 		seen[e.ID()] = s.live(e.ID())
 	}
@@ -148,20 +148,20 @@ func (s *brokenMem) CommitWrite(ctx context.Context, w memory.Write) (memory.Com
 		time.Sleep(time.Millisecond)
 		s.mu.Lock()
 	}
-	c := memory.Commit{WriteID: w.ID, Digest: memory.WriteDigest(w)}
+	c := memoryport.Commit{WriteID: w.ID, Digest: memoryport.WriteDigest(w)}
 	for _, op := range w.Ops {
 		if !s.partial {
 			break
 		}
 		if s.live(op.ID()) != w.Basis.Version(op.ID()) {
-			return memory.Commit{}, memory.ErrBasisMismatch
+			return memoryport.Commit{}, memoryport.ErrBasisMismatch
 		}
 		c.Entries = append(c.Entries, s.apply(w, op))
 	}
 	if !s.partial {
 		for _, e := range lines {
-			if seen[e.ID()] != e.Version && (!s.opsOnly || slices.ContainsFunc(w.Ops, func(o memory.Op) bool { return o.ID() == e.ID() })) {
-				return memory.Commit{}, memory.ErrBasisMismatch
+			if seen[e.ID()] != e.Version && (!s.opsOnly || slices.ContainsFunc(w.Ops, func(o memoryport.Op) bool { return o.ID() == e.ID() })) {
+				return memoryport.Commit{}, memoryport.ErrBasisMismatch
 			}
 		}
 		for _, op := range w.Ops {
@@ -172,19 +172,19 @@ func (s *brokenMem) CommitWrite(ctx context.Context, w memory.Write) (memory.Com
 	return c, nil
 }
 
-func opExpects(w memory.Write) memory.Basis {
-	var out memory.Basis
+func opExpects(w memoryport.Write) memoryport.Basis {
+	var out memoryport.Basis
 	for _, op := range w.Ops {
-		out = append(out, memory.Expect{Namespace: op.Namespace, Key: op.Key, Version: w.Basis.Version(op.ID())})
+		out = append(out, memoryport.Expect{Namespace: op.Namespace, Key: op.Key, Version: w.Basis.Version(op.ID())})
 	}
 	return out
 }
 
-func (s *brokenMem) apply(w memory.Write, op memory.Op) memory.EntryVersion {
+func (s *brokenMem) apply(w memoryport.Write, op memoryport.Op) memoryport.EntryVersion {
 	id := s.id(op.ID())
-	if op.Kind == memory.OpDelete && s.reuseVersions {
+	if op.Kind == memoryport.OpDelete && s.reuseVersions {
 		delete(s.versions, id)
-		return memory.EntryVersion{Namespace: op.Namespace, Key: op.Key, Version: 1, Deleted: true}
+		return memoryport.EntryVersion{Namespace: op.Namespace, Key: op.Key, Version: 1, Deleted: true}
 	}
 	value := slices.Clone(op.Value)
 	if s.escape {
@@ -194,17 +194,17 @@ func (s *brokenMem) apply(w memory.Write, op memory.Op) memory.EntryVersion {
 	}
 	p := w.Provenance
 	p.WriteID = w.ID
-	e := memory.Entry{Namespace: op.Namespace, Key: op.Key, Version: int64(len(s.versions[id])) + 1, Value: value, Deleted: op.Kind == memory.OpDelete, Provenance: p}
+	e := memoryport.Entry{Namespace: op.Namespace, Key: op.Key, Version: int64(len(s.versions[id])) + 1, Value: value, Deleted: op.Kind == memoryport.OpDelete, Provenance: p}
 	if e.Deleted {
 		e.Value = nil
 	}
 	s.versions[id] = append(s.versions[id], e)
-	return memory.EntryVersion{Namespace: e.Namespace, Key: e.Key, Version: e.Version, Deleted: e.Deleted}
+	return memoryport.EntryVersion{Namespace: e.Namespace, Key: e.Key, Version: e.Version, Deleted: e.Deleted}
 }
 
-func (s *brokenMem) LookupWrite(ctx context.Context, id string) (memory.Commit, bool, error) {
+func (s *brokenMem) LookupWrite(ctx context.Context, id string) (memoryport.Commit, bool, error) {
 	if err := s.cancelled(ctx); err != nil {
-		return memory.Commit{}, false, err
+		return memoryport.Commit{}, false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -212,13 +212,13 @@ func (s *brokenMem) LookupWrite(ctx context.Context, id string) (memory.Commit, 
 	return c, ok, nil
 }
 
-func (s *brokenMem) EntryHistory(ctx context.Context, ns, key string) ([]memory.Entry, error) {
+func (s *brokenMem) EntryHistory(ctx context.Context, ns, key string) ([]memoryport.Entry, error) {
 	if err := s.cancelled(ctx); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.versions[s.id(memory.EntryID{Namespace: ns, Key: key})]), nil
+	return slices.Clone(s.versions[s.id(memoryport.EntryID{Namespace: ns, Key: key})]), nil
 }
 
 func (s *brokenMem) Namespaces(ctx context.Context) ([]string, error) {
@@ -236,31 +236,31 @@ func (s *brokenMem) Namespaces(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-func (s *brokenMem) LoadView(ctx context.Context, name string) (memory.ViewVersion, error) {
+func (s *brokenMem) LoadView(ctx context.Context, name string) (memoryport.ViewVersion, error) {
 	if err := s.cancelled(ctx); err != nil {
-		return memory.ViewVersion{}, err
+		return memoryport.ViewVersion{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	vs := s.views[name]
 	if len(vs) == 0 {
 		if s.errUnknown {
-			return memory.ViewVersion{}, errors.New("brokenMem: no such view")
+			return memoryport.ViewVersion{}, errors.New("brokenMem: no such view")
 		}
-		return memory.ViewVersion{View: name}, nil
+		return memoryport.ViewVersion{View: name}, nil
 	}
 	return vs[len(vs)-1], nil
 }
 
-func (s *brokenMem) CommitView(ctx context.Context, w memory.ViewWrite) (memory.ViewVersion, error) {
+func (s *brokenMem) CommitView(ctx context.Context, w memoryport.ViewWrite) (memoryport.ViewVersion, error) {
 	if err := s.cancelled(ctx); err != nil {
-		return memory.ViewVersion{}, err
+		return memoryport.ViewVersion{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if v, ok := s.viewWrites[w.ID]; ok && !s.viewRepeats {
-		if v.Digest != memory.ViewWriteDigest(w) {
-			return memory.ViewVersion{}, memory.ErrWriteIDReused
+		if v.Digest != memoryport.ViewWriteDigest(w) {
+			return memoryport.ViewVersion{}, memoryport.ErrWriteIDReused
 		}
 		v.Replayed = true
 		return v, nil
@@ -272,10 +272,10 @@ func (s *brokenMem) CommitView(ctx context.Context, w memory.ViewWrite) (memory.
 		s.mu.Lock()
 	}
 	if last != w.Basis {
-		return memory.ViewVersion{}, memory.ErrBasisMismatch
+		return memoryport.ViewVersion{}, memoryport.ErrBasisMismatch
 	}
 	v := w.Next
-	v.Version, v.Digest = int64(len(s.views[w.Next.View]))+1, memory.ViewWriteDigest(w)
+	v.Version, v.Digest = int64(len(s.views[w.Next.View]))+1, memoryport.ViewWriteDigest(w)
 	v.Members = slices.Clone(v.Members)
 	if s.mutableViews && len(s.views[v.View]) > 0 {
 		s.views[v.View][0].Members = v.Members
@@ -285,19 +285,19 @@ func (s *brokenMem) CommitView(ctx context.Context, w memory.ViewWrite) (memory.
 	return v, nil
 }
 
-func (s *brokenMem) LookupViewWrite(ctx context.Context, id string) (memory.ViewVersion, bool, error) {
+func (s *brokenMem) LookupViewWrite(ctx context.Context, id string) (memoryport.ViewVersion, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.viewWrites[id]
 	return v, ok, nil
 }
 
-func (s *brokenMem) ViewAt(ctx context.Context, name string, version int64) (memory.ViewVersion, error) {
+func (s *brokenMem) ViewAt(ctx context.Context, name string, version int64) (memoryport.ViewVersion, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	vs := s.views[name]
 	if version < 1 || version > int64(len(vs)) {
-		return memory.ViewVersion{}, memory.ErrNoVersion
+		return memoryport.ViewVersion{}, memoryport.ErrNoVersion
 	}
 	return vs[version-1], nil
 }

@@ -19,7 +19,8 @@ import (
 // written in, so that a log written before and resumed today compares with
 // one written today: run_started's log_version, and whether an action
 // intent copies the tool call it is (1.1) or refers to it (since 1.2): the
-// form always shows the action.
+// form always shows the action, as polyloop.ReadLog resolves it (pass logs
+// as ReadLog reads them).
 // An orphaned model-call intent also makes the run's tokens and cost
 // unknown (the provider may have billed it): in a log that has one, the form
 // leaves out the totals' tokens_unknown and cost_unknown, and CheckEquivalent
@@ -45,7 +46,7 @@ func equivalenceForm(log polyloop.RunLog, dropUnknownFlags bool) ([]string, erro
 		if superseded(log.Records, i) {
 			continue
 		}
-		m, err := formOf(polyloop.ResolveToolCall(log.Records[:i], r))
+		m, err := formOf(r)
 		if err != nil {
 			return nil, err
 		}

@@ -37,11 +37,11 @@ func ExampleFaultyStore() {
 	rec := func(seq int64) polyloop.Record {
 		return polyloop.Record{Seq: seq, At: time.Unix(0, 0), Body: &polyloop.ModelCallIntent{Step: int(seq) + 1, CallID: "m", Attempt: 1}}
 	}
-	fmt.Println(store.Append(ctx, "run-1", rec(0), rec(1)))
-	fmt.Println(store.Append(ctx, "run-1", rec(2)))
-	err := store.Append(ctx, "run-1", rec(3))
+	fmt.Println(polyloop.AppendRecords(ctx, store, "run-1", rec(0), rec(1)))
+	fmt.Println(polyloop.AppendRecords(ctx, store, "run-1", rec(2)))
+	err := polyloop.AppendRecords(ctx, store, "run-1", rec(3))
 	fmt.Println(errors.Is(err, polylooptest.ErrCrashed), store.Crashed())
-	log, _ := inner.ReadLog(ctx, "run-1")
+	log, _ := polyloop.ReadLog(ctx, inner, "run-1")
 	fmt.Println(len(log.Records), "records survive")
 	// Output:
 	// <nil>

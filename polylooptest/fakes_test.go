@@ -13,16 +13,16 @@ func TestFaultyStoreFailAppend(t *testing.T) {
 	ctx := context.Background()
 	inner := newGoodStore()
 	s := &FaultyStore{Store: inner, FailAppend: 2}
-	if err := s.Append(ctx, "r", intents(0, 1, "a")...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "r", intents(0, 1, "a")...); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(ctx, "r", intents(1, 1, "a")...); !errors.Is(err, ErrInjected) {
+	if err := polyloop.AppendRecords(ctx, s, "r", intents(1, 1, "a")...); !errors.Is(err, ErrInjected) {
 		t.Fatalf("append 2: %v, want ErrInjected", err)
 	}
-	if log, _ := inner.ReadLog(ctx, "r"); len(log.Records) != 1 {
+	if log, _ := polyloop.ReadLog(ctx, inner, "r"); len(log.Records) != 1 {
 		t.Fatalf("the failed append reached the store: %d records", len(log.Records))
 	}
-	if err := s.Append(ctx, "r", intents(1, 1, "a")...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "r", intents(1, 1, "a")...); err != nil {
 		t.Fatalf("append 3: %v", err)
 	}
 }
@@ -31,10 +31,10 @@ func TestFaultyStoreLoseAck(t *testing.T) {
 	ctx := context.Background()
 	inner := newGoodStore()
 	s := &FaultyStore{Store: inner, FailAppend: 1, LoseAck: true}
-	if err := s.Append(ctx, "r", intents(0, 2, "a")...); !errors.Is(err, ErrInjected) {
+	if err := polyloop.AppendRecords(ctx, s, "r", intents(0, 2, "a")...); !errors.Is(err, ErrInjected) {
 		t.Fatalf("append: %v, want ErrInjected", err)
 	}
-	if log, _ := inner.ReadLog(ctx, "r"); len(log.Records) != 2 {
+	if log, _ := polyloop.ReadLog(ctx, inner, "r"); len(log.Records) != 2 {
 		t.Fatalf("a lost acknowledgement must follow a commit: %d records", len(log.Records))
 	}
 }
@@ -43,26 +43,26 @@ func TestFaultyStoreCrash(t *testing.T) {
 	ctx := context.Background()
 	inner := newGoodStore()
 	s := &FaultyStore{Store: inner, CrashAfter: 3}
-	if err := s.Append(ctx, "r", intents(0, 2, "a")...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "r", intents(0, 2, "a")...); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(ctx, "r", intents(2, 2, "a")...); !errors.Is(err, ErrCrashed) || !errors.Is(err, ErrInjected) {
+	if err := polyloop.AppendRecords(ctx, s, "r", intents(2, 2, "a")...); !errors.Is(err, ErrCrashed) || !errors.Is(err, ErrInjected) {
 		t.Fatalf("append past the crash point: %v, want ErrCrashed", err)
 	}
-	if err := s.Append(ctx, "other", intents(0, 1, "a")...); !errors.Is(err, ErrCrashed) {
+	if err := polyloop.AppendRecords(ctx, s, "other", intents(0, 1, "a")...); !errors.Is(err, ErrCrashed) {
 		t.Fatalf("append after the crash: %v, want ErrCrashed", err)
 	}
-	if log, _ := s.ReadLog(ctx, "r"); len(log.Records) != 2 || !s.Crashed() || s.Records() != 2 || s.Appends() != 3 {
+	if log, _ := polyloop.ReadLog(ctx, s, "r"); len(log.Records) != 2 || !s.Crashed() || s.Records() != 2 || s.Appends() != 3 {
 		t.Fatalf("after the crash: %d records readable, crashed %v, records %d, appends %d", len(log.Records), s.Crashed(), s.Records(), s.Appends())
 	}
 }
 
 func TestFaultyStoreFailRead(t *testing.T) {
 	s := &FaultyStore{Store: newGoodStore(), FailRead: 1}
-	if _, err := s.ReadLog(context.Background(), "r"); !errors.Is(err, ErrInjected) {
+	if _, err := polyloop.ReadLog(context.Background(), s, "r"); !errors.Is(err, ErrInjected) {
 		t.Fatalf("read 1: %v", err)
 	}
-	if _, err := s.ReadLog(context.Background(), "r"); err != nil {
+	if _, err := polyloop.ReadLog(context.Background(), s, "r"); err != nil {
 		t.Fatalf("read 2: %v", err)
 	}
 }

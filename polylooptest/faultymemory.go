@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/polyloop/polyloop/memory"
+	"github.com/polyloop/polyloop/memory/memoryport"
 )
 
 // MemoryStore is what the memory ports of a store implement: entries and
 // views (memstore, sqlitestore and pgstore implement both).
 type MemoryStore interface {
-	memory.Store
-	memory.ViewStore
+	memoryport.Store
+	memoryport.ViewStore
 }
 
 // MemoryFault is a way a memory port's commit fails.
@@ -31,7 +31,7 @@ const (
 	// BreakContract: the call commits and returns a result that does not
 	// answer the write (another write id, no versions).
 	BreakContract
-	// RefuseCAS: the call fails with memory.ErrBasisMismatch before it
+	// RefuseCAS: the call fails with memoryport.ErrBasisMismatch before it
 	// reaches the store, as a store's compare-and-set refusing it would.
 	RefuseCAS
 )
@@ -93,50 +93,50 @@ func (s *FaultyMemoryStore) fault(views bool) MemoryFault {
 	return s.commits[s.nCommit]
 }
 
-// CommitWrite implements memory.Store.
-func (s *FaultyMemoryStore) CommitWrite(ctx context.Context, w memory.Write) (memory.Commit, error) {
+// CommitWrite implements memoryport.Store.
+func (s *FaultyMemoryStore) CommitWrite(ctx context.Context, w memoryport.Write) (memoryport.Commit, error) {
 	switch s.fault(false) {
 	case FailBefore:
-		return memory.Commit{}, fmt.Errorf("commit %q: %w", w.ID, ErrInjected)
+		return memoryport.Commit{}, fmt.Errorf("commit %q: %w", w.ID, ErrInjected)
 	case RefuseCAS:
-		return memory.Commit{}, fmt.Errorf("commit %q: %w", w.ID, memory.ErrBasisMismatch)
+		return memoryport.Commit{}, fmt.Errorf("commit %q: %w", w.ID, memoryport.ErrBasisMismatch)
 	case LoseAck:
 		if _, err := s.MemoryStore.CommitWrite(ctx, w); err != nil {
-			return memory.Commit{}, err
+			return memoryport.Commit{}, err
 		}
-		return memory.Commit{}, fmt.Errorf("commit %q committed, acknowledgement lost: %w", w.ID, ErrInjected)
+		return memoryport.Commit{}, fmt.Errorf("commit %q committed, acknowledgement lost: %w", w.ID, ErrInjected)
 	case BreakContract:
 		if _, err := s.MemoryStore.CommitWrite(ctx, w); err != nil {
-			return memory.Commit{}, err
+			return memoryport.Commit{}, err
 		}
-		return memory.Commit{WriteID: w.ID + "-other"}, nil
+		return memoryport.Commit{WriteID: w.ID + "-other"}, nil
 	}
 	return s.MemoryStore.CommitWrite(ctx, w)
 }
 
-// CommitView implements memory.ViewStore.
-func (s *FaultyMemoryStore) CommitView(ctx context.Context, w memory.ViewWrite) (memory.ViewVersion, error) {
+// CommitView implements memoryport.ViewStore.
+func (s *FaultyMemoryStore) CommitView(ctx context.Context, w memoryport.ViewWrite) (memoryport.ViewVersion, error) {
 	switch s.fault(true) {
 	case FailBefore:
-		return memory.ViewVersion{}, fmt.Errorf("view commit %q: %w", w.ID, ErrInjected)
+		return memoryport.ViewVersion{}, fmt.Errorf("view commit %q: %w", w.ID, ErrInjected)
 	case RefuseCAS:
-		return memory.ViewVersion{}, fmt.Errorf("view commit %q: %w", w.ID, memory.ErrBasisMismatch)
+		return memoryport.ViewVersion{}, fmt.Errorf("view commit %q: %w", w.ID, memoryport.ErrBasisMismatch)
 	case LoseAck:
 		if _, err := s.MemoryStore.CommitView(ctx, w); err != nil {
-			return memory.ViewVersion{}, err
+			return memoryport.ViewVersion{}, err
 		}
-		return memory.ViewVersion{}, fmt.Errorf("view commit %q committed, acknowledgement lost: %w", w.ID, ErrInjected)
+		return memoryport.ViewVersion{}, fmt.Errorf("view commit %q committed, acknowledgement lost: %w", w.ID, ErrInjected)
 	case BreakContract:
 		if _, err := s.MemoryStore.CommitView(ctx, w); err != nil {
-			return memory.ViewVersion{}, err
+			return memoryport.ViewVersion{}, err
 		}
-		return memory.ViewVersion{View: w.Next.View, Version: w.Basis + 7}, nil
+		return memoryport.ViewVersion{View: w.Next.View, Version: w.Basis + 7}, nil
 	}
 	return s.MemoryStore.CommitView(ctx, w)
 }
 
-// LoadEntries implements memory.Store.
-func (s *FaultyMemoryStore) LoadEntries(ctx context.Context, namespaces []string) ([]memory.Entry, error) {
+// LoadEntries implements memoryport.Store.
+func (s *FaultyMemoryStore) LoadEntries(ctx context.Context, namespaces []string) ([]memoryport.Entry, error) {
 	s.mu.Lock()
 	fail := s.failLoad
 	s.mu.Unlock()
@@ -146,8 +146,8 @@ func (s *FaultyMemoryStore) LoadEntries(ctx context.Context, namespaces []string
 	return s.MemoryStore.LoadEntries(ctx, namespaces)
 }
 
-// EntryHeads implements memory.Store.
-func (s *FaultyMemoryStore) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.Entry, error) {
+// EntryHeads implements memoryport.Store.
+func (s *FaultyMemoryStore) EntryHeads(ctx context.Context, ids []memoryport.EntryID) ([]memoryport.Entry, error) {
 	s.mu.Lock()
 	fail := s.failLoad
 	s.mu.Unlock()
@@ -157,13 +157,13 @@ func (s *FaultyMemoryStore) EntryHeads(ctx context.Context, ids []memory.EntryID
 	return s.MemoryStore.EntryHeads(ctx, ids)
 }
 
-// LoadView implements memory.ViewStore.
-func (s *FaultyMemoryStore) LoadView(ctx context.Context, name string) (memory.ViewVersion, error) {
+// LoadView implements memoryport.ViewStore.
+func (s *FaultyMemoryStore) LoadView(ctx context.Context, name string) (memoryport.ViewVersion, error) {
 	s.mu.Lock()
 	fail := s.failLoad
 	s.mu.Unlock()
 	if fail {
-		return memory.ViewVersion{}, fmt.Errorf("load view: %w", ErrInjected)
+		return memoryport.ViewVersion{}, fmt.Errorf("load view: %w", ErrInjected)
 	}
 	return s.MemoryStore.LoadView(ctx, name)
 }

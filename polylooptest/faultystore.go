@@ -8,7 +8,7 @@ import (
 	"github.com/polyloop/polyloop"
 )
 
-// FaultyStore wraps a Store and injects failures: an Append or ReadLog that
+// FaultyStore wraps a Store and injects failures: an Append or ReadRows that
 // fails, an acknowledgement lost after a commit, a crash after which no
 // more appends are accepted. It wraps any Store, so a test can stop a run
 // at any point of its log and resume it from the underlying store.
@@ -21,14 +21,14 @@ type FaultyStore struct {
 	// FailAppend makes the FailAppend-th Append call (1-based, counting
 	// every call) fail with ErrInjected; 0 never.
 	FailAppend int
-	// LoseAck makes that failing Append commit first: the records reach
+	// LoseAck makes that failing Append commit first: the rows reach
 	// Store, and the error reports a lost acknowledgement.
 	LoseAck bool
-	// CrashAfter "crashes" the store once it has accepted CrashAfter records
+	// CrashAfter "crashes" the store once it has accepted CrashAfter rows
 	// through the wrapper: an Append that would go beyond writes nothing and
 	// fails with ErrCrashed, and so does every Append after it. 0 never.
 	CrashAfter int
-	// FailRead makes the FailRead-th ReadLog call fail with ErrInjected; 0
+	// FailRead makes the FailRead-th ReadRows call fail with ErrInjected; 0
 	// never.
 	FailRead int
 
@@ -40,7 +40,7 @@ type FaultyStore struct {
 }
 
 // Append implements polyloop.Store.
-func (s *FaultyStore) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
+func (s *FaultyStore) Append(ctx context.Context, runID string, records []polyloop.Row) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.appends++
@@ -52,30 +52,30 @@ func (s *FaultyStore) Append(ctx context.Context, runID string, records ...polyl
 		if !s.LoseAck {
 			return fmt.Errorf("append %d to run %q: %w", s.appends, runID, ErrInjected)
 		}
-		if err := s.Store.Append(ctx, runID, records...); err != nil {
+		if err := s.Store.Append(ctx, runID, records); err != nil {
 			return err
 		}
 		s.records += len(records)
 		return fmt.Errorf("append %d to run %q committed, acknowledgement lost: %w", s.appends, runID, ErrInjected)
 	}
-	if err := s.Store.Append(ctx, runID, records...); err != nil {
+	if err := s.Store.Append(ctx, runID, records); err != nil {
 		return err
 	}
 	s.records += len(records)
 	return nil
 }
 
-// ReadLog implements polyloop.Store.
-func (s *FaultyStore) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+// ReadRows implements polyloop.Store.
+func (s *FaultyStore) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
 	s.mu.Lock()
 	s.reads++
 	fail := s.reads == s.FailRead
 	n := s.reads
 	s.mu.Unlock()
 	if fail {
-		return polyloop.RunLog{}, fmt.Errorf("read %d of run %q: %w", n, runID, ErrInjected)
+		return nil, fmt.Errorf("read %d of run %q: %w", n, runID, ErrInjected)
 	}
-	return s.Store.ReadLog(ctx, runID)
+	return s.Store.ReadRows(ctx, runID)
 }
 
 // Crashed reports whether the simulated crash happened.
@@ -92,7 +92,7 @@ func (s *FaultyStore) Appends() int {
 	return s.appends
 }
 
-// Records returns the number of records the wrapper passed to Store.
+// Records returns the number of rows (records) the wrapper passed to Store.
 func (s *FaultyStore) Records() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

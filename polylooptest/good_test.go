@@ -162,90 +162,85 @@ func goodExecutorHarness() ExecutorHarness {
 	}
 }
 
-// backing is the "disk" of goodStore: encoded records per run.
+// backing is the "disk" of goodStore: rows and summaries per run.
 type backing struct {
 	mu   sync.Mutex
-	runs map[string][][]byte
+	runs map[string][]polyloop.Row
+	sums map[string]polyloop.RunSummary
 }
 
-// goodStore keeps records as JSON in a backing shared by reopened stores.
-// armed makes the next Append fail after encoding its first record.
+// goodStore keeps rows in a backing shared by reopened stores. armed makes
+// the next Append fail after its first row.
 type goodStore struct {
 	b     *backing
 	armed bool
 }
 
-func newGoodStore() *goodStore { return &goodStore{b: &backing{runs: map[string][][]byte{}}} }
+func newGoodStore() *goodStore {
+	return &goodStore{b: &backing{runs: map[string][]polyloop.Row{}, sums: map[string]polyloop.RunSummary{}}}
+}
 
-func (s *goodStore) Append(ctx context.Context, runID string, recs ...polyloop.Record) error {
+func (s *goodStore) Append(ctx context.Context, runID string, rows []polyloop.Row) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.b.mu.Lock()
 	defer s.b.mu.Unlock()
 	log := s.b.runs[runID]
-	for i, r := range recs {
-		if r.Seq != int64(len(log)+i) {
-			if i == 0 {
-				return fmt.Errorf("goodStore: seq %d, next is %d: %w", r.Seq, len(log), polyloop.ErrSeqConflict)
-			}
-			return fmt.Errorf("goodStore: record %d of the batch has seq %d, want %d", i, r.Seq, len(log)+i)
-		}
-	}
-	data, err := polyloop.EncodeBatch(runID, recs)
-	if err != nil {
-		return err
+	if rows[0].Seq != int64(len(log)) {
+		return fmt.Errorf("goodStore: seq %d, next is %d: %w", rows[0].Seq, len(log), polyloop.ErrSeqConflict)
 	}
 	staged := slices.Clone(log)
-	for i, b := range data {
+	sum := s.b.sums[runID]
+	sum.RunID = runID
+	for i, r := range rows {
 		if s.armed && i == 1 {
 			s.armed = false
 			return errors.New("goodStore: injected failure")
 		}
-		staged = append(staged, b)
+		r.Data = slices.Clone(r.Data)
+		staged = append(staged, r)
+		sum.Apply(r.Record)
 	}
-	s.b.runs[runID] = staged
+	s.b.runs[runID], s.b.sums[runID] = staged, sum
 	return nil
 }
 
-func (s *goodStore) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+func (s *goodStore) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
 	if err := ctx.Err(); err != nil {
-		return polyloop.RunLog{}, err
+		return nil, err
 	}
 	s.b.mu.Lock()
 	defer s.b.mu.Unlock()
-	log := polyloop.RunLog{RunID: runID}
-	for _, b := range s.b.runs[runID] {
-		var r polyloop.Record
-		if err := json.Unmarshal(b, &r); err != nil {
-			return polyloop.RunLog{}, err
-		}
-		log.Records = append(log.Records, polyloop.ResolveToolCall(log.Records, r))
+	return slices.Clone(s.b.runs[runID]), nil
+}
+
+// goodKeeper is a RecordKeeper: it keeps the rows' records, not their
+// bytes.
+type goodKeeper struct{ goodStore }
+
+func (*goodKeeper) KeepsRecords() {}
+
+func (s *goodKeeper) Append(ctx context.Context, runID string, rows []polyloop.Row) error {
+	rows = slices.Clone(rows)
+	for i := range rows {
+		rows[i].Data, rows[i].Checksum = nil, 0
 	}
-	return log, nil
+	return s.goodStore.Append(ctx, runID, rows)
 }
 
 func (s *goodStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyloop.RunSummary, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var out []polyloop.RunSummary
 	s.b.mu.Lock()
-	ids := make([]string, 0, len(s.b.runs))
-	for id := range s.b.runs {
-		ids = append(ids, id)
-	}
-	s.b.mu.Unlock()
-	for _, id := range ids {
-		log, err := s.ReadLog(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		sum := polyloop.RunSummary{RunID: id}
-		for _, r := range log.Records {
-			sum.Apply(r)
-		}
+	for _, sum := range s.b.sums {
 		if f.Matches(sum) {
 			out = append(out, sum)
 		}
 	}
+	s.b.mu.Unlock()
 	slices.SortFunc(out, func(a, b polyloop.RunSummary) int {
 		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
 			return c // a run without RunStarted has the zero time: first

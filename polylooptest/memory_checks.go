@@ -9,32 +9,32 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/polyloop/polyloop/memory"
+	"github.com/polyloop/polyloop/memory/memoryport"
 )
 
 const memNS = "polylooptest"
 
-func prov(id string) memory.Provenance {
-	return memory.Provenance{RunID: "polylooptest-run", Step: 3, CallID: "a3.2", WriteID: id}
+func prov(id string) memoryport.Provenance {
+	return memoryport.Provenance{RunID: "polylooptest-run", Step: 3, CallID: "a3.2", WriteID: id}
 }
 
-func putOp(ns, key, value string) memory.Op {
-	return memory.Op{Kind: memory.OpPut, Namespace: ns, Key: key, Value: json.RawMessage(value)}
+func putOp(ns, key, value string) memoryport.Op {
+	return memoryport.Op{Kind: memoryport.OpPut, Namespace: ns, Key: key, Value: json.RawMessage(value)}
 }
 
-func delOp(ns, key string) memory.Op {
-	return memory.Op{Kind: memory.OpDelete, Namespace: ns, Key: key}
+func delOp(ns, key string) memoryport.Op {
+	return memoryport.Op{Kind: memoryport.OpDelete, Namespace: ns, Key: key}
 }
 
-func expect(ns, key string, v int64) memory.Expect {
-	return memory.Expect{Namespace: ns, Key: key, Version: v}
+func expect(ns, key string, v int64) memoryport.Expect {
+	return memoryport.Expect{Namespace: ns, Key: key, Version: v}
 }
 
-func write(id string, basis memory.Basis, ops ...memory.Op) memory.Write {
-	return memory.Write{ID: id, Basis: basis, Ops: ops, Provenance: prov(id)}
+func write(id string, basis memoryport.Basis, ops ...memoryport.Op) memoryport.Write {
+	return memoryport.Write{ID: id, Basis: basis, Ops: ops, Provenance: prov(id)}
 }
 
-func commitOK(ctx context.Context, s MemoryStore, w memory.Write) (memory.Commit, error) {
+func commitOK(ctx context.Context, s MemoryStore, w memoryport.Write) (memoryport.Commit, error) {
 	c, err := s.CommitWrite(ctx, w)
 	if err != nil {
 		return c, fmt.Errorf("CommitWrite %q failed: %w", w.ID, err)
@@ -43,14 +43,14 @@ func commitOK(ctx context.Context, s MemoryStore, w memory.Write) (memory.Commit
 		return c, fmt.Errorf("CommitWrite %q returned commit %q with %d entries for %d operations", w.ID, c.WriteID, len(c.Entries), len(w.Ops))
 	}
 	for i, op := range w.Ops {
-		if v := c.Entries[i]; v.ID() != op.ID() || v.Deleted != (op.Kind == memory.OpDelete) {
+		if v := c.Entries[i]; v.ID() != op.ID() || v.Deleted != (op.Kind == memoryport.OpDelete) {
 			return c, fmt.Errorf("CommitWrite %q: entry %d of the commit is %+v, for operation %s %s", w.ID, i, v, op.Kind, op.ID())
 		}
 	}
 	return c, nil
 }
 
-func historyOf(ctx context.Context, s MemoryStore, ns, key string) ([]memory.Entry, error) {
+func historyOf(ctx context.Context, s MemoryStore, ns, key string) ([]memoryport.Entry, error) {
 	h, err := s.EntryHistory(ctx, ns, key)
 	if err != nil {
 		return nil, fmt.Errorf("EntryHistory(%s/%s) failed: %w", ns, key, err)
@@ -78,7 +78,7 @@ func expectHistory(ctx context.Context, s MemoryStore, ns, key string, want ...s
 	return nil
 }
 
-func sameEntry(want, got memory.Entry) error {
+func sameEntry(want, got memoryport.Entry) error {
 	if want.ID() != got.ID() || want.Version != got.Version || want.Deleted != got.Deleted || want.Provenance != got.Provenance {
 		return fmt.Errorf("entry %+v, want %+v", got, want)
 	}
@@ -89,12 +89,12 @@ func sameEntry(want, got memory.Entry) error {
 }
 
 // live loads one namespace's live entries, by key.
-func live(ctx context.Context, s MemoryStore, ns string) (map[string]memory.Entry, error) {
+func live(ctx context.Context, s MemoryStore, ns string) (map[string]memoryport.Entry, error) {
 	es, err := s.LoadEntries(ctx, []string{ns})
 	if err != nil {
 		return nil, fmt.Errorf("LoadEntries(%q) failed: %w", ns, err)
 	}
-	out := map[string]memory.Entry{}
+	out := map[string]memoryport.Entry{}
 	for _, e := range es {
 		if e.Namespace != ns {
 			return nil, fmt.Errorf("LoadEntries(%q) returned %s, of another namespace", ns, e.ID())
@@ -109,10 +109,10 @@ func live(ctx context.Context, s MemoryStore, ns string) (map[string]memory.Entr
 
 // mismatch commits w, which must fail with ErrBasisMismatch and write
 // nothing.
-func mismatch(ctx context.Context, s MemoryStore, what string, w memory.Write) error {
+func mismatch(ctx context.Context, s MemoryStore, what string, w memoryport.Write) error {
 	_, err := s.CommitWrite(ctx, w)
-	if !errors.Is(err, memory.ErrBasisMismatch) {
-		return fmt.Errorf("%s: CommitWrite returned %v; want an error with memory.ErrBasisMismatch", what, err)
+	if !errors.Is(err, memoryport.ErrBasisMismatch) {
+		return fmt.Errorf("%s: CommitWrite returned %v; want an error with memoryport.ErrBasisMismatch", what, err)
 	}
 	if _, found, err := s.LookupWrite(ctx, w.ID); err != nil || found {
 		return fmt.Errorf("%s: the refused write's id is committed (found %v, %v)", what, found, err)
@@ -145,8 +145,8 @@ func checkMemEmpty(e *env, h MemoryStoreHarness) error {
 	if v, err := s.LoadView(e.ctx, "polylooptest-never"); err != nil || v.Version != 0 || len(v.Members) != 0 {
 		return fmt.Errorf("LoadView of an unknown view: %+v, %v; want version 0 and no error", v, err)
 	}
-	if _, err := s.ViewAt(e.ctx, "polylooptest-never", 1); !errors.Is(err, memory.ErrNoVersion) {
-		return fmt.Errorf("ViewAt of a version never made: %v; want memory.ErrNoVersion", err)
+	if _, err := s.ViewAt(e.ctx, "polylooptest-never", 1); !errors.Is(err, memoryport.ErrNoVersion) {
+		return fmt.Errorf("ViewAt of a version never made: %v; want memoryport.ErrNoVersion", err)
 	}
 	if ns, err := s.Namespaces(e.ctx); err != nil || len(ns) != 0 {
 		return fmt.Errorf("Namespaces of an empty store: %v, %v", ns, err)
@@ -172,7 +172,7 @@ func checkMemRoundTrip(e *env, h MemoryStoreHarness) error {
 	if err != nil {
 		return err
 	}
-	for _, want := range []memory.Entry{
+	for _, want := range []memoryport.Entry{
 		{Namespace: memNS, Key: "zeta", Version: 1, Value: json.RawMessage(roundTripValue), Provenance: prov("rt-1")},
 		{Namespace: memNS, Key: "alpha", Version: 1, Value: json.RawMessage(large), Provenance: prov("rt-1")},
 	} {
@@ -195,10 +195,10 @@ func checkMemRoundTrip(e *env, h MemoryStoreHarness) error {
 
 func checkMemVersions(e *env, h MemoryStoreHarness) error {
 	s := h.New(e.t)
-	steps := []memory.Write{
+	steps := []memoryport.Write{
 		write("v-1", nil, putOp(memNS, "k", `1`)),
-		write("v-2", memory.Basis{expect(memNS, "k", 1)}, putOp(memNS, "k", `2`)),
-		write("v-3", memory.Basis{expect(memNS, "k", 2)}, delOp(memNS, "k")),
+		write("v-2", memoryport.Basis{expect(memNS, "k", 1)}, putOp(memNS, "k", `2`)),
+		write("v-3", memoryport.Basis{expect(memNS, "k", 2)}, delOp(memNS, "k")),
 		write("v-4", nil, putOp(memNS, "k", `4`)), // absent again: expected 0
 	}
 	for i, w := range steps {
@@ -230,30 +230,30 @@ func checkMemVersions(e *env, h MemoryStoreHarness) error {
 
 func checkMemHeads(e *env, h MemoryStoreHarness) error {
 	s := h.New(e.t)
-	for _, w := range []memory.Write{
+	for _, w := range []memoryport.Write{
 		write("h-1", nil, putOp(memNS, "k", `1`)),
-		write("h-2", memory.Basis{expect(memNS, "k", 1)}, putOp(memNS, "k", `2`)),
+		write("h-2", memoryport.Basis{expect(memNS, "k", 1)}, putOp(memNS, "k", `2`)),
 		write("h-3", nil, putOp(memNS, "gone", `1`)),
-		write("h-4", memory.Basis{expect(memNS, "gone", 1)}, delOp(memNS, "gone")),
+		write("h-4", memoryport.Basis{expect(memNS, "gone", 1)}, delOp(memNS, "gone")),
 		write("h-5", nil, putOp(memNS+"-other", "k", `9`)),
 	} {
 		if _, err := commitOK(e.ctx, s, w); err != nil {
 			return err
 		}
 	}
-	ids := []memory.EntryID{{Namespace: memNS, Key: "gone"}, {Namespace: memNS, Key: "never"}, {Namespace: memNS, Key: "k"}, {Namespace: memNS, Key: "K"}}
+	ids := []memoryport.EntryID{{Namespace: memNS, Key: "gone"}, {Namespace: memNS, Key: "never"}, {Namespace: memNS, Key: "k"}, {Namespace: memNS, Key: "K"}}
 	heads, err := s.EntryHeads(e.ctx, ids)
 	if err != nil {
 		return fmt.Errorf("EntryHeads failed: %w", err)
 	}
-	got := map[memory.EntryID]memory.Entry{}
+	got := map[memoryport.EntryID]memoryport.Entry{}
 	for _, hd := range heads {
 		if _, dup := got[hd.ID()]; dup || !slices.Contains(ids, hd.ID()) {
 			return fmt.Errorf("EntryHeads returned %s twice, or one not asked for", hd.ID())
 		}
 		got[hd.ID()] = hd
 	}
-	k, gone := got[memory.EntryID{Namespace: memNS, Key: "k"}], got[memory.EntryID{Namespace: memNS, Key: "gone"}]
+	k, gone := got[memoryport.EntryID{Namespace: memNS, Key: "k"}], got[memoryport.EntryID{Namespace: memNS, Key: "gone"}]
 	if len(got) != 2 || k.Version != 2 || k.Deleted || string(k.Value) != "2" || k.Provenance != prov("h-2") {
 		return fmt.Errorf("EntryHeads gives %+v; want k at version 2 with its value and provenance, gone's tombstone, and nothing for entries never written", heads)
 	}
@@ -268,27 +268,27 @@ func checkMemHeads(e *env, h MemoryStoreHarness) error {
 
 func checkMemBasisMismatch(e *env, h MemoryStoreHarness) error {
 	s := h.New(e.t)
-	for _, w := range []memory.Write{write("b-k", nil, putOp(memNS, "k", `1`)), write("b-j", nil, putOp(memNS, "j", `1`))} {
+	for _, w := range []memoryport.Write{write("b-k", nil, putOp(memNS, "k", `1`)), write("b-j", nil, putOp(memNS, "j", `1`))} {
 		if _, err := commitOK(e.ctx, s, w); err != nil {
 			return err
 		}
 	}
 	cases := []struct {
 		what string
-		w    memory.Write
+		w    memoryport.Write
 	}{
 		{"a live entry expected absent", write("b-1", nil, putOp(memNS, "k", `2`))},
-		{"a stale version", write("b-2", memory.Basis{expect(memNS, "k", 2)}, putOp(memNS, "k", `2`))},
-		{"a stale line on an entry only read", write("b-3", memory.Basis{expect(memNS, "j", 7)}, putOp(memNS, "x", `1`))},
+		{"a stale version", write("b-2", memoryport.Basis{expect(memNS, "k", 2)}, putOp(memNS, "k", `2`))},
+		{"a stale line on an entry only read", write("b-3", memoryport.Basis{expect(memNS, "j", 7)}, putOp(memNS, "x", `1`))},
 		{"a batch whose second operation is stale", write("b-4", nil, putOp(memNS, "y", `1`), putOp(memNS, "k", `2`))},
-		{"a delete of a stale version", write("b-5", memory.Basis{expect(memNS, "j", 2)}, delOp(memNS, "j"))},
+		{"a delete of a stale version", write("b-5", memoryport.Basis{expect(memNS, "j", 2)}, delOp(memNS, "j"))},
 	}
 	for _, c := range cases {
 		if err := mismatch(e.ctx, s, c.what, c.w); err != nil {
 			return err
 		}
 	}
-	if _, err := commitOK(e.ctx, s, write("b-ok", memory.Basis{expect(memNS, "k", 1), expect(memNS, "j", 1)}, putOp(memNS, "k", `2`))); err != nil {
+	if _, err := commitOK(e.ctx, s, write("b-ok", memoryport.Basis{expect(memNS, "k", 1), expect(memNS, "j", 1)}, putOp(memNS, "k", `2`))); err != nil {
 		return fmt.Errorf("a write from the live basis: %w", err)
 	}
 	return expectHistory(e.ctx, s, memNS, "y")
@@ -301,28 +301,28 @@ func checkMemIdempotent(e *env, h MemoryStoreHarness) error {
 	if err != nil {
 		return err
 	}
-	if _, err := commitOK(e.ctx, s, write("i-2", memory.Basis{expect(memNS, "k", 1)}, putOp(memNS, "k", `"second"`))); err != nil {
+	if _, err := commitOK(e.ctx, s, write("i-2", memoryport.Basis{expect(memNS, "k", 1)}, putOp(memNS, "k", `"second"`))); err != nil {
 		return err
 	}
 	again, err := s.CommitWrite(e.ctx, w1) // its basis is stale now
 	if err != nil {
 		return fmt.Errorf("CommitWrite of a committed write id failed: %w; want its commit again", err)
 	}
-	if !again.Replayed || fmt.Sprint(again.Entries) != fmt.Sprint(c1.Entries) || again.Digest != memory.WriteDigest(w1) {
+	if !again.Replayed || fmt.Sprint(again.Entries) != fmt.Sprint(c1.Entries) || again.Digest != memoryport.WriteDigest(w1) {
 		return fmt.Errorf("CommitWrite of a committed write id returned %+v; want %+v again, Replayed, with its digest", again, c1)
 	}
 	if err := expectHistory(e.ctx, s, memNS, "k", `1:"first"`, `2:"second"`); err != nil {
 		return fmt.Errorf("after committing a write id again: %w", err)
 	}
 	other := write("i-1", nil, putOp(memNS, "k2", `1`))
-	if _, err := s.CommitWrite(e.ctx, other); !errors.Is(err, memory.ErrWriteIDReused) {
-		return fmt.Errorf("the same write id with other operations: %v; want memory.ErrWriteIDReused", err)
+	if _, err := s.CommitWrite(e.ctx, other); !errors.Is(err, memoryport.ErrWriteIDReused) {
+		return fmt.Errorf("the same write id with other operations: %v; want memoryport.ErrWriteIDReused", err)
 	}
 	if err := expectHistory(e.ctx, s, memNS, "k2"); err != nil {
 		return err
 	}
 	found, ok, err := s.LookupWrite(e.ctx, "i-1")
-	if err != nil || !ok || fmt.Sprint(found.Entries) != fmt.Sprint(c1.Entries) || found.Digest != memory.WriteDigest(w1) {
+	if err != nil || !ok || fmt.Sprint(found.Entries) != fmt.Sprint(c1.Entries) || found.Digest != memoryport.WriteDigest(w1) {
 		return fmt.Errorf("LookupWrite: %+v, %v, %v; want %+v with its digest", found, ok, err, c1)
 	}
 	return nil
@@ -397,8 +397,8 @@ func checkMemConcurrentWriters(e *env, h MemoryStoreHarness) error {
 			switch {
 			case err == nil:
 				won++
-			case !errors.Is(err, memory.ErrBasisMismatch):
-				return fmt.Errorf("a racing writer failed with %v; want memory.ErrBasisMismatch", err)
+			case !errors.Is(err, memoryport.ErrBasisMismatch):
+				return fmt.Errorf("a racing writer failed with %v; want memoryport.ErrBasisMismatch", err)
 			}
 		}
 		hs, err := historyOf(e.ctx, s, memNS, key)

@@ -6,22 +6,22 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/polyloop/polyloop/memory"
+	"github.com/polyloop/polyloop/memory/memoryport"
 )
 
 const viewName = "polylooptest-view"
 
-func member(key, value string, version int64) memory.Entry {
-	return memory.Entry{Namespace: memNS, Key: key, Version: version, Value: json.RawMessage(value), Provenance: prov("m-" + key)}
+func member(key, value string, version int64) memoryport.Entry {
+	return memoryport.Entry{Namespace: memNS, Key: key, Version: version, Value: json.RawMessage(value), Provenance: prov("m-" + key)}
 }
 
-func viewWrite(id string, basis int64, members ...memory.Entry) memory.ViewWrite {
+func viewWrite(id string, basis int64, members ...memoryport.Entry) memoryport.ViewWrite {
 	p := prov(id)
-	return memory.ViewWrite{ID: id, Basis: basis, Next: memory.ViewVersion{View: viewName, Version: basis + 1,
+	return memoryport.ViewWrite{ID: id, Basis: basis, Next: memoryport.ViewVersion{View: viewName, Version: basis + 1,
 		Sources: []string{memNS, "other"}, Members: members, Provenance: p}}
 }
 
-func sameView(want memory.ViewVersion, got memory.ViewVersion) error {
+func sameView(want memoryport.ViewVersion, got memoryport.ViewVersion) error {
 	if got.View != want.View || got.Version != want.Version || fmt.Sprint(got.Sources) != fmt.Sprint(want.Sources) ||
 		got.Provenance != want.Provenance || len(got.Members) != len(want.Members) {
 		return fmt.Errorf("view version %+v, want %+v", got, want)
@@ -34,7 +34,7 @@ func sameView(want memory.ViewVersion, got memory.ViewVersion) error {
 	return nil
 }
 
-func commitViewOK(ctx context.Context, s MemoryStore, w memory.ViewWrite) (memory.ViewVersion, error) {
+func commitViewOK(ctx context.Context, s MemoryStore, w memoryport.ViewWrite) (memoryport.ViewVersion, error) {
 	v, err := s.CommitView(ctx, w)
 	if err != nil {
 		return v, fmt.Errorf("CommitView %q (basis %d) failed: %w", w.ID, w.Basis, err)
@@ -53,9 +53,9 @@ func checkViewVersions(e *env, h MemoryStoreHarness) error {
 	if _, err := commitViewOK(e.ctx, s, w1); err != nil {
 		return err
 	}
-	for _, bad := range []memory.ViewWrite{viewWrite("vv-x", 0, member("c", `3`, 1)), viewWrite("vv-y", 5, member("c", `3`, 1))} {
-		if _, err := s.CommitView(e.ctx, bad); !errors.Is(err, memory.ErrBasisMismatch) {
-			return fmt.Errorf("CommitView from basis %d of a view at version 1: %v; want memory.ErrBasisMismatch", bad.Basis, err)
+	for _, bad := range []memoryport.ViewWrite{viewWrite("vv-x", 0, member("c", `3`, 1)), viewWrite("vv-y", 5, member("c", `3`, 1))} {
+		if _, err := s.CommitView(e.ctx, bad); !errors.Is(err, memoryport.ErrBasisMismatch) {
+			return fmt.Errorf("CommitView from basis %d of a view at version 1: %v; want memoryport.ErrBasisMismatch", bad.Basis, err)
 		}
 	}
 	w2 := viewWrite("vv-2", 1, member("b", `"changed"`, 5))
@@ -80,8 +80,8 @@ func checkViewVersions(e *env, h MemoryStoreHarness) error {
 	if err := sameView(second, cur); err != nil {
 		return fmt.Errorf("LoadView: %w", err)
 	}
-	if _, err := s.ViewAt(e.ctx, viewName, 3); !errors.Is(err, memory.ErrNoVersion) {
-		return fmt.Errorf("ViewAt 3 of a view at 2: %v; want memory.ErrNoVersion", err)
+	if _, err := s.ViewAt(e.ctx, viewName, 3); !errors.Is(err, memoryport.ErrNoVersion) {
+		return fmt.Errorf("ViewAt 3 of a view at 2: %v; want memoryport.ErrNoVersion", err)
 	}
 	other := viewWrite("vv-o", 0, member("a", `1`, 1))
 	other.Next.View = viewName + "-other"
@@ -110,8 +110,8 @@ func checkViewIdempotent(e *env, h MemoryStoreHarness) error {
 	if cur, err := s.LoadView(e.ctx, viewName); err != nil || cur.Version != 2 {
 		return fmt.Errorf("after committing a write id again the view is at %d (%v), want 2", cur.Version, err)
 	}
-	if _, err := s.CommitView(e.ctx, viewWrite("vi-1", 2, member("z", `1`, 1))); !errors.Is(err, memory.ErrWriteIDReused) {
-		return fmt.Errorf("a view write id again with other members: %v; want memory.ErrWriteIDReused", err)
+	if _, err := s.CommitView(e.ctx, viewWrite("vi-1", 2, member("z", `1`, 1))); !errors.Is(err, memoryport.ErrWriteIDReused) {
+		return fmt.Errorf("a view write id again with other members: %v; want memoryport.ErrWriteIDReused", err)
 	}
 	found, ok, err := s.LookupViewWrite(e.ctx, "vi-1")
 	if err != nil || !ok || found.Version != 1 {
@@ -134,8 +134,8 @@ func checkViewConcurrent(e *env, h MemoryStoreHarness) error {
 		switch {
 		case err == nil:
 			won++
-		case !errors.Is(err, memory.ErrBasisMismatch):
-			return fmt.Errorf("a racing view writer failed with %v; want memory.ErrBasisMismatch", err)
+		case !errors.Is(err, memoryport.ErrBasisMismatch):
+			return fmt.Errorf("a racing view writer failed with %v; want memoryport.ErrBasisMismatch", err)
 		}
 	}
 	if won != 1 {
@@ -196,7 +196,7 @@ func checkMemReopen(e *env, h MemoryStoreHarness) error {
 	if err != nil {
 		return err
 	}
-	if _, err := commitOK(e.ctx, s, write("r-2", memory.Basis{expect(memNS, "k", 1)}, delOp(memNS, "k"))); err != nil {
+	if _, err := commitOK(e.ctx, s, write("r-2", memoryport.Basis{expect(memNS, "k", 1)}, delOp(memNS, "k"))); err != nil {
 		return err
 	}
 	vw := viewWrite("r-v", 0, member("a", roundTripValue, 1))

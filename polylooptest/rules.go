@@ -57,23 +57,22 @@ const (
 
 // The rules of Store and RunLister.
 const (
-	ruleEmptyLog        rule = "ReadLog of a run without records MUST return an empty log and a nil error"
-	ruleAcceptsNext     rule = "Append of a run's next records MUST succeed"
-	ruleReadsBack       rule = "ReadLog MUST return the records as appended"
-	ruleToolCallChecked rule = "an Append holding a model result and an intent referring to its tool call with another action MUST fail and write nothing"
-	ruleSeqConflict     rule = "an Append whose first seq is not the run's next MUST fail with ErrSeqConflict and write nothing"
-	ruleBatchSeqs       rule = "the records of one Append MUST have consecutive seqs, or nothing is written"
-	ruleAtomic          rule = "an Append MUST be all or nothing"
-	ruleRunsIsolated    rule = "runs whose ids differ MUST have separate logs"
-	ruleOneWriterWins   rule = "of writers racing for one seq, exactly one MUST win and the others get ErrSeqConflict"
-	ruleCancelAtomic    rule = "an Append with a done context MUST work or fail with the context's error, atomically, leaving the store usable"
-	ruleDurable         rule = "the records of an Append that returned nil MUST survive a restart"
-	ruleListSummaries   rule = "ListRuns MUST return the summaries RunSummary.Apply folds from the records of the runs the filter matches"
-	ruleListOrder       rule = "ListRuns MUST order runs without RunStarted first, then by start time, ties by run id byte order"
-	ruleListLimitAfter  rule = "ListRuns MUST apply Limit after ordering"
-	ruleListDescending  rule = "ListRuns with Descending MUST list in the exact reverse order: latest start first, ties by run id in reverse byte order, runs without RunStarted last"
-	ruleListAfter       rule = "ListRuns with After MUST keep only the runs after that position in the order listed, so that pages cursored by their last position list every run once"
-	ruleListTask        rule = "TaskContains MUST keep the runs whose summary task (its first MaxSummaryTask characters) contains the text, case-sensitively and literally"
+	ruleEmptyLog       rule = "ReadRows of a run without rows MUST return no rows and a nil error"
+	ruleAcceptsNext    rule = "Append of a run's next rows MUST succeed"
+	ruleReadsBack      rule = "ReadRows MUST return the rows as appended, in seq order: the same seq, kind, checksum and bytes (a RecordKeeper: the same records)"
+	ruleNotRetained    rule = "Append MUST NOT retain rows nor their Data after it returns (the caller reuses them)"
+	ruleSeqConflict    rule = "an Append whose first seq is not the run's next MUST fail with ErrSeqConflict and write nothing"
+	ruleAtomic         rule = "an Append MUST be all or nothing"
+	ruleRunsIsolated   rule = "runs whose ids differ MUST have separate logs"
+	ruleOneWriterWins  rule = "of writers racing for one seq, exactly one MUST win and the others get ErrSeqConflict"
+	ruleCancelAtomic   rule = "an Append with a done context MUST work or fail with the context's error, atomically, leaving the store usable"
+	ruleDurable        rule = "the rows of an Append that returned nil MUST survive a restart"
+	ruleListSummaries  rule = "ListRuns MUST return the summaries RunSummary.Apply folds from the records (the rows' Record) of the runs the filter matches"
+	ruleListOrder      rule = "ListRuns MUST order runs without RunStarted first, then by start time, ties by run id byte order"
+	ruleListLimitAfter rule = "ListRuns MUST apply Limit after ordering"
+	ruleListDescending rule = "ListRuns with Descending MUST list in the exact reverse order: latest start first, ties by run id in reverse byte order, runs without RunStarted last"
+	ruleListAfter      rule = "ListRuns with After MUST keep only the runs after that position in the order listed, so that pages cursored by their last position list every run once"
+	ruleListTask       rule = "TaskContains MUST keep the runs whose summary task (its first MaxSummaryTask characters) contains the text, case-sensitively and literally"
 )
 
 // The rules of EventSink.
@@ -94,7 +93,7 @@ var allRules = append([]rule{
 	ruleReplyNotModified,
 	ruleRanIsExecuted, ruleNotStartedIsRefused, ruleEnvFailureIsEnvError, ruleFailureObserved, ruleTruncatedCount,
 	ruleNoLeftovers, ruleActionNotModified,
-	ruleEmptyLog, ruleAcceptsNext, ruleReadsBack, ruleToolCallChecked, ruleSeqConflict, ruleBatchSeqs, ruleAtomic, ruleRunsIsolated,
+	ruleEmptyLog, ruleAcceptsNext, ruleReadsBack, ruleNotRetained, ruleSeqConflict, ruleAtomic, ruleRunsIsolated,
 	ruleOneWriterWins, ruleCancelAtomic, ruleDurable, ruleListSummaries, ruleListOrder, ruleListLimitAfter,
 	ruleListDescending, ruleListAfter, ruleListTask,
 	ruleSinkDelivers, ruleEventNotModified, ruleSinkFailureReturned, ruleSinkFailureNotCtx,

@@ -135,8 +135,8 @@ func TestPanicIsReportedWithItsStack(t *testing.T) {
 	h := goodStoreHarness()
 	h.New = func(testing.TB) polyloop.Store { return &panickingStore{*newGoodStore()} }
 	o := runNamed(t, storeChecks, "EmptyLogForUnknownRun", h, h.settings())
-	if o.err == nil || !strings.Contains(o.err.Error(), "panicked: panickingStore: nil map") || !strings.Contains(o.err.Error(), "ReadLog") {
-		t.Fatalf("outcome %+v, want the panic with a stack naming ReadLog", o)
+	if o.err == nil || !strings.Contains(o.err.Error(), "panicked: panickingStore: nil map") || !strings.Contains(o.err.Error(), "ReadRows") {
+		t.Fatalf("outcome %+v, want the panic with a stack naming ReadRows", o)
 	}
 }
 

@@ -88,7 +88,7 @@ func race(ctx context.Context, s polyloop.Store, run string, seq int64, writers 
 		batches[w] = intents(seq, 1+w%2, fmt.Sprintf("writer-%d", w))
 		wg.Go(func() {
 			<-start
-			errs[w] = s.Append(ctx, run, batches[w]...)
+			errs[w] = s.Append(ctx, run, rowsOf(batches[w]))
 		})
 	}
 	close(start)
@@ -116,7 +116,7 @@ func checkStoreCancelled(e *env, h StoreHarness) error {
 	cancel()
 	recs := intents(0, 3, "w")
 	var want []polyloop.Record
-	appendErr := s.Append(ctx, run, recs[:2]...)
+	appendErr := s.Append(ctx, run, rowsOf(recs[:2]))
 	switch {
 	case appendErr == nil:
 		want = recs[:2]
@@ -126,8 +126,8 @@ func checkStoreCancelled(e *env, h StoreHarness) error {
 	if err := expectLog(e.ctx, s, run, want); err != nil {
 		return retag(ruleCancelAtomic, fmt.Errorf("after an Append with a cancelled context (error %v): %w", appendErr, err))
 	}
-	if _, err := s.ReadLog(ctx, run); err != nil && !errors.Is(err, context.Canceled) {
-		return broke(ruleCancelAtomic, "ReadLog with a cancelled context returned %q (%T), which is not errors.Is context.Canceled", err, err)
+	if _, err := s.ReadRows(ctx, run); err != nil && !errors.Is(err, context.Canceled) {
+		return broke(ruleCancelAtomic, "ReadRows with a cancelled context returned %q (%T), which is not errors.Is context.Canceled", err, err)
 	}
 	next := intents(int64(len(want)), 1, "x")
 	if err := appendOK(e.ctx, s, run, next...); err != nil {

@@ -63,7 +63,7 @@ var e2eTurns = []scriptmodel.Turn{
 func replay(t *testing.T, store *memstore.Store, m replaymodel.Match, parser polyloop.DecisionParser, exec polyloop.ActionExecutor) (polyloop.RunResult, polyloop.RunLog) {
 	t.Helper()
 	ctx := context.Background()
-	log, err := store.ReadLog(ctx, "rec")
+	log, err := polyloop.ReadLog(ctx, store, "rec")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func replay(t *testing.T, store *memstore.Store, m replaymodel.Match, parser pol
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := store.ReadLog(ctx, "replay")
+	out, err := polyloop.ReadLog(ctx, store, "replay")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestReplayReproducesTheRun(t *testing.T) {
 	for _, m := range []replaymodel.Match{replaymodel.MatchStructure, replaymodel.MatchExact, replaymodel.MatchSteps} {
 		store := record(t, e2eTurns...)
 		res, log := replay(t, store, m, toolcallparser.New(toolcallparser.Options{}), fileExec{})
-		rec, _ := store.ReadLog(context.Background(), "rec")
+		rec, _ := polyloop.ReadLog(context.Background(), store, "rec")
 		if res.StopReason != polyloop.StopCompleted || res.FinalAnswer != "They differ." {
 			t.Fatalf("%s: replay ended %s %q, want completed with the recorded answer", m, res.StopReason, res.FinalAnswer)
 		}

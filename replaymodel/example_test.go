@@ -30,7 +30,7 @@ func Example() {
 		panic(err)
 	}
 
-	log, err := store.ReadLog(ctx, "recorded")
+	log, err := polyloop.ReadLog(ctx, store, "recorded")
 	if err != nil {
 		panic(err)
 	}
@@ -46,7 +46,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	replayed, _ := store.ReadLog(ctx, "replayed")
+	replayed, _ := polyloop.ReadLog(ctx, store, "replayed")
 	results := replayed.ModelResults()
 	fmt.Println(res.StopReason)
 	fmt.Println(results[len(results)-1].Failure.Message)

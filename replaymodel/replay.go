@@ -76,7 +76,7 @@ func Resume(ctx context.Context, runner polyloop.Runner, src polyloop.RunLog, id
 	if err != nil {
 		return polyloop.RunResult{}, polyloop.RunDiff{}, err
 	}
-	log, err := runner.Store.ReadLog(ctx, id)
+	log, err := polyloop.ReadLog(ctx, runner.Store, id)
 	if err != nil {
 		return polyloop.RunResult{}, polyloop.RunDiff{}, &polyloop.PersistenceError{Op: "read", RunID: id, Err: err}
 	}
@@ -97,7 +97,7 @@ func Resume(ctx context.Context, runner polyloop.Runner, src polyloop.RunLog, id
 
 // diffed reads the replay run's log and compares it with src.
 func diffed(ctx context.Context, st polyloop.Store, src polyloop.RunLog, res polyloop.RunResult) (polyloop.RunResult, polyloop.RunDiff, error) {
-	replay, err := st.ReadLog(ctx, res.RunID)
+	replay, err := polyloop.ReadLog(ctx, st, res.RunID)
 	if err != nil {
 		return res, polyloop.RunDiff{}, &polyloop.PersistenceError{Op: "read", RunID: res.RunID, Err: err}
 	}

@@ -29,7 +29,7 @@ func (p rejectStep) Parse(r polyloop.ModelReply) polyloop.Decision {
 func TestReplayReportsTheFirstDivergence(t *testing.T) {
 	ctx := context.Background()
 	store := record(t, e2eTurns...)
-	src, _ := store.ReadLog(ctx, "rec")
+	src, _ := polyloop.ReadLog(ctx, store, "rec")
 	src.RunID = "rec"
 	runner := polyloop.Runner{Parser: toolcallparser.New(toolcallparser.Options{}), Executor: fileExec{}, Store: store}
 	res, diff, err := replaymodel.Replay(ctx, runner, src, "same", e2eAgent, replaymodel.Options{})
@@ -39,7 +39,7 @@ func TestReplayReportsTheFirstDivergence(t *testing.T) {
 	if diff.First != nil {
 		t.Fatalf("an unchanged replay diverges at %+v", diff.First)
 	}
-	replay, _ := store.ReadLog(ctx, "same")
+	replay, _ := polyloop.ReadLog(ctx, store, "same")
 	if r := replay.Started().ReplayOf; r == nil || r.RunID != "rec" || r.SnapshotHash != src.Started().SnapshotHash {
 		t.Fatalf("replay_of %+v", r)
 	}
@@ -74,7 +74,7 @@ func (e *stopping) Execute(ctx context.Context, a polyloop.Action) (polyloop.Act
 func TestResumeContinuesAReplay(t *testing.T) {
 	ctx := context.Background()
 	store := record(t, e2eTurns...)
-	src, _ := store.ReadLog(ctx, "rec")
+	src, _ := polyloop.ReadLog(ctx, store, "rec")
 	src.RunID = "rec"
 	stop := make(chan struct{})
 	exec := &stopping{stop: stop}
@@ -83,7 +83,7 @@ func TestResumeContinuesAReplay(t *testing.T) {
 	if !errors.Is(err, polyloop.ErrStopRequested) {
 		t.Fatalf("the stopped replay: %v, want ErrStopRequested", err)
 	}
-	if stopped, _ := store.ReadLog(ctx, "rp"); stopped.Finished() != nil || len(stopped.Records) == 0 {
+	if stopped, _ := polyloop.ReadLog(ctx, store, "rp"); stopped.Finished() != nil || len(stopped.Records) == 0 {
 		t.Fatalf("the stopped replay has %d records, finished: %v", len(stopped.Records), stopped.Finished() != nil)
 	}
 	res, diff, err := replaymodel.Resume(ctx, runner, src, "rp", e2eAgent, replaymodel.Options{})
@@ -97,7 +97,7 @@ func TestResumeContinuesAReplay(t *testing.T) {
 	if _, _, err := replaymodel.Resume(ctx, runner, src, "none", e2eAgent, replaymodel.Options{}); !errors.Is(err, polyloop.ErrRunNotFound) {
 		t.Errorf("resuming a run that does not exist: %v, want ErrRunNotFound", err)
 	}
-	if log, _ := store.ReadLog(ctx, "none"); !log.Empty() {
+	if log, _ := polyloop.ReadLog(ctx, store, "none"); !log.Empty() {
 		t.Error("resuming a missing replay wrote to it")
 	}
 }

@@ -22,7 +22,7 @@ func TestNewStoreIsPrivate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runs.db")
 	s := open(t, path)
 	ctx := context.Background()
-	if err := s.Append(ctx, "r1", storetest.Prefix("r1", 3)...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "r1", storetest.Prefix("r1", 3)...); err != nil {
 		t.Fatal(err)
 	}
 	l, err := s.AcquireLease(ctx, "r1", polyloop.LeaseRequest{Owner: polyloop.LeaseOwner{Token: "t"}})
@@ -52,7 +52,7 @@ func TestReadOnlyOpenWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runs.db")
 	w := open(t, path)
-	if err := w.Append(ctx, "r1", storetest.Prefix("r1", 3)...); err != nil {
+	if err := polyloop.AppendRecords(ctx, w, "r1", storetest.Prefix("r1", 3)...); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
@@ -62,11 +62,11 @@ func TestReadOnlyOpenWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := r.ReadLog(ctx, "r1")
+	log, err := polyloop.ReadLog(ctx, r, "r1")
 	if err != nil || len(log.Records) != 3 {
 		t.Fatalf("ReadLog: %d records, %v", len(log.Records), err)
 	}
-	if err := r.Append(ctx, "r1", storetest.Prefix("r1", 4)[3:]...); err == nil {
+	if err := polyloop.AppendRecords(ctx, r, "r1", storetest.Prefix("r1", 4)[3:]...); err == nil {
 		t.Error("Append on a read-only store succeeded")
 	}
 	r.Close()

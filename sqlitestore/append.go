@@ -8,15 +8,12 @@ import (
 	"sync/atomic"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/internal/sqlrows"
 )
 
 // A request is one Append waiting for the writer.
 type request struct {
 	runID string
-	recs  []polyloop.Record
-	data  [][]byte // recs encoded, done by the caller's goroutine
-	crcs  []int64  // the checksums of data, likewise
+	rows  []polyloop.Row
 	// state moves from pending to claimed (by a leader, which then
 	// answers on done) or to abandoned (by a caller whose context ended
 	// first; leaders then skip the request), or to leading and back to
@@ -46,44 +43,25 @@ const (
 	leading // chosen to lead the next batch (commit.go)
 )
 
-// Append appends records to the run's log (see polyloop.Store). The records
-// must have consecutive seqs, the first being the run's next seq; otherwise
-// Append fails with polyloop.ErrSeqConflict (wrong first seq) or
-// ErrNotConsecutive, and writes nothing. It returns nil only after the
-// transaction holding the records has committed and been synced. An Append
-// of no records does nothing.
+// Append appends rows to the run's log (see polyloop.Store). The first
+// row's seq must be the run's next seq; otherwise Append fails with
+// polyloop.ErrSeqConflict and writes nothing. It returns nil only after the
+// transaction holding the rows has committed and been synced. An Append of
+// no rows does nothing.
 //
 // If ctx ends before the writer has taken the Append into a transaction,
 // Append returns an error wrapping ctx.Err() and nothing is written; once
 // taken, Append waits for the commit (one sync) and reports its outcome.
-func (s *Store) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
-	if len(records) == 0 {
+func (s *Store) Append(ctx context.Context, runID string, rows []polyloop.Row) error {
+	if len(rows) == 0 {
 		return nil
-	}
-	req, err := newRequest(runID, records)
-	if err != nil {
-		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sqlitestore: append to run %q: %w", runID, err)
 	}
-	err = s.submit(ctx, req)
+	err := s.submit(ctx, &request{runID: runID, rows: rows, done: make(chan error, 1)})
 	if errors.Is(err, polyloop.ErrSeqConflict) {
 		s.stats.conflicts.Add(1) // once, whichever path the batch took
 	}
 	return err
-}
-
-// newRequest checks that the records have consecutive seqs and encodes
-// them, with their checksums.
-func newRequest(runID string, records []polyloop.Record) (*request, error) {
-	data, err := polyloop.EncodeBatch(runID, records)
-	if err != nil {
-		return nil, err
-	}
-	crcs := make([]int64, len(data))
-	for i, d := range data {
-		crcs[i] = sqlrows.Checksum(d)
-	}
-	return &request{runID: runID, recs: records, data: data, crcs: crcs, done: make(chan error, 1)}, nil
 }

@@ -24,17 +24,17 @@ func openRaw(t testing.TB, path string) rawFile {
 	return rawFile{db}
 }
 
-func (f rawFile) Rows(t testing.TB, runID string) []sqlrows.RecordRow {
+func (f rawFile) Rows(t testing.TB, runID string) []polyloop.Row {
 	t.Helper()
 	rows, err := f.db.Query(`SELECT seq, kind, data, crc FROM records WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	var out []sqlrows.RecordRow
+	var out []polyloop.Row
 	for rows.Next() {
-		var r sqlrows.RecordRow
-		if err := rows.Scan(&r.Seq, &r.Kind, &r.Data, &r.CRC); err != nil {
+		r, err := sqlrows.ScanRecord(rows)
+		if err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, r)
@@ -45,10 +45,10 @@ func (f rawFile) Rows(t testing.TB, runID string) []sqlrows.RecordRow {
 	return out
 }
 
-func (f rawFile) Put(t testing.TB, runID string, r sqlrows.RecordRow) {
+func (f rawFile) Put(t testing.TB, runID string, r polyloop.Row) {
 	t.Helper()
 	if _, err := f.db.Exec(`INSERT OR REPLACE INTO records (run_id, seq, kind, data, crc) VALUES (?, ?, ?, ?, ?)`,
-		runID, r.Seq, r.Kind, r.Data, r.CRC); err != nil {
+		runID, r.Seq, r.Kind, r.Data, crcArg(r)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -66,4 +66,12 @@ func TestCorruption(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "runs.db")
 		return open(t, path), openRaw(t, path)
 	})
+}
+
+// crcArg is the crc column's value for r: NULL for a row without checksum.
+func crcArg(r polyloop.Row) any {
+	if r.Unchecked {
+		return nil
+	}
+	return sqlrows.CRC(r)
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
 	"github.com/polyloop/polyloop/internal/storetest"
+	"github.com/polyloop/polyloop/internal/workload"
 	"github.com/polyloop/polyloop/sqlitestore"
 )
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/polyloop/polyloop"
@@ -22,7 +23,7 @@ const envBroken = "POLYLOOP_CRASH_BROKEN"
 // Append or read: a SIGKILL right after an acknowledgement loses records.
 type ackEarly struct {
 	*sqlitestore.Store
-	pending []polyloop.Record
+	pending []polyloop.Row
 	run     string
 }
 
@@ -30,24 +31,27 @@ func (s *ackEarly) flush(ctx context.Context) error {
 	if len(s.pending) == 0 {
 		return nil
 	}
-	err := s.Store.Append(ctx, s.run, s.pending...)
+	err := s.Store.Append(ctx, s.run, s.pending)
 	s.pending = nil
 	return err
 }
 
-func (s *ackEarly) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
+func (s *ackEarly) Append(ctx context.Context, runID string, records []polyloop.Row) error {
 	if err := s.flush(ctx); err != nil {
 		return err
 	}
-	s.pending, s.run = records, runID
+	s.pending, s.run = slices.Clone(records), runID // rows and their bytes, copied: the Runner reuses them
+	for i := range s.pending {
+		s.pending[i].Data = slices.Clone(s.pending[i].Data)
+	}
 	return nil
 }
 
-func (s *ackEarly) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+func (s *ackEarly) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
 	if err := s.flush(ctx); err != nil {
-		return polyloop.RunLog{}, err
+		return nil, err
 	}
-	return s.Store.ReadLog(ctx, runID)
+	return s.Store.ReadRows(ctx, runID)
 }
 
 func (s *ackEarly) Close() error {
@@ -62,9 +66,9 @@ type oneByOne struct {
 	between func()
 }
 
-func (s *oneByOne) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
+func (s *oneByOne) Append(ctx context.Context, runID string, records []polyloop.Row) error {
 	for i, r := range records {
-		if err := s.Store.Append(ctx, runID, r); err != nil {
+		if err := s.Store.Append(ctx, runID, []polyloop.Row{r}); err != nil {
 			return err
 		}
 		if i == 0 && s.between != nil {

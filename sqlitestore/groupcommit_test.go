@@ -44,7 +44,7 @@ func TestConflictInBatchDoesNotFailOthers(t *testing.T) {
 	ctx := context.Background()
 	s := openT(t)
 	la, lb, lc := storetest.Prefix("a", 4), storetest.Prefix("b", 4), storetest.Prefix("c", 4)
-	if err := s.Append(ctx, "b", lb[:2]...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "b", lb[:2]...); err != nil {
 		t.Fatal(err)
 	}
 	before := s.Stats()
@@ -74,11 +74,7 @@ func TestConflictInBatchDoesNotFailOthers(t *testing.T) {
 
 func mustRequest(t *testing.T, run string, recs []polyloop.Record) *request {
 	t.Helper()
-	r, err := newRequest(run, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return &request{runID: run, rows: storetest.RowsOf(t, run, recs), done: make(chan error, 1)}
 }
 
 // TestAbandonedRequestSkipped: an Append whose caller gave up before the
@@ -175,7 +171,7 @@ func TestCacheSeesOtherWriters(t *testing.T) {
 		{s1, 0, nil}, {s2, 2, nil}, {s1, 2, polyloop.ErrSeqConflict}, {s1, 4, nil}, {s2, 4, polyloop.ErrSeqConflict}, {s2, 6, nil},
 	}
 	for i, st := range steps {
-		err := st.s.Append(ctx, "r", log[st.from:st.from+2]...)
+		err := polyloop.AppendRecords(ctx, st.s, "r", log[st.from:st.from+2]...)
 		if (st.wantErr == nil) != (err == nil) || !errors.Is(err, st.wantErr) {
 			t.Fatalf("step %d: Append at %d: %v, want %v", i, st.from, err, st.wantErr)
 		}
@@ -192,7 +188,7 @@ func TestSummaryRowWrittenOnChange(t *testing.T) {
 	s := openT(t)
 	log := storetest.Prefix("r", 8)
 	for i := 0; i < len(log); i += 2 {
-		if err := s.Append(ctx, "r", log[i:i+2]...); err != nil {
+		if err := polyloop.AppendRecords(ctx, s, "r", log[i:i+2]...); err != nil {
 			t.Fatal(err)
 		}
 	}

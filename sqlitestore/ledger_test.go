@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/storetest"
 	"github.com/polyloop/polyloop/sweep/ledger"
 	"github.com/polyloop/polyloop/sweep/ledger/ledgertest"
@@ -36,7 +37,7 @@ func TestLedgerSharesTheWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Append(ctx, "r1", storetest.Started("r1", "a")); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "r1", storetest.Started("r1", "a")); err != nil {
 		t.Fatal(err)
 	}
 	e := ledger.Entry{RunID: "r1", Sweep: "s", Coord: "c", Agent: "a", AgentHash: "h", TaskID: "t", Epoch: 1, Attempt: 1,

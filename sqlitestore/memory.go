@@ -7,17 +7,17 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/polyloop/polyloop/memory"
+	"github.com/polyloop/polyloop/memory/memoryport"
 )
 
 // The store keeps agent memory beside the run logs, in the same file: it is
-// a memory.Store and a memory.ViewStore. Commits are write transactions on
+// a memoryport.Store and a memoryport.ViewStore. Commits are write transactions on
 // the store's write connection (BEGIN IMMEDIATE: one writer at a time, in
 // this process and across processes), so a basis check and its write are
 // atomic.
 var (
-	_ memory.Store     = (*Store)(nil)
-	_ memory.ViewStore = (*Store)(nil)
+	_ memoryport.Store     = (*Store)(nil)
+	_ memoryport.ViewStore = (*Store)(nil)
 )
 
 // memError wraps a database error of the memory tables, keeping ctx's error
@@ -33,8 +33,8 @@ const entryColumns = `v.namespace, v.key, v.version, v.deleted, v.value, v.run_i
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanEntry(row scanner) (memory.Entry, error) {
-	var e memory.Entry
+func scanEntry(row scanner) (memoryport.Entry, error) {
+	var e memoryport.Entry
 	var value []byte
 	err := row.Scan(&e.Namespace, &e.Key, &e.Version, &e.Deleted, &value, &e.Provenance.RunID, &e.Provenance.Step,
 		&e.Provenance.CallID, &e.Provenance.WriteID)
@@ -44,8 +44,8 @@ func scanEntry(row scanner) (memory.Entry, error) {
 	return e, err
 }
 
-// LoadEntries implements memory.Store.
-func (s *Store) LoadEntries(ctx context.Context, namespaces []string) ([]memory.Entry, error) {
+// LoadEntries implements memoryport.Store.
+func (s *Store) LoadEntries(ctx context.Context, namespaces []string) ([]memoryport.Entry, error) {
 	if err := s.usable(ctx, "load memory"); err != nil {
 		return nil, err
 	}
@@ -66,9 +66,9 @@ func (s *Store) LoadEntries(ctx context.Context, namespaces []string) ([]memory.
 	return scanEntries(ctx, rows, "load memory")
 }
 
-func scanEntries(ctx context.Context, rows *sql.Rows, op string) ([]memory.Entry, error) {
+func scanEntries(ctx context.Context, rows *sql.Rows, op string) ([]memoryport.Entry, error) {
 	defer rows.Close()
-	var out []memory.Entry
+	var out []memoryport.Entry
 	for rows.Next() {
 		e, err := scanEntry(rows)
 		if err != nil {
@@ -86,12 +86,12 @@ func scanEntries(ctx context.Context, rows *sql.Rows, op string) ([]memory.Entry
 // parameters each).
 const headsChunk = 250
 
-// EntryHeads implements memory.Store.
-func (s *Store) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.Entry, error) {
+// EntryHeads implements memoryport.Store.
+func (s *Store) EntryHeads(ctx context.Context, ids []memoryport.EntryID) ([]memoryport.Entry, error) {
 	if err := s.usable(ctx, "read memory heads"); err != nil {
 		return nil, err
 	}
-	var out []memory.Entry
+	var out []memoryport.Entry
 	for len(ids) > 0 {
 		n := min(len(ids), headsChunk)
 		args := make([]any, 0, 2*n)
@@ -113,8 +113,8 @@ func (s *Store) EntryHeads(ctx context.Context, ids []memory.EntryID) ([]memory.
 	return out, nil
 }
 
-// EntryHistory implements memory.Store.
-func (s *Store) EntryHistory(ctx context.Context, namespace, key string) ([]memory.Entry, error) {
+// EntryHistory implements memoryport.Store.
+func (s *Store) EntryHistory(ctx context.Context, namespace, key string) ([]memoryport.Entry, error) {
 	if err := s.usable(ctx, "read memory history"); err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (s *Store) EntryHistory(ctx context.Context, namespace, key string) ([]memo
 	return scanEntries(ctx, rows, "read memory history")
 }
 
-// Namespaces implements memory.Store.
+// Namespaces implements memoryport.Store.
 func (s *Store) Namespaces(ctx context.Context) ([]string, error) {
 	return s.names(ctx, `SELECT DISTINCT namespace FROM memory_heads ORDER BY namespace`, "list namespaces")
 }
@@ -154,10 +154,10 @@ func (s *Store) names(ctx context.Context, q, op string) ([]string, error) {
 	return out, nil
 }
 
-// LookupWrite implements memory.Store.
-func (s *Store) LookupWrite(ctx context.Context, writeID string) (memory.Commit, bool, error) {
+// LookupWrite implements memoryport.Store.
+func (s *Store) LookupWrite(ctx context.Context, writeID string) (memoryport.Commit, bool, error) {
 	if err := s.usable(ctx, "look up a memory write"); err != nil {
-		return memory.Commit{}, false, err
+		return memoryport.Commit{}, false, err
 	}
 	return lookupWrite(ctx, s.read, writeID)
 }
@@ -166,60 +166,60 @@ type querier interface {
 	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
 }
 
-func lookupWrite(ctx context.Context, q querier, writeID string) (memory.Commit, bool, error) {
+func lookupWrite(ctx context.Context, q querier, writeID string) (memoryport.Commit, bool, error) {
 	var digest, entries string
 	err := q.QueryRowContext(ctx, `SELECT digest, entries FROM memory_writes WHERE write_id = ?`, writeID).Scan(&digest, &entries)
 	if errors.Is(err, sql.ErrNoRows) {
-		return memory.Commit{}, false, nil
+		return memoryport.Commit{}, false, nil
 	}
 	if err != nil {
-		return memory.Commit{}, false, memError(ctx, "look up a memory write", err)
+		return memoryport.Commit{}, false, memError(ctx, "look up a memory write", err)
 	}
-	c, err := memory.DecodeCommit(writeID, digest, []byte(entries))
+	c, err := memoryport.DecodeCommit(writeID, digest, []byte(entries))
 	if err != nil {
-		return memory.Commit{}, false, fmt.Errorf("sqlitestore: memory write %q: %w", writeID, err)
+		return memoryport.Commit{}, false, fmt.Errorf("sqlitestore: memory write %q: %w", writeID, err)
 	}
 	return c, true, nil
 }
 
-// CommitWrite implements memory.Store: one write transaction checks the
+// CommitWrite implements memoryport.Store: one write transaction checks the
 // write id, then the basis against the heads, then writes the versions,
 // the heads and the write id.
-func (s *Store) CommitWrite(ctx context.Context, w memory.Write) (memory.Commit, error) {
+func (s *Store) CommitWrite(ctx context.Context, w memoryport.Write) (memoryport.Commit, error) {
 	if err := s.usable(ctx, "commit memory"); err != nil {
-		return memory.Commit{}, err
+		return memoryport.Commit{}, err
 	}
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return memory.Commit{}, memError(ctx, "begin memory commit", err)
+		return memoryport.Commit{}, memError(ctx, "begin memory commit", err)
 	}
 	defer tx.Rollback()
-	digest := memory.WriteDigest(w)
+	digest := memoryport.WriteDigest(w)
 	if c, found, err := lookupWrite(ctx, tx, w.ID); err != nil || found {
 		if found && c.Digest != digest {
-			return memory.Commit{}, fmt.Errorf("sqlitestore: write %q: %w", w.ID, memory.ErrWriteIDReused)
+			return memoryport.Commit{}, fmt.Errorf("sqlitestore: write %q: %w", w.ID, memoryport.ErrWriteIDReused)
 		}
 		c.Replayed = found
 		return c, err
 	}
 	heads, err := checkBasis(ctx, tx, w)
 	if err != nil {
-		return memory.Commit{}, err
+		return memoryport.Commit{}, err
 	}
 	c, err := insertVersions(ctx, tx, w, heads)
 	if err != nil {
-		return memory.Commit{}, err
+		return memoryport.Commit{}, err
 	}
 	c.Digest = digest
-	entries, err := memory.EncodeCommit(c)
+	entries, err := memoryport.EncodeCommit(c)
 	if err != nil {
-		return memory.Commit{}, err
+		return memoryport.Commit{}, err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO memory_writes (write_id, digest, entries) VALUES (?, ?, ?)`, w.ID, digest, string(entries)); err != nil {
-		return memory.Commit{}, memError(ctx, "record memory write", err)
+		return memoryport.Commit{}, memError(ctx, "record memory write", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return memory.Commit{}, memError(ctx, "commit memory", err)
+		return memoryport.Commit{}, memError(ctx, "commit memory", err)
 	}
 	return c, nil
 }
@@ -232,11 +232,11 @@ type head struct {
 
 // checkBasis reads the heads of every entry the write names and refuses a
 // basis that does not match them.
-func checkBasis(ctx context.Context, tx *sql.Tx, w memory.Write) (map[memory.EntryID]head, error) {
-	heads := map[memory.EntryID]head{}
-	lines := append(memory.Basis(nil), w.Basis...)
+func checkBasis(ctx context.Context, tx *sql.Tx, w memoryport.Write) (map[memoryport.EntryID]head, error) {
+	heads := map[memoryport.EntryID]head{}
+	lines := append(memoryport.Basis(nil), w.Basis...)
 	for _, op := range w.Ops {
-		lines = append(lines, memory.Expect{Namespace: op.Namespace, Key: op.Key, Version: w.Basis.Version(op.ID())})
+		lines = append(lines, memoryport.Expect{Namespace: op.Namespace, Key: op.Key, Version: w.Basis.Version(op.ID())})
 	}
 	for _, e := range lines {
 		h, ok := heads[e.ID()]
@@ -248,7 +248,7 @@ func checkBasis(ctx context.Context, tx *sql.Tx, w memory.Write) (map[memory.Ent
 			heads[e.ID()] = h
 		}
 		if liveVersion(h) != e.Version {
-			return nil, fmt.Errorf("sqlitestore: %s is at version %d, the write expects %d: %w", e.ID(), liveVersion(h), e.Version, memory.ErrBasisMismatch)
+			return nil, fmt.Errorf("sqlitestore: %s is at version %d, the write expects %d: %w", e.ID(), liveVersion(h), e.Version, memoryport.ErrBasisMismatch)
 		}
 	}
 	return heads, nil
@@ -262,12 +262,12 @@ func liveVersion(h head) int64 {
 }
 
 // insertVersions writes each operation's version after its entry's head.
-func insertVersions(ctx context.Context, tx *sql.Tx, w memory.Write, heads map[memory.EntryID]head) (memory.Commit, error) {
-	c := memory.Commit{WriteID: w.ID}
+func insertVersions(ctx context.Context, tx *sql.Tx, w memoryport.Write, heads map[memoryport.EntryID]head) (memoryport.Commit, error) {
+	c := memoryport.Commit{WriteID: w.ID}
 	p := w.Provenance
 	for _, op := range w.Ops {
 		v := heads[op.ID()].version + 1
-		deleted := op.Kind == memory.OpDelete
+		deleted := op.Kind == memoryport.OpDelete
 		var value any
 		if !deleted {
 			value = []byte(op.Value)
@@ -280,7 +280,7 @@ func insertVersions(ctx context.Context, tx *sql.Tx, w memory.Write, heads map[m
 			ON CONFLICT (namespace, key) DO UPDATE SET version = excluded.version, live = excluded.live`, op.Namespace, op.Key, v, !deleted); err != nil {
 			return c, memError(ctx, "write memory head", err)
 		}
-		c.Entries = append(c.Entries, memory.EntryVersion{Namespace: op.Namespace, Key: op.Key, Version: v, Deleted: deleted})
+		c.Entries = append(c.Entries, memoryport.EntryVersion{Namespace: op.Namespace, Key: op.Key, Version: v, Deleted: deleted})
 	}
 	return c, nil
 }

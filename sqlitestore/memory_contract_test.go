@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/memory"
+	"github.com/polyloop/polyloop/memory/memoryport"
 	"github.com/polyloop/polyloop/polylooptest"
 )
 
@@ -63,7 +63,7 @@ func TestMemoryBesideRuns(t *testing.T) {
 				if seq == 0 {
 					rec.Body = &polyloop.RunStarted{RunID: run, SnapshotHash: "sha256:x"}
 				}
-				if err := s.Append(ctx, run, rec); err != nil {
+				if err := polyloop.AppendRecords(ctx, s, run, rec); err != nil {
 					errs <- err
 				}
 			}
@@ -71,7 +71,7 @@ func TestMemoryBesideRuns(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range 10 {
-				w := memory.Write{ID: "w-" + string(rune('a'+i)) + string(rune('0'+j)), Ops: []memory.Op{{Kind: memory.OpPut,
+				w := memoryport.Write{ID: "w-" + string(rune('a'+i)) + string(rune('0'+j)), Ops: []memoryport.Op{{Kind: memoryport.OpPut,
 					Namespace: "ns", Key: "k-" + string(rune('a'+i)) + string(rune('0'+j)), Value: json.RawMessage(`1`)}}}
 				if _, err := s.CommitWrite(ctx, w); err != nil {
 					errs <- err

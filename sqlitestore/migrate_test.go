@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
 	"github.com/polyloop/polyloop/internal/sqlrows"
 	"github.com/polyloop/polyloop/internal/storetest"
+	"github.com/polyloop/polyloop/internal/workload"
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/polylooptest"
 	"github.com/polyloop/polyloop/sqlitestore"

@@ -9,18 +9,17 @@ import (
 	"github.com/polyloop/polyloop/internal/sqlrows"
 )
 
-// ReadLog returns the run's records in seq order; a run without records
-// gives an empty log and a nil error. It reads the committed state of the
-// file, including what other processes committed. Each record is checked as
-// it is read (sqlrows.LogReader: no seq gap, its checksum, UTF-8, its
-// decoding): a record that fails, or a part of the file that SQLite finds
-// damaged, makes the error a *polyloop.CorruptLogError naming the run and
-// the seq.
-func (s *Store) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
+// ReadRows returns the run's rows in seq order, as they were appended (see
+// polyloop.Store); a run without rows gives none and a nil error. It reads
+// the committed state of the file, including what other processes
+// committed. Rows written before the store kept checksums come back
+// Unchecked. A part of the file that SQLite finds damaged makes the error
+// a *polyloop.CorruptLogError naming the run.
+func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
 	if err := s.usable(ctx, "read run "+runID); err != nil {
-		return polyloop.RunLog{RunID: runID}, err
+		return nil, err
 	}
-	return readLog(ctx, s.read, "crc", runID)
+	return readRows(ctx, s.read, "crc", runID)
 }
 
 // RecordsWithoutChecksum counts the run's records stored without a
@@ -33,30 +32,27 @@ func (s *Store) RecordsWithoutChecksum(ctx context.Context, runID string) (int64
 	return countUnchecked(ctx, s.read, runID)
 }
 
-// readLog reads a run's records from db; crc is the checksum column, or
-// NULL in a file of a schema without one.
-func readLog(ctx context.Context, db *sql.DB, crc, runID string) (polyloop.RunLog, error) {
-	l := polyloop.RunLog{RunID: runID}
+// readRows reads a run's rows from db; crc is the checksum column, or NULL
+// in a file of a schema without one. With an error, it returns the rows
+// read before it.
+func readRows(ctx context.Context, db *sql.DB, crc, runID string) ([]polyloop.Row, error) {
 	rows, err := db.QueryContext(ctx, `SELECT seq, kind, data, `+crc+` FROM records WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
-		return l, readError(ctx, runID, 0, err)
+		return nil, readError(ctx, runID, 0, err)
 	}
 	defer rows.Close()
-	lr := sqlrows.LogReader{RunID: runID}
+	var out []polyloop.Row
 	for rows.Next() {
-		var row sqlrows.RecordRow
-		if err := rows.Scan(&row.Seq, &row.Kind, &row.Data, &row.CRC); err != nil {
-			return l, readError(ctx, runID, lr.Next(), err)
+		row, err := sqlrows.ScanRecord(rows)
+		if err != nil {
+			return out, readError(ctx, runID, int64(len(out)), err)
 		}
-		if err := lr.Add(row); err != nil {
-			return l, sqlrows.Prefixed("sqlitestore", err)
-		}
+		out = append(out, row)
 	}
 	if err := rows.Err(); err != nil {
-		return l, readError(ctx, runID, lr.Next(), err)
+		return out, readError(ctx, runID, int64(len(out)), err)
 	}
-	l.Records = lr.Records
-	return l, nil
+	return out, nil
 }
 
 func countUnchecked(ctx context.Context, db *sql.DB, runID string) (int64, error) {

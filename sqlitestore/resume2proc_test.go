@@ -138,7 +138,7 @@ func verdict(t *testing.T, c *storetest.Child) string {
 func checkFinishedLike(t *testing.T, path string, ref []polyloop.Record) {
 	t.Helper()
 	s := open(t, path)
-	l, err := s.ReadLog(context.Background(), crashRun)
+	l, err := polyloop.ReadLog(context.Background(), s, crashRun)
 	if err != nil {
 		t.Fatal(err)
 	}

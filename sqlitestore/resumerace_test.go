@@ -37,8 +37,8 @@ type readBarrier struct {
 	wg   *sync.WaitGroup
 }
 
-func (b readBarrier) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
-	l, err := b.Store.ReadLog(ctx, runID)
+func (b readBarrier) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
+	l, err := b.Store.ReadRows(ctx, runID)
 	b.once.Do(b.wg.Done)
 	b.wg.Wait()
 	return l, err
@@ -103,7 +103,7 @@ func interrupt(t *testing.T, path string) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: %v, want context.Canceled", err)
 	}
-	l, err := s.ReadLog(context.Background(), crashRun)
+	l, err := polyloop.ReadLog(context.Background(), s, crashRun)
 	if err != nil {
 		t.Fatal(err)
 	}

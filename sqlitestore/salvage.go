@@ -76,9 +76,10 @@ func (s *Salvage) RunIDs(ctx context.Context) ([]string, error) {
 	return ids, interpretError("list the runs of the records table", rows.Err())
 }
 
-// ReadLog reads the run's records as Store.ReadLog does, up to the damage.
-func (s *Salvage) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
-	return readLog(ctx, s.db, s.crc, runID)
+// ReadRows reads the run's rows as Store.ReadRows does, up to the damage
+// (polyloop.ReadLog reads it).
+func (s *Salvage) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
+	return readRows(ctx, s.db, s.crc, runID)
 }
 
 // RecordsWithoutChecksum is Store.RecordsWithoutChecksum.

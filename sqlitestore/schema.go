@@ -35,7 +35,7 @@ var migrations = []string{
 	CREATE INDEX runs_by_start ON runs (started_at, run_id);
 	CREATE INDEX runs_by_agent ON runs (agent, started_at);
 	CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id <> '';`,
-	// 2: crc, the CRC-32C of data (sqlrows.Checksum), checked on every
+	// 2: crc, the CRC-32C of data (polyloop.Row.Checksum), checked on every
 	// read. Rows written before have none (NULL) and are read unchecked.
 	`ALTER TABLE records ADD COLUMN crc INTEGER;`,
 	// 3: agent memory beside the run logs (memory.go). Every version

@@ -44,20 +44,20 @@ func TestReopenKeepsLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := storetest.Prefix("r", 6)
-	if err := s.Append(ctx, "r", log[:2]...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "r", log[:2]...); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(ctx, "r", log[2:4]...); !errors.Is(err, sqlitestore.ErrClosed) {
+	if err := polyloop.AppendRecords(ctx, s, "r", log[2:4]...); !errors.Is(err, sqlitestore.ErrClosed) {
 		t.Fatalf("Append after Close: %v, want ErrClosed", err)
 	}
-	if _, err := s.ReadLog(ctx, "r"); !errors.Is(err, sqlitestore.ErrClosed) {
+	if _, err := polyloop.ReadLog(ctx, s, "r"); !errors.Is(err, sqlitestore.ErrClosed) {
 		t.Fatalf("ReadLog after Close: %v, want ErrClosed", err)
 	}
 	s2 := open(t, path)
-	if err := s2.Append(ctx, "r", log[2:6]...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s2, "r", log[2:6]...); err != nil {
 		t.Fatal(err)
 	}
 	storetest.SameLog(t, storetest.ReadAll(t, ctx, s2, "r"), log)
@@ -116,7 +116,7 @@ func TestCancelledAppendWritesNothing(t *testing.T) {
 	s := newStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := s.Append(ctx, "r", storetest.Prefix("r", 2)...)
+	err := polyloop.AppendRecords(ctx, s, "r", storetest.Prefix("r", 2)...)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Append: %v, want context.Canceled", err)
 	}

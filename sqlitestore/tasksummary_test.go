@@ -25,7 +25,7 @@ func TestTaskMigration(t *testing.T) {
 	for id, task := range map[string]string{"a": "find the needle", "b": long} {
 		st := storetest.Started(id, "agent")
 		st.Body.(*polyloop.RunStarted).Snapshot.Task.Input = task
-		if err := s.Append(ctx, id, st, storetest.Intent(1, 1)); err != nil {
+		if err := polyloop.AppendRecords(ctx, s, id, st, storetest.Intent(1, 1)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
 	"github.com/polyloop/polyloop/internal/storetest"
+	"github.com/polyloop/polyloop/internal/workload"
 	"github.com/polyloop/polyloop/sqlitestore"
 )
 
@@ -88,7 +88,7 @@ func checkSalvage(t *testing.T, path string) {
 	ok, corrupt := 0, 0
 	for i := range truncatedRuns {
 		id := fmt.Sprintf("run%d", i)
-		l, err := sv.ReadLog(ctx, id)
+		l, err := polyloop.ReadLog(ctx, sv, id)
 		var ce *polyloop.CorruptLogError
 		switch {
 		case err == nil && len(l.Records) == int(workload.W{Steps: 30}.RecordsPerRun()):

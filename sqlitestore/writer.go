@@ -185,16 +185,16 @@ func (w *batchWriter) insert(r *request) error {
 		return err
 	}
 	sum := prev
-	if first := r.recs[0].Seq; first != sum.Records {
+	if first := r.rows[0].Seq; first != sum.Records {
 		return conflict(r.runID, first, sum.Records)
 	}
-	for from := 0; from < len(r.recs); from += maxInsertRows {
-		if err := w.insertRows(r, from, min(from+maxInsertRows, len(r.recs))); err != nil {
+	for from := 0; from < len(r.rows); from += maxInsertRows {
+		if err := w.insertRows(r, from, min(from+maxInsertRows, len(r.rows))); err != nil {
 			return err
 		}
 	}
-	for _, rec := range r.recs {
-		sum.Apply(rec)
+	for _, row := range r.rows {
+		sum.Apply(row.Record)
 	}
 	if w.s.afterInsert != nil {
 		if err := w.s.afterInsert(r.runID, w.careful); err != nil {
@@ -217,11 +217,11 @@ const maxInsertRows = 4
 func (w *batchWriter) insertRows(r *request, from, to int) error {
 	args := make([]any, 0, 6*(to-from))
 	for i := from; i < to; i++ {
-		rec := r.recs[i]
-		args = append(args, r.runID, rec.Seq, string(rec.Kind()), r.data[i], r.crcs[i], sqlrows.ToNanos(rec.At))
+		row := r.rows[i]
+		args = append(args, r.runID, row.Seq, string(row.Kind), row.Data, sqlrows.CRC(row), sqlrows.ToNanos(row.Record.At))
 	}
 	if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.insert[to-from-1]).ExecContext(w.ctx, args...); err != nil {
-		return interpretError(fmt.Sprintf("insert records %d to %d of run %q", r.recs[from].Seq, r.recs[to-1].Seq, r.runID), err)
+		return interpretError(fmt.Sprintf("insert records %d to %d of run %q", r.rows[from].Seq, r.rows[to-1].Seq, r.runID), err)
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func handStore(t *testing.T, name string, agents []string, epochs int, runs []ha
 				recs = append(recs, polyloop.Record{Seq: 1, At: at.Add(1500 * time.Millisecond), Body: &polyloop.RunFinished{StopReason: stop,
 					Totals: polyloop.Totals{Steps: 2, ModelCalls: 2, InputTokens: 10, OutputTokens: 5, CostUSD: r.cost}}})
 			}
-			if err := store.Append(ctx, e.RunID, recs...); err != nil {
+			if err := polyloop.AppendRecords(ctx, store, e.RunID, recs...); err != nil {
 				t.Fatal(err)
 			}
 			if attempt == len(r.stops) && r.score != nil {

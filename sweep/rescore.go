@@ -136,7 +136,7 @@ func (s *Sweep) rescoreOne(ctx context.Context, store Store, st ledger.State, mi
 	if err := json.Unmarshal(st.Task, &task); err != nil {
 		return Outcome{}, fmt.Errorf("sweep: the task of %s in the ledger: %w", st.RunID, err)
 	}
-	log, err := store.ReadLog(ctx, st.RunID)
+	log, err := polyloop.ReadLog(ctx, store, st.RunID)
 	if err != nil {
 		return Outcome{}, err
 	}

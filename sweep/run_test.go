@@ -127,7 +127,7 @@ func TestSweepLeavesHeldRuns(t *testing.T) {
 	if err != nil || res.Progress.Held != 1 || res.Progress.Done != 2 || evs.count(EventRunHeld) != 1 {
 		t.Fatalf("with t2 held: %+v, %v", res.Progress, err)
 	}
-	if log, _ := store.ReadLog(ctx, held); !log.Empty() {
+	if log, _ := polyloop.ReadLog(ctx, store, held); !log.Empty() {
 		t.Errorf("the held run has %d records", len(log.Records))
 	}
 	lease.Release(ctx)

@@ -50,7 +50,7 @@ func checkSample(t *testing.T, store *memstore.Store, r Sample) {
 		t.Fatalf("%s: %v", r.RunID, err)
 	}
 	st := states[0]
-	log, err := store.ReadLog(ctx, r.RunID)
+	log, err := polyloop.ReadLog(ctx, store, r.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}

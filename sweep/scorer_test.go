@@ -200,7 +200,7 @@ func TestModelGradedScorer(t *testing.T) {
 	if score.Value != 1 || score.GraderRunID != states[0].RunID+":grade:judge:"+agentKey(grader.Hash())+":1" {
 		t.Errorf("score %+v", score)
 	}
-	log, err := store.ReadLog(ctx, score.GraderRunID)
+	log, err := polyloop.ReadLog(ctx, store, score.GraderRunID)
 	if err != nil || log.Finished() == nil || !strings.Contains(log.Started().Snapshot.Task.Input, "[Answer]\n2") {
 		t.Fatalf("the grading run's log: %+v, %v", log.Started(), err)
 	}

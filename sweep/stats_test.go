@@ -19,7 +19,7 @@ func putRun(t *testing.T, store *memstore.Store, id string, reason polyloop.Stop
 	snap := polyloop.Snapshot{Agent: "a", Task: polyloop.Task{Input: "x"}}
 	h, _ := snap.Hash()
 	at := time.Unix(1700000000, 0).UTC()
-	err := store.Append(context.Background(), id,
+	err := polyloop.AppendRecords(context.Background(), store, id,
 		polyloop.Record{Seq: 0, At: at, Body: &polyloop.RunStarted{RunID: id, Snapshot: snap, SnapshotHash: h, LibraryVersion: polyloop.LibraryVersion}},
 		polyloop.Record{Seq: 1, At: at, Body: &polyloop.RunFinished{StopReason: reason,
 			Totals: polyloop.Totals{Steps: 1, ModelCalls: 1, InputTokens: 10, OutputTokens: 5, CostUSD: 0.5}}})

@@ -37,7 +37,7 @@ func BenchmarkTrajectory1000Steps(b *testing.B) {
 func BenchmarkTrajectory1000MaintainedSteps(b *testing.B) {
 	st := memstore.New()
 	runfixture.RememberingLong(b, st, runfixture.NewClock(runfixture.Base), "long", 1000)
-	log, err := st.ReadLog(context.Background(), "long")
+	log, err := polyloop.ReadLog(context.Background(), st, "long")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func fill(b *testing.B, st polyloop.Store, n int) {
 					{Seq: 1, At: at, Body: &polyloop.ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1}},
 					{Seq: 2, At: at, Body: &polyloop.RunFinished{StopReason: polyloop.StopMaxSteps, Totals: polyloop.Totals{Steps: i % 9, InputTokens: int64(i)}}},
 				}
-				if err := st.Append(ctx, id, recs...); err != nil {
+				if err := polyloop.AppendRecords(ctx, st, id, recs...); err != nil {
 					b.Error(err)
 				}
 			}

@@ -148,7 +148,7 @@ func TestBrowserPreviews(t *testing.T) {
 	if note := value(t, ctx, "the call's note", chromedp.Text(`#step-1 .callhead`)); !strings.Contains(note, "streaming in this process") || strings.Contains(note, "outcome unknown") {
 		t.Errorf("the streaming call's head says %q", note)
 	}
-	if log, _ := st.ReadLog(context.Background(), "streamed"); len(log.Records) != 2 {
+	if log, _ := polyloop.ReadLog(context.Background(), st, "streamed"); len(log.Records) != 2 {
 		t.Fatalf("%d records while the call streams, want its intent only (run_started, model_call_intent)", len(log.Records))
 	}
 	saveShot(t, "preview.png", value(t, ctx, "screenshot", chromedp.CaptureScreenshot()))

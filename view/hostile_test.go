@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/runfixture"
 	"github.com/polyloop/polyloop/internal/ssetest"
 	"github.com/polyloop/polyloop/memstore"
@@ -29,7 +30,7 @@ func TestLiveFramingHoldsAgainstCR(t *testing.T) {
 	clock := runfixture.NewClock(runfixture.Base)
 	runfixture.Crashed(t, st, clock, 6, "hostile-1", runfixture.Agent("alpha", "You echo."), "task",
 		runfixture.Echo("c1", hostileText), runfixture.Echo("c2", "y"), scriptmodel.Reply("done"))
-	log, _ := st.ReadLog(context.Background(), "hostile-1")
+	log, _ := polyloop.ReadLog(context.Background(), st, "hostile-1")
 	s, _ := newServer(t, view.Options{Store: st, Poll: 5e6})
 	srv := httptest.NewServer(s)
 	defer srv.Close()

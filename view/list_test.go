@@ -121,9 +121,9 @@ type countingStore struct {
 	reads, listed atomic.Int64
 }
 
-func (c *countingStore) ReadLog(ctx context.Context, id string) (polyloop.RunLog, error) {
+func (c *countingStore) ReadRows(ctx context.Context, id string) ([]polyloop.Row, error) {
 	c.reads.Add(1)
-	return c.Store.ReadLog(ctx, id)
+	return c.Store.ReadRows(ctx, id)
 }
 
 func (c *countingStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyloop.RunSummary, error) {

@@ -182,7 +182,7 @@ func (f *follower) push(ctx context.Context) (stop bool) {
 // done when the run has finished. A run whose live holder came or went
 // (*running) gets its status again, though its log did not change.
 func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, page int, seq *int, calls map[string]bool, running *bool) (done bool, err error) {
-	log, err := s.opts.Store.ReadLog(ctx, id)
+	log, err := polyloop.ReadLog(ctx, s.opts.Store, id)
 	if err != nil {
 		return false, err
 	}

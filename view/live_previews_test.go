@@ -50,8 +50,8 @@ type readSignal struct {
 	reads chan struct{}
 }
 
-func (s *readSignal) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
-	log, err := s.Store.ReadLog(ctx, runID)
+func (s *readSignal) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
+	log, err := s.Store.ReadRows(ctx, runID)
 	select {
 	case s.reads <- struct{}{}:
 	default:
@@ -97,7 +97,7 @@ func TestLiveStreamsPreviews(t *testing.T) {
 			break
 		}
 	}
-	log, _ := st.ReadLog(ctx, "streamed")
+	log, _ := polyloop.ReadLog(ctx, st, "streamed")
 	for _, r := range log.Records {
 		if r.Kind() == polyloop.KindModelCallResult {
 			t.Fatal("the reply was recorded before its text was previewed: the test shows nothing")

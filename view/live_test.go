@@ -2,6 +2,7 @@ package view_test
 
 import (
 	"context"
+	"github.com/polyloop/polyloop"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 func TestLiveFollowsTheLog(t *testing.T) {
 	t.Parallel()
 	s, st := newServer(t, view.Options{Poll: 5e6})
-	log, _ := st.ReadLog(context.Background(), runfixture.UnfinishedRun)
+	log, _ := polyloop.ReadLog(context.Background(), st, runfixture.UnfinishedRun)
 	n := len(log.Records)
 	events := streamWhile(t, s, "/live?id="+runfixture.UnfinishedRun+"&seq=0", func() {
 		clock := runfixture.NewClock(runfixture.Base.Add(48 * 3600e9))
@@ -55,7 +56,7 @@ func TestLiveFollowsTheLog(t *testing.T) {
 func TestLiveResumesFromLastEventID(t *testing.T) {
 	t.Parallel()
 	s, st := newServer(t, view.Options{Poll: 5e6})
-	log, _ := st.ReadLog(context.Background(), runfixture.BatchRun)
+	log, _ := polyloop.ReadLog(context.Background(), st, runfixture.BatchRun)
 	events := streamWhile(t, s, "/live?id="+runfixture.BatchRun+"&seq="+itoa(len(log.Records)-2), nil)
 	if len(events) != 3 || events[0].Name != "steps" || strings.Contains(events[0].Data, `id="step-2"`) || !strings.Contains(events[0].Data, `id="step-3"`) {
 		t.Errorf("events %+v", events)

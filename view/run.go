@@ -164,7 +164,7 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 	}
 	var logs [2]polyloop.RunLog
 	for i, id := range ids {
-		log, err := s.opts.Store.ReadLog(r.Context(), id)
+		log, err := polyloop.ReadLog(r.Context(), s.opts.Store, id)
 		if err == nil && log.Empty() {
 			err = fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
 		}

@@ -157,8 +157,8 @@ func TestCompareIsDiffRuns(t *testing.T) {
 	diverged := 0
 	for _, a := range ids {
 		for _, b := range ids {
-			la, _ := st.ReadLog(ctx, a)
-			lb, _ := st.ReadLog(ctx, b)
+			la, _ := polyloop.ReadLog(ctx, st, a)
+			lb, _ := polyloop.ReadLog(ctx, st, b)
 			la.RunID, lb.RunID = a, b
 			want := polyloop.DiffRuns(la, lb)
 			body := mustGet(t, s, "/compare?a="+a+"&b="+b)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dbos-inc/dbos-transact-golang/dbos"
 	_ "github.com/dbos-inc/dbos-transact-golang/dbos/driver/sqlite"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/bench"
 )
 
 // dbosReply is a model call's result as a DBOS step records it.
@@ -40,7 +40,7 @@ type dbosMessage struct {
 // result after. The workflow keeps the history in memory and gives it to
 // the scripted model, as an agent loop does. The system database is the
 // place: a SQLite file, or a schema of the PostgreSQL database.
-func prepareDBOS(ctx context.Context, w workload.W, p *place) (prepared, error) {
+func prepareDBOS(ctx context.Context, w bench.Workload, p *place) (prepared, error) {
 	cfg := dbos.Config{AppName: "peers-w", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	closeDB := func() error { return nil }
 	switch p.kind {
@@ -80,8 +80,8 @@ func prepareDBOS(ctx context.Context, w workload.W, p *place) (prepared, error) 
 			if err != nil {
 				return err
 			}
-			if answer != workload.FinalAnswer {
-				return fmt.Errorf("dbos: the workflow answered %q, want %q", answer, workload.FinalAnswer)
+			if answer != bench.FinalAnswer {
+				return fmt.Errorf("dbos: the workflow answered %q, want %q", answer, bench.FinalAnswer)
 			}
 			return nil
 		},
@@ -92,7 +92,7 @@ func prepareDBOS(ctx context.Context, w workload.W, p *place) (prepared, error) 
 // dbosW is W's loop as a workflow of steps: steps model calls with one
 // noop call each, then the answer.
 func dbosW(ctx dbos.Context, steps int) (string, error) {
-	history := []dbosMessage{{Role: "user", Content: workload.W{}.Task().Input}}
+	history := []dbosMessage{{Role: "user", Content: bench.Workload{}.Task().Input}}
 	for {
 		reply, err := dbos.RunAsStep(ctx, func(context.Context) (dbosReply, error) { return dbosModel(history, steps) }, dbos.WithStepName("model"))
 		if err != nil {
@@ -102,7 +102,7 @@ func dbosW(ctx dbos.Context, steps int) (string, error) {
 		if len(reply.ToolCalls) == 0 {
 			return reply.Text, nil
 		}
-		obs, err := dbos.RunAsStep(ctx, func(context.Context) (string, error) { return workload.ToolResult, nil }, dbos.WithStepName("noop"))
+		obs, err := dbos.RunAsStep(ctx, func(context.Context) (string, error) { return bench.ToolResult, nil }, dbos.WithStepName("noop"))
 		if err != nil {
 			return "", err
 		}
@@ -120,11 +120,11 @@ func dbosModel(history []dbosMessage, steps int) (dbosReply, error) {
 		}
 	}
 	if n >= steps {
-		return dbosReply{Text: workload.FinalAnswer}, nil
+		return dbosReply{Text: bench.FinalAnswer}, nil
 	}
-	args, err := json.Marshal(map[string]any{"i": n + 1, "note": workload.Note})
+	args, err := json.Marshal(map[string]any{"i": n + 1, "note": bench.Note})
 	if err != nil {
 		return dbosReply{}, err
 	}
-	return dbosReply{Text: workload.ReplyText, ToolCalls: []dbosToolCall{{ID: "call_" + strconv.Itoa(n+1), Name: "noop", Args: args}}}, nil
+	return dbosReply{Text: bench.ReplyText, ToolCalls: []dbosToolCall{{ID: "call_" + strconv.Itoa(n+1), Name: "noop", Args: args}}}, nil
 }

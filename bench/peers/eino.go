@@ -11,14 +11,14 @@ import (
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/flow/agent/react"
 	"github.com/cloudwego/eino/schema"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/bench"
 )
 
 // prepareEino is W on Eino's ReAct agent (flow/agent/react), in memory:
 // W's scripted replies from a ToolCallingChatModel, noop as an
 // InvokableTool. Eino keeps the run in memory; it has no log to resume
 // from after a crash (its checkpoints are taken at interrupts only).
-func prepareEino(ctx context.Context, w workload.W, _ *place) (prepared, error) {
+func prepareEino(ctx context.Context, w bench.Workload, _ *place) (prepared, error) {
 	agent, err := react.NewAgent(ctx, &react.AgentConfig{
 		ToolCallingModel: einoModel{steps: w.Steps},
 		ToolsConfig:      compose.ToolsNodeConfig{Tools: []tool.BaseTool{einoNoop{}}},
@@ -33,8 +33,8 @@ func prepareEino(ctx context.Context, w workload.W, _ *place) (prepared, error) 
 			if err != nil {
 				return err
 			}
-			if out.Content != workload.FinalAnswer {
-				return fmt.Errorf("eino: the run answered %q, want %q", out.Content, workload.FinalAnswer)
+			if out.Content != bench.FinalAnswer {
+				return fmt.Errorf("eino: the run answered %q, want %q", out.Content, bench.FinalAnswer)
 			}
 			return nil
 		},
@@ -54,14 +54,14 @@ func (m einoModel) Generate(_ context.Context, input []*schema.Message, _ ...mod
 		}
 	}
 	if n >= m.steps {
-		return schema.AssistantMessage(workload.FinalAnswer, nil), nil
+		return schema.AssistantMessage(bench.FinalAnswer, nil), nil
 	}
-	args, err := json.Marshal(map[string]any{"i": n + 1, "note": workload.Note})
+	args, err := json.Marshal(map[string]any{"i": n + 1, "note": bench.Note})
 	if err != nil {
 		return nil, err
 	}
 	call := schema.ToolCall{ID: "call_" + strconv.Itoa(n+1), Type: "function", Function: schema.FunctionCall{Name: "noop", Arguments: string(args)}}
-	return schema.AssistantMessage(workload.ReplyText, []schema.ToolCall{call}), nil
+	return schema.AssistantMessage(bench.ReplyText, []schema.ToolCall{call}), nil
 }
 
 func (m einoModel) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
@@ -85,5 +85,5 @@ func (einoNoop) Info(context.Context) (*schema.ToolInfo, error) {
 }
 
 func (einoNoop) InvokableRun(context.Context, string, ...tool.Option) (string, error) {
-	return workload.ToolResult, nil
+	return bench.ToolResult, nil
 }

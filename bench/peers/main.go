@@ -1,8 +1,8 @@
-// Command peers runs workload W (package bench/workload) once, on
+// Command peers runs workload W (package bench) once, on
 // PolyLoop or on another agent runtime — CloudWeGo Eino (its ReAct agent,
 // in memory) or DBOS Transact (a durable workflow of steps, on SQLite or
 // PostgreSQL) — and prints the measurement as one JSON line
-// (workload.PeerResult): the run's wall time, the process's CPU time and
+// (bench.PeerResult): the run's wall time, the process's CPU time and
 // allocations over it, its peak resident memory, and what its store holds
 // after it. Each invocation is one fresh process doing one run, so that
 // `polyloop bench --peers` can alternate PolyLoop and a peer run by run and
@@ -26,7 +26,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/bench"
 )
 
 // runtimeDef is one runtime W runs on: its module (for its version), the
@@ -34,7 +34,7 @@ import (
 type runtimeDef struct {
 	module  string
 	stores  []string
-	prepare func(ctx context.Context, w workload.W, p *place) (prepared, error)
+	prepare func(ctx context.Context, w bench.Workload, p *place) (prepared, error)
 }
 
 // prepared is a run of W ready to go: its runtime started, its store open.
@@ -65,9 +65,9 @@ func main() {
 
 func run(name, store string, steps int, list bool) error {
 	if list {
-		var out []workload.PeerRuntime
+		var out []bench.PeerRuntime
 		for _, n := range slices.Sorted(maps.Keys(runtimes)) {
-			out = append(out, workload.PeerRuntime{Runtime: n, Version: moduleVersion(runtimes[n].module), Stores: runtimes[n].stores})
+			out = append(out, bench.PeerRuntime{Runtime: n, Version: moduleVersion(runtimes[n].module), Stores: runtimes[n].stores})
 		}
 		return json.NewEncoder(os.Stdout).Encode(out)
 	}
@@ -86,7 +86,7 @@ func run(name, store string, steps int, list bool) error {
 	if !slices.Contains(def.stores, p.kind) {
 		return fmt.Errorf("%s keeps no run in %s (its stores: %s)", name, p.kind, strings.Join(def.stores, ", "))
 	}
-	res, err := measure(ctx, name, def, workload.W{Steps: steps}, p)
+	res, err := measure(ctx, name, def, bench.Workload{Steps: steps}, p)
 	if err != nil {
 		return err
 	}

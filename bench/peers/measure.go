@@ -11,14 +11,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/bench"
 )
 
 // measure prepares one run of W with def on p, runs it and measures it:
 // the run's wall time, the process's CPU time and heap allocations over
 // it, the process's peak resident memory, and the store's size after it.
 // The place is removed afterwards.
-func measure(ctx context.Context, name string, def runtimeDef, w workload.W, p *place) (res workload.PeerResult, err error) {
+func measure(ctx context.Context, name string, def runtimeDef, w bench.Workload, p *place) (res bench.PeerResult, err error) {
 	defer func() { err = errors.Join(err, p.remove(context.WithoutCancel(ctx))) }()
 	prep, err := def.prepare(ctx, w, p)
 	if err != nil {
@@ -39,7 +39,7 @@ func measure(ctx context.Context, name string, def runtimeDef, w workload.W, p *
 	if err != nil {
 		return res, err
 	}
-	res = workload.PeerResult{Runtime: name, Version: moduleVersion(def.module), Store: p.kind, Steps: w.Steps,
+	res = bench.PeerResult{Runtime: name, Version: moduleVersion(def.module), Store: p.kind, Steps: w.Steps,
 		WallNS: wall.Nanoseconds(), CPUNS: cpu.Nanoseconds(), Mallocs: after.Mallocs - before.Mallocs, PeakRSSKB: peakRSSKB()}
 	res.StoredBytes, err = p.size(ctx)
 	return res, err

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/bench"
 )
 
 // Every runtime runs W on every store it keeps a run in (PostgreSQL when
@@ -24,7 +24,7 @@ func TestRuntimes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := measure(ctx, name, def, workload.W{Steps: 5}, p)
+				res, err := measure(ctx, name, def, bench.Workload{Steps: 5}, p)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,16 +4,16 @@ import (
 	"context"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/bench"
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/pgstore"
 	"github.com/polyloop/polyloop/sqlitestore"
 )
 
-// preparePolyLoop is W as polyloop bench runs it (workload.W.Runner) on
+// preparePolyLoop is W as polyloop bench runs it (bench.Workload.Runner) on
 // the place's store: memstore, sqlitestore or pgstore in the place's
 // schema.
-func preparePolyLoop(ctx context.Context, w workload.W, p *place) (prepared, error) {
+func preparePolyLoop(ctx context.Context, w bench.Workload, p *place) (prepared, error) {
 	var store polyloop.Store
 	closeStore := func() error { return nil }
 	switch p.kind {

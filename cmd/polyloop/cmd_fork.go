@@ -190,7 +190,7 @@ func (a *app) replayID(ctx context.Context, st polyloop.Store, id string) (strin
 	if id == "" {
 		return polyloop.NewRunID(), false, nil
 	}
-	log, err := st.ReadLog(ctx, id)
+	log, err := polyloop.ReadLog(ctx, st, id)
 	if err != nil {
 		return "", false, err
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/internal/sqlrows"
 	"github.com/polyloop/polyloop/sqlitestore"
 	"github.com/spf13/cobra"
 )
@@ -51,11 +50,9 @@ the store file is damaged); 2 an error (unknown run, store failure).`,
 	return c
 }
 
-// logSource is what verify reads logs from: a store, or a damaged SQLite
-// file opened for salvage.
-type logSource interface {
-	ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error)
-}
+// logSource is what verify reads logs from (polyloop.ReadLog): a store, or
+// a damaged SQLite file opened for salvage.
+type logSource = polyloop.RowReader
 
 // uncheckedCounter is a store that tells how many of a run's records have
 // no checksum (sqlitestore, pgstore).
@@ -171,7 +168,7 @@ func (v *verifier) check(ctx context.Context, ids []string) error {
 // run checks one log; it returns an error only when the log cannot be
 // checked (an unknown run, a store failure).
 func (v *verifier) run(ctx context.Context, id string) error {
-	log, err := v.src.ReadLog(ctx, id)
+	log, err := polyloop.ReadLog(ctx, v.src, id)
 	switch {
 	case errors.Is(err, polyloop.ErrLogVersion):
 		v.textf("UNSUPPORTED %s: %v (written by a newer polyloop: upgrade to check it)\n", id, err)
@@ -233,7 +230,7 @@ func seqOf(err error) *int64 {
 	if errors.As(err, &ce) && ce.Seq >= 0 {
 		return &ce.Seq
 	}
-	var ve *sqlrows.VersionError
+	var ve *polyloop.LogVersionError
 	if errors.As(err, &ve) {
 		return &ve.Seq
 	}

@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/polyloop/polyloop/internal/sqlrows"
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/storetest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -51,7 +52,7 @@ func damageLog(spec, id, shape string) error {
 	}
 	recs, err := handmadeLog(id, "finished")
 	if err == nil {
-		err = st.Append(ctx, id, recs...)
+		err = polyloop.AppendRecords(ctx, st, id, recs...)
 	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
@@ -75,7 +76,7 @@ func damage(raw *rawRecords, id, shape string) error {
 		}
 		data = f(data)
 		if !keepCRC {
-			c := sqlrows.Checksum(data)
+			c := int64(storetest.Checksum(data))
 			crc = &c
 		}
 		return raw.put(id, seq, data, crc)

@@ -118,7 +118,7 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 	if err := a.demoKill(ctx, dir, st); err != nil {
 		return err
 	}
-	log, err := st.ReadLog(ctx, demoRunID)
+	log, err := polyloop.ReadLog(ctx, st, demoRunID)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (a *app) demoKill(ctx context.Context, dir string, st *sqlitestore.Store) e
 func (a *app) demoWaitForStep2(ctx context.Context, st *sqlitestore.Store) error {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		log, err := st.ReadLog(ctx, demoRunID)
+		log, err := polyloop.ReadLog(ctx, st, demoRunID)
 		if err != nil {
 			return err
 		}
@@ -232,7 +232,7 @@ func (a *app) demoResume(ctx context.Context, agentPath string, st *sqlitestore.
 	if err != nil {
 		return err
 	}
-	log, err := st.ReadLog(ctx, demoRunID)
+	log, err := polyloop.ReadLog(ctx, st, demoRunID)
 	if err != nil {
 		return err
 	}

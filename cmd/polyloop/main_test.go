@@ -111,7 +111,7 @@ func writeLog(db, id, shape string) error {
 	if err != nil {
 		return err
 	}
-	if err := st.Append(context.Background(), id, recs...); err != nil || shape != "bad-json" {
+	if err := polyloop.AppendRecords(context.Background(), st, id, recs...); err != nil || shape != "bad-json" {
 		return err
 	}
 	if err := st.Close(); err != nil {

@@ -45,7 +45,7 @@ func (a *app) resumeCommand(id, agentPath string) string {
 func (a *app) resumeWill(st polyloop.Store, id string) (string, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	log, err := st.ReadLog(ctx, id)
+	log, err := polyloop.ReadLog(ctx, st, id)
 	if err != nil {
 		return fmt.Sprintf("resume will decide from the log (reading it now failed: %v)", err), false
 	}

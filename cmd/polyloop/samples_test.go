@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/sqlitestore"
 	"github.com/polyloop/polyloop/sweep"
 )
@@ -144,7 +145,7 @@ func checkSamplesInStore(t *testing.T, path string, s sweep.Samples) {
 			t.Fatalf("%s: %v", r.RunID, err)
 		}
 		e := states[0]
-		log, err := st.ReadLog(ctx, r.RunID)
+		log, err := polyloop.ReadLog(ctx, st, r.RunID)
 		if err != nil {
 			t.Fatal(err)
 		}

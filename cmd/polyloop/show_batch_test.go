@@ -96,7 +96,7 @@ func TestShowPrintsABatchInTheReplysOrder(t *testing.T) {
 	if res, err := r.Run(context.Background(), "p1", agent, polyloop.Task{Input: "both"}); err != nil || res.StopReason != polyloop.StopCompleted {
 		t.Fatalf("%+v, %v", res, err)
 	}
-	log, _ := st.ReadLog(context.Background(), "p1")
+	log, _ := polyloop.ReadLog(context.Background(), st, "p1")
 	var settled []string // the test's premise: a1.2 settles first
 	for _, r := range log.Records {
 		if res, ok := r.Body.(*polyloop.ActionResult); ok {

@@ -103,12 +103,12 @@ func (a *app) openRead(ctx context.Context, mode storeMode) (store, error) {
 // absentStore is the default store before the first run: it holds no runs.
 type absentStore struct{ path string }
 
-func (s *absentStore) Append(context.Context, string, ...polyloop.Record) error {
+func (s *absentStore) Append(context.Context, string, []polyloop.Row) error {
 	return fmt.Errorf("no store at %s: a read-only command does not create one", s.path)
 }
 
-func (s *absentStore) ReadLog(context.Context, string) (polyloop.RunLog, error) {
-	return polyloop.RunLog{}, nil
+func (s *absentStore) ReadRows(context.Context, string) ([]polyloop.Row, error) {
+	return nil, nil
 }
 
 func (s *absentStore) ListRuns(context.Context, polyloop.RunFilter) ([]polyloop.RunSummary, error) {
@@ -129,7 +129,7 @@ func notFound(st store, id string) error {
 // readRun reads a run's log, with its RunID set; a run the store does not
 // hold is notFound's error.
 func readRun(ctx context.Context, st store, id string) (polyloop.RunLog, error) {
-	log, err := st.ReadLog(ctx, id)
+	log, err := polyloop.ReadLog(ctx, st, id)
 	if err != nil {
 		return polyloop.RunLog{}, err
 	}

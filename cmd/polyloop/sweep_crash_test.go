@@ -285,7 +285,7 @@ func checkCrashStore(t *testing.T, dir string) int {
 			continue
 		}
 		tr := coordTruth(ref.TaskKey, ref.Epoch)
-		log, err := store.ReadLog(ctx, r.RunID)
+		log, err := polyloop.ReadLog(ctx, store, r.RunID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -83,7 +83,7 @@ func run() error {
 		return fmt.Errorf("expected the simulated crash, got %v", err)
 	}
 	fmt.Println("   ", err)
-	childLog, _ := store.ReadLog(ctx, "lead-1/1.1")
+	childLog, _ := polyloop.ReadLog(ctx, store, "lead-1/1.1")
 	fmt.Printf("    child lead-1/1.1 finished: %s (model calls so far: %d)\n", childLog.Finished().StopReason, childModel.Calls())
 
 	fmt.Println("== resume the lead agent")
@@ -96,7 +96,7 @@ func run() error {
 	fmt.Printf("    child model calls in all: %d (the finished child was not run again)\n", childModel.Calls())
 	fmt.Printf("    Failed handler runs: %d (its first reception was lost in the crash, so it ran again; once recorded, never again)\n", handled.Load())
 
-	log, _ := store.ReadLog(ctx, "lead-1")
+	log, _ := polyloop.ReadLog(ctx, store, "lead-1")
 	for _, r := range log.Receptions() {
 		fmt.Printf("    reception recorded: child %s %s, %s by %s: %s\n", r.ChildRunID, r.StopReason, r.Reception, r.Handler, r.Value)
 	}
@@ -112,11 +112,11 @@ type crashOnReception struct {
 	crashed atomic.Bool
 }
 
-func (c *crashOnReception) Append(ctx context.Context, runID string, recs ...polyloop.Record) error {
+func (c *crashOnReception) Append(ctx context.Context, runID string, recs []polyloop.Row) error {
 	for _, r := range recs {
-		if r.Kind() == polyloop.KindChildReception && c.crashed.CompareAndSwap(false, true) {
+		if r.Kind == polyloop.KindChildReception && c.crashed.CompareAndSwap(false, true) {
 			return errCrash
 		}
 	}
-	return c.Store.Append(ctx, runID, recs...)
+	return c.Store.Append(ctx, runID, recs)
 }

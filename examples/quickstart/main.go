@@ -84,7 +84,7 @@ func run() error {
 	fmt.Printf("   plan: %s (step %d) — %s\n", res.Plan.Action, res.Plan.Step, res.Plan.Reason)
 	fmt.Printf("   finished: %s, %d steps, %d tokens\n   answer: %s\n", res.StopReason, res.Totals.Steps, res.Totals.Tokens(), res.FinalAnswer)
 
-	log, err := store.ReadLog(ctx, "quickstart-1")
+	log, err := polyloop.ReadLog(ctx, store, "quickstart-1")
 	if err != nil {
 		return err
 	}

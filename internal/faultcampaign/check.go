@@ -56,7 +56,7 @@ func Perform(ctx context.Context, st polyloop.Store, plans []Plan, workers int, 
 // the expected ones; the last invocation's result says the same; the
 // invocations' errors are those of the fault.
 func CheckLog(ctx context.Context, st polyloop.Store, r Result) error {
-	log, err := st.ReadLog(ctx, r.Plan.RunID)
+	log, err := polyloop.ReadLog(ctx, st, r.Plan.RunID)
 	if err != nil {
 		return err
 	}

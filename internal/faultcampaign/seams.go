@@ -180,27 +180,27 @@ type faultyStore struct {
 var errStore = fmt.Errorf("faultcampaign: store failure: %w", ErrInjected)
 
 // Append implements polyloop.Store.
-func (s *faultyStore) Append(ctx context.Context, runID string, recs ...polyloop.Record) error {
+func (s *faultyStore) Append(ctx context.Context, runID string, recs []polyloop.Row) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed {
 		return errStore
 	}
 	if !s.holdsTarget(recs) {
-		return s.Store.Append(ctx, runID, recs...)
+		return s.Store.Append(ctx, runID, recs)
 	}
 	s.failed = true
 	if s.fault.Kind == StoreLoseAck {
-		if err := s.Store.Append(ctx, runID, recs...); err != nil {
+		if err := s.Store.Append(ctx, runID, recs); err != nil {
 			return err
 		}
 	}
 	return errStore
 }
 
-func (s *faultyStore) holdsTarget(recs []polyloop.Record) bool {
-	for _, r := range recs {
-		switch b := r.Body.(type) {
+func (s *faultyStore) holdsTarget(rows []polyloop.Row) bool {
+	for _, r := range rows {
+		switch b := r.Record.Body.(type) {
 		case *polyloop.ModelCallResult:
 			if s.fault.Target == AtModelResult && b.Step == s.fault.Step {
 				return true

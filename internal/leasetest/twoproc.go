@@ -240,7 +240,7 @@ func resumeAfterDeath(t *testing.T, r *polyloop.Runner, runID string, policy pol
 
 func checkTakeover(t *testing.T, st polyloop.Store, runID string, hpid int) {
 	t.Helper()
-	log, err := st.ReadLog(context.Background(), runID)
+	log, err := polyloop.ReadLog(context.Background(), st, runID)
 	if err != nil {
 		t.Fatal(err)
 	}

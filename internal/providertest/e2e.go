@@ -67,7 +67,7 @@ func (h *Harness[P]) RunAgent(t *testing.T, srv *Server, agent polyloop.Agent, i
 // are none or if SecretKey is in them.
 func StoredRun(t *testing.T, store *memstore.Store) (records []polyloop.Record, raw string) {
 	t.Helper()
-	log, err := store.ReadLog(context.Background(), "run-1")
+	log, err := polyloop.ReadLog(context.Background(), store, "run-1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func (h *Harness[P]) runOnce(t *testing.T, resp Response) (polyloop.RunResult, p
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	l, err := store.ReadLog(context.Background(), "refused")
+	l, err := polyloop.ReadLog(context.Background(), store, "refused")
 	if err != nil {
 		t.Fatalf("the log does not read back: %v", err)
 	}

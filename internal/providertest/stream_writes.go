@@ -18,9 +18,9 @@ type countingStore struct {
 	appends atomic.Int64
 }
 
-func (s *countingStore) Append(ctx context.Context, runID string, recs ...polyloop.Record) error {
+func (s *countingStore) Append(ctx context.Context, runID string, recs []polyloop.Row) error {
 	s.appends.Add(1)
-	return s.Store.Append(ctx, runID, recs...)
+	return s.Store.Append(ctx, runID, recs)
 }
 
 // discard is a sink that wants deltas and keeps nothing: with it the
@@ -52,7 +52,7 @@ func CheckStreamingWritesNothingMore[P provider.Package](t *testing.T, h Harness
 		if _, err := r.Run(context.Background(), "run-1", agent, polyloop.Task{Input: h.EndToEnd.Input}); err != nil {
 			t.Fatal(err)
 		}
-		log, err := store.ReadLog(context.Background(), "run-1")
+		log, err := polyloop.ReadLog(context.Background(), store, "run-1")
 		if err != nil {
 			t.Fatal(err)
 		}

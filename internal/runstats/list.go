@@ -34,7 +34,7 @@ func FillTotals(ctx context.Context, st polyloop.Store, runs []polyloop.RunSumma
 		if runs[i].Totals != nil {
 			continue
 		}
-		log, err := st.ReadLog(ctx, runs[i].RunID)
+		log, err := polyloop.ReadLog(ctx, st, runs[i].RunID)
 		if err != nil {
 			return err
 		}
@@ -70,7 +70,7 @@ func awaiting(log polyloop.RunLog) string {
 func AgentHashes(ctx context.Context, st polyloop.Store, runs []polyloop.RunSummary) (map[string]string, error) {
 	out := make(map[string]string, len(runs))
 	for _, r := range runs {
-		log, err := st.ReadLog(ctx, r.RunID)
+		log, err := polyloop.ReadLog(ctx, st, r.RunID)
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,8 @@
 // Package sqlrows holds the rows the SQL stores (sqlitestore, pgstore) keep,
 // encoded and decoded in one place: a records row (seq, kind, data,
-// checksum) back into a record, checked on the way (records.go); a run
-// summary to and from a runs row; a RunFilter as a WHERE clause. The
+// checksum) to and from a polyloop.Row, as it is (the Runner checks and
+// decodes it); a run summary to and from a runs row; a RunFilter as a
+// WHERE clause. The
 // stores' schemas have the same columns; only their placeholders and column
 // types differ, and the values here suit both drivers (database/sql and
 // pgx): times as Unix nanoseconds, NULL for the zero time; totals as JSON
@@ -24,6 +25,31 @@ const SummaryColumns = `run_id, agent, snapshot_hash, started_at, updated_at, re
 
 // Row is one row of a result: *sql.Row, *sql.Rows, pgx.Row, pgx.Rows.
 type Row interface{ Scan(dest ...any) error }
+
+// RecordColumns are the columns of the records table ScanRecord reads.
+const RecordColumns = `seq, kind, data, crc`
+
+// ScanRecord reads a records row (RecordColumns) as it is: a NULL checksum
+// (a row written before the store kept checksums) makes it Unchecked.
+func ScanRecord(row Row) (polyloop.Row, error) {
+	var r polyloop.Row
+	var kind string
+	var crc *int64
+	if err := row.Scan(&r.Seq, &kind, &r.Data, &crc); err != nil {
+		return r, err
+	}
+	r.Kind = polyloop.RecordKind(kind)
+	if crc == nil {
+		r.Unchecked = true
+	} else {
+		r.Checksum = uint32(*crc)
+	}
+	return r, nil
+}
+
+// CRC is a row's checksum as the crc column keeps it: an int64 (both
+// drivers' integer), never negative.
+func CRC(r polyloop.Row) int64 { return int64(r.Checksum) }
 
 // ScanSummary reads a runs row. Scan's error is returned as is (so that
 // errors.Is sees a driver's no-rows error).

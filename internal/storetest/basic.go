@@ -14,7 +14,7 @@ import (
 // the log still equals before.
 func expectConflict(t *testing.T, ctx context.Context, s polyloop.Store, run string, before []polyloop.Record, recs ...polyloop.Record) {
 	t.Helper()
-	err := s.Append(ctx, run, recs...)
+	err := polyloop.AppendRecords(ctx, s, run, recs...)
 	if !errors.Is(err, polyloop.ErrSeqConflict) {
 		t.Fatalf("Append at seq %d with next seq %d: %v, want ErrSeqConflict", recs[0].Seq, len(before), err)
 	}
@@ -41,7 +41,7 @@ func testUnencodable(t *testing.T, ctx context.Context, s polyloop.Store) {
 	mustAppend(t, ctx, s, run, log[:2]...)
 	// The third record cannot be encoded.
 	broken := polyloop.Record{Seq: 4, At: At(4)}
-	if err := s.Append(ctx, run, log[2], log[3], broken); err == nil {
+	if err := polyloop.AppendRecords(ctx, s, run, log[2], log[3], broken); err == nil {
 		t.Fatal("Append whose third record has no body succeeded")
 	}
 	SameLog(t, ReadAll(t, ctx, s, run), log[:2])
@@ -70,7 +70,7 @@ func testLimits(t *testing.T, ctx context.Context, s polyloop.Store) {
 	}
 	nested := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	for name, args := range map[string]string{"10000 levels": nested(10000), "invalid UTF-8": "[\"\xff\"]"} {
-		if err := s.Append(ctx, run, withArgs(args)...); !errors.Is(err, polyloop.ErrJSONLimit) {
+		if err := polyloop.AppendRecords(ctx, s, run, withArgs(args)...); !errors.Is(err, polyloop.ErrJSONLimit) {
 			t.Fatalf("Append of arguments of %s: %v, want ErrJSONLimit", name, err)
 		}
 		SameLog(t, ReadAll(t, ctx, s, run), log)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/internal/workload"
 )
 
 // Commits reports a store's commit count (its Stats().Commits).
@@ -65,7 +65,7 @@ func benchAppend(b *testing.B, s polyloop.Store, commits Commits, runs int) {
 	ids := make([]string, runs)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%s-%d", prefix, i)
-		if err := s.Append(ctx, ids[i], Started(ids[i], "bench"), Intent(1, 1)); err != nil {
+		if err := polyloop.AppendRecords(ctx, s, ids[i], Started(ids[i], "bench"), Intent(1, 1)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -147,7 +147,7 @@ func benchReadPlan(b *testing.B, s polyloop.Store, steps int) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		l, err := s.ReadLog(ctx, run)
+		l, err := polyloop.ReadLog(ctx, s, run)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -89,11 +89,11 @@ type AckStore struct {
 	// Before and After, when set, run before the kth Append (k from 1) is
 	// handed to the store and after it returned (and was reported).
 	Before, After func(k int)
-	// AfterRead, when set, runs after each ReadLog.
+	// AfterRead, when set, runs after each ReadRows.
 	AfterRead func()
 }
 
-func (s *AckStore) Append(ctx context.Context, runID string, records ...polyloop.Record) error {
+func (s *AckStore) Append(ctx context.Context, runID string, records []polyloop.Row) error {
 	s.appends++
 	if s.Before != nil {
 		s.Before(s.appends)
@@ -101,7 +101,7 @@ func (s *AckStore) Append(ctx context.Context, runID string, records ...polyloop
 	if len(records) > 0 {
 		fmt.Printf("try %d\n", records[len(records)-1].Seq)
 	}
-	err := s.Store.Append(ctx, runID, records...)
+	err := s.Store.Append(ctx, runID, records)
 	if err == nil && len(records) > 0 {
 		fmt.Printf("ack %d\n", records[len(records)-1].Seq)
 	}
@@ -111,10 +111,10 @@ func (s *AckStore) Append(ctx context.Context, runID string, records ...polyloop
 	return err
 }
 
-func (s *AckStore) ReadLog(ctx context.Context, runID string) (polyloop.RunLog, error) {
-	l, err := s.Store.ReadLog(ctx, runID)
+func (s *AckStore) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
+	rows, err := s.Store.ReadRows(ctx, runID)
 	if s.AfterRead != nil {
 		s.AfterRead()
 	}
-	return l, err
+	return rows, err
 }

@@ -13,7 +13,7 @@ import (
 // WriteRun writes RunStarted + ModelCallIntent and then steps acting steps
 // of workload W to run, two Appends per step.
 func WriteRun(ctx context.Context, s polyloop.Store, run string, steps int) error {
-	if err := s.Append(ctx, run, Started(run, "prefix"), Intent(1, 1)); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, run, Started(run, "prefix"), Intent(1, 1)); err != nil {
 		return err
 	}
 	return appendSteps(ctx, s, run, steps)
@@ -26,10 +26,10 @@ func appendSteps(ctx context.Context, s polyloop.Store, run string, steps int) e
 	seq := int64(2)
 	for step := 1; step <= steps; step++ {
 		before, after := StepBatches(step, seq)
-		if err := s.Append(ctx, run, before...); err != nil {
+		if err := polyloop.AppendRecords(ctx, s, run, before...); err != nil {
 			return err
 		}
-		if err := s.Append(ctx, run, after...); err != nil {
+		if err := polyloop.AppendRecords(ctx, s, run, after...); err != nil {
 			return err
 		}
 		seq += 4
@@ -46,7 +46,7 @@ func Fence(t testing.TB, ctx context.Context, a, b polyloop.Store, run string, l
 	for i := 0; i+2 <= len(log); i += 2 {
 		errs := make(chan error, 2)
 		for _, s := range []polyloop.Store{a, b} {
-			go func() { errs <- s.Append(ctx, run, log[i:i+2]...) }()
+			go func() { errs <- polyloop.AppendRecords(ctx, s, run, log[i:i+2]...) }()
 		}
 		e1, e2 := <-errs, <-errs
 		if (e1 == nil) == (e2 == nil) {
@@ -75,7 +75,7 @@ func ConcurrentRuns(t testing.TB, ctx context.Context, s polyloop.Store, prefix 
 				t.Errorf("%s: %v", run, err)
 				return
 			}
-			if err := s.Append(ctx, run, Prefix(run, 2)...); !errors.Is(err, polyloop.ErrSeqConflict) {
+			if err := polyloop.AppendRecords(ctx, s, run, Prefix(run, 2)...); !errors.Is(err, polyloop.ErrSeqConflict) {
 				t.Errorf("%s: stale Append: %v, want ErrSeqConflict", run, err)
 			}
 		})

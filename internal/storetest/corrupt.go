@@ -5,23 +5,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
-	"github.com/polyloop/polyloop/internal/sqlrows"
+	"github.com/polyloop/polyloop/internal/workload"
 )
 
 // Tamper is raw access to a durable store's records table behind the
 // store's back: what a disk fault, a bad restore or a hand edit does.
 type Tamper interface {
 	// Rows returns the run's rows in seq order.
-	Rows(t testing.TB, runID string) []sqlrows.RecordRow
+	Rows(t testing.TB, runID string) []polyloop.Row
 	// Put overwrites the row at row.Seq with row's kind, data and checksum.
-	Put(t testing.TB, runID string, row sqlrows.RecordRow)
+	Put(t testing.TB, runID string, row polyloop.Row)
 	// Delete removes the row at seq.
 	Delete(t testing.TB, runID string, seq int64)
 }
@@ -75,12 +75,12 @@ type damaged struct {
 	raw  Tamper
 	run  string
 	w    workload.W
-	rows []sqlrows.RecordRow // as written
+	rows []polyloop.Row // as written
 }
 
 // put stores row and checks that ReadLog finds the log corrupt at seq for
 // a reason containing why, then that Resume refuses it without writing.
-func (d *damaged) put(t *testing.T, row sqlrows.RecordRow, seq int64, why string) {
+func (d *damaged) put(t *testing.T, row polyloop.Row, seq int64, why string) {
 	t.Helper()
 	d.raw.Put(t, d.run, row)
 	d.wantCorrupt(t, seq, why)
@@ -88,7 +88,7 @@ func (d *damaged) put(t *testing.T, row sqlrows.RecordRow, seq int64, why string
 
 func (d *damaged) wantCorrupt(t *testing.T, seq int64, why string) {
 	t.Helper()
-	_, err := d.s.ReadLog(context.Background(), d.run)
+	_, err := polyloop.ReadLog(context.Background(), d.s, d.run)
 	d.checkCorrupt(t, err, seq, why)
 	d.resumeRefused(t, polyloop.ErrCorruptLog)
 }
@@ -117,27 +117,23 @@ func (d *damaged) resumeRefused(t *testing.T, want error) {
 	}
 }
 
-func sameRows(a, b []sqlrows.RecordRow) bool {
-	return slices.EqualFunc(a, b, func(x, y sqlrows.RecordRow) bool {
-		return x.Seq == y.Seq && x.Kind == y.Kind && bytes.Equal(x.Data, y.Data) && (x.CRC == nil) == (y.CRC == nil) && (x.CRC == nil || *x.CRC == *y.CRC)
+func sameRows(a, b []polyloop.Row) bool {
+	return slices.EqualFunc(a, b, func(x, y polyloop.Row) bool {
+		return x.Seq == y.Seq && x.Kind == y.Kind && bytes.Equal(x.Data, y.Data) && x.Unchecked == y.Unchecked && x.Checksum == y.Checksum
 	})
 }
 
 // row returns a copy of the stored row at seq.
-func (d *damaged) row(seq int64) sqlrows.RecordRow {
+func (d *damaged) row(seq int64) polyloop.Row {
 	r := d.rows[seq]
 	r.Data = slices.Clone(r.Data)
-	if r.CRC != nil {
-		c := *r.CRC
-		r.CRC = &c
-	}
 	return r
 }
 
 // seqOf returns the seq of the first row of kind.
 func (d *damaged) seqOf(t *testing.T, kind polyloop.RecordKind) int64 {
 	for _, r := range d.rows {
-		if r.Kind == string(kind) {
+		if r.Kind == kind {
 			return r.Seq
 		}
 	}
@@ -145,11 +141,14 @@ func (d *damaged) seqOf(t *testing.T, kind polyloop.RecordKind) int64 {
 	return -1
 }
 
-func withCRC(r sqlrows.RecordRow) sqlrows.RecordRow {
-	c := sqlrows.Checksum(r.Data)
-	r.CRC = &c
+// withCRC is r with the checksum of its data, as a store writes it.
+func withCRC(r polyloop.Row) polyloop.Row {
+	r.Checksum, r.Unchecked = Checksum(r.Data), false
 	return r
 }
+
+// Checksum is the CRC-32C of a row's data (polyloop.Row.Checksum).
+func Checksum(data []byte) uint32 { return crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)) }
 
 // testFlippedByte: "ok" becomes "oK" inside a string — still valid JSON,
 // still a valid record; only the checksum tells.
@@ -179,14 +178,14 @@ func testRandomFlips(t *testing.T, d *damaged) {
 		i := sp[0] + rng.IntN(sp[1]-sp[0])
 		r.Data[i] ^= byte(1 + rng.IntN(255))
 		d.raw.Put(t, d.run, r)
-		_, err := d.s.ReadLog(context.Background(), d.run)
+		_, err := polyloop.ReadLog(context.Background(), d.s, d.run)
 		var ce *polyloop.CorruptLogError
 		if !errors.As(err, &ce) || ce.Seq != seq || ce.RunID != d.run {
 			t.Fatalf("byte %d of record %d changed (%q): ReadLog gave %v, want a corrupt log at seq %d", i, seq, r.Data[max(i-10, 0):min(i+10, len(r.Data))], err, seq)
 		}
 		d.raw.Put(t, d.run, d.row(seq))
 	}
-	if _, err := d.s.ReadLog(context.Background(), d.run); err != nil {
+	if _, err := polyloop.ReadLog(context.Background(), d.s, d.run); err != nil {
 		t.Fatalf("the log with every record restored: %v", err)
 	}
 }
@@ -219,19 +218,19 @@ func stringSpans(data []byte) [][2]int {
 func testUnchecked(t *testing.T, d *damaged) {
 	for seq := range d.rows {
 		r := d.row(int64(seq))
-		r.CRC = nil
+		r.Unchecked = true
 		d.raw.Put(t, d.run, r)
 	}
-	if _, err := d.s.ReadLog(context.Background(), d.run); err != nil {
+	if _, err := polyloop.ReadLog(context.Background(), d.s, d.run); err != nil {
 		t.Fatalf("a log without checksums: %v", err)
 	}
 	seq := d.seqOf(t, polyloop.KindStepCompleted)
 	r := d.row(seq)
-	r.CRC = nil
+	r.Unchecked = true
 	i := bytes.Index(r.Data, []byte("noop result"))
 	r.Data[i+1] = 'O'
 	d.raw.Put(t, d.run, r)
-	l, err := d.s.ReadLog(context.Background(), d.run)
+	l, err := polyloop.ReadLog(context.Background(), d.s, d.run)
 	if err != nil || !strings.Contains(l.Steps()[0].Observation, "nOop result") {
 		t.Fatalf("an unchecked record changed within UTF-8 reads as changed (nothing can tell): %v", err)
 	}
@@ -245,7 +244,7 @@ func testTruncated(t *testing.T, d *damaged) {
 	r := d.row(seq)
 	r.Data = r.Data[:len(r.Data)/2]
 	d.put(t, r, seq, "checksum mismatch")
-	r.CRC = nil
+	r.Unchecked = true
 	d.put(t, r, seq, "does not decode")
 }
 
@@ -271,7 +270,7 @@ func testNewerVersion(t *testing.T, d *damaged) {
 	r := d.row(6)
 	r.Data = bytes.Replace(r.Data, []byte(`,"v":1,`), []byte(`,"v":3,`), 1)
 	d.raw.Put(t, d.run, withCRC(r))
-	_, err := d.s.ReadLog(context.Background(), d.run)
+	_, err := polyloop.ReadLog(context.Background(), d.s, d.run)
 	if !errors.Is(err, polyloop.ErrLogVersion) || errors.Is(err, polyloop.ErrCorruptLog) || !strings.Contains(err.Error(), fmt.Sprintf("run %q: record 6", d.run)) {
 		t.Fatalf("ReadLog of a log with a v3 record: %v, want ErrLogVersion naming the run and record 6", err)
 	}

@@ -295,7 +295,7 @@ func (c *crasher) child(spec childSpec) childRun {
 func (c *crasher) checkLog(s polyloop.Store, run string, kp KillPoint, r *childRun, had int) {
 	t := c.t
 	t.Helper()
-	l, err := s.ReadLog(context.Background(), run)
+	l, err := polyloop.ReadLog(context.Background(), s, run)
 	if err != nil {
 		c.tally.unplannable++
 		t.Errorf("%v: the log does not read after the child: %v", kp, err)
@@ -345,7 +345,7 @@ func (c *crasher) finish(s polyloop.Store, run string, policy polyloop.ReplayPol
 		t.Errorf("kill points %v (%s): finishing the run after the kills: %v", kps, policy, err)
 		return
 	}
-	l, err := s.ReadLog(context.Background(), run)
+	l, err := polyloop.ReadLog(context.Background(), s, run)
 	if err != nil {
 		c.tally.unplannable++
 		t.Errorf("kill points %v: the finished log does not read: %v", kps, err)

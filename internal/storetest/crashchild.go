@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/internal/workload"
 )
 
 // The crash test's environment: the parent sets them for each child.
@@ -111,7 +111,7 @@ func (w crashWorkload) Agent() polyloop.Agent {
 // runOrResume runs the workload as run, or resumes it when the log has
 // records.
 func (w crashWorkload) runOrResume(ctx context.Context, s polyloop.Store, run string) (polyloop.RunResult, error) {
-	l, err := s.ReadLog(ctx, run)
+	l, err := polyloop.ReadLog(ctx, s, run)
 	if err != nil {
 		return polyloop.RunResult{}, err
 	}

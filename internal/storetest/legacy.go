@@ -15,13 +15,15 @@ const (
 )
 
 // LegacyLog is the log a store of the schema before checksums holds: the
-// records of LegacyRun, their stored bytes, and the run's summary.
+// records of LegacyRun, their stored bytes (as the Runner hands them to a
+// store in one Append), and the run's summary.
 func LegacyLog(t testing.TB) ([]polyloop.Record, [][]byte, polyloop.RunSummary) {
 	t.Helper()
 	recs := Prefix(LegacyRun, legacyRecords)
-	data, err := polyloop.EncodeBatch(LegacyRun, recs)
-	if err != nil {
-		t.Fatal(err)
+	rows := RowsOf(t, LegacyRun, recs)
+	data := make([][]byte, len(rows))
+	for i, r := range rows {
+		data[i] = r.Data
 	}
 	sum := polyloop.RunSummary{RunID: LegacyRun}
 	for _, r := range recs {
@@ -29,6 +31,26 @@ func LegacyLog(t testing.TB) ([]polyloop.Record, [][]byte, polyloop.RunSummary) 
 	}
 	return recs, data, sum
 }
+
+// RowsOf are the rows the Runner hands a store for an Append of recs.
+func RowsOf(t testing.TB, runID string, recs []polyloop.Record) []polyloop.Row {
+	t.Helper()
+	var c capture
+	if err := polyloop.AppendRecords(context.Background(), &c, runID, recs...); err != nil {
+		t.Fatal(err)
+	}
+	return c.rows
+}
+
+// capture is a store that keeps the rows of its Appends, whatever they are.
+type capture struct{ rows []polyloop.Row }
+
+func (c *capture) Append(_ context.Context, _ string, rows []polyloop.Row) error {
+	c.rows = append(c.rows, rows...)
+	return nil
+}
+
+func (c *capture) ReadRows(context.Context, string) ([]polyloop.Row, error) { return c.rows, nil }
 
 // Unchecked is what a durable store tells of the records it keeps without a
 // checksum.
@@ -53,19 +75,19 @@ func CheckLegacy(t *testing.T, s Unchecked, raw Tamper) {
 	}
 	rows := raw.Rows(t, LegacyRun)
 	for _, r := range rows {
-		if (r.CRC == nil) != (r.Seq < legacyRecords) {
-			t.Fatalf("record %d: checksum %v; want none exactly for the legacy records", r.Seq, r.CRC)
+		if r.Unchecked != (r.Seq < legacyRecords) {
+			t.Fatalf("record %d: unchecked %v; want no checksum exactly for the legacy records", r.Seq, r.Unchecked)
 		}
 	}
 	old, fresh := rows[1], rows[legacyRecords]
 	old.Data = bytes.Replace(old.Data, []byte(`"m1.1"`), []byte(`"m1.2"`), 1)
 	raw.Put(t, LegacyRun, old)
-	if _, err := s.ReadLog(ctx, LegacyRun); err != nil {
+	if _, err := polyloop.ReadLog(ctx, s, LegacyRun); err != nil {
 		t.Fatalf("an unchecked record changed within UTF-8: %v, want it read (unchecked)", err)
 	}
 	fresh.Data = bytes.Replace(fresh.Data, []byte(`"m`), []byte(`"M`), 1)
 	raw.Put(t, LegacyRun, fresh)
 	d := damaged{s: s, raw: raw, run: LegacyRun}
-	_, err := s.ReadLog(ctx, LegacyRun)
+	_, err := polyloop.ReadLog(ctx, s, LegacyRun)
 	d.checkCorrupt(t, err, legacyRecords, "checksum mismatch")
 }

@@ -25,7 +25,7 @@ func testOddTimes(t *testing.T, ctx context.Context, s polyloop.Store) {
 	var want polyloop.RunSummary
 	appendOne := func(rec polyloop.Record) {
 		t.Helper()
-		if err := s.Append(ctx, id, rec); err != nil {
+		if err := polyloop.AppendRecords(ctx, s, id, rec); err != nil {
 			t.Fatalf("append %d: %v", rec.Seq, err)
 		}
 		want.Apply(rec)

@@ -19,11 +19,13 @@ func PanicWhileLeading(t *testing.T, s polyloop.Store, started <-chan struct{}) 
 	t.Helper()
 	ctx := context.Background()
 	first := make(chan error, 1)
-	go func() { first <- s.Append(ctx, "first", Started("first", "ag")) }()
+	go func() { first <- polyloop.AppendRecords(ctx, s, "first", Started("first", "ag")) }()
 	<-started
 	results := make(chan appendOutcome, 2)
 	for _, run := range []string{"boom", "mate"} {
-		go func() { results <- tryAppend(func() error { return s.Append(ctx, run, Started(run, "ag")) }) }()
+		go func() {
+			results <- tryAppend(func() error { return polyloop.AppendRecords(ctx, s, run, Started(run, "ag")) })
+		}()
 	}
 	if err := <-first; err != nil {
 		t.Fatal(err)
@@ -36,11 +38,11 @@ func PanicWhileLeading(t *testing.T, s polyloop.Store, started <-chan struct{}) 
 		t.Fatalf("outcomes %+v and %+v, want the injected panic and an error", a, b)
 	}
 	t.Logf("the other Append: %v", b.err)
-	if err := s.Append(ctx, "after", Started("after", "ag")); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "after", Started("after", "ag")); err != nil {
 		t.Fatalf("Append after the panic: %v", err)
 	}
 	for _, run := range []string{"boom", "mate"} {
-		if l, err := s.ReadLog(ctx, run); err == nil && len(l.Records) > 0 {
+		if l, err := polyloop.ReadLog(ctx, s, run); err == nil && len(l.Records) > 0 {
 			t.Fatalf("run %s holds %d records, want none", run, len(l.Records))
 		}
 	}

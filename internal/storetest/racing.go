@@ -49,7 +49,7 @@ func RacingWriters(t testing.TB, ctx context.Context, handles []polyloop.Store, 
 				defer wg.Done()
 				rng := rand.New(rand.NewPCG(seed, 1))
 				for {
-					l, err := s.ReadLog(ctx, id)
+					l, err := polyloop.ReadLog(ctx, s, id)
 					if err != nil {
 						t.Errorf("ReadLog %s: %v", id, err)
 						return
@@ -64,7 +64,7 @@ func RacingWriters(t testing.TB, ctx context.Context, handles []polyloop.Store, 
 						wait = time.Duration(rng.IntN(2000)) * time.Microsecond
 					}
 					c, cancel := context.WithTimeout(ctx, wait)
-					err = s.Append(c, id, log[from:to]...)
+					err = polyloop.AppendRecords(c, s, id, log[from:to]...)
 					cancel()
 					switch {
 					case err == nil:
@@ -95,7 +95,7 @@ func RacingWriters(t testing.TB, ctx context.Context, handles []polyloop.Store, 
 	}
 	got := map[string]polyloop.RunLog{}
 	for id, log := range logs {
-		l, err := handles[0].ReadLog(ctx, id)
+		l, err := polyloop.ReadLog(ctx, handles[0], id)
 		if err != nil {
 			t.Fatal(err)
 		}

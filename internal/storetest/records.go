@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/internal/workload"
 )
 
 // base is the timestamp the builders start from; each record is one

@@ -101,7 +101,7 @@ func Normalize(t testing.TB, records []polyloop.Record) []string {
 // ReadAll reads a run's log and fails the test on error.
 func ReadAll(t testing.TB, ctx context.Context, s polyloop.Store, runID string) []polyloop.Record {
 	t.Helper()
-	l, err := s.ReadLog(ctx, runID)
+	l, err := polyloop.ReadLog(ctx, s, runID)
 	if err != nil {
 		t.Fatalf("ReadLog(%q): %v", runID, err)
 	}
@@ -124,7 +124,7 @@ func SameLog(t testing.TB, got, want []polyloop.Record) {
 
 func mustAppend(t testing.TB, ctx context.Context, s polyloop.Store, runID string, recs ...polyloop.Record) {
 	t.Helper()
-	if err := s.Append(ctx, runID, recs...); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, runID, recs...); err != nil {
 		t.Fatalf("Append(%q, seq %d..): %v", runID, recs[0].Seq, err)
 	}
 }

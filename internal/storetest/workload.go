@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/internal/workload"
 )
 
 // RunW runs workload W to completion as runID with r (one of w's runners)

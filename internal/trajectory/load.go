@@ -17,7 +17,7 @@ type Store interface {
 // process drives it (Probe). A run without records is an error wrapping
 // polyloop.ErrRunNotFound.
 func Load(ctx context.Context, st Store, id string) (*Trajectory, error) {
-	log, err := st.ReadLog(ctx, id)
+	log, err := polyloop.ReadLog(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}

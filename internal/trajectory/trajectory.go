@@ -1,7 +1,10 @@
 // Package trajectory turns a run log into the per-step view that people
-// read: `polyloop show` prints it and `polyloop view` renders it. It is
-// built from the log alone (Build), plus the run's children from the
-// store's listing (Load); it never decides anything about the run.
+// read: `polyloop show` prints it and `polyloop view` renders it. It is a
+// projection of what the log's one fold says of each record
+// (polyloop.ObserveLog: which step, which attempt a settlement settles,
+// which intent a replay replaces, where an invocation began), plus the
+// run's children from the store's listing (Load); it reads no record kind
+// of its own and never decides anything about the run.
 package trajectory
 
 import (
@@ -179,15 +182,15 @@ type Reception struct {
 	Seq int64 `json:"seq"`
 }
 
-// Build folds a log into a trajectory. A corrupt log gives the trajectory
-// of what it holds, with PlanError saying what is wrong (unfinished runs).
+// Build folds a log into a trajectory: a projection of what the log's fold
+// says of each record (polyloop.ObserveLog). A corrupt log gives the
+// trajectory of what it holds before the break, with PlanError saying what
+// is wrong.
 func Build(log polyloop.RunLog) *Trajectory {
 	t := &Trajectory{RunID: log.RunID, Records: len(log.Records), Steps: []*Step{}, Totals: polyloop.ComputeTotals(log)}
 	b := builder{t: t}
-	for _, r := range log.Records {
-		b.add(r)
-	}
-	for _, s := range t.Steps { // the reply's order: actions settled at their gate come in last
+	_ = polyloop.ObserveLog(log, &b) // a break: the plan below says what it is
+	for _, s := range t.Steps {      // the reply's order: actions settled at their gate come in last
 		slices.SortStableFunc(s.Actions, func(x, y *Action) int { return cmp.Compare(x.Index, y.Index) })
 	}
 	if n := len(log.Records); n > 0 {
@@ -195,127 +198,148 @@ func Build(log polyloop.RunLog) *Trajectory {
 	}
 	if t.Finished == nil && len(log.Records) > 0 {
 		plan, err := polyloop.PlanResume(log)
-		if err != nil {
-			t.PlanError = err.Error()
-		} else {
+		if err == nil {
 			t.Plan = &plan
+		} else {
+			t.PlanError = err.Error()
 		}
 		if s, err := polyloop.PendingGates(log); err == nil && len(s.Approvals)+len(s.Deliveries) > 0 {
 			t.Awaiting = s
 		}
 	}
-	t.Invocations = Invocations(log)
 	return t
 }
 
+// builder projects the fold's description of each record (it is a
+// polyloop.LogObserver) onto the trajectory.
 type builder struct {
-	t    *Trajectory
-	snap polyloop.Snapshot
-	// copiedUntil is, in a fork, the seq of the last record copied from
-	// its source.
-	copiedUntil int64
+	t *Trajectory
 }
 
-func (b *builder) step(n int, seq int64) *Step {
+// step is the trajectory's step of a record, opened at its first record.
+func (b *builder) step(f polyloop.Fact) *Step {
 	t := b.t
-	if len(t.Steps) == 0 || t.Steps[len(t.Steps)-1].Step != n {
-		t.Steps = append(t.Steps, &Step{Step: n, ModelCalls: []*Call{}, FirstSeq: seq, Copied: seq <= b.copiedUntil})
+	if len(t.Steps) == 0 || t.Steps[len(t.Steps)-1].Step != f.Step {
+		t.Steps = append(t.Steps, &Step{Step: f.Step, ModelCalls: []*Call{}, FirstSeq: f.Seq, Copied: f.Copied})
 	}
 	s := t.Steps[len(t.Steps)-1]
-	s.LastSeq = seq
+	s.LastSeq = f.Seq
 	return s
 }
 
-func (b *builder) add(r polyloop.Record) {
+// Record notes the record in the invocation that wrote it.
+func (b *builder) Record(f polyloop.Fact, _ polyloop.Record) {
 	t := b.t
-	switch body := r.Body.(type) {
-	case *polyloop.RunStarted:
-		t.Agent, t.SnapshotHash, t.Task, t.System, t.Parent = body.Snapshot.Agent, body.SnapshotHash, body.Snapshot.Task.Input, body.Snapshot.System, body.Parent
-		t.StartedAt, t.Snapshot, b.snap = r.At, body.Snapshot, body.Snapshot
-		t.ForkedFrom, t.ReplayOf = body.ForkedFrom, body.ReplayOf
-		if f := body.ForkedFrom; f != nil {
-			b.copiedUntil = int64(f.Copied)
+	if f.Invocation != "" || len(t.Invocations) == 0 {
+		inv := Invocation{FirstSeq: f.Seq, From: f.At, Evidence: f.Invocation, FirstStep: f.Step}
+		if n := len(t.Invocations); n > 0 {
+			inv.Gap = f.At.Sub(t.Invocations[n-1].To)
 		}
-		if t.RunID == "" {
-			t.RunID = body.RunID
-		}
-	case *polyloop.ModelCallIntent:
-		s := b.step(body.Step, r.Seq)
-		s.ModelCalls = append(s.ModelCalls, &Call{CallID: body.CallID, Attempt: body.Attempt, Seq: r.Seq, At: r.At, Unknown: true, View: body.View})
-	case *polyloop.ModelCallResult:
-		for _, c := range b.step(body.Step, r.Seq).ModelCalls {
-			if c.CallID == body.CallID {
-				c.Reply, c.Failure, c.Usage, c.Unknown = body.Reply, body.Failure, body.Usage, false
-			}
-		}
-	case *polyloop.ActionIntent:
-		s := b.step(body.Step, r.Seq)
-		for _, a := range s.Actions {
-			if a.ActionID == body.ActionID && a.Settled == nil {
-				a.Replayed = true
-			}
-		}
-		s.Actions = append(s.Actions, &Action{ActionID: body.ActionID, Attempt: body.Attempt, Index: body.Index, Of: body.BatchSize(),
-			Seq: r.Seq, At: r.At, Action: body.Action, Replay: body.Replay, Unknown: true, Gate: s.gate(body.ActionID)})
-	case *polyloop.ChildReception:
-		s := b.step(body.Step, r.Seq)
-		if body.Maintenance {
-			m := s.maintenance()
-			m.Records = append(m.Records, MaintenanceRecord{Reception: body})
-			return
-		}
-		s.Receptions = append(s.Receptions, &Reception{ChildReception: body, Seq: r.Seq})
-	case *polyloop.MaintenanceOp:
-		m := b.step(body.Step, r.Seq).maintenance()
-		m.Records = append(m.Records, MaintenanceRecord{Operation: body})
-	case *polyloop.MaintenanceDone:
-		b.step(body.Step, r.Seq).maintenance().Done = true
-	case *polyloop.ActionResult:
-		settle(b.step(body.Step, r.Seq), &body.SettledAction, r.Seq)
-	case *polyloop.StepCompleted:
-		s := b.step(body.Step, r.Seq)
-		s.Completed = body
-		if body.Outcome != nil {
-			settle(s, &body.SettledAction, r.Seq)
-		}
-	case *polyloop.ConfigOverride:
-		t.Overrides = append(t.Overrides, &Override{ConfigOverride: body, Seq: r.Seq, At: r.At, Diff: polyloop.DiffSnapshots(b.snap, body.Snapshot)})
-		b.snap = body.Snapshot
-	case *polyloop.LeaseTakeover:
-		t.Takeovers = append(t.Takeovers, &Takeover{LeaseTakeover: body, Seq: r.Seq, At: r.At})
-	case *polyloop.ApprovalRequested:
-		s := b.step(body.Step, r.Seq)
-		s.Gates = append(s.Gates, &Gate{Kind: polyloop.KindApprovalRequested, GateRequest: &body.GateRequest, Seq: r.Seq, At: r.At})
-	case *polyloop.DeliveryRequested:
-		s := b.step(body.Step, r.Seq)
-		s.Gates = append(s.Gates, &Gate{Kind: polyloop.KindDeliveryRequested, GateRequest: &body.GateRequest, Seq: r.Seq, At: r.At})
-	case *polyloop.ApprovalDecided:
-		if g := b.step(body.Step, r.Seq).gate(body.ActionID); g != nil {
-			g.Decision, g.AnswerSeq, g.AnsweredAt = body, r.Seq, r.At
-		}
-	case *polyloop.DeliveryReceived:
-		if g := b.step(body.Step, r.Seq).gate(body.ActionID); g != nil {
-			g.Delivery, g.AnswerSeq, g.AnsweredAt = body, r.Seq, r.At
-		}
-	case *polyloop.RunFinished:
-		t.Finished = body
+		t.Invocations = append(t.Invocations, inv)
+	}
+	cur := &t.Invocations[len(t.Invocations)-1]
+	cur.LastSeq, cur.To, cur.LastStep = f.Seq, f.At, f.Step
+}
+
+func (b *builder) RunStarted(f polyloop.Fact, rs *polyloop.RunStarted) {
+	t := b.t
+	t.Agent, t.SnapshotHash, t.Task, t.System, t.Parent = rs.Snapshot.Agent, rs.SnapshotHash, rs.Snapshot.Task.Input, rs.Snapshot.System, rs.Parent
+	t.StartedAt, t.Snapshot = f.At, rs.Snapshot
+	t.ForkedFrom, t.ReplayOf = rs.ForkedFrom, rs.ReplayOf
+	if t.RunID == "" {
+		t.RunID = rs.RunID
 	}
 }
 
-// settle attaches a settlement to the intent it settles: the one with its
-// action id and attempt (the latest with that id in a 1.0 log, which has
-// no attempts on outcomes). An action settled at its gate, which has no
-// intent, is added from its gate's request.
-func settle(s *Step, sa *polyloop.SettledAction, seq int64) {
-	for i := len(s.Actions) - 1; i >= 0; i-- {
-		a := s.Actions[i]
-		if a.ActionID == sa.ResultID && (sa.Attempt == 0 || sa.Attempt == a.Attempt) {
-			a.Settled, a.SettledSeq, a.Unknown, a.Replayed = sa, seq, false, false
-			return
+func (b *builder) ModelCall(f polyloop.Fact, in *polyloop.ModelCallIntent) {
+	s := b.step(f)
+	s.ModelCalls = append(s.ModelCalls, &Call{CallID: in.CallID, Attempt: in.Attempt, Seq: f.Seq, At: f.At, Unknown: true, View: in.View})
+}
+
+func (b *builder) ModelResult(f polyloop.Fact, res *polyloop.ModelCallResult) {
+	for _, c := range b.step(f).ModelCalls {
+		if c.CallID == res.CallID {
+			c.Reply, c.Failure, c.Usage, c.Unknown = res.Reply, res.Failure, res.Usage, false
 		}
+	}
+}
+
+func (b *builder) ActionStarted(f polyloop.Fact, in *polyloop.ActionIntent, replaced *polyloop.ActionIntent) {
+	s := b.step(f)
+	for _, a := range s.Actions {
+		if replaced != nil && a.ActionID == replaced.ActionID && a.Attempt == replaced.Attempt {
+			a.Replayed = true
+		}
+	}
+	s.Actions = append(s.Actions, &Action{ActionID: in.ActionID, Attempt: in.Attempt, Index: in.Index, Of: in.BatchSize(),
+		Seq: f.Seq, At: f.At, Action: in.Action, Replay: in.Replay, Unknown: true, Gate: s.gate(in.ActionID)})
+}
+
+// ActionSettled attaches a settlement to the attempt it settles, or adds
+// the action its gate settled (which has no intent) from the gate's
+// request.
+func (b *builder) ActionSettled(f polyloop.Fact, sa *polyloop.SettledAction, in *polyloop.ActionIntent, _ *polyloop.GateRequest) {
+	s := b.step(f)
+	if in != nil {
+		for _, a := range s.Actions {
+			if a.ActionID == in.ActionID && a.Attempt == in.Attempt {
+				a.Settled, a.SettledSeq, a.Unknown, a.Replayed = sa, f.Seq, false, false
+			}
+		}
+		return
 	}
 	if g := s.gate(sa.ResultID); g != nil {
 		s.Actions = append(s.Actions, &Action{ActionID: g.ActionID, Index: g.Index, Of: max(g.Of, 1), At: g.At, Action: g.Action,
-			Settled: sa, SettledSeq: seq, Gate: g, AtGate: true})
+			Settled: sa, SettledSeq: f.Seq, Gate: g, AtGate: true})
 	}
 }
+
+func (b *builder) StepCompleted(f polyloop.Fact, sc *polyloop.StepCompleted) {
+	b.step(f).Completed = sc
+}
+
+func (b *builder) GateRequested(f polyloop.Fact, kind polyloop.RecordKind, g *polyloop.GateRequest) {
+	s := b.step(f)
+	s.Gates = append(s.Gates, &Gate{Kind: kind, GateRequest: g, Seq: f.Seq, At: f.At})
+}
+
+func (b *builder) ApprovalDecided(f polyloop.Fact, d *polyloop.ApprovalDecided) {
+	if g := b.step(f).gate(d.ActionID); g != nil {
+		g.Decision, g.AnswerSeq, g.AnsweredAt = d, f.Seq, f.At
+	}
+}
+
+func (b *builder) DeliveryReceived(f polyloop.Fact, d *polyloop.DeliveryReceived) {
+	if g := b.step(f).gate(d.ActionID); g != nil {
+		g.Delivery, g.AnswerSeq, g.AnsweredAt = d, f.Seq, f.At
+	}
+}
+
+func (b *builder) ChildReceived(f polyloop.Fact, c *polyloop.ChildReception) {
+	s := b.step(f)
+	if c.Maintenance {
+		m := s.maintenance()
+		m.Records = append(m.Records, MaintenanceRecord{Reception: c})
+		return
+	}
+	s.Receptions = append(s.Receptions, &Reception{ChildReception: c, Seq: f.Seq})
+}
+
+func (b *builder) MaintenanceOp(f polyloop.Fact, op *polyloop.MaintenanceOp) {
+	m := b.step(f).maintenance()
+	m.Records = append(m.Records, MaintenanceRecord{Operation: op})
+}
+
+func (b *builder) MaintenanceDone(f polyloop.Fact, _ *polyloop.MaintenanceDone) {
+	b.step(f).maintenance().Done = true
+}
+
+func (b *builder) ConfigOverridden(f polyloop.Fact, o *polyloop.ConfigOverride, before polyloop.Snapshot) {
+	b.t.Overrides = append(b.t.Overrides, &Override{ConfigOverride: o, Seq: f.Seq, At: f.At, Diff: polyloop.DiffSnapshots(before, o.Snapshot)})
+}
+
+func (b *builder) LeaseTakenOver(f polyloop.Fact, tk *polyloop.LeaseTakeover) {
+	b.t.Takeovers = append(b.t.Takeovers, &Takeover{LeaseTakeover: tk, Seq: f.Seq, At: f.At})
+}
+
+func (b *builder) RunFinished(_ polyloop.Fact, fin *polyloop.RunFinished) { b.t.Finished = fin }

@@ -158,10 +158,10 @@ func testCoords(ctx context.Context, s Store) error {
 	if err := s.AddEntries(ctx, []ledger.Entry{e21, e12, e11, other}); err != nil {
 		return fmt.Errorf("%s: %w", "AddEntries", err)
 	}
-	if err := s.Append(ctx, e11.RunID, started(e11.RunID), finished(1, polyloop.StopLLMError)); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, e11.RunID, started(e11.RunID), finished(1, polyloop.StopLLMError)); err != nil {
 		return fmt.Errorf("%s: %w", "Append", err)
 	}
-	if err := s.Append(ctx, e12.RunID, started(e12.RunID)); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, e12.RunID, started(e12.RunID)); err != nil {
 		return fmt.Errorf("%s: %w", "Append", err)
 	}
 	sc := ledger.Score{RunID: e11.RunID, Scorer: "exact", Version: "exact/1", Description: "d", Value: 1, ScoredAt: time.Unix(5, 0).UTC()}
@@ -204,7 +204,7 @@ func testRuns(ctx context.Context, s Store) error {
 	if err := s.AddEntries(ctx, []ledger.Entry{a, b}); err != nil {
 		return fmt.Errorf("%s: %w", "AddEntries", err)
 	}
-	if err := s.Append(ctx, "unswept", started("unswept")); err != nil {
+	if err := polyloop.AppendRecords(ctx, s, "unswept", started("unswept")); err != nil {
 		return fmt.Errorf("%s: %w", "Append", err)
 	}
 	got, err := s.Runs(ctx, []string{a.RunID, "unswept", b.RunID, "nope"})

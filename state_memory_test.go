@@ -116,7 +116,7 @@ func TestForkCopiesMaintenance(t *testing.T) {
 	if ran.get("view/1") != 0 || ran.get("view/2") != 0 || ran.get("view/3") != 1 {
 		t.Fatalf("maintenance ran %v in the fork, want only step 3", ran.n)
 	}
-	src, _ := store.ReadLog(context.Background(), "src")
+	src, _ := polyloop.ReadLog(context.Background(), store, "src")
 	cut := memstore.New()
 	cut.Put("src", src.Records[:6]) // step 1's operation, no maintenance_done
 	fr.Store = cut

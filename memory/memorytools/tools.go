@@ -1,4 +1,8 @@
-package memory
+// Package memorytools gives an agent tools over its memory: remember,
+// recall and forget, as Go functions of a funcexec executor. It is apart
+// from package memory so that what imports memory — or its port,
+// memoryport, as the stores do — does not link funcexec.
+package memorytools
 
 import (
 	"context"
@@ -9,9 +13,10 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/funcexec"
+	"github.com/polyloop/polyloop/memory"
 )
 
-// The tool names RegisterTools registers.
+// The tool names Register registers.
 const (
 	ToolRemember = "remember"
 	ToolRecall   = "recall"
@@ -36,14 +41,14 @@ type forgetArgs struct {
 	Version   *int64 `json:"version,omitempty" jsonschema:"the version you saw with recall; omitted: whatever is there now"`
 }
 
-// RegisterTools registers remember, recall and forget on exec, over m. All
+// Register registers remember, recall and forget on exec, over m. All
 // three are replay_safe: a write's id is "<run>/<action id>", from the run
 // and the action that asked for it (polyloop.ActionFromContext), so a
 // replayed action finds its own earlier commit instead of writing twice.
 // A write made from a version that is no longer the live one is a conflict
 // the model is told about (re-read and decide); a persistence or
 // publication failure is returned as an error, which stops the run.
-func RegisterTools(exec *funcexec.Executor, m *Memory) error {
+func Register(exec *funcexec.Executor, m *memory.Memory) error {
 	t := &tools{m: m}
 	return errors.Join(
 		funcexec.Register(exec, ToolRemember, "Remember a value under a key, for this and later runs.", polyloop.ReplaySafe, t.remember),
@@ -52,23 +57,23 @@ func RegisterTools(exec *funcexec.Executor, m *Memory) error {
 	)
 }
 
-type tools struct{ m *Memory }
+type tools struct{ m *memory.Memory }
 
 func (t *tools) namespace(ns string) string {
 	if ns == "" {
-		return t.m.opts.Namespaces[0]
+		return t.m.Namespaces()[0]
 	}
 	return ns
 }
 
 // write applies one operation from a version (nil: the live one), under
 // the action's write id.
-func (t *tools) write(ctx context.Context, op Op, version *int64) (Commit, error) {
+func (t *tools) write(ctx context.Context, op memory.Op, version *int64) (memory.Commit, error) {
 	a, ok := polyloop.ActionFromContext(ctx)
 	if !ok {
-		return Commit{}, errors.New("memory tools write only inside a run's action")
+		return memory.Commit{}, errors.New("memory tools write only inside a run's action")
 	}
-	w := Write{ID: a.RunID + "/" + a.ActionID, Ops: []Op{op}, Provenance: Provenance{RunID: a.RunID, Step: a.Step, CallID: a.ActionID}}
+	w := memory.Write{ID: a.RunID + "/" + a.ActionID, Ops: []memory.Op{op}, Provenance: memory.Provenance{RunID: a.RunID, Step: a.Step, CallID: a.ActionID}}
 	if a.Attempt > 1 {
 		// A replayed action: its first attempt may have committed, and
 		// what it sees now may be its own effect.
@@ -77,19 +82,19 @@ func (t *tools) write(ctx context.Context, op Op, version *int64) (Commit, error
 		}
 	}
 	if version != nil {
-		w.Basis = Basis{{Namespace: op.Namespace, Key: op.Key, Version: *version}}
+		w.Basis = memory.Basis{{Namespace: op.Namespace, Key: op.Key, Version: *version}}
 	} else {
 		b, err := t.m.Basis(ctx, op.ID())
 		if err != nil {
-			return Commit{}, err
+			return memory.Commit{}, err
 		}
-		if op.Kind == OpDelete && b[0].Version == 0 {
-			return Commit{}, fmt.Errorf("nothing is remembered under %s", op.ID())
+		if op.Kind == memory.OpDelete && b[0].Version == 0 {
+			return memory.Commit{}, fmt.Errorf("nothing is remembered under %s", op.ID())
 		}
 		w.Basis = b
 	}
 	c, err := t.m.Apply(ctx, w)
-	var ce *ConflictError
+	var ce *memory.ConflictError
 	if errors.As(err, &ce) {
 		return c, fmt.Errorf("not written: %v; recall it and decide", ce)
 	}
@@ -101,7 +106,7 @@ func (t *tools) remember(ctx context.Context, a rememberArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	op := Op{Kind: OpPut, Namespace: t.namespace(a.Namespace), Key: a.Key, Value: raw}
+	op := memory.Op{Kind: memory.OpPut, Namespace: t.namespace(a.Namespace), Key: a.Key, Value: raw}
 	c, err := t.write(ctx, op, a.Version)
 	if err != nil {
 		return "", err
@@ -110,7 +115,7 @@ func (t *tools) remember(ctx context.Context, a rememberArgs) (string, error) {
 }
 
 func (t *tools) forget(ctx context.Context, a forgetArgs) (string, error) {
-	op := Op{Kind: OpDelete, Namespace: t.namespace(a.Namespace), Key: a.Key}
+	op := memory.Op{Kind: memory.OpDelete, Namespace: t.namespace(a.Namespace), Key: a.Key}
 	c, err := t.write(ctx, op, a.Version)
 	if err != nil {
 		return "", err

@@ -422,8 +422,10 @@ func TestRecordTimeOutOfRange(t *testing.T) {
 		if _, err := r.MarshalJSON(); err == nil || err.Error() != want.Error() {
 			t.Errorf("a record at %v encodes: %v, want %v", at, err, want)
 		}
-		if _, err := EncodeBatch("r", []Record{r}); err == nil || !strings.Contains(err.Error(), want.Error()) {
-			t.Errorf("EncodeBatch of a record at %v: %v, want %v", at, err, want)
+		for _, encode := range []bool{true, false} {
+			if _, _, err := rowsOf("r", []Record{r}, rowOpts{encode: encode}, nil, nil); err == nil || !strings.Contains(err.Error(), want.Error()) {
+				t.Errorf("the rows (encoded %v) of a record at %v: %v, want %v", encode, at, err, want)
+			}
 		}
 		checkEncoding(t, r)
 	}

@@ -42,13 +42,9 @@ func leavesOutAction(body RecordBody) bool {
 	return ok && in.ToolCall > 0 && in.Action.empty()
 }
 
-// UnresolvedToolCall reports whether r is an action intent that refers to
-// a tool call without its action: what ResolveToolCall returns for an
-// intent its log does not resolve.
-func UnresolvedToolCall(r Record) bool { return leavesOutAction(r.Body) }
-
-// ErrToolCallMismatch is what EncodeBatch and CheckBatch return (wrapped)
-// for an action intent appended with the model result it refers to
+// ErrToolCallMismatch is what an Append (AppendRecords, the Runner's
+// writes) returns, wrapped, before anything is written, for an action
+// intent appended with the model result it refers to
 // (ActionIntent.ToolCall) whose action is neither empty nor that tool call.
 var ErrToolCallMismatch = errors.New("polyloop: action_intent's action is not the tool call it refers to")
 
@@ -89,13 +85,13 @@ func (a Action) empty() bool {
 	return a.CallID == "" && a.Tool == "" && len(a.Args) == 0 && a.Code == "" && a.Lang == ""
 }
 
-// ResolveToolCall returns r with its action when r is an action intent that
+// resolveToolCall returns r with its action when r is an action intent that
 // refers to a tool call (ActionIntent.ToolCall) without its action, as the
 // log keeps it: the action is taken from the model result with its
 // ModelCallID, the last model result of log, the records before r. Any
 // other record, and an intent log does not resolve, is returned as it is
 // (the fold says what is wrong with the latter). r's body is not modified.
-func ResolveToolCall(log []Record, r Record) Record {
+func resolveToolCall(log []Record, r Record) Record {
 	in, ok := r.Body.(*ActionIntent)
 	if !ok || in.ToolCall <= 0 || !in.Action.empty() {
 		return r

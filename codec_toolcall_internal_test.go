@@ -24,12 +24,12 @@ func toolCallLog() RunLog {
 }
 
 // A restored action has arguments of its own: changing them leaves the
-// reply's tool call as it is, whether ResolveToolCall or the fold restored
+// reply's tool call as it is, whether the reader (resolveToolCall) or the fold restored
 // it.
 func TestRestoredActionOwnsItsArgs(t *testing.T) {
 	log := toolCallLog()
 	args := log.Records[2].Body.(*ModelCallResult).Reply.ToolCalls[0].Args
-	r := ResolveToolCall(log.Records[:3], log.Records[3])
+	r := resolveToolCall(log.Records[:3], log.Records[3])
 	st, err := foldLog(log)
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func TestRestoredActionOwnsItsArgs(t *testing.T) {
 	if len(st.batch) != 1 || st.batch[0].intent == nil {
 		t.Fatalf("the fold holds batch %+v", st.batch)
 	}
-	for name, a := range map[string]Action{"ResolveToolCall": r.Body.(*ActionIntent).Action, "the fold": st.batch[0].intent.Action} {
+	for name, a := range map[string]Action{"resolveToolCall": r.Body.(*ActionIntent).Action, "the fold": st.batch[0].intent.Action} {
 		if string(a.Args) != `{"text":"hi"}` {
 			t.Fatalf("%s restores args %s", name, a.Args)
 		}

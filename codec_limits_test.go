@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -159,29 +160,56 @@ func TestCheckJSONLimitsMatchesDecoder(t *testing.T) {
 	}
 }
 
-// TestEncodeBatchRefusesWhatWouldNotRead: the last guard before a store
-// writes: a record beyond the limits is refused with an error naming the
-// run, the seq and the kind, and the batch is not encoded.
-func TestEncodeBatchRefusesWhatWouldNotRead(t *testing.T) {
+// TestAppendRefusesWhatWouldNotRead: the last guard before a store writes,
+// for every store: a record beyond the limits is refused with an error
+// naming the run, the seq and the kind, and nothing reaches the store —
+// one that keeps bytes, or a RecordKeeper (memstore), which is checked
+// without its bytes.
+func TestAppendRefusesWhatWouldNotRead(t *testing.T) {
 	t.Parallel()
 	intent := func(args string) polyloop.Record {
 		return polyloop.Record{Seq: 1, At: time.Unix(1, 0), Body: &polyloop.ActionIntent{Step: 1, ActionID: "a1", Attempt: 1,
 			ModelCallID: "m1.1", Action: polyloop.Action{Tool: "t", Args: json.RawMessage(args)}, Replay: polyloop.ReplaySafe}}
 	}
 	ok := polyloop.Record{Seq: 0, At: time.Unix(1, 0), Body: &polyloop.ModelCallIntent{Step: 1, CallID: "m1.1", Attempt: 1}}
-	if _, err := polyloop.EncodeBatch("r", []polyloop.Record{ok, intent(nested(polyloop.MaxJSONDepth, ""))}); err != nil {
-		t.Fatalf("arguments at MaxJSONDepth: %v", err)
-	}
-	for name, args := range map[string]string{
-		"10000 levels":  nested(10000, ""),
-		"invalid UTF-8": "[\"\xff\"]",
-	} {
-		out, err := polyloop.EncodeBatch("r", []polyloop.Record{ok, intent(args)})
-		if !errors.Is(err, polyloop.ErrJSONLimit) || out != nil || !strings.Contains(err.Error(), `run "r": record 1 (action_intent)`) {
-			t.Errorf("%s: %v, want ErrJSONLimit naming run r, record 1 and its kind", name, err)
+	for name, s := range map[string]polyloop.Store{"bytes": &countingRows{}, "records": memstore.New()} {
+		if err := polyloop.AppendRecords(context.Background(), s, "r", ok, intent(nested(polyloop.MaxJSONDepth, ""))); err != nil {
+			t.Fatalf("%s: arguments at MaxJSONDepth: %v", name, err)
+		}
+		for what, args := range map[string]string{
+			"10000 levels":  nested(10000, ""),
+			"invalid UTF-8": "[\"\xff\"]",
+		} {
+			next := ok
+			next.Seq = 2
+			bad := intent(args)
+			bad.Seq = 3
+			err := polyloop.AppendRecords(context.Background(), s, "r", next, bad)
+			if !errors.Is(err, polyloop.ErrJSONLimit) || !strings.Contains(err.Error(), `run "r": record 3 (action_intent)`) {
+				t.Errorf("%s, %s: %v, want ErrJSONLimit naming run r, record 3 and its kind", name, what, err)
+			}
+			if log, _ := polyloop.ReadLog(context.Background(), s, "r"); len(log.Records) != 2 {
+				t.Errorf("%s, %s: the store holds %d records, want the 2 before the refused Append", name, what, len(log.Records))
+			}
 		}
 	}
 }
+
+// countingRows is a store that keeps rows (their bytes) in memory.
+type countingRows struct{ rows []polyloop.Row }
+
+func (s *countingRows) Append(_ context.Context, _ string, rows []polyloop.Row) error {
+	if rows[0].Seq != int64(len(s.rows)) {
+		return polyloop.ErrSeqConflict
+	}
+	for _, r := range rows {
+		r.Data = slices.Clone(r.Data)
+		s.rows = append(s.rows, r)
+	}
+	return nil
+}
+
+func (s *countingRows) ReadRows(context.Context, string) ([]polyloop.Row, error) { return s.rows, nil }
 
 func BenchmarkCheckRecordLimits(b *testing.B) {
 	rec := polyloop.Record{Seq: 3, At: time.Unix(1, 0), Body: &polyloop.ModelCallResult{Step: 1, CallID: "m1.1", Reply: &polyloop.ModelReply{

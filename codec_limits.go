@@ -7,10 +7,11 @@ import (
 	"unicode/utf8"
 )
 
-// The limits of the log (docs/log-format.md, "Limits"). A store refuses to
-// append a record beyond them (EncodeBatch checks every record), so every
-// record a store accepts reads back: encoding/json decodes at most 10000
-// levels of nesting, far above MaxRecordDepth. Outside data is checked where
+// The limits of the log (docs/log-format.md, "Limits"). No record beyond
+// them is appended (the Runner checks every record before its Append,
+// whatever the store; AppendRecords likewise), so every record a store
+// accepts reads back: encoding/json decodes at most 10000 levels of
+// nesting, far above MaxRecordDepth. Outside data is checked where
 // it enters — the model clients check replies, the library bounds every
 // executor's observation, the runner checks the tools' parameter schemas
 // (ErrInvalidConfig, before anything is written) — so that a failure there
@@ -96,7 +97,7 @@ func checkJSON(b []byte, maxDepth int) error {
 		return &JSONLimitError{Limit: LimitDepth, Offset: at, Max: maxDepth}
 	}
 	if !utf8.Valid(b) {
-		return &JSONLimitError{Limit: LimitUTF8, Offset: InvalidUTF8At(b)}
+		return &JSONLimitError{Limit: LimitUTF8, Offset: invalidUTF8At(b)}
 	}
 	return nil
 }
@@ -146,9 +147,9 @@ func stringEnd(b []byte, i int) int {
 	}
 }
 
-// InvalidUTF8At returns the offset of the first byte of b that is not part
+// invalidUTF8At returns the offset of the first byte of b that is not part
 // of a UTF-8 sequence, or len(b) when b is valid UTF-8.
-func InvalidUTF8At(b []byte) int {
+func invalidUTF8At(b []byte) int {
 	for i := 0; i < len(b); {
 		r, n := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && n == 1 {

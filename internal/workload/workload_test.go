@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/polyloop/polyloop"
-	"github.com/polyloop/polyloop/bench/workload"
+	"github.com/polyloop/polyloop/internal/workload"
 	"github.com/polyloop/polyloop/memstore"
 )
 

@@ -120,20 +120,3 @@ func (d *driver) settleOutcome(ctx context.Context, ret actionReturn) (ready, er
 	}
 	return rd, d.settle(ctx, rd.records)
 }
-
-// reception returns the recorded reception of a child, if any.
-func (d *driver) reception(childID string) *ChildReception {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.m.st.receptions[childID]
-}
-
-// writeReception appends a child's reception to the parent's log during the
-// parent's action. Children may be received from several goroutines; the
-// writes are serialized. The handler ran: its reception is a fact, recorded
-// like the others when the run is being cancelled.
-func (d *driver) writeReception(ctx context.Context, rec *ChildReception) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.settle(ctx, d.m.receive(rec))
-}

@@ -21,7 +21,7 @@ func oneStep(t *testing.T, store *memstore.Store, m *funcMaintainer) (polyloop.A
 
 func opsOf(t *testing.T, store *memstore.Store) []*polyloop.MaintenanceOp {
 	t.Helper()
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	return bodiesOf[*polyloop.MaintenanceOp](log)
 }
 
@@ -222,12 +222,12 @@ func TestMaintenanceInvokesChild(t *testing.T) {
 	if _, err := r.Run(context.Background(), "r", agent, polyloop.Task{Input: "x"}); err == nil {
 		t.Fatal("no error")
 	}
-	log, _ := store.ReadLog(context.Background(), "r")
+	log, _ := polyloop.ReadLog(context.Background(), store, "r")
 	recs := bodiesOf[*polyloop.ChildReception](log)
 	if len(recs) != 1 || !recs[0].Maintenance || recs[0].ChildRunID != "r/1~:proposal.1" || recs[0].Step != 1 {
 		t.Fatalf("receptions %+v", recs)
 	}
-	childLog, _ := store.ReadLog(context.Background(), "r/1~:proposal.1")
+	childLog, _ := polyloop.ReadLog(context.Background(), store, "r/1~:proposal.1")
 	if p := childLog.Started().Parent; p == nil || !p.Maintenance || p.Step != 1 {
 		t.Fatalf("child's parent %+v", p)
 	}

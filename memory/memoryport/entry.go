@@ -1,9 +1,7 @@
-package memory
+package memoryport
 
 import (
 	"encoding/json"
-	"slices"
-	"strings"
 )
 
 // EntryID names an entry: a key in a namespace.
@@ -13,13 +11,6 @@ type EntryID struct {
 }
 
 func (id EntryID) String() string { return id.Namespace + "/" + id.Key }
-
-func compareIDs(a, b EntryID) int {
-	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Key, b.Key)
-}
 
 // Provenance says which write made a version: the run, step and call that
 // asked for it (empty outside a run) and the write's id.
@@ -102,21 +93,6 @@ type Write struct {
 	Provenance Provenance `json:"provenance"`
 }
 
-// ids are the entries a write names: its basis's, then its operations'
-// not listed there.
-func (w Write) ids() []EntryID {
-	ids := make([]EntryID, 0, len(w.Basis)+len(w.Ops))
-	for _, e := range w.Basis {
-		ids = append(ids, e.ID())
-	}
-	for _, op := range w.Ops {
-		if !slices.Contains(ids, op.ID()) {
-			ids = append(ids, op.ID())
-		}
-	}
-	return ids
-}
-
 // EntryVersion is the version a commit gave an entry.
 type EntryVersion struct {
 	Namespace string `json:"namespace"`
@@ -142,13 +118,3 @@ type Commit struct {
 	// recorded.
 	Digest string `json:"-"`
 }
-
-// sortedEntries sorts entries by namespace and key.
-func sortedEntries(es []Entry) []Entry {
-	slices.SortFunc(es, func(a, b Entry) int { return compareIDs(a.ID(), b.ID()) })
-	return es
-}
-
-func containsID(ids []EntryID, id EntryID) bool { return slices.Contains(ids, id) }
-
-func sortIDs(ids []EntryID) { slices.SortFunc(ids, compareIDs) }

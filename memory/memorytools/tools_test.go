@@ -1,4 +1,4 @@
-package memory_test
+package memorytools_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/funcexec"
 	"github.com/polyloop/polyloop/memory"
+	"github.com/polyloop/polyloop/memory/memorytools"
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/polylooptest"
 	"github.com/polyloop/polyloop/scriptmodel"
@@ -39,7 +40,7 @@ func (tr *toolRun) restart(t *testing.T, turns ...scriptmodel.Turn) {
 		t.Fatal(err)
 	}
 	exec := funcexec.New()
-	if err := memory.RegisterTools(exec, tr.memory); err != nil {
+	if err := memorytools.Register(exec, tr.memory); err != nil {
 		t.Fatal(err)
 	}
 	tr.runner = &polyloop.Runner{Model: scriptmodel.New(turns...), Parser: toolcallparser.New(toolcallparser.Options{}), Executor: exec, Store: tr.runs}
@@ -94,7 +95,7 @@ func TestTools(t *testing.T) {
 
 func mustLog(t *testing.T, s *memstore.Store, id string) polyloop.RunLog {
 	t.Helper()
-	l, err := s.ReadLog(bg, id)
+	l, err := polyloop.ReadLog(bg, s, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,5 +171,17 @@ func TestToolsPropagatePersistence(t *testing.T) {
 	mustFinish(t, res, err)
 	if got := observations(mustLog(t, tr.runs, "r")); got[1] != "notes/a @1: 1" {
 		t.Fatalf("observations %q", got)
+	}
+}
+
+var bg = context.Background()
+
+func mustFinish(t *testing.T, res polyloop.RunResult, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("stop %s", res.StopReason)
 	}
 }

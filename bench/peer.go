@@ -1,4 +1,4 @@
-package workload
+package bench
 
 // PeerResult is one measurement of one run of W, as a program that runs W
 // on some runtime prints it: one JSON object on a line of its standard
