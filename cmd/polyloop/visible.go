@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -84,12 +85,17 @@ func hidden(r rune) bool {
 // visibleWriter escapes what it writes as visible does. A character split
 // across two writes is kept whole: the bytes of one that is not finished
 // wait for the next write (Flush writes them as they are, escaped).
+// Writes from several goroutines (a worker's runs, a sweep's progress)
+// are serialized: each Write reaches w whole.
 type visibleWriter struct {
 	w       io.Writer
+	mu      sync.Mutex
 	pending []byte
 }
 
 func (v *visibleWriter) Write(p []byte) (int, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	buf := append(v.pending, p...)
 	cut := len(buf)
 	for k := 1; k < utf8.UTFMax && k <= len(buf); k++ {
@@ -109,6 +115,8 @@ func (v *visibleWriter) Write(p []byte) (int, error) {
 
 // Flush writes the bytes of an unfinished character, escaped.
 func (v *visibleWriter) Flush() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	if len(v.pending) == 0 {
 		return nil
 	}

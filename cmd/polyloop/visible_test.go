@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -104,5 +106,33 @@ func TestTerminalSeesNoControls(t *testing.T) {
 	out, err := u.command(dir, env, "--raw", "show", "h1").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "\x1b]52;c;SGVsbG8=\a") {
 		t.Errorf("show --raw: %v; want the text as it is:\n%q", err, out)
+	}
+}
+
+// TestVisibleWriterConcurrent writes from several goroutines at once, as a
+// worker's runs and its own lines do: under -race an unserialized writer
+// fails, and every line arrives whole.
+func TestVisibleWriterConcurrent(t *testing.T) {
+	var out strings.Builder
+	v := &visibleWriter{w: &out}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				fmt.Fprintf(v, "goroutine %d line %d \x1b\n", g, i)
+			}
+		}(g)
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 800 {
+		t.Fatalf("got %d lines, want 800", len(lines))
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "goroutine ") || !strings.HasSuffix(l, ` \x1b`) {
+			t.Fatalf("line not whole: %q", l)
+		}
 	}
 }
