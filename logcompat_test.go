@@ -236,3 +236,33 @@ func (s *batchRecorder) Append(ctx context.Context, runID string, records []poly
 	s.batches = append(s.batches, kept)
 	return s.Store.Append(ctx, runID, records)
 }
+
+// A log written in format 1.2 (intents refer to their tool call) still
+// reads, plans, totals and resumes from every one of its prefixes: it is the
+// run a run started today is, with the same history.
+func TestLogFormat12StillResumes(t *testing.T) {
+	old := readJSONL(t, "testdata/logs/v1.2-reference.jsonl")
+	if v := old.Started().LogVersion; v != "1.2" {
+		t.Fatalf("the stored 1.2 log has log_version %q", v)
+	}
+	plan, err := polyloop.PlanResume(old)
+	if err != nil || plan.Action != polyloop.PlanAlreadyFinished {
+		t.Fatalf("plan of the finished 1.2 log: %+v, %v", plan, err)
+	}
+	if got, want := polyloop.ComputeTotals(old), old.Finished().Totals; got != want {
+		t.Fatalf("totals of the 1.2 log %+v, its run_finished says %+v", got, want)
+	}
+	todayLog := referenceLog(t)
+	if err := polylooptest.CheckEquivalent(old, todayLog); err != nil {
+		t.Fatalf("the 1.2 log is not the run a run started today is: %v", err)
+	}
+	today := polyloop.History(todayLog)
+	if h := polyloop.History(old); !reflect.DeepEqual(h, today) {
+		t.Fatalf("history of the 1.2 log differs from a run started today:\n%s", historyDiff(h, today))
+	}
+	resumeEveryPrefix(t, old, func(k int, got polyloop.RunLog) {
+		if h := polyloop.History(got); !reflect.DeepEqual(h, today) {
+			t.Fatalf("prefix %d: history after resuming differs from a run started today:\n%s", k, historyDiff(h, today))
+		}
+	})
+}
