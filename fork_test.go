@@ -226,3 +226,81 @@ func TestForkStatsCountEachCallOnce(t *testing.T) {
 		t.Fatalf("stats spend %d tokens (unknown %v), want the %d of the %d calls made", g.Spend.Tokens, g.Spend.TokensUnknown, tokens, calls)
 	}
 }
+
+// A fork's copied steps are read under what they ran under, recorded in
+// the fork's own log: the history of its copies shows the source's system
+// prompt, the fork's own steps the fork's. A fork of that fork names the
+// configuration in force at the step it forks from, and differs from it in
+// what it changes.
+func TestForkCopiesKeepTheirConfiguration(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := polyloop.ReadLog(ctx, store, "ref")
+	orig, origHash := ref.Snapshot()
+	changed := equivalenceAgent()
+	changed.System = "You are a careful agent."
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, "ref", 7, "f", changed); err != nil {
+		t.Fatal(err)
+	}
+	fork, _ := polyloop.ReadLog(ctx, store, "f")
+	_, forkHash := fork.Snapshot()
+	// upTo is the log up to step n's model result: the history it gives
+	// is what step n's call was shown.
+	upTo := func(log polyloop.RunLog, n int) polyloop.RunLog {
+		for i, r := range log.Records {
+			if res, ok := r.Body.(*polyloop.ModelCallResult); ok && res.Step == n {
+				return polyloop.RunLog{RunID: log.RunID, Records: log.Records[:i]}
+			}
+		}
+		t.Fatalf("%s has no step %d", log.RunID, n)
+		return polyloop.RunLog{}
+	}
+	system := func(log polyloop.RunLog) string { return polyloop.History(log)[0].Content }
+	for _, n := range []int{1, 4, 7} {
+		if got := system(upTo(fork, n)); got != orig.System {
+			t.Errorf("the fork's history shows its copied step %d the system prompt %q, want the source's %q", n, got, orig.System)
+		}
+		if _, h := upTo(fork, n).Snapshot(); h != origHash {
+			t.Errorf("the snapshot in force at the fork's copied step %d is %s, want the source's %s", n, h, origHash)
+		}
+	}
+	if got := system(upTo(fork, 8)); got != changed.System {
+		t.Errorf("the fork's history shows its own step 8 %q, want %q", got, changed.System)
+	}
+	for _, tc := range []struct {
+		at     int
+		agent  polyloop.Agent
+		hash   string
+		fields []string
+	}{
+		{3, equivalenceAgent(), origHash, nil}, // inside f's copies: the source's configuration
+		{3, changed, origHash, []string{"system"}},
+		{9, changed, forkHash, nil}, // f's own step
+		{9, equivalenceAgent(), forkHash, []string{"system"}},
+	} {
+		id := fmt.Sprintf("ff-%d-%t", tc.at, tc.agent.System == changed.System)
+		if _, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, "f", tc.at, id, tc.agent); err != nil {
+			t.Fatal(err)
+		}
+		ff, _ := polyloop.ReadLog(ctx, store, id)
+		if src := ff.Started().ForkedFrom; src.SnapshotHash != tc.hash || !slices.Equal(src.Fields, tc.fields) {
+			t.Errorf("%s: forked_from names %s with fields %v, want %s with %v", id, src.SnapshotHash, src.Fields, tc.hash, tc.fields)
+		}
+		// Each copied step is read as it ran.
+		for n := 1; n <= tc.at; n++ {
+			want := orig.System
+			if n > 7 {
+				want = changed.System
+			}
+			if got := system(upTo(ff, n)); got != want {
+				t.Errorf("%s: the history shows copied step %d %q, want %q", id, n, got, want)
+			}
+		}
+		if got := system(ff); got != tc.agent.System {
+			t.Errorf("%s: the history after its own steps shows %q, want %q", id, got, tc.agent.System)
+		}
+	}
+}
