@@ -26,7 +26,7 @@ const MaxRecordVersion = 2
 // adds record kinds and fields that older readers skip, and records those
 // readers must refuse carry a greater "v" (MaxRecordVersion). The version is
 // written in RunStarted.LogVersion ("1.3"); a log without it is "1.0".
-const LogMinorVersion = 2
+const LogMinorVersion = 3
 
 // logVersionString is "<LogVersion>.<LogMinorVersion>".
 const logVersionString = "1.3"
