@@ -304,3 +304,43 @@ func TestForkCopiesKeepTheirConfiguration(t *testing.T) {
 		}
 	}
 }
+
+// A fork's copies are no new facts: its sinks get one step_copied event per
+// copied step and none of the copies' model calls or actions, so a consumer
+// summing the usage of model_call_finished counts what the fork spent, as
+// its totals do, and nothing of its source's twice.
+func TestForkEventsDoNotRepeatTheCopies(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	sink := &collectSink{}
+	r := newRunner(referenceScript(), store, newTestExec())
+	r.Sinks = []polyloop.EventSink{sink}
+	res, err := r.Fork(ctx, "ref", 4, "f", equivalenceAgent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokens int64
+	var copied []int
+	for _, ev := range sink.events {
+		switch {
+		case ev.Kind == polyloop.EventStepCopied:
+			if ev.StepRecord == nil || ev.StepRecord.Step != ev.Step {
+				t.Errorf("step_copied %+v without its step record", ev)
+			}
+			copied = append(copied, ev.Step)
+		case ev.Step > 0 && ev.Step <= 4:
+			t.Errorf("a copied step gives the event %s (seq %d)", ev.Kind, ev.Seq)
+		case ev.Kind == polyloop.EventModelCallFinished && ev.Reply != nil:
+			tokens += ev.Reply.Usage.Tokens()
+		}
+	}
+	if !slices.Equal(copied, []int{1, 2, 3, 4}) {
+		t.Errorf("step_copied for steps %v, want 1 … 4", copied)
+	}
+	if tokens != res.Totals.Tokens() || tokens == 0 {
+		t.Errorf("the events' model calls used %d tokens, the fork's totals %d", tokens, res.Totals.Tokens())
+	}
+}
