@@ -261,6 +261,7 @@ func (st *logState) fold(body RecordBody) {
 	case *ConfigOverride:
 		st.setSnapshot(b.Snapshot, b.SnapshotHash)
 		st.hist.setSystem(b.Snapshot.System)
+		st.overrideMaintenance()
 	case *ModelCallIntent:
 		st.phase, st.step, st.attempt, st.callID = phaseModelIntent, b.Step, b.Attempt, b.CallID
 		st.reply, st.batch, st.receptions = nil, st.batch[:0], nil
