@@ -90,7 +90,7 @@ func proposalTask(step polyloop.MaintainedStep, in proposalInput) string {
 // proposalJSON is the proposer's answer as written (docs/agent-file.md,
 // "The proposer's answer").
 type proposalJSON struct {
-	Memory []opJSON     `json:"memory"`
+	Memory []opJSON    `json:"memory"`
 	View   *ViewChange `json:"view"`
 }
 
