@@ -344,3 +344,49 @@ func TestForkEventsDoNotRepeatTheCopies(t *testing.T) {
 		t.Errorf("the events' model calls used %d tokens, the fork's totals %d", tokens, res.Totals.Tokens())
 	}
 }
+
+// A fork written before log format 1.3 has no copied_under: it reads as it
+// did (its own snapshot in force from run_started), resumes, and can be
+// forked (its copies then count as run under its own snapshot).
+func TestForkOfAnEarlierFormatReadsAsBefore(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	changed := equivalenceAgent()
+	changed.System = "You are a careful agent."
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, "ref", 4, "f", changed); err != nil {
+		t.Fatal(err)
+	}
+	fork, _ := polyloop.ReadLog(ctx, store, "f")
+	old := polyloop.RunLog{RunID: "old", Records: slices.Clone(fork.Records)}
+	rs := *old.Records[0].Body.(*polyloop.RunStarted)
+	src := *rs.ForkedFrom
+	src.CopiedUnder = nil
+	rs.RunID, rs.ForkedFrom, rs.LogVersion = "old", &src, "1.2"
+	old.Records[0].Body = &rs
+	// Cut before the fork's own steps end, and resume.
+	var cut int
+	for i, r := range old.Records {
+		if sc, ok := r.Body.(*polyloop.StepCompleted); ok && sc.Step == 6 {
+			cut = i + 1
+		}
+	}
+	store.Put("old", old.Records[:cut])
+	prefix := polyloop.RunLog{RunID: "old", Records: old.Records[:3]}
+	if h := polyloop.History(prefix); h[0].Content != changed.System {
+		t.Fatalf("a 1.2 fork's copies read under %q, want the fork's own %q as before", h[0].Content, changed.System)
+	}
+	res, err := newRunner(referenceScript(), store, newTestExec()).Resume(ctx, "old", changed)
+	if err != nil || res.StopReason != polyloop.StopCompleted || res.Totals.CopiedSteps != 4 {
+		t.Fatalf("resume of a 1.2 fork: %+v, %v", res, err)
+	}
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, "old", 5, "of-old", changed); err != nil {
+		t.Fatal(err)
+	}
+	ff, _ := polyloop.ReadLog(ctx, store, "of-old")
+	if u := ff.Started().ForkedFrom.CopiedUnder; len(u) != 1 || u[0].From != 1 || u[0].Snapshot.System != changed.System {
+		t.Fatalf("a fork of a 1.2 fork: copied_under %+v", u)
+	}
+}
