@@ -107,7 +107,12 @@ func InvokeChild[T any](ctx context.Context, child Child, task Task, recv Receiv
 	}
 	defer received()
 	childID := ChildRunID(ref)
-	if rec := scope.d.reception(childID); rec != nil {
+	if rec, again := scope.d.reception(childID); rec != nil {
+		if again && rec.Maintenance && rec.unreceived() {
+			if v, ok, err := receiveAgain(ctx, scope, child, rec, recv, ran); ok {
+				return v, err
+			}
+		}
 		return reuseReception[T](ctx, child, rec)
 	}
 	cctx := withoutStopRequest(ctx) // the child is part of the action in progress
@@ -167,6 +172,33 @@ func receive[T, A any](ctx context.Context, scope *actionScope, rec *ChildRecept
 		return v, err
 	}
 	return v, herr
+}
+
+// receiveAgain hands a maintenance child's outcome that no handler
+// received to the handlers of the configuration now in force, which a
+// configuration change brought since (design 0020): the child does not run
+// again (its stored result is read back); the handler for its outcome runs
+// and its reception is recorded anew, once. ok is false when the
+// configuration has no handler for it: the recorded outcome stands.
+func receiveAgain[T any](ctx context.Context, scope *actionScope, child Child, prev *ChildReception, recv Receive[T], ran func()) (v T, ok bool, err error) {
+	completed := prev.StopReason == StopCompleted
+	if (completed && recv.Succeeded == nil) || (!completed && recv.Failed == nil) {
+		return v, false, nil
+	}
+	res, err := child.Runner.Resume(withoutStopRequest(ctx), prev.ChildRunID, child.Agent)
+	ran()
+	if err != nil {
+		return v, true, &ChildError{ChildRunID: prev.ChildRunID, Err: err}
+	}
+	rec := &ChildReception{Step: prev.Step, Action: prev.Action, Index: prev.Index, Key: prev.Key, ChildRunID: prev.ChildRunID,
+		StopReason: res.StopReason, Maintenance: prev.Maintenance}
+	if completed {
+		v, err = receive(ctx, scope, rec, "succeeded", recv.Succeeded, res, nil)
+		return v, true, err
+	}
+	f := &ChildFailure{ChildRunID: prev.ChildRunID, StopReason: res.StopReason, Result: res}
+	v, err = receive(ctx, scope, rec, "failed", recv.Failed, f, nil)
+	return v, true, err
 }
 
 // reuseReception returns what a recorded reception returned the first time:

@@ -184,6 +184,12 @@ func (d *driver) emit(ctx context.Context, recs []Record) {
 		case *StepCompleted:
 			audit = d.audit[b.ResultID]
 		}
+		if r.Seq > 0 && r.Seq <= d.m.st.copiedUntil {
+			if sc, ok := r.Body.(*StepCompleted); ok {
+				d.sinks.emit(ctx, copiedStepEvent(d.runID, agent, r, sc))
+			}
+			continue
+		}
 		for _, ev := range recordEvents(d.runID, agent, r, audit) {
 			d.sinks.emit(ctx, ev)
 		}

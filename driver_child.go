@@ -61,10 +61,10 @@ func (s *actionScope) writeReception(ctx context.Context, rec *ChildReception) e
 }
 
 // reception returns the recorded reception of a child, if any.
-func (d *driver) reception(childID string) *ChildReception {
+func (d *driver) reception(childID string) (*ChildReception, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.m.st.receptions[childID]
+	return d.m.st.receptions[childID], d.m.st.receivesAgain("child:" + childID)
 }
 
 // writeReception appends a child's reception to the parent's log during the

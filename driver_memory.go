@@ -71,11 +71,12 @@ func (s *actionScope) writeOp(ctx context.Context, rec *MaintenanceOp) error {
 }
 
 // operation returns the recorded outcome of an operation of the open
-// maintenance, if any.
-func (d *driver) operation(name string) *MaintenanceOp {
+// maintenance, if any, and whether a configuration change since hands its
+// failure to the policy in force.
+func (d *driver) operation(name string) (*MaintenanceOp, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.m.st.maint.ops[name]
+	return d.m.st.maint.ops[name], d.m.st.receivesAgain(name)
 }
 
 // fetchView asks the agent's view for its current version and feeds it,

@@ -68,6 +68,12 @@ const (
 	EventMaintenanceOp EventKind = "maintenance_op"
 	// EventMaintenanceDone reflects MaintenanceDone.
 	EventMaintenanceDone EventKind = "maintenance_done"
+	// EventStepCopied reflects the StepCompleted of a step a fork copied
+	// from its source (StepRecord is set). A fork's copies are no new
+	// facts: nothing ran, nothing was billed, so they give no other
+	// event — no model_call_finished whose usage a consumer would count
+	// twice —, only this one per copied step.
+	EventStepCopied EventKind = "step_copied"
 )
 
 // Event is an observation of a fact already durable in the log. Fields that

@@ -65,6 +65,13 @@ func recordEvents(runID, agent string, r Record, audit *ActionOutcome) []Event {
 	return []Event{ev}
 }
 
+// copiedStepEvent is the one event of a step a fork copied from its
+// source: its step record, marked as a copy.
+func copiedStepEvent(runID, agent string, r Record, sc *StepCompleted) Event {
+	return Event{V: EventVersion, Kind: EventStepCopied, RunID: runID, Agent: agent, Seq: r.Seq, At: r.At,
+		Step: sc.Step, CallID: sc.ModelCallID, StepRecord: sc}
+}
+
 // auditOutcome is the executor's own outcome of a settled action: the one it
 // returned in this invocation, or, for a record read back, the outcome as
 // the log keeps it (the executor's text from the audit field, or the

@@ -13,12 +13,13 @@ var ErrForkPoint = errors.New("polyloop: cannot fork at that step")
 // Fork starts a new run, newID (empty: a new ULID), from run src as it stood
 // at the end of step atStep (0: before its first step), and runs it under
 // agent until it finishes. The new run's log starts with run_started naming
-// its source (RunStarted.ForkedFrom: the source run, the step, the source's
-// snapshot hash and, when agent differs from the source's configuration,
-// the fields that differ), then holds copies of the source's records of
-// steps 1 … atStep — the same bytes, seqs and times — and goes on from step
-// atStep+1 with agent's snapshot in force: the model sees a changed system
-// prompt from the fork on. Nothing of the prefix runs again: no model call
+// its source (RunStarted.ForkedFrom: the source run, the step, the hash of
+// the configuration in force at that step and, when agent differs from it,
+// the fields that differ, and what the copies ran under), then holds copies
+// of the source's records of steps 1 … atStep — the same bytes, seqs and
+// times, read under the configuration they ran under — and goes on from
+// step atStep+1 with agent's snapshot in force: the model sees a changed
+// system prompt from the fork on. Nothing of the prefix runs again: no model call
 // is paid for, no action repeats. The copies count in the source's totals
 // only (Totals.CopiedSteps says how many steps were copied).
 //
@@ -47,7 +48,8 @@ func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string,
 	if err := o.fresh(); err != nil {
 		return RunResult{RunID: newID}, err
 	}
-	source := &RunSource{RunID: src, SnapshotHash: at.hash, AtStep: atStep, Copied: len(prefix)}
+	source := &RunSource{RunID: src, SnapshotHash: at.hash, AtStep: atStep, Copied: len(prefix),
+		CopiedUnder: copiedUnder(at.started, len(prefix))}
 	rs, err := r.started(newID, agent, at.snap.Task, &RunStarted{ForkedFrom: source})
 	if err != nil {
 		return RunResult{RunID: newID}, err
@@ -56,6 +58,30 @@ func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string,
 		source.Fields = DiffSnapshots(at.snap, b.Snapshot)
 	}
 	return o.start(ctx, agent, append([]Record{rs}, prefix...)...)
+}
+
+// copiedUnder is what the first n records after the source's run_started
+// ran under: the source's own copies' configurations, if it is a fork, then
+// its own snapshot from its first own record on (a fork of an earlier
+// version, without them, was folded under its own snapshot throughout).
+func copiedUnder(src *RunStarted, n int) []CopiedConfig {
+	if n == 0 {
+		return nil
+	}
+	own := CopiedConfig{From: 1, SnapshotHash: src.SnapshotHash, Snapshot: src.Snapshot}
+	var out []CopiedConfig
+	if f := src.ForkedFrom; f != nil && len(f.CopiedUnder) > 0 {
+		for _, c := range f.CopiedUnder {
+			if c.From <= int64(n) {
+				out = append(out, c)
+			}
+		}
+		own.From = int64(f.Copied) + 1
+	}
+	if own.From <= int64(n) {
+		out = append(out, own)
+	}
+	return out
 }
 
 // forkSource reads the source of a fork: its records after run_started up

@@ -226,3 +226,167 @@ func TestForkStatsCountEachCallOnce(t *testing.T) {
 		t.Fatalf("stats spend %d tokens (unknown %v), want the %d of the %d calls made", g.Spend.Tokens, g.Spend.TokensUnknown, tokens, calls)
 	}
 }
+
+// A fork's copied steps are read under what they ran under, recorded in
+// the fork's own log: the history of its copies shows the source's system
+// prompt, the fork's own steps the fork's. A fork of that fork names the
+// configuration in force at the step it forks from, and differs from it in
+// what it changes.
+func TestForkCopiesKeepTheirConfiguration(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := polyloop.ReadLog(ctx, store, "ref")
+	orig, origHash := ref.Snapshot()
+	changed := equivalenceAgent()
+	changed.System = "You are a careful agent."
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, "ref", 7, "f", changed); err != nil {
+		t.Fatal(err)
+	}
+	fork, _ := polyloop.ReadLog(ctx, store, "f")
+	_, forkHash := fork.Snapshot()
+	// upTo is the log up to step n's model result: the history it gives
+	// is what step n's call was shown.
+	upTo := func(log polyloop.RunLog, n int) polyloop.RunLog {
+		for i, r := range log.Records {
+			if res, ok := r.Body.(*polyloop.ModelCallResult); ok && res.Step == n {
+				return polyloop.RunLog{RunID: log.RunID, Records: log.Records[:i]}
+			}
+		}
+		t.Fatalf("%s has no step %d", log.RunID, n)
+		return polyloop.RunLog{}
+	}
+	system := func(log polyloop.RunLog) string { return polyloop.History(log)[0].Content }
+	for _, n := range []int{1, 4, 7} {
+		if got := system(upTo(fork, n)); got != orig.System {
+			t.Errorf("the fork's history shows its copied step %d the system prompt %q, want the source's %q", n, got, orig.System)
+		}
+		if _, h := upTo(fork, n).Snapshot(); h != origHash {
+			t.Errorf("the snapshot in force at the fork's copied step %d is %s, want the source's %s", n, h, origHash)
+		}
+	}
+	if got := system(upTo(fork, 8)); got != changed.System {
+		t.Errorf("the fork's history shows its own step 8 %q, want %q", got, changed.System)
+	}
+	for _, tc := range []struct {
+		at     int
+		agent  polyloop.Agent
+		hash   string
+		fields []string
+	}{
+		{3, equivalenceAgent(), origHash, nil}, // inside f's copies: the source's configuration
+		{3, changed, origHash, []string{"system"}},
+		{9, changed, forkHash, nil}, // f's own step
+		{9, equivalenceAgent(), forkHash, []string{"system"}},
+	} {
+		id := fmt.Sprintf("ff-%d-%t", tc.at, tc.agent.System == changed.System)
+		if _, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, "f", tc.at, id, tc.agent); err != nil {
+			t.Fatal(err)
+		}
+		ff, _ := polyloop.ReadLog(ctx, store, id)
+		if src := ff.Started().ForkedFrom; src.SnapshotHash != tc.hash || !slices.Equal(src.Fields, tc.fields) {
+			t.Errorf("%s: forked_from names %s with fields %v, want %s with %v", id, src.SnapshotHash, src.Fields, tc.hash, tc.fields)
+		}
+		// Each copied step is read as it ran.
+		for n := 1; n <= tc.at; n++ {
+			want := orig.System
+			if n > 7 {
+				want = changed.System
+			}
+			if got := system(upTo(ff, n)); got != want {
+				t.Errorf("%s: the history shows copied step %d %q, want %q", id, n, got, want)
+			}
+		}
+		if got := system(ff); got != tc.agent.System {
+			t.Errorf("%s: the history after its own steps shows %q, want %q", id, got, tc.agent.System)
+		}
+	}
+}
+
+// A fork's copies are no new facts: its sinks get one step_copied event per
+// copied step and none of the copies' model calls or actions, so a consumer
+// summing the usage of model_call_finished counts what the fork spent, as
+// its totals do, and nothing of its source's twice.
+func TestForkEventsDoNotRepeatTheCopies(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	sink := &collectSink{}
+	r := newRunner(referenceScript(), store, newTestExec())
+	r.Sinks = []polyloop.EventSink{sink}
+	res, err := r.Fork(ctx, "ref", 4, "f", equivalenceAgent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokens int64
+	var copied []int
+	for _, ev := range sink.events {
+		switch {
+		case ev.Kind == polyloop.EventStepCopied:
+			if ev.StepRecord == nil || ev.StepRecord.Step != ev.Step {
+				t.Errorf("step_copied %+v without its step record", ev)
+			}
+			copied = append(copied, ev.Step)
+		case ev.Step > 0 && ev.Step <= 4:
+			t.Errorf("a copied step gives the event %s (seq %d)", ev.Kind, ev.Seq)
+		case ev.Kind == polyloop.EventModelCallFinished && ev.Reply != nil:
+			tokens += ev.Reply.Usage.Tokens()
+		}
+	}
+	if !slices.Equal(copied, []int{1, 2, 3, 4}) {
+		t.Errorf("step_copied for steps %v, want 1 … 4", copied)
+	}
+	if tokens != res.Totals.Tokens() || tokens == 0 {
+		t.Errorf("the events' model calls used %d tokens, the fork's totals %d", tokens, res.Totals.Tokens())
+	}
+}
+
+// A fork written before log format 1.3 has no copied_under: it reads as it
+// did (its own snapshot in force from run_started), resumes, and can be
+// forked (its copies then count as run under its own snapshot).
+func TestForkOfAnEarlierFormatReadsAsBefore(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Run(ctx, "ref", equivalenceAgent(), polyloop.Task{Input: "reference task"}); err != nil {
+		t.Fatal(err)
+	}
+	changed := equivalenceAgent()
+	changed.System = "You are a careful agent."
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, "ref", 4, "f", changed); err != nil {
+		t.Fatal(err)
+	}
+	fork, _ := polyloop.ReadLog(ctx, store, "f")
+	old := polyloop.RunLog{RunID: "old", Records: slices.Clone(fork.Records)}
+	rs := *old.Records[0].Body.(*polyloop.RunStarted)
+	src := *rs.ForkedFrom
+	src.CopiedUnder = nil
+	rs.RunID, rs.ForkedFrom, rs.LogVersion = "old", &src, "1.2"
+	old.Records[0].Body = &rs
+	// Cut before the fork's own steps end, and resume.
+	var cut int
+	for i, r := range old.Records {
+		if sc, ok := r.Body.(*polyloop.StepCompleted); ok && sc.Step == 6 {
+			cut = i + 1
+		}
+	}
+	store.Put("old", old.Records[:cut])
+	prefix := polyloop.RunLog{RunID: "old", Records: old.Records[:3]}
+	if h := polyloop.History(prefix); h[0].Content != changed.System {
+		t.Fatalf("a 1.2 fork's copies read under %q, want the fork's own %q as before", h[0].Content, changed.System)
+	}
+	res, err := newRunner(referenceScript(), store, newTestExec()).Resume(ctx, "old", changed)
+	if err != nil || res.StopReason != polyloop.StopCompleted || res.Totals.CopiedSteps != 4 {
+		t.Fatalf("resume of a 1.2 fork: %+v, %v", res, err)
+	}
+	if _, err := newRunner(referenceScript(), store, newTestExec()).Fork(ctx, "old", 5, "of-old", changed); err != nil {
+		t.Fatal(err)
+	}
+	ff, _ := polyloop.ReadLog(ctx, store, "of-old")
+	if u := ff.Started().ForkedFrom.CopiedUnder; len(u) != 1 || u[0].From != 1 || u[0].Snapshot.System != changed.System {
+		t.Fatalf("a fork of a 1.2 fork: copied_under %+v", u)
+	}
+}

@@ -68,15 +68,21 @@ func Perform[T any](ctx context.Context, op Operation[T]) (T, error) {
 		return zero, err
 	}
 	defer done()
-	if rec := scope.d.operation(op.Name); rec != nil {
-		return reuseOperation[T](rec)
-	}
-	if err := ctx.Err(); err != nil {
-		return zero, err
-	}
-	v, err := op.Do(ctx)
 	rec := &MaintenanceOp{Step: scope.info.Step, Name: op.Name, WriteID: op.WriteID}
-	if v, err = settleOperation(ctx, op, rec, v, err); rec.Outcome == "" {
+	var v T
+	if prev, again := scope.d.operation(op.Name); prev != nil {
+		if !again || prev.Outcome != OpFailed || op.Failed == nil {
+			return reuseOperation[T](prev)
+		}
+		v, err = receiveRecorded(ctx, op, rec, prev)
+	} else {
+		if err := ctx.Err(); err != nil {
+			return zero, err
+		}
+		v, err = op.Do(ctx)
+		v, err = settleOperation(ctx, op, rec, v, err)
+	}
+	if rec.Outcome == "" {
 		return v, err // not recorded
 	}
 	if rec.Outcome != OpFailed {
@@ -107,18 +113,42 @@ func settleOperation[T any](ctx context.Context, op Operation[T], rec *Maintenan
 	case MustPropagate(err) || ctx.Err() != nil:
 		return v, err
 	case op.Failed == nil:
-		rec.Outcome, rec.Failure = OpFailed, diag.From(err)
-		return v, &OperationError{Name: op.Name, Failure: rec.Failure, cause: err}
+		rec.Outcome, rec.Failure, rec.Receivable = OpFailed, diag.From(err), receivable(err)
+		return v, &OperationError{Name: op.Name, Failure: rec.Failure, receivable: rec.Receivable, cause: err}
 	}
 	fv, ferr := op.Failed(err)
 	switch {
 	case ferr != nil && (MustPropagate(ferr) || ctx.Err() != nil):
 		return fv, ferr
 	case ferr != nil:
-		rec.Outcome, rec.Failure = OpFailed, diag.From(ferr)
-		return fv, &OperationError{Name: op.Name, Failure: rec.Failure, cause: ferr}
+		rec.Outcome, rec.Failure, rec.Receivable = OpFailed, diag.From(ferr), receivable(ferr)
+		return fv, &OperationError{Name: op.Name, Failure: rec.Failure, receivable: rec.Receivable, cause: ferr}
 	}
 	rec.Outcome, rec.Failure = OpReceived, diag.From(err)
+	return fv, nil
+}
+
+// receiveRecorded hands a failure recorded "failed" to the Failed of the
+// configuration now in force, which a configuration change brought since
+// (design 0020): Do does not run again. The failure it receives is the
+// recorded one, an *OperationError with the recorded diagnostic, which is
+// Receivable when Do's error was; the new record carries that diagnostic,
+// "received" with Failed's value, or "failed" again when Failed refuses it.
+func receiveRecorded[T any](ctx context.Context, op Operation[T], rec, prev *MaintenanceOp) (T, error) {
+	recorded := &OperationError{Name: op.Name, Failure: prev.Failure, receivable: prev.Receivable}
+	rec.WriteID = prev.WriteID
+	fv, ferr := op.Failed(recorded)
+	switch {
+	case ferr != nil && (MustPropagate(ferr) || ctx.Err() != nil):
+		return fv, ferr
+	case ferr == recorded:
+		rec.Outcome, rec.Failure, rec.Receivable = OpFailed, prev.Failure, prev.Receivable
+		return fv, recorded
+	case ferr != nil:
+		rec.Outcome, rec.Failure, rec.Receivable = OpFailed, diag.From(ferr), receivable(ferr)
+		return fv, &OperationError{Name: op.Name, Failure: rec.Failure, receivable: rec.Receivable, cause: ferr}
+	}
+	rec.Outcome, rec.Failure = OpReceived, prev.Failure
 	return fv, nil
 }
 
@@ -127,7 +157,7 @@ func settleOperation[T any](ctx context.Context, op Operation[T], rec *Maintenan
 func reuseOperation[T any](rec *MaintenanceOp) (T, error) {
 	var v T
 	if rec.Outcome == OpFailed {
-		return v, &OperationError{Name: rec.Name, Failure: rec.Failure}
+		return v, &OperationError{Name: rec.Name, Failure: rec.Failure, receivable: rec.Receivable}
 	}
 	if err := json.Unmarshal(rec.Value, &v); err != nil {
 		return v, fmt.Errorf("polyloop: recorded operation %q: %w", rec.Name, err)
@@ -142,7 +172,30 @@ func reuseOperation[T any](rec *MaintenanceOp) (T, error) {
 type OperationError struct {
 	Name    string
 	Failure *diag.Diagnostic
-	cause   error
+	// receivable: the operation's error was Receivable, as recorded.
+	receivable bool
+	cause      error
+}
+
+// Receivable implements Receivable: the operation's error said a policy
+// may receive it — the first time, and as the log recorded it after.
+func (e *OperationError) Receivable() bool { return e.receivable }
+
+// Receivable is an error a maintenance policy may receive, such as a
+// memory conflict or a view rejection (package memory). Perform records a
+// failed operation's error as receivable when one in its chain says so,
+// so that a policy a configuration change brings may receive the failure
+// from the log, where the error itself is gone.
+type Receivable interface {
+	error
+	Receivable() bool
+}
+
+// receivable reports whether an error of a failed operation may be
+// received by a policy.
+func receivable(err error) bool {
+	var r Receivable
+	return errors.As(err, &r) && r.Receivable()
 }
 
 func (e *OperationError) Error() string {

@@ -45,6 +45,10 @@ type MaintenanceOp struct {
 	Outcome OpOutcome        `json:"outcome"`
 	Value   json.RawMessage  `json:"value,omitempty"`
 	Failure *diag.Diagnostic `json:"failure,omitempty"`
+	// Receivable, on a failed operation (log format 1.3 on): its error said
+	// a policy may receive it (Receivable), so that a policy a
+	// configuration change brings receives it from the log.
+	Receivable bool `json:"receivable,omitempty"`
 }
 
 // MaintenanceDone records that a step's maintenance is done: its
@@ -82,6 +86,9 @@ func (b *MaintenanceOp) Validate() error {
 		}
 	default:
 		return fmt.Errorf("maintenance_op %q: unknown outcome %q", b.Name, b.Outcome)
+	}
+	if b.Receivable && b.Outcome != OpFailed {
+		return fmt.Errorf("maintenance_op %q: %s and receivable (only a failure no one received is)", b.Name, b.Outcome)
 	}
 	if b.Outcome != OpFailed && len(b.Value) == 0 {
 		return fmt.Errorf("maintenance_op %q: %s without a value", b.Name, b.Outcome)

@@ -25,11 +25,11 @@ const MaxRecordVersion = 2
 // A reader of minor m reads every log of minor m or lower. A minor version
 // adds record kinds and fields that older readers skip, and records those
 // readers must refuse carry a greater "v" (MaxRecordVersion). The version is
-// written in RunStarted.LogVersion ("1.2"); a log without it is "1.0".
-const LogMinorVersion = 2
+// written in RunStarted.LogVersion ("1.3"); a log without it is "1.0".
+const LogMinorVersion = 3
 
 // logVersionString is "<LogVersion>.<LogMinorVersion>".
-const logVersionString = "1.2"
+const logVersionString = "1.3"
 
 // RecordKind names a record's kind; it is the "kind" field of its JSON.
 type RecordKind string
@@ -90,7 +90,7 @@ type RunStarted struct {
 	SnapshotHash   string   `json:"snapshot_hash"`
 	LibraryVersion string   `json:"library_version"`
 	// LogVersion is the version of the format the run was started with
-	// ("1.2"); empty in logs of version 1.0.
+	// ("1.3"); empty in logs of version 1.0.
 	LogVersion string `json:"log_version,omitempty"`
 	// Parent identifies the parent run for a child run (InvokeChild).
 	Parent *ParentRef `json:"parent,omitempty"`
@@ -113,6 +113,23 @@ type RunSource struct {
 	// fork's own first steps, as the Copied records after run_started.
 	AtStep int `json:"at_step,omitempty"`
 	Copied int `json:"copied,omitempty"`
+	// CopiedUnder, for a fork with copies (log format 1.3 on), is what the
+	// copies ran under, so the fork's log stands alone when the source is
+	// gone: the first configuration is in force from record 1, each next
+	// one from its From on (a fork of a fork copies its source's copies and
+	// some of its source's own steps); the copied config_override records
+	// apply as they come, and after the copies the fork's own snapshot is
+	// in force. Absent in the forks of earlier versions, whose copies were
+	// folded under the fork's own snapshot.
+	CopiedUnder []CopiedConfig `json:"copied_under,omitempty"`
+}
+
+// CopiedConfig is a configuration in force in a fork's copies from the
+// record From on.
+type CopiedConfig struct {
+	From         int64    `json:"from"`
+	SnapshotHash string   `json:"snapshot_hash"`
+	Snapshot     Snapshot `json:"snapshot"`
 }
 
 // ParentRef names the action of a parent run that started a child.

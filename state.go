@@ -63,6 +63,9 @@ type logState struct {
 	// copying is set while one of them is folded.
 	copiedUntil int64
 	copying     bool
+	// under are the configurations of a fork's copies still to come into
+	// force (RunSource.CopiedUnder), each from its record on.
+	under []CopiedConfig
 
 	totals totalsAcc
 	// copied folds the records a fork copied from its source: they count
@@ -174,6 +177,14 @@ func (st *logState) apply(r Record) error {
 		o = st.beforeFold(r)
 	}
 	st.copying = r.Seq > 0 && r.Seq <= st.copiedUntil
+	if len(st.under) > 0 && st.under[0].From == r.Seq {
+		if st.phase != phaseIdle {
+			return st.corrupt(r, "forked_from.copied_under: a configuration comes into force in the middle of step %d", st.step)
+		}
+		st.setSnapshot(st.under[0].Snapshot, st.under[0].SnapshotHash)
+		st.hist.setSystem(st.under[0].Snapshot.System)
+		st.under = st.under[1:]
+	}
 	st.fold(r.Body)
 	st.next++
 	if st.obs != nil {
@@ -234,14 +245,23 @@ func (st *logState) fold(body RecordBody) {
 	case *RunStarted:
 		st.started, st.phase = b, phaseIdle
 		st.refsToolCalls = atLeastMinor(b.LogVersion, 2)
-		st.setSnapshot(b.Snapshot, b.SnapshotHash)
-		st.hist.start(b.Snapshot)
-		if b.ForkedFrom != nil {
-			st.copiedUntil = int64(b.ForkedFrom.Copied)
+		snap, hash := b.Snapshot, b.SnapshotHash
+		if f := b.ForkedFrom; f != nil {
+			st.copiedUntil = int64(f.Copied)
+			// The copies run under what the source's steps ran under
+			// (log format 1.3 on); endCopies puts the fork's own
+			// snapshot in force after them.
+			if f.Copied > 0 && len(f.CopiedUnder) > 0 {
+				snap, hash = f.CopiedUnder[0].Snapshot, f.CopiedUnder[0].SnapshotHash
+				st.under = f.CopiedUnder[1:]
+			}
 		}
+		st.setSnapshot(snap, hash)
+		st.hist.start(snap)
 	case *ConfigOverride:
 		st.setSnapshot(b.Snapshot, b.SnapshotHash)
 		st.hist.setSystem(b.Snapshot.System)
+		st.overrideMaintenance()
 	case *ModelCallIntent:
 		st.phase, st.step, st.attempt, st.callID = phaseModelIntent, b.Step, b.Attempt, b.CallID
 		st.reply, st.batch, st.receptions = nil, st.batch[:0], nil

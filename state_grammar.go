@@ -41,6 +41,13 @@ func (st *logState) check(r Record) error {
 		if f := rs.ForkedFrom; f != nil && (f.Copied < 0 || f.AtStep < 0 || (f.Copied == 0) != (f.AtStep == 0)) {
 			return st.corrupt(r, "forked_from: %d records copied for step %d", f.Copied, f.AtStep)
 		}
+		if f := rs.ForkedFrom; f != nil {
+			for i, c := range f.CopiedUnder {
+				if (i == 0 && c.From != 1) || (i > 0 && c.From <= f.CopiedUnder[i-1].From) || c.From > int64(f.Copied) {
+					return st.corrupt(r, "forked_from.copied_under: a configuration from record %d of %d copies", c.From, f.Copied)
+				}
+			}
+		}
 		return nil
 	}
 	if err := st.checkMaintenanceOrder(r); err != nil {

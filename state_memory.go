@@ -10,6 +10,12 @@ type maintState struct {
 	done int
 	// ops are the recorded operations of the open maintenance, by name.
 	ops map[string]*MaintenanceOp
+	// again names the failures of the open maintenance that no policy
+	// received and that a configuration change since then hands to the
+	// policy now in force, once (design 0020): operations by name, child
+	// receptions by "child:" and the child's run id. A record of the same
+	// operation or child clears its mark.
+	again map[string]bool
 	// added counts the messages the last completed step added to the end
 	// of the history; step is its record; view the view its model call
 	// showed.
@@ -50,7 +56,7 @@ func (st *logState) checkMaintenance(r Record, step int, name string) error {
 	if st.maint.done >= step {
 		return st.corrupt(r, "%s of step %d after its maintenance_done", r.Kind(), step)
 	}
-	if name != "" && st.maint.ops[name] != nil {
+	if name != "" && st.maint.ops[name] != nil && !st.maint.again[name] {
 		return st.corrupt(r, "maintenance_op %q recorded twice for step %d", name, step)
 	}
 	return nil
@@ -65,13 +71,52 @@ func (st *logState) foldMaintenance(body RecordBody) {
 			st.maint.ops = map[string]*MaintenanceOp{}
 		}
 		st.maint.ops[b.Name] = b
+		delete(st.maint.again, b.Name)
 	case *ChildReception:
 		st.maint.open = true
+		delete(st.maint.again, "child:"+b.ChildRunID)
 	case *MaintenanceDone:
-		st.maint.open, st.maint.done, st.maint.ops = false, b.Step, nil
+		st.maint.open, st.maint.done, st.maint.ops, st.maint.again = false, b.Step, nil, nil
 		st.receptions = nil
 	}
 }
+
+// overrideMaintenance marks, at a configuration change, the failures of the
+// open maintenance that no policy received: the policy now in force
+// receives each once (Perform, InvokeChild), instead of the recorded
+// failure coming back.
+func (st *logState) overrideMaintenance() {
+	if !st.maint.open {
+		return
+	}
+	mark := func(k string) {
+		if st.maint.again == nil {
+			st.maint.again = map[string]bool{}
+		}
+		st.maint.again[k] = true
+	}
+	for name, op := range st.maint.ops {
+		if op.Outcome == OpFailed {
+			mark(name)
+		}
+	}
+	for id, rec := range st.receptions {
+		if rec.Maintenance && rec.unreceived() {
+			mark("child:" + id)
+		}
+	}
+}
+
+// unreceived reports whether a reception left the child's outcome
+// unreceived: its handler failed, or a failed child was delivered as is,
+// with no handler for it.
+func (c *ChildReception) unreceived() bool {
+	return c.Reception == ReceptionFailed || (c.Reception == ReceptionAccepted && c.StopReason != StopCompleted)
+}
+
+// receivesAgain reports whether the recorded failure k of the open
+// maintenance goes to the policy in force (overrideMaintenance).
+func (st *logState) receivesAgain(k string) bool { return st.maint.again[k] }
 
 // beginMaintenance starts the bookkeeping of a completed step's maintenance;
 // from is where its messages start in the history.

@@ -37,6 +37,19 @@ func op(step int, name string) *polyloop.MaintenanceOp {
 	return &polyloop.MaintenanceOp{Step: step, Name: name, Outcome: polyloop.OpDone, Value: json.RawMessage(`1`)}
 }
 
+func failedOp(step int, name string) *polyloop.MaintenanceOp {
+	return &polyloop.MaintenanceOp{Step: step, Name: name, Outcome: polyloop.OpFailed, Failure: &diag.Diagnostic{Message: "conflict"}, Receivable: true}
+}
+
+func receivedOp(step int, name string) *polyloop.MaintenanceOp {
+	return &polyloop.MaintenanceOp{Step: step, Name: name, Outcome: polyloop.OpReceived, Value: json.RawMessage(`{"conflict":true}`), Failure: &diag.Diagnostic{Message: "conflict"}}
+}
+
+func override() *polyloop.ConfigOverride {
+	snap := polyloop.Snapshot{Agent: "a", Task: polyloop.Task{Input: "x"}, Memory: &polyloop.MemorySnapshot{Maintainer: &polyloop.Component{Name: "m2"}}}
+	return &polyloop.ConfigOverride{PreviousHash: "sha256:x", SnapshotHash: "sha256:y", Fields: []string{"memory.maintainer"}, Snapshot: snap}
+}
+
 // The grammar of a step's maintenance: its records lie between the step's
 // record and the next step (or the finish), each operation once, and the
 // next step waits for maintenance_done.
@@ -59,6 +72,14 @@ func TestMaintenanceGrammar(t *testing.T) {
 			Reception: polyloop.ReceptionAccepted, Maintenance: true}, &polyloop.MaintenanceDone{Step: 1}), ""},
 		{"failed without failure", maintLog(true, &polyloop.MaintenanceOp{Step: 1, Name: "a", Outcome: polyloop.OpFailed}), "failed needs a failure"},
 		{"done without value", maintLog(true, &polyloop.MaintenanceOp{Step: 1, Name: "a", Outcome: polyloop.OpDone}), "without a value"},
+		// A failure no policy received is received once more after a
+		// configuration change, and only then (design 0039).
+		{"failed, then received after an override", maintLog(true, failedOp(1, "a"), override(), receivedOp(1, "a"), &polyloop.MaintenanceDone{Step: 1}), ""},
+		{"failed, then received without an override", maintLog(true, failedOp(1, "a"), receivedOp(1, "a")), "recorded twice"},
+		{"received twice after one override", maintLog(true, failedOp(1, "a"), override(), receivedOp(1, "a"), receivedOp(1, "a")), "recorded twice"},
+		{"done, then again after an override", maintLog(true, op(1, "a"), override(), op(1, "a")), "recorded twice"},
+		{"override before the failure", maintLog(true, override(), failedOp(1, "a"), receivedOp(1, "a")), "recorded twice"},
+		{"receivable done", maintLog(true, &polyloop.MaintenanceOp{Step: 1, Name: "a", Outcome: polyloop.OpDone, Value: json.RawMessage(`1`), Receivable: true}), "receivable"},
 		{"unknown outcome", maintLog(true, &polyloop.MaintenanceOp{Step: 1, Name: "a", Outcome: "maybe", Value: json.RawMessage(`1`),
 			Failure: &diag.Diagnostic{Message: "x"}}), "unknown outcome"},
 	} {

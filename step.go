@@ -217,10 +217,12 @@ func actionInFlight(prev RecordBody) bool {
 
 // inMaintenance reports whether prev, the last record of a write, leaves a
 // step's maintenance under way: the step's record, an operation's outcome
-// or a reception of the maintenance.
+// or a reception of the maintenance — or the first write of a resume that
+// goes on with the maintenance: its configuration override or lease
+// take-over, written as the Maintainer starts.
 func inMaintenance(prev RecordBody) bool {
 	switch b := prev.(type) {
-	case *StepCompleted, *MaintenanceOp:
+	case *StepCompleted, *MaintenanceOp, *ConfigOverride, *LeaseTakeover:
 		return true
 	case *ChildReception:
 		return b.Maintenance

@@ -106,10 +106,20 @@ func IsReceivable(err error) bool {
 	if polyloop.MustPropagate(err) {
 		return false
 	}
-	var c *ConflictError
-	var r *RejectionError
-	return errors.As(err, &c) || errors.As(err, &r)
+	// A *ConflictError or *RejectionError, or such a failure read back from
+	// the log (a *polyloop.OperationError recorded receivable), handed to a
+	// policy a configuration change brought.
+	var r polyloop.Receivable
+	return errors.As(err, &r) && r.Receivable()
 }
+
+// Receivable implements polyloop.Receivable: a conflict found before the
+// commit is a failure a policy may receive.
+func (e *ConflictError) Receivable() bool { return true }
+
+// Receivable implements polyloop.Receivable: a rejection found before the
+// commit is a failure a policy may receive.
+func (e *RejectionError) Receivable() bool { return true }
 
 // persistenceError marks a port failure, keeping a *PersistenceError the
 // port returned itself.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/polyloop/polyloop"
@@ -86,15 +87,96 @@ func proposalTask(step polyloop.MaintainedStep, in proposalInput) string {
 	return b.String()
 }
 
-// proposalJSON is the proposer's answer as written.
+// proposalJSON is the proposer's answer as written (docs/agent-file.md,
+// "The proposer's answer").
 type proposalJSON struct {
-	Memory []struct {
-		Op        string          `json:"op"`
-		Namespace string          `json:"namespace"`
-		Key       string          `json:"key"`
-		Value     json.RawMessage `json:"value"`
-	} `json:"memory"`
-	View *ViewChange `json:"view"`
+	Memory []opJSON    `json:"memory"`
+	View   *ViewChange `json:"view"`
+}
+
+// opJSON is one element of a proposal's "memory".
+type opJSON struct {
+	Op        string          `json:"op"`
+	Namespace string          `json:"namespace"`
+	Key       string          `json:"key"`
+	Value     json.RawMessage `json:"value"`
+}
+
+// checkShape checks a decoded proposal against its documented shape and
+// names the first field that breaks it: memory[i].op is "put" or "delete";
+// memory[i].key is given; memory[i].namespace, when given, is one served;
+// a put has a value and a delete none; view.include[i] and
+// view.exclude[i] name a key, and a namespace served when they name one.
+func checkShape(pj proposalJSON, namespaces []string) error {
+	ns := func(field, n string) error {
+		if n != "" && !slices.Contains(namespaces, n) {
+			return fmt.Errorf("%s: %q is not a namespace of this memory (%s)", field, n, strings.Join(namespaces, ", "))
+		}
+		return nil
+	}
+	for i, o := range pj.Memory {
+		at := fmt.Sprintf("memory[%d]", i)
+		switch OpKind(o.Op) {
+		case OpPut:
+			if len(o.Value) == 0 {
+				return fmt.Errorf("%s.value: a put needs a value (any JSON)", at)
+			}
+		case OpDelete:
+			if len(o.Value) > 0 {
+				return fmt.Errorf("%s.value: a delete has no value", at)
+			}
+		case "":
+			return fmt.Errorf(`%s.op: missing ("put" or "delete")`, at)
+		default:
+			return fmt.Errorf(`%s.op: %q is neither "put" nor "delete"`, at, o.Op)
+		}
+		if o.Key == "" {
+			return fmt.Errorf("%s.key: missing", at)
+		}
+		if err := ns(at+".namespace", o.Namespace); err != nil {
+			return err
+		}
+	}
+	if pj.View == nil {
+		return nil
+	}
+	for _, part := range []struct {
+		name string
+		ids  []EntryID
+	}{{"include", pj.View.Include}, {"exclude", pj.View.Exclude}} {
+		for i, id := range part.ids {
+			at := fmt.Sprintf("view.%s[%d]", part.name, i)
+			if id.Key == "" {
+				return fmt.Errorf("%s.key: missing", at)
+			}
+			if err := ns(at+".namespace", id.Namespace); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decodeError names the field a JSON decoding error is about.
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%s: a %s, not a JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+	}
+	return err
+}
+
+// jsonKind says a Go kind as the JSON it decodes.
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "string"
+	case "slice":
+		return "list"
+	case "struct", "ptr", "map":
+		return "object"
+	}
+	return k
 }
 
 // errNotAProposal marks an answer that is not a proposal: the proposal's
@@ -114,18 +196,18 @@ func parseProposal(answer string, namespaces []string, in proposalInput) (Propos
 	dec.DisallowUnknownFields()
 	var pj proposalJSON
 	if err := dec.Decode(&pj); err != nil {
+		return Proposal{}, fmt.Errorf("%w: %v", errNotAProposal, decodeError(err))
+	}
+	if err := checkShape(pj, namespaces); err != nil {
 		return Proposal{}, fmt.Errorf("%w: %v", errNotAProposal, err)
 	}
 	var p Proposal
-	for i, o := range pj.Memory {
+	for _, o := range pj.Memory {
 		op := Op{Kind: OpKind(o.Op), Namespace: o.Namespace, Key: o.Key, Value: o.Value}
 		if op.Namespace == "" {
 			op.Namespace = namespaces[0]
 		}
 		p.Ops = append(p.Ops, op)
-		if op.Kind == OpPut && len(op.Value) == 0 {
-			return Proposal{}, fmt.Errorf("%w: memory[%d] puts no value", errNotAProposal, i)
-		}
 	}
 	w := Write{ID: "proposal", Basis: in.basis(), Ops: p.Ops}
 	if _, err := normalize(w, namespaces, true); err != nil {

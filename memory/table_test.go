@@ -436,3 +436,102 @@ func mustJSON(t *testing.T, r polyloop.Record) string {
 	}
 	return string(b)
 }
+
+// A failure a policy did not receive stops the run, and a resume meets it
+// again — until the configuration changes (design 0020): resumed with
+// AllowConfigChange and a policy that receives it, the maintenance hands
+// the recorded failure to the new policy, once, and records its reception;
+// nothing runs again (no new proposal, no new write), and the run goes on.
+// So for a proposal that failed (the child, or its answer), a conflict and
+// a view rejection alike.
+func TestPolicyChangeReceivesRecordedFailure(t *testing.T) {
+	conflicting := func(w **world) func(context.Context, int) (string, error) {
+		return func(context.Context, int) (string, error) {
+			(*w).seed("other-run", "k", `"theirs"`)
+			return putting("k", `"mine"`), nil
+		}
+	}
+	for _, tc := range []struct {
+		name          string
+		before, after memory.MaintainerOptions
+		propose       func(w **world) func(context.Context, int) (string, error)
+		check         func(t *testing.T, w *world)
+	}{
+		{"proposal model failure", policies(memory.Fail, memory.Fail, memory.Fail), policies(memory.Skip, memory.Fail, memory.Fail),
+			func(**world) func(context.Context, int) (string, error) {
+				return func(context.Context, int) (string, error) { return "", errors.New("503 overloaded") }
+			},
+			func(t *testing.T, w *world) {
+				rec := w.receptions("r")["r/1~:proposal.1"]
+				if rec == nil || rec.Reception != polyloop.ReceptionHandled || !strings.Contains(string(rec.Value), `"skipped":true`) {
+					t.Fatalf("the last reception %+v, want the failure handled by the new policy", rec)
+				}
+			}},
+		{"proposal content rejection", policies(memory.Fail, memory.Fail, memory.Fail), policies(memory.Skip, memory.Fail, memory.Fail),
+			func(**world) func(context.Context, int) (string, error) {
+				return func(context.Context, int) (string, error) { return "I would rather not.", nil }
+			},
+			func(t *testing.T, w *world) {
+				rec := w.receptions("r")["r/1~:proposal.1"]
+				if rec == nil || rec.Reception != polyloop.ReceptionHandled || !strings.Contains(string(rec.Value), `"skipped":true`) {
+					t.Fatalf("the last reception %+v, want the answer received by the new policy", rec)
+				}
+			}},
+		{"conflict", policies(memory.Fail, memory.Fail, memory.Skip), policies(memory.Fail, memory.Skip, memory.Skip), conflicting,
+			func(t *testing.T, w *world) {
+				op := w.ops("r")["1/memory.1"]
+				if op == nil || op.Outcome != polyloop.OpReceived || string(op.Value) != `{"conflict":true}` || !strings.Contains(op.Failure.Message, "conflicts") {
+					t.Fatalf("the last memory operation %+v, want the conflict received", op)
+				}
+				if w.ops("r")["1/view.1"] == nil {
+					t.Fatal("the maintenance did not go on after the received conflict")
+				}
+			}},
+		{"view rejection", policies(memory.Fail, memory.Fail, memory.Fail), policies(memory.Fail, memory.Fail, memory.Skip),
+			func(**world) func(context.Context, int) (string, error) {
+				return func(context.Context, int) (string, error) {
+					return `{"memory": [{"op": "put", "namespace": "facts", "key": "f", "value": 1}], "view": {"include": [{"namespace": "facts", "key": "f"}]}}`, nil
+				}
+			},
+			func(t *testing.T, w *world) {
+				op := w.ops("r")["1/view.1"]
+				if op == nil || op.Outcome != polyloop.OpReceived || !strings.Contains(string(op.Value), `"rejected":true`) || !strings.Contains(op.Failure.Message, "(source)") {
+					t.Fatalf("the last view operation %+v, want the rejection received", op)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var w *world
+			w = newWorld(t, memstore.New(), tc.before, oneFinal(), tc.propose(&w))
+			w.seed("seed", "k", `"first"`)
+			_, err := w.run(bg, "r")
+			if err == nil || polyloop.MustPropagate(err) {
+				t.Fatalf("the first run: %v, want the unreceived failure", err)
+			}
+			if _, again := w.resume(bg, "r"); again == nil || again.Error() != err.Error() {
+				t.Fatalf("a resume under the same configuration: %v, want the recorded failure again", again)
+			}
+			commits, views := w.mem.Commits()
+			records := len(w.log("r").Records)
+			w.opts = tc.after
+			w.restart()
+			res, err := w.runner.ResumeWith(bg, "r", w.agent, polyloop.ResumeOptions{AllowConfigChange: true})
+			mustFinish(t, res, err)
+			tc.check(t, w)
+			if n, v := w.mem.Commits(); n != commits || v != views || w.proposals.calls != 1 {
+				t.Fatalf("the failure was not received but redone: %d memory and %d view commits (were %d, %d), %d proposals", n, v, commits, views, w.proposals.calls)
+			}
+			// Once: the reception is recorded right after the override.
+			log := w.log("r")
+			if _, ok := log.Records[records].Body.(*polyloop.ConfigOverride); !ok {
+				t.Fatalf("record %d is %s, want the configuration override", records, log.Records[records].Kind())
+			}
+			if k := log.Records[records+1].Kind(); k != polyloop.KindMaintenanceOp && k != polyloop.KindChildReception {
+				t.Fatalf("record %d is %s, want the new policy's reception", records+1, k)
+			}
+			if again, err := w.runner.ResumeWith(bg, "r", w.agent, polyloop.ResumeOptions{AllowConfigChange: true}); err != nil || again.StopReason != polyloop.StopCompleted || len(w.log("r").Records) != len(log.Records) {
+				t.Fatalf("a resume of the finished run: %+v, %v", again, err)
+			}
+		})
+	}
+}

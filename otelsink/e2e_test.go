@@ -235,3 +235,45 @@ func TestE2EChildRunNested(t *testing.T) {
 		t.Errorf("parent invocation events %v; want child_received, then two step_completed", evs)
 	}
 }
+
+// A fork's trace holds what the fork did: a chat span for each of its own
+// model calls, whose usage sums to its totals, and for each copied step a
+// polyloop.step_copied event on the invocation — no span re-billing the
+// source's calls.
+func TestE2EForkTracesItsOwnCalls(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := memstore.New()
+	turns := []scriptmodel.Turn{scriptmodel.Call("c1", "lookup", map[string]string{"k": "a"}),
+		scriptmodel.Call("c2", "lookup", map[string]string{"k": "b"}), scriptmodel.Reply("done")}
+	srcSink, _ := recorder(otelsink.Options{})
+	if _, err := e2eRunner(store, scriptmodel.New(turns...), srcSink).Run(ctx, "src", e2eAgent, polyloop.Task{Input: "look it up"}); err != nil {
+		t.Fatal(err)
+	}
+	sink, sr := recorder(otelsink.Options{})
+	res, err := e2eRunner(store, scriptmodel.New(turns...), sink).Fork(ctx, "src", 2, "f", e2eAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := byName(sr.Ended())
+	var tokens int64
+	for _, s := range spans["chat script-1"] {
+		for _, kv := range s.Attributes() {
+			if kv.Key == "gen_ai.usage.input_tokens" || kv.Key == "gen_ai.usage.output_tokens" {
+				tokens += kv.Value.AsInt64()
+			}
+		}
+	}
+	if len(spans["chat script-1"]) != 1 || tokens != res.Totals.Tokens() || len(spans["execute_tool lookup"]) != 0 {
+		t.Fatalf("spans %v with %d tokens; the fork made 1 call of %d tokens and ran no action", names(sr.Ended()), tokens, res.Totals.Tokens())
+	}
+	copied := 0
+	for _, e := range spans["invoke_agent e2e"][0].Events() {
+		if e.Name == "polyloop.step_copied" {
+			copied++
+		}
+	}
+	if copied != 2 {
+		t.Fatalf("%d polyloop.step_copied events, want 2", copied)
+	}
+}

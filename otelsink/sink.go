@@ -141,7 +141,7 @@ func (s *Sink) record(ctx context.Context, ev polyloop.Event) (flush bool) {
 		s.endTool(ctx, ev)
 	case polyloop.EventRunFinished:
 		s.finishInvocation(ev)
-	case polyloop.EventStepCompleted, polyloop.EventConfigOverridden, polyloop.EventChildReceived:
+	case polyloop.EventStepCompleted, polyloop.EventStepCopied, polyloop.EventConfigOverridden, polyloop.EventChildReceived:
 		s.addSpanEvent(ctx, ev)
 	case polyloop.EventCandidateSuperseded:
 		s.superseded(ctx, ev)

@@ -171,3 +171,51 @@ func lastResult(log polyloop.RunLog) *polyloop.ModelCallResult {
 	}
 	return rs[len(rs)-1]
 }
+
+// An exact replay of a fork whose agent changed the system prompt meets its
+// copied steps as they ran, under the source's prompt (the fork's log says
+// so, the source deleted): with the source's agent it departs only at the
+// fork's own first step, and with the fork's agent at step 1, which the
+// model saw with the source's prompt.
+func TestExactReplayOfAForkWithAChangedPrompt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := record(t, e2eTurns...)
+	changed := e2eAgent
+	changed.System = "You read files carefully."
+	r := &polyloop.Runner{
+		Model:    scriptmodel.NewWithOptions(scriptmodel.Options{CostPerToken: 1e-6, Model: "gpt-test"}, e2eTurns...),
+		Parser:   toolcallparser.New(toolcallparser.Options{}),
+		Executor: fileExec{}, Store: store,
+	}
+	if res, err := r.Fork(ctx, "rec", 2, "fork", changed); err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatal(res.StopReason, err)
+	}
+	fork, err := polyloop.ReadLog(ctx, store, "fork")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := memstore.New() // the source is gone
+	alone.Put("fork", fork.Records)
+	for _, tc := range []struct {
+		name  string
+		agent polyloop.Agent
+		step  int
+	}{{"the source's agent", e2eAgent, 3}, {"the fork's agent", changed, 1}} {
+		client, err := replaymodel.New(fork, replaymodel.Options{Match: replaymodel.MatchExact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &polyloop.Runner{Model: client, Parser: toolcallparser.New(toolcallparser.Options{}), Executor: fileExec{}, Store: alone}
+		id := "replay " + tc.name
+		res, err := r.Run(ctx, id, tc.agent, e2eTask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log, _ := polyloop.ReadLog(ctx, alone, id)
+		last := lastResult(log)
+		if res.StopReason != polyloop.StopLLMError || last.Step != tc.step || last.Failure == nil || !strings.Contains(last.Failure.Message, "at message 0 (content)") {
+			t.Errorf("%s: replay stopped %s, last result %+v; want a divergence in the system prompt at step %d", tc.name, res.StopReason, last, tc.step)
+		}
+	}
+}

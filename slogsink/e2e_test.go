@@ -102,3 +102,41 @@ func TestE2ELLMErrorRun(t *testing.T) {
 	absent(t, lines[3], "reply")
 	want(t, lines[4], map[string]any{"level": "ERROR", "stop_reason": "llm_error", "totals.model_calls": 1})
 }
+
+// A fork's log lines count what the fork spent: its copied steps are
+// logged as step_copied, not as model calls whose tokens a reader of the
+// log would add to the source's own.
+func TestE2EForkCountsItsOwnCalls(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := memstore.New()
+	turns := []scriptmodel.Turn{scriptmodel.Call("c1", "lookup", map[string]string{"k": "a"}),
+		scriptmodel.Call("c2", "lookup", map[string]string{"k": "b"}), scriptmodel.Reply("done")}
+	agent := polyloop.Agent{Name: "e2e", Tools: []polyloop.ToolSpec{{Name: "lookup"}}, Limits: polyloop.Limits{MaxSteps: 6}}
+	runner := func(sinks ...polyloop.EventSink) *polyloop.Runner {
+		return &polyloop.Runner{Model: scriptmodel.New(turns...), Parser: toolcallparser.New(toolcallparser.Options{}),
+			Executor: e2eExecutor{}, Store: store, Sinks: sinks}
+	}
+	if _, err := runner().Run(ctx, "src", agent, polyloop.Task{Input: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	res, err := runner(slogsink.New(slog.New(slog.NewJSONHandler(&buf, nil)), slogsink.Options{})).Fork(ctx, "src", 2, "f", agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokens float64
+	copied := 0
+	for _, l := range parseLines(t, buf.String()) {
+		switch l["msg"] {
+		case "model_call_finished":
+			reply := l["reply"].(map[string]any)
+			tokens += reply["input_tokens"].(float64) + reply["output_tokens"].(float64)
+		case "step_copied":
+			copied++
+		}
+	}
+	if int64(tokens) != res.Totals.Tokens() || copied != 2 {
+		t.Fatalf("the log lines count %v tokens and %d copied steps; the fork spent %d tokens and copied 2 steps", tokens, copied, res.Totals.Tokens())
+	}
+}

@@ -18,21 +18,23 @@ import (
 // funcs are the templates' functions. None returns template.HTML: every
 // text they give is escaped by html/template where it lands.
 var funcs = template.FuncMap{
-	"cut":    cut,
-	"pretty": prettyJSON,
-	"args":   argsText,
-	"json":   recordJSON,
-	"usd":    usd,
-	"cost":   callCost,
-	"tokens": tokensText,
-	"when":   when,
-	"clock":  func(t time.Time) string { return t.UTC().Format("15:04:05.000") },
-	"dur":    durText,
-	"pct":    func(n, of int) string { return pct(n, of) },
-	"num":    num,
-	"exact":  exact,
-	"add":    func(a, b int) int { return a + b },
-	"sub":    func(a, b int) int { return a - b },
+	"cut":         cut,
+	"pretty":      prettyJSON,
+	"args":        argsText,
+	"json":        recordJSON,
+	"usd":         usd,
+	"cost":        callCost,
+	"tokens":      tokensText,
+	"steps":       trajectory.StepCount,
+	"stepsPhrase": trajectory.StepsPhrase,
+	"when":        when,
+	"clock":       func(t time.Time) string { return t.UTC().Format("15:04:05.000") },
+	"dur":         durText,
+	"pct":         func(n, of int) string { return pct(n, of) },
+	"num":         num,
+	"exact":       exact,
+	"add":         func(a, b int) int { return a + b },
+	"sub":         func(a, b int) int { return a - b },
 	"sampleScore": func(r sweeps.Sample, scorer string) *sweeps.SampleScore {
 		if sc, ok := r.Scores[scorer]; ok {
 			return &sc

@@ -6,9 +6,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/runfixture"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/scriptmodel"
 	"github.com/polyloop/polyloop/view"
 )
 
@@ -228,4 +231,25 @@ func TestRunsList(t *testing.T) {
 	if strings.Index(body, "id="+runfixture.BatchRun) > strings.Index(body, "id="+runfixture.ResumedRun) {
 		t.Errorf("sort by tokens: batch run (237 tokens) after the resumed one (153)")
 	}
+}
+
+// A fork's copied steps are said as ls and diff say them: the compare page
+// and the list count them with the fork's own, and name them copied.
+func TestComparePageSaysCopiedSteps(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memstore.New()
+	turns := []scriptmodel.Turn{runfixture.Echo("c1", "a"), runfixture.Echo("c2", "b"), scriptmodel.Reply("done")}
+	clock := runfixture.NewClock(time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC))
+	if _, err := runfixture.Runner(st, clock, 1e-6, turns...).Run(ctx, "src", runfixture.Agent("a", "sys"), polyloop.Task{Input: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runfixture.Runner(st, clock, 1e-6, turns...).Fork(ctx, "src", 2, "fork", runfixture.Agent("a", "sys")); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newServer(t, view.Options{Store: st})
+	contains(t, "compare", mustGet(t, s, "/compare?a=src&b=fork"),
+		"<tr><td>steps</td><td>3</td><td>3 (2 copied)</td></tr>", "No divergence: the runs agree on all 3 steps")
+	contains(t, "runs", mustGet(t, s, "/"), `<td class="n">3 (2 copied)</td>`)
+	contains(t, "run", mustGet(t, s, "/run?id=fork"), `<span data-total="steps">3 steps (2 copied)</span>`)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	traj "github.com/polyloop/polyloop/internal/trajectory"
 	"github.com/polyloop/polyloop/replaymodel"
 	"github.com/spf13/cobra"
 )
@@ -175,7 +176,7 @@ func (a *app) replay(parent context.Context, src string, f replayFlags) error {
 			Diff   polyloop.RunDiff   `json:"diff"`
 		}{res, diff})
 	}
-	fmt.Fprintf(a.stdout, "replay %s of %s: %s after %d steps\n", id, src, orUnfinished(res), res.Totals.Steps)
+	fmt.Fprintf(a.stdout, "replay %s of %s: %s after %s\n", id, src, orUnfinished(res), traj.StepsPhrase(res.Totals))
 	replayLog, err := readRun(ctx, st, id)
 	if err != nil {
 		return err
@@ -267,7 +268,7 @@ func printDivergence(w io.Writer, d polyloop.RunDiff, logs [2]polyloop.RunLog) {
 		fmt.Fprintf(w, "configuration differs in: %s\n", strings.Join(fields, ", "))
 	}
 	if d.First == nil {
-		fmt.Fprintf(w, "no divergence: %s and %s agree on all %d steps and how they finished\n", a, b, d.StepsA)
+		fmt.Fprintf(w, "no divergence: %s and %s agree on all %d steps%s and how they finished\n", a, b, d.StepsA, copiedOf(logs))
 		return
 	}
 	v := d.First
@@ -276,6 +277,21 @@ func printDivergence(w io.Writer, d polyloop.RunDiff, logs [2]polyloop.RunLog) {
 		where += fmt.Sprintf(", action %d", v.Index+1)
 	}
 	fmt.Fprintf(w, "first divergence at %s (%s):\n  %s: %s\n  %s: %s\n", where, v.What, a, oneLine(v.A, 300), b, oneLine(v.B, 300))
+}
+
+// copiedOf says which of two runs copied steps from a source, as
+// traj.StepCount says them: " (f: 2 copied)", or "".
+func copiedOf(logs [2]polyloop.RunLog) string {
+	var parts []string
+	for _, l := range logs {
+		if f := l.Started().ForkedFrom; f != nil && f.AtStep > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d copied", l.RunID, f.AtStep))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // configDiff is the list of snapshot fields in which two runs'

@@ -70,8 +70,8 @@ func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
 		case r.Awaiting != "":
 			stop = "awaiting " + r.Awaiting
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.RunID, r.Agent, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
-			r.Totals.Steps, stop, tokensCell(r.Totals.Tokens(), r.Totals.TokensUnknown), costShort.cost(r.Totals.CostUSD, r.Totals.CostUnknown))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.Agent, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
+			traj.StepCount(*r.Totals), stop, tokensCell(r.Totals.Tokens(), r.Totals.TokensUnknown), costShort.cost(r.Totals.CostUSD, r.Totals.CostUnknown))
 	}
 	return tw.Flush()
 }

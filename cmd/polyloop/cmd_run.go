@@ -8,6 +8,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/dsn"
+	traj "github.com/polyloop/polyloop/internal/trajectory"
 	"github.com/spf13/cobra"
 )
 
@@ -164,7 +165,7 @@ func (a *app) report(res polyloop.RunResult, agentPath string, asJSON bool) erro
 	} else if res.Suspended != nil {
 		return a.reportSuspended(res, agentPath)
 	} else {
-		fmt.Fprintf(a.stdout, "run %s: %s after %d steps\n", res.RunID, res.StopReason, res.Totals.Steps)
+		fmt.Fprintf(a.stdout, "run %s: %s after %s\n", res.RunID, res.StopReason, traj.StepsPhrase(res.Totals))
 		if res.FinalAnswer != "" {
 			fmt.Fprintf(a.stdout, "answer: %s\n", res.FinalAnswer)
 		}

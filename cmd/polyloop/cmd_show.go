@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	traj "github.com/polyloop/polyloop/internal/trajectory"
 	"github.com/spf13/cobra"
 )
 
@@ -356,12 +357,12 @@ func (s *showWriter) end(t *trajectory) {
 	default:
 		fmt.Fprintf(s.w, "UNFINISHED and not resumable: %s\n", t.PlanError)
 	}
-	fmt.Fprintf(s.w, "totals: %d steps, %d model calls, %d actions, %s, %s", tt.Steps, tt.ModelCalls, tt.Actions, tokens(tt.Tokens(), tt.TokensUnknown), cost)
+	fmt.Fprintf(s.w, "totals: %s, %d model calls, %d actions, %s, %s", traj.StepsPhrase(tt), tt.ModelCalls, tt.Actions, tokens(tt.Tokens(), tt.TokensUnknown), cost)
 	if tt.UnknownModelCalls+tt.UnknownActions > 0 {
 		fmt.Fprintf(s.w, ", unknown outcome: %d model calls, %d actions", tt.UnknownModelCalls, tt.UnknownActions)
 	}
 	if tt.CopiedSteps > 0 {
-		fmt.Fprintf(s.w, " (its own; and %d steps copied from the source, counted there)", tt.CopiedSteps)
+		fmt.Fprintf(s.w, " (the copied steps' calls and actions count in the source's totals)")
 	}
 	fmt.Fprintln(s.w)
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/polyloop/polyloop"
+	traj "github.com/polyloop/polyloop/internal/trajectory"
 )
 
 // progress is an EventSink that prints a run's progress, one line per fact:
@@ -149,6 +150,8 @@ func (p *progress) line(ev polyloop.Event) string {
 		return step + " " + p.outcomeLine(ev)
 	case polyloop.EventStepCompleted:
 		return p.decisionLine(step, ev.StepRecord)
+	case polyloop.EventStepCopied:
+		return step + " " + p.paint(ansiDim, "copied from the source (nothing runs again, nothing is billed)")
 	case polyloop.EventConfigOverridden:
 		return p.paint(ansiYellow, visible(fmt.Sprintf("configuration override recorded: %s", strings.Join(ev.Override.Fields, ", "))))
 	case polyloop.EventRunFinished:
@@ -233,7 +236,7 @@ func (p *progress) finishLine(ev polyloop.Event) string {
 	}
 	cost := costProgress.cost(t.CostUSD, t.CostUnknown)
 	return p.paint(color, fmt.Sprintf("finished: %s", ev.StopReason)) +
-		fmt.Sprintf(" — %d steps, %s, %s", t.Steps, tokens(t.Tokens(), t.TokensUnknown), cost)
+		fmt.Sprintf(" — %s, %s, %s", traj.StepsPhrase(*t), tokens(t.Tokens(), t.TokensUnknown), cost)
 }
 
 // describeAction is an action on one line: the tool and its arguments, or
