@@ -67,6 +67,7 @@ func (s *actionScope) writeOp(ctx context.Context, rec *MaintenanceOp) error {
 	d := s.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.tickFact()
 	return d.settle(ctx, d.m.addFact(rec))
 }
 

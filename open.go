@@ -105,7 +105,11 @@ func (r *Runner) started(runID string, agent Agent, task Task, start *RunStarted
 	}
 	start.RunID, start.Snapshot, start.SnapshotHash = runID, snap, hash
 	start.LibraryVersion, start.LogVersion = LibraryVersion, logVersionString
-	return Record{Body: start}, nil
+	rec := Record{Body: start}
+	if snap.Limits.clocked() {
+		rec.At = r.now() // the wall clock of a time limit counts from it
+	}
+	return rec, nil
 }
 
 // prepare resolves and checks the agent an entry point runs.

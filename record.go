@@ -25,11 +25,11 @@ const MaxRecordVersion = 2
 // A reader of minor m reads every log of minor m or lower. A minor version
 // adds record kinds and fields that older readers skip, and records those
 // readers must refuse carry a greater "v" (MaxRecordVersion). The version is
-// written in RunStarted.LogVersion ("1.2"); a log without it is "1.0".
-const LogMinorVersion = 2
+// written in RunStarted.LogVersion ("1.3"); a log without it is "1.0".
+const LogMinorVersion = 3
 
 // logVersionString is "<LogVersion>.<LogMinorVersion>".
-const logVersionString = "1.2"
+const logVersionString = "1.3"
 
 // RecordKind names a record's kind; it is the "kind" field of its JSON.
 type RecordKind string

@@ -53,8 +53,10 @@ type machine struct {
 	// per-step cost matters).
 	intents []*ActionIntent
 
-	// now is the time the driver read before asking for the next effect:
-	// a gate's deadline is computed from it and compared with it. It is a
+	// now is the time the driver read before asking for the next effect
+	// or feeding a fact: a gate's deadline is computed from it and
+	// compared with it, the time limits compare the log's times with it,
+	// and, under a time limit, the records are stamped with it. It is a
 	// fact fed in, like the others; nothing else reads it.
 	now time.Time
 	// needsApproval is the agent's approval policy (ApprovalPolicy.Needs),
@@ -247,6 +249,9 @@ func (m *machine) add(b RecordBody) { m.addRecord(Record{Seq: m.st.next, Body: b
 // addRecord folds a record and queues it; its time, when set (a fork's
 // copies), is kept.
 func (m *machine) addRecord(r Record) {
+	if r.At.IsZero() && m.st.clocked {
+		r.At = m.now // the time limits read the records' times (state_clock.go)
+	}
 	if err := m.st.apply(r); err != nil {
 		panic(fmt.Sprintf("polyloop: internal error: the loop built a record the log's grammar refuses: %v", err))
 	}
@@ -348,7 +353,9 @@ func (m *machine) advance() effect {
 
 // stopCheck applies the limits before the next step. They bound the
 // trajectory: in a fork, the steps, tokens and cost of the copied prefix
-// count too.
+// count too. The time limits compare the log's times (runClock) with now,
+// the driver's clock: only at step boundaries, so the step under way when a
+// limit is reached ends first.
 func (m *machine) stopCheck() StopReason {
 	l, t, c := m.st.snap.Limits, m.st.totals.t, m.st.copied.t
 	switch {
@@ -358,6 +365,10 @@ func (m *machine) stopCheck() StopReason {
 		return StopTokenBudget
 	case l.MaxCostUSD > 0 && t.CostUSD+c.CostUSD >= l.MaxCostUSD:
 		return StopCostBudget
+	case l.TimeLimit > 0 && m.st.clock.elapsed(m.now) >= l.TimeLimit:
+		return StopTimeLimit
+	case l.WorkingLimit > 0 && m.st.clock.working >= l.WorkingLimit:
+		return StopWorkingLimit
 	}
 	return ""
 }
