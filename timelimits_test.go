@@ -1,0 +1,164 @@
+package polyloop_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/scriptmodel"
+)
+
+// testClock is a Runner clock that moves only when told to.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock() *testClock {
+	return &testClock{t: time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)}
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// slowModel is a script whose every call takes d on the test clock.
+type slowModel struct {
+	*scriptmodel.Client
+	c *testClock
+	d time.Duration
+}
+
+func (m slowModel) Complete(ctx context.Context, req polyloop.ModelRequest) (polyloop.ModelReply, error) {
+	m.c.advance(m.d)
+	return m.Client.Complete(ctx, req)
+}
+
+// slowExec is testExec whose every action takes d on the test clock.
+type slowExec struct {
+	*testExec
+	c *testClock
+	d time.Duration
+}
+
+func (e slowExec) Execute(ctx context.Context, a polyloop.Action) (polyloop.ActionOutcome, error) {
+	e.c.advance(e.d)
+	return e.testExec.Execute(ctx, a)
+}
+
+// timedRunner runs echo steps of a model call of 10 minutes and an action
+// of 5 minutes, on clock c.
+func timedRunner(c *testClock, store polyloop.Store) *polyloop.Runner {
+	var turns []scriptmodel.Turn
+	for i := 1; i <= 20; i++ {
+		turns = append(turns, call(i, "echo", map[string]string{"text": fmt.Sprint(i)}))
+	}
+	r := newRunner(slowModel{scriptmodel.New(turns...), c, 10 * time.Minute}, store, slowExec{newTestExec(), c, 5 * time.Minute})
+	r.Clock = c.now
+	return r
+}
+
+func timedAgent(l polyloop.Limits) polyloop.Agent {
+	a := testAgent()
+	a.Limits.TimeLimit, a.Limits.WorkingLimit = l.TimeLimit, l.WorkingLimit
+	return a
+}
+
+// Each limit stops a run with its own stop reason, checked before each
+// step: 15 minutes a step, so the run stops after the step that reaches it.
+func TestTimeLimitsStopRun(t *testing.T) {
+	for _, tc := range []struct {
+		limits polyloop.Limits
+		want   polyloop.StopReason
+		steps  int
+	}{
+		{polyloop.Limits{TimeLimit: 40 * time.Minute}, polyloop.StopTimeLimit, 3},
+		{polyloop.Limits{WorkingLimit: 30 * time.Minute}, polyloop.StopWorkingLimit, 2},
+		{polyloop.Limits{TimeLimit: time.Hour, WorkingLimit: 2 * time.Hour}, polyloop.StopTimeLimit, 4},
+	} {
+		t.Run(string(tc.want), func(t *testing.T) {
+			store, c := memstore.New(), newTestClock()
+			res, err := timedRunner(c, store).Run(context.Background(), "r", timedAgent(tc.limits), polyloop.Task{Input: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StopReason != tc.want || res.Totals.Steps != tc.steps {
+				t.Fatalf("stop %s after %d steps, want %s after %d", res.StopReason, res.Totals.Steps, tc.want, tc.steps)
+			}
+			log, _ := polyloop.ReadLog(context.Background(), store, "r")
+			fin := log.Records[len(log.Records)-1].Body.(*polyloop.RunFinished)
+			if fin.StopReason != tc.want {
+				t.Fatalf("run_finished says %s, want %s", fin.StopReason, tc.want)
+			}
+			if snap := log.Started().Snapshot.Limits; snap.TimeLimit != tc.limits.TimeLimit || snap.WorkingLimit != tc.limits.WorkingLimit {
+				t.Fatalf("snapshot limits %+v, want %+v", snap, tc.limits)
+			}
+		})
+	}
+}
+
+// A resumed run's limits count its whole log: the wall clock from the
+// run_started written before the crash; the working time from the calls
+// and actions recorded before it, without the time the run was down (the
+// call cut by the crash counts nothing).
+//
+// The run crashes when step 3's model result is written (after 30 minutes
+// of working time, 40 of wall clock), and is resumed 3 hours later.
+//   - time_limit 2h: reached at once; the step under way ends first: 3 steps.
+//     Counting from the resume, it would go on for 8 steps more.
+//   - working_limit 50m: 30m before the crash, then step 3 (45m) and step 4
+//     (60m): 4 steps. Counting from the resume it would stop after step 6;
+//     counting the 3 hours down, after step 3.
+func TestTimeLimitsCountWholeLogOnResume(t *testing.T) {
+	for _, tc := range []struct {
+		limits polyloop.Limits
+		want   polyloop.StopReason
+		steps  int
+	}{
+		{polyloop.Limits{TimeLimit: 2 * time.Hour}, polyloop.StopTimeLimit, 3},
+		{polyloop.Limits{WorkingLimit: 50 * time.Minute}, polyloop.StopWorkingLimit, 4},
+	} {
+		t.Run(string(tc.want), func(t *testing.T) {
+			ctx := context.Background()
+			store, c := memstore.NewWithOptions(memstore.Options{CrashAfter: 10}), newTestClock()
+			agent := timedAgent(tc.limits)
+			if _, err := timedRunner(c, store).Run(ctx, "r", agent, polyloop.Task{Input: "t"}); !errors.Is(err, memstore.ErrCrashed) {
+				t.Fatalf("Run: %v, want the simulated crash", err)
+			}
+			c.advance(3 * time.Hour)
+			store.SetFaults(memstore.Options{})
+			res, err := timedRunner(c, store).Resume(ctx, "r", agent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StopReason != tc.want || res.Totals.Steps != tc.steps {
+				t.Fatalf("stop %s after %d steps, want %s after %d", res.StopReason, res.Totals.Steps, tc.want, tc.steps)
+			}
+			if res.Totals.UnknownModelCalls != 1 {
+				t.Fatalf("unknown model calls %d, want the one cut by the crash", res.Totals.UnknownModelCalls)
+			}
+		})
+	}
+}
+
+// Negative limits are refused like the others.
+func TestTimeLimitsNegativeRefused(t *testing.T) {
+	c := newTestClock()
+	_, err := timedRunner(c, memstore.New()).Run(context.Background(), "r", timedAgent(polyloop.Limits{WorkingLimit: -time.Second}), polyloop.Task{Input: "t"})
+	if !errors.Is(err, polyloop.ErrInvalidConfig) {
+		t.Fatalf("Run: %v, want ErrInvalidConfig", err)
+	}
+}
