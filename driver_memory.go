@@ -25,6 +25,7 @@ func (d *driver) maintain(ctx context.Context, step MaintainedStep) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.tickFact()
 	d.m.maintained()
 	return nil
 }

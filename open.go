@@ -70,6 +70,9 @@ func (o *opened) fresh() error {
 func (o *opened) driver(agent Agent, opts ResumeOptions, boot ...Record) *driver {
 	m := newMachine(o.st)
 	m.needsApproval = agent.approvalNeeds()
+	if o.st.clocked || bootClocked(boot) {
+		m.now = o.r.now() // the time of the invocation's first write
+	}
 	for _, r := range boot {
 		m.addRecord(r)
 	}
@@ -105,11 +108,7 @@ func (r *Runner) started(runID string, agent Agent, task Task, start *RunStarted
 	}
 	start.RunID, start.Snapshot, start.SnapshotHash = runID, snap, hash
 	start.LibraryVersion, start.LogVersion = LibraryVersion, logVersionString
-	rec := Record{Body: start}
-	if snap.Limits.clocked() {
-		rec.At = r.now() // the wall clock of a time limit counts from it
-	}
-	return rec, nil
+	return Record{Body: start}, nil
 }
 
 // prepare resolves and checks the agent an entry point runs.

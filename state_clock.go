@@ -81,3 +81,33 @@ func (c *runClock) elapsed(now time.Time) time.Duration {
 // reads the driver's clock before each step and stamps its records with
 // it, so that the fold sees their times as the log will hold them.
 func (l Limits) clocked() bool { return l.TimeLimit > 0 || l.WorkingLimit > 0 }
+
+// bootClocked reports whether records that boot a run (a new run's
+// run_started) start it under a time limit.
+func bootClocked(recs []Record) bool {
+	for _, r := range recs {
+		if rs, ok := r.Body.(*RunStarted); ok && rs.Snapshot.Limits.clocked() {
+			return true
+		}
+	}
+	return false
+}
+
+// stampRecord gives a record, under a time limit, the time of the write it
+// goes in, as the driver would when writing it, so that the fold sees the
+// times the log will hold: the records of one write share one time (a
+// log's readers find its writes by them, docs/log-format.md), the time of
+// its first record — the machine's now when it was added (the driver
+// tells the time before each step and each fact), or its own (a fork's
+// copies, a record the driver stamped).
+func (m *machine) stampRecord(r *Record) {
+	if len(m.pending) == 0 {
+		m.writeAt = r.At
+		if m.writeAt.IsZero() {
+			m.writeAt = m.now
+		}
+	}
+	if r.At.IsZero() {
+		r.At = m.writeAt
+	}
+}

@@ -59,6 +59,10 @@ type machine struct {
 	// and, under a time limit, the records are stamped with it. It is a
 	// fact fed in, like the others; nothing else reads it.
 	now time.Time
+	// writeAt is, under a time limit, the time of the write being made:
+	// the time of its first record (stampRecord); tookAt is the time of
+	// the last write handed out (zero when it had no records).
+	writeAt, tookAt time.Time
 	// needsApproval is the agent's approval policy (ApprovalPolicy.Needs),
 	// for tools with ApprovalByPolicy.
 	needsApproval func(Action) bool
@@ -249,8 +253,8 @@ func (m *machine) add(b RecordBody) { m.addRecord(Record{Seq: m.st.next, Body: b
 // addRecord folds a record and queues it; its time, when set (a fork's
 // copies), is kept.
 func (m *machine) addRecord(r Record) {
-	if r.At.IsZero() && m.st.clocked {
-		r.At = m.now // the time limits read the records' times (state_clock.go)
+	if m.st.clocked || bootClocked([]Record{r}) {
+		m.stampRecord(&r)
 	}
 	if err := m.st.apply(r); err != nil {
 		panic(fmt.Sprintf("polyloop: internal error: the loop built a record the log's grammar refuses: %v", err))
@@ -283,15 +287,28 @@ func (m *machine) handOut() []Record {
 // it; anything else is a bug in the machine, and it panics.
 func (m *machine) take() []Record {
 	recs := m.handOut()
+	m.tookAt = time.Time{}
 	if len(recs) == 0 {
 		return recs
 	}
+	m.tookAt = recs[0].At
 	if m.wrote != nil && !continuesWrite(m.wrote, recs[0].Body) {
 		panic(fmt.Sprintf("polyloop: internal error: the machine began a write with %s after %s, which writeStarts says only a new invocation does",
 			recs[0].Kind(), m.wrote.Kind()))
 	}
 	m.wrote = recs[len(recs)-1].Body
 	return recs
+}
+
+// finishAt is the time of a run_finished under a time limit: that of the
+// write it ends, when the ready that announced the finish had records (the
+// records of one write share one time); zero otherwise (a write of its own,
+// stamped as it is made).
+func (m *machine) finishAt() time.Time {
+	if len(m.pending) == 0 {
+		return m.tookAt
+	}
+	return time.Time{}
 }
 
 // next queues the records that lead to the next effect and returns them
@@ -706,7 +723,7 @@ func (m *machine) record(s SettledAction) bool {
 // written in the ready's write, after its records.
 func (m *machine) finish(e effect, sinks []SinkReport) ([]Record, RunResult) {
 	fin := &RunFinished{StopReason: e.reason, FinalAnswer: e.answer, Totals: m.st.totals.totals(), Sinks: sinks}
-	m.add(fin)
+	m.addRecord(Record{Seq: m.st.next, At: m.finishAt(), Body: fin})
 	// RunFinished ends the write of the ready that announced the finish.
 	recs := m.handOut()
 	m.wrote = fin

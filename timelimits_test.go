@@ -2,6 +2,7 @@ package polyloop_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -161,4 +162,103 @@ func TestTimeLimitsNegativeRefused(t *testing.T) {
 	if !errors.Is(err, polyloop.ErrInvalidConfig) {
 		t.Fatalf("Run: %v, want ErrInvalidConfig", err)
 	}
+}
+
+// appendTimes is a Store that keeps rows' bytes and checks that the
+// records of each Append share one time: a log's readers find its writes
+// by them (ObserveLog), also when the machine stamps the records of a run
+// with a time limit.
+type appendTimes struct {
+	inner polyloop.Store
+	t     *testing.T
+	prev  string
+}
+
+func (s *appendTimes) Append(ctx context.Context, runID string, rows []polyloop.Row) error {
+	at := ""
+	for _, row := range rows {
+		var rec struct{ At string }
+		if err := json.Unmarshal(row.Data, &rec); err != nil {
+			s.t.Errorf("row %d: %v", row.Seq, err)
+		}
+		switch {
+		case at == "":
+			at = rec.At
+			if at == s.prev {
+				s.t.Errorf("the write beginning at record %d has the time of the write before it (%s)", row.Seq, at)
+			}
+		case rec.At != at:
+			s.t.Errorf("record %d (%s) at %s in a write at %s", row.Seq, row.Kind, rec.At, at)
+		}
+	}
+	s.prev = at
+	return s.inner.Append(ctx, runID, rows)
+}
+
+func (s *appendTimes) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
+	return s.inner.ReadRows(ctx, runID)
+}
+
+// Under a time limit the machine stamps the records with the times the
+// limits are computed from; the records of one write still share one time,
+// with a clock that moves at every read, through a crash and a resume of
+// the reference run (a parallel batch, a refusal, an invalid reply).
+func TestTimeLimitsKeepOneTimePerWrite(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.NewWithOptions(memstore.Options{CrashAfter: 9})
+	store := &appendTimes{inner: mem, t: t}
+	agent := equivalenceAgent()
+	agent.Limits.TimeLimit, agent.Limits.WorkingLimit = 24*time.Hour, 24*time.Hour
+	clock := fixedClock()
+	r := newRunner(referenceScript(), store, newTestExec())
+	r.Clock = clock
+	if _, err := r.Run(ctx, "ref", agent, polyloop.Task{Input: "reference task"}); !errors.Is(err, memstore.ErrCrashed) {
+		t.Fatalf("Run: %v, want the simulated crash", err)
+	}
+	mem.SetFaults(memstore.Options{})
+	store.prev = ""
+	r = newRunner(referenceScript(), store, newTestExec())
+	r.Clock = clock
+	res, err := r.Resume(ctx, "ref", agent)
+	if err != nil || res.StopReason != polyloop.StopCompleted {
+		t.Fatalf("Resume: %+v, %v", res, err)
+	}
+	log, _ := polyloop.ReadLog(ctx, mem, "ref")
+	var invocations []int64
+	obs := &invocationObserver{seen: &invocations}
+	if err := polyloop.ObserveLog(log, obs); err != nil {
+		t.Fatal(err)
+	}
+	if len(invocations) != 2 || invocations[0] != 0 {
+		t.Fatalf("invocations begin at records %v, want the run's start and its resume", invocations)
+	}
+}
+
+// invocationObserver notes the records that begin an invocation.
+type invocationObserver struct{ seen *[]int64 }
+
+func (o *invocationObserver) Record(f polyloop.Fact, _ polyloop.Record) {
+	if f.Invocation != "" {
+		*o.seen = append(*o.seen, f.Seq)
+	}
+}
+func (*invocationObserver) RunStarted(polyloop.Fact, *polyloop.RunStarted)           {}
+func (*invocationObserver) ModelCall(polyloop.Fact, *polyloop.ModelCallIntent)       {}
+func (*invocationObserver) ModelResult(polyloop.Fact, *polyloop.ModelCallResult)     {}
+func (*invocationObserver) StepCompleted(polyloop.Fact, *polyloop.StepCompleted)     {}
+func (*invocationObserver) ApprovalDecided(polyloop.Fact, *polyloop.ApprovalDecided) {}
+func (*invocationObserver) DeliveryReceived(polyloop.Fact, *polyloop.DeliveryReceived) {
+}
+func (*invocationObserver) ChildReceived(polyloop.Fact, *polyloop.ChildReception)    {}
+func (*invocationObserver) MaintenanceOp(polyloop.Fact, *polyloop.MaintenanceOp)     {}
+func (*invocationObserver) MaintenanceDone(polyloop.Fact, *polyloop.MaintenanceDone) {}
+func (*invocationObserver) LeaseTakenOver(polyloop.Fact, *polyloop.LeaseTakeover)    {}
+func (*invocationObserver) RunFinished(polyloop.Fact, *polyloop.RunFinished)         {}
+func (*invocationObserver) ActionStarted(polyloop.Fact, *polyloop.ActionIntent, *polyloop.ActionIntent) {
+}
+func (*invocationObserver) ActionSettled(polyloop.Fact, *polyloop.SettledAction, *polyloop.ActionIntent, *polyloop.GateRequest) {
+}
+func (*invocationObserver) GateRequested(polyloop.Fact, polyloop.RecordKind, *polyloop.GateRequest) {
+}
+func (*invocationObserver) ConfigOverridden(polyloop.Fact, *polyloop.ConfigOverride, polyloop.Snapshot) {
 }
