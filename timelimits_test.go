@@ -262,3 +262,56 @@ func (*invocationObserver) GateRequested(polyloop.Fact, polyloop.RecordKind, *po
 }
 func (*invocationObserver) ConfigOverridden(polyloop.Fact, *polyloop.ConfigOverride, polyloop.Snapshot) {
 }
+
+// A wait for an approval counts in the wall clock, never in the working
+// time: step 1's action waits 5 hours for its approval. Each step works 15
+// minutes (a call of 10, an action of 5).
+//   - working_limit 40m: steps 1 (15m), 2 (30m), 3 (45m): 3 steps.
+//     Counting the wait, it would stop after step 1.
+//   - time_limit 2h: reached during the wait; step 1 ends, then the run
+//     stops: 1 step.
+func TestTimeLimitsAndApprovalWaits(t *testing.T) {
+	for _, tc := range []struct {
+		limits polyloop.Limits
+		want   polyloop.StopReason
+		steps  int
+	}{
+		{polyloop.Limits{WorkingLimit: 40 * time.Minute}, polyloop.StopWorkingLimit, 3},
+		{polyloop.Limits{TimeLimit: 2 * time.Hour}, polyloop.StopTimeLimit, 1},
+	} {
+		t.Run(string(tc.want), func(t *testing.T) {
+			ctx := context.Background()
+			store, c := memstore.New(), newTestClock()
+			agent := timedAgent(tc.limits)
+			for i := range agent.Tools {
+				if agent.Tools[i].Name == "send" {
+					agent.Tools[i].Approval = polyloop.ApprovalRequired
+				}
+			}
+			turns := []scriptmodel.Turn{call(1, "send", map[string]string{"to": "ana"})}
+			for i := 2; i <= 10; i++ {
+				turns = append(turns, call(i, "echo", map[string]string{"text": fmt.Sprint(i)}))
+			}
+			runner := func() *polyloop.Runner {
+				r := newRunner(slowModel{scriptmodel.New(turns...), c, 10 * time.Minute}, store, slowExec{newTestExec(), c, 5 * time.Minute})
+				r.Clock = c.now
+				return r
+			}
+			res, err := runner().Run(ctx, "g", agent, polyloop.Task{Input: "t"})
+			if err != nil || res.Suspended == nil {
+				t.Fatalf("Run: %+v, %v; want suspended", res, err)
+			}
+			c.advance(5 * time.Hour)
+			if err := runner().Approve(ctx, "g", "a1", polyloop.ApprovalDecision{Allow: true, By: "ana"}); err != nil {
+				t.Fatal(err)
+			}
+			res, err = runner().Resume(ctx, "g", agent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StopReason != tc.want || res.Totals.Steps != tc.steps {
+				t.Fatalf("stop %s after %d steps, want %s after %d", res.StopReason, res.Totals.Steps, tc.want, tc.steps)
+			}
+		})
+	}
+}
