@@ -86,11 +86,17 @@ func (l Limits) clocked() bool { return l.TimeLimit > 0 || l.WorkingLimit > 0 }
 // run_started) start it under a time limit.
 func bootClocked(recs []Record) bool {
 	for _, r := range recs {
-		if rs, ok := r.Body.(*RunStarted); ok && rs.Snapshot.Limits.clocked() {
+		if startsClocked(r.Body) {
 			return true
 		}
 	}
 	return false
+}
+
+// startsClocked reports whether b is a run_started under a time limit.
+func startsClocked(b RecordBody) bool {
+	rs, ok := b.(*RunStarted)
+	return ok && rs.Snapshot.Limits.clocked()
 }
 
 // stampRecord gives a record, under a time limit, the time of the write it

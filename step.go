@@ -253,7 +253,7 @@ func (m *machine) add(b RecordBody) { m.addRecord(Record{Seq: m.st.next, Body: b
 // addRecord folds a record and queues it; its time, when set (a fork's
 // copies), is kept.
 func (m *machine) addRecord(r Record) {
-	if m.st.clocked || bootClocked([]Record{r}) {
+	if m.st.clocked || startsClocked(r.Body) {
 		m.stampRecord(&r)
 	}
 	if err := m.st.apply(r); err != nil {
