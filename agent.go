@@ -114,6 +114,15 @@ type Limits struct {
 	// the step record's TruncatedChars, and replaced by a line saying how
 	// many characters were cut ("[… N characters truncated]").
 	ObservationLimit int `json:"observation_limit,omitempty"`
+	// TimeLimit bounds the run's wall clock, from its run_started's time
+	// (a resumed run's time before the resume included, waits at gates
+	// too); WorkingLimit bounds the time its model calls and actions took,
+	// summed from their records' times (waits at gates excluded). Both are
+	// checked before each step, like the budgets: a run finishes
+	// time_limit or working_limit once one is reached, and the step under
+	// way when it was reached ends first. Zero: no limit.
+	TimeLimit    time.Duration `json:"time_limit,omitempty"`
+	WorkingLimit time.Duration `json:"working_limit,omitempty"`
 }
 
 // ModelParams are the model parameters of an agent. They are in the

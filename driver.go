@@ -61,6 +61,7 @@ func (d *driver) run(ctx context.Context) (RunResult, error) {
 			return d.suspend(ctx, rd)
 		case effectParse:
 			// No side effect: the records pending wait for the next write.
+			d.tickFact()
 			if err = d.m.decided(d.r.Parser.Parse(*e.reply)); err == nil {
 				rd = d.next()
 			} else {
@@ -105,6 +106,15 @@ func (d *driver) next() ready {
 		d.m.now = d.now()
 	}
 	return d.m.next()
+}
+
+// tickFact tells the machine the time before a fact is fed, under a time
+// limit (Limits.clocked): the fact's record then holds the time it came,
+// and the fold counts the call's or action's time from it.
+func (d *driver) tickFact() {
+	if d.m.st.clocked {
+		d.m.now = d.now()
+	}
 }
 
 // suspend writes what the machine queued before it suspended (gate
@@ -275,9 +285,11 @@ func (d *driver) callModel(ctx context.Context, req ModelRequest) error {
 			}
 			return fmt.Errorf("%w (model client returned: %w)", cerr, err)
 		}
+		d.tickFact()
 		d.m.modelFailed(err)
 		return nil
 	}
+	d.tickFact()
 	d.m.modelReplied(reply)
 	return nil
 }

@@ -74,5 +74,6 @@ func (d *driver) reception(childID string) (*ChildReception, bool) {
 func (d *driver) writeReception(ctx context.Context, rec *ChildReception) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.tickFact()
 	return d.settle(ctx, d.m.receive(rec))
 }

@@ -20,6 +20,7 @@ func (d *driver) execute(ctx context.Context, intents []*ActionIntent) (ready, e
 		if err != nil {
 			return ready{}, err
 		}
+		d.tickFact()
 		if err := d.m.actionDone(intents[0].Index, out); err != nil {
 			return ready{}, err
 		}
@@ -110,6 +111,7 @@ func (d *driver) executeParallel(ctx context.Context, intents []*ActionIntent) (
 func (d *driver) settleOutcome(ctx context.Context, ret actionReturn) (ready, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.tickFact()
 	if err := d.m.actionDone(ret.in.Index, ret.out); err != nil {
 		return ready{}, err
 	}

@@ -25,6 +25,7 @@ func (d *driver) maintain(ctx context.Context, step MaintainedStep) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.tickFact()
 	d.m.maintained()
 	return nil
 }
@@ -67,6 +68,7 @@ func (s *actionScope) writeOp(ctx context.Context, rec *MaintenanceOp) error {
 	d := s.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.tickFact()
 	return d.settle(ctx, d.m.addFact(rec))
 }
 

@@ -70,6 +70,9 @@ func (o *opened) fresh() error {
 func (o *opened) driver(agent Agent, opts ResumeOptions, boot ...Record) *driver {
 	m := newMachine(o.st)
 	m.needsApproval = agent.approvalNeeds()
+	if o.st.clocked || bootClocked(boot) {
+		m.now = o.r.now() // the time of the invocation's first write
+	}
 	for _, r := range boot {
 		m.addRecord(r)
 	}

@@ -233,7 +233,7 @@ func (r *Runner) validate(agent Agent) error {
 		errs = append(errs, err)
 	}
 	l := agent.Limits
-	if l.MaxSteps < 0 || l.MaxTokens < 0 || l.MaxCostUSD < 0 || l.ObservationLimit < 0 {
+	if l.MaxSteps < 0 || l.MaxTokens < 0 || l.MaxCostUSD < 0 || l.ObservationLimit < 0 || l.TimeLimit < 0 || l.WorkingLimit < 0 {
 		errs = append(errs, fmt.Errorf("limits must not be negative: %+v", l))
 	}
 	if l.MaxCostUSD > 0 {

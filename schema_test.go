@@ -77,6 +77,11 @@ func TestLogSchema(t *testing.T) {
 			LogVersion: "1.1", ForkedFrom: &polyloop.RunSource{RunID: "src", SnapshotHash: "sha256:y", Fields: []string{"system"}, AtStep: 3, Copied: 11}},
 		&polyloop.RunStarted{RunID: "r", Snapshot: polyloop.Snapshot{Agent: "a"}, SnapshotHash: "sha256:" + strings.Repeat("1", 64), LibraryVersion: "x",
 			ReplayOf: &polyloop.RunSource{RunID: "src", SnapshotHash: "sha256:y"}},
+		// Time limits (1.3).
+		&polyloop.RunStarted{RunID: "t", Snapshot: polyloop.Snapshot{Agent: "a", Limits: polyloop.Limits{MaxSteps: 3, TimeLimit: time.Hour, WorkingLimit: time.Minute}},
+			SnapshotHash: "sha256:" + strings.Repeat("2", 64), LibraryVersion: "x", LogVersion: "1.3"},
+		&polyloop.RunFinished{StopReason: polyloop.StopTimeLimit},
+		&polyloop.RunFinished{StopReason: polyloop.StopWorkingLimit},
 	}
 	for _, b := range extra {
 		line, err := polyloop.Record{Seq: 5, At: at, Body: b}.MarshalJSON()

@@ -41,6 +41,11 @@ type logState struct {
 	synth SyntheticObservations
 	// deadlines: a tool of the snapshot in force has a gate's deadline.
 	deadlines bool
+	// clocked: the snapshot in force has a time limit (Limits.clocked).
+	clocked bool
+	// clock is when the run started and how long its calls and actions
+	// took (state_clock.go).
+	clock runClock
 
 	// The open step: its number, the model call it stands on and, once
 	// the model answered, the reply and the batch of actions.
@@ -185,6 +190,7 @@ func (st *logState) apply(r Record) error {
 		st.hist.setSystem(st.under[0].Snapshot.System)
 		st.under = st.under[1:]
 	}
+	st.clockFold(r)
 	st.fold(r.Body)
 	st.next++
 	if st.obs != nil {
@@ -368,7 +374,7 @@ func batchDecides(batch []batchAction) StopReason {
 func (st *logState) setSnapshot(snap Snapshot, hash string) {
 	st.snap, st.hash = snap, hash
 	st.tools = make(map[string]ToolSpec, len(snap.Tools))
-	st.deadlines = false
+	st.deadlines, st.clocked = false, snap.Limits.clocked()
 	for _, t := range snap.Tools {
 		st.tools[t.Name] = t
 		st.deadlines = st.deadlines || t.Deadline > 0

@@ -51,9 +51,10 @@ func (st *logState) checkGateAnswer(r Record, step int, id string, kind RecordKi
 
 // timed reports whether the next step of the machine may read the time: a
 // tool of the snapshot in force has a deadline (a gate requested now gets
-// one), or an action of the open batch waits at a gate that has one.
+// one), the snapshot has a time limit (Limits.clocked), or an action of the
+// open batch waits at a gate that has one.
 func (st *logState) timed() bool {
-	if st.deadlines {
+	if st.deadlines || st.clocked {
 		return true
 	}
 	for _, a := range st.batch {

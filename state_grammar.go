@@ -202,7 +202,7 @@ func (st *logState) checkRunFinished(r Record, b *RunFinished) error {
 		want = StopResumeStateUnknown
 	case phaseIdle:
 		switch b.StopReason {
-		case StopMaxSteps, StopTokenBudget, StopCostBudget:
+		case StopMaxSteps, StopTokenBudget, StopCostBudget, StopTimeLimit, StopWorkingLimit:
 		default:
 			return st.corrupt(r, "stop reason %q between steps", b.StopReason)
 		}

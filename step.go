@@ -53,10 +53,16 @@ type machine struct {
 	// per-step cost matters).
 	intents []*ActionIntent
 
-	// now is the time the driver read before asking for the next effect:
-	// a gate's deadline is computed from it and compared with it. It is a
+	// now is the time the driver read before asking for the next effect
+	// or feeding a fact: a gate's deadline is computed from it and
+	// compared with it, the time limits compare the log's times with it,
+	// and, under a time limit, the records are stamped with it. It is a
 	// fact fed in, like the others; nothing else reads it.
 	now time.Time
+	// writeAt is, under a time limit, the time of the write being made:
+	// the time of its first record (stampRecord); tookAt is the time of
+	// the last write handed out (zero when it had no records).
+	writeAt, tookAt time.Time
 	// needsApproval is the agent's approval policy (ApprovalPolicy.Needs),
 	// for tools with ApprovalByPolicy.
 	needsApproval func(Action) bool
@@ -249,6 +255,9 @@ func (m *machine) add(b RecordBody) { m.addRecord(Record{Seq: m.st.next, Body: b
 // addRecord folds a record and queues it; its time, when set (a fork's
 // copies), is kept.
 func (m *machine) addRecord(r Record) {
+	if m.st.clocked || startsClocked(r.Body) {
+		m.stampRecord(&r)
+	}
 	if err := m.st.apply(r); err != nil {
 		panic(fmt.Sprintf("polyloop: internal error: the loop built a record the log's grammar refuses: %v", err))
 	}
@@ -280,15 +289,28 @@ func (m *machine) handOut() []Record {
 // it; anything else is a bug in the machine, and it panics.
 func (m *machine) take() []Record {
 	recs := m.handOut()
+	m.tookAt = time.Time{}
 	if len(recs) == 0 {
 		return recs
 	}
+	m.tookAt = recs[0].At
 	if m.wrote != nil && !continuesWrite(m.wrote, recs[0].Body) {
 		panic(fmt.Sprintf("polyloop: internal error: the machine began a write with %s after %s, which writeStarts says only a new invocation does",
 			recs[0].Kind(), m.wrote.Kind()))
 	}
 	m.wrote = recs[len(recs)-1].Body
 	return recs
+}
+
+// finishAt is the time of a run_finished under a time limit: that of the
+// write it ends, when the ready that announced the finish had records (the
+// records of one write share one time); zero otherwise (a write of its own,
+// stamped as it is made).
+func (m *machine) finishAt() time.Time {
+	if len(m.pending) == 0 {
+		return m.tookAt
+	}
+	return time.Time{}
 }
 
 // next queues the records that lead to the next effect and returns them
@@ -350,7 +372,9 @@ func (m *machine) advance() effect {
 
 // stopCheck applies the limits before the next step. They bound the
 // trajectory: in a fork, the steps, tokens and cost of the copied prefix
-// count too.
+// count too. The time limits compare the log's times (runClock) with now,
+// the driver's clock: only at step boundaries, so the step under way when a
+// limit is reached ends first.
 func (m *machine) stopCheck() StopReason {
 	l, t, c := m.st.snap.Limits, m.st.totals.t, m.st.copied.t
 	switch {
@@ -360,6 +384,10 @@ func (m *machine) stopCheck() StopReason {
 		return StopTokenBudget
 	case l.MaxCostUSD > 0 && t.CostUSD+c.CostUSD >= l.MaxCostUSD:
 		return StopCostBudget
+	case l.TimeLimit > 0 && m.st.clock.elapsed(m.now) >= l.TimeLimit:
+		return StopTimeLimit
+	case l.WorkingLimit > 0 && m.st.clock.working >= l.WorkingLimit:
+		return StopWorkingLimit
 	}
 	return ""
 }
@@ -697,7 +725,7 @@ func (m *machine) record(s SettledAction) bool {
 // written in the ready's write, after its records.
 func (m *machine) finish(e effect, sinks []SinkReport) ([]Record, RunResult) {
 	fin := &RunFinished{StopReason: e.reason, FinalAnswer: e.answer, Totals: m.st.totals.totals(), Sinks: sinks}
-	m.add(fin)
+	m.addRecord(Record{Seq: m.st.next, At: m.finishAt(), Body: fin})
 	// RunFinished ends the write of the ready that announced the finish.
 	recs := m.handOut()
 	m.wrote = fin

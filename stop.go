@@ -5,10 +5,15 @@ type StopReason string
 
 // The stop reasons.
 const (
-	StopCompleted          StopReason = "completed"
-	StopMaxSteps           StopReason = "max_steps"
-	StopTokenBudget        StopReason = "token_budget"
-	StopCostBudget         StopReason = "cost_budget"
+	StopCompleted   StopReason = "completed"
+	StopMaxSteps    StopReason = "max_steps"
+	StopTokenBudget StopReason = "token_budget"
+	StopCostBudget  StopReason = "cost_budget"
+	// StopTimeLimit: the run's wall clock since its run_started reached
+	// Limits.TimeLimit; StopWorkingLimit: the time its model calls and
+	// actions took reached Limits.WorkingLimit (log format 1.3).
+	StopTimeLimit          StopReason = "time_limit"
+	StopWorkingLimit       StopReason = "working_limit"
 	StopLLMError           StopReason = "llm_error"
 	StopEnvError           StopReason = "env_error"
 	StopResumeStateUnknown StopReason = "resume_state_unknown"
@@ -17,7 +22,7 @@ const (
 // Valid reports whether r is one of the stop reasons.
 func (r StopReason) Valid() bool {
 	switch r {
-	case StopCompleted, StopMaxSteps, StopTokenBudget, StopCostBudget, StopLLMError, StopEnvError, StopResumeStateUnknown:
+	case StopCompleted, StopMaxSteps, StopTokenBudget, StopCostBudget, StopTimeLimit, StopWorkingLimit, StopLLMError, StopEnvError, StopResumeStateUnknown:
 		return true
 	}
 	return false

@@ -66,6 +66,7 @@ func renderPlan(p ResumePlan, err error) string {
 // -rewrite.
 //
 //	new [parallel] [max-steps=N] [max-tokens=N] [max-cost=F] [limit=N]
+//	    [time-limit=D] [working-limit=D]
 //	resume [parallel] [...]          the input is a log script (see parseLogScript)
 //	reply [text=S] [calls=(T,...)] [tokens=N] [cost=F] [badargs]
 //	fail [tokens=N]                  the model call failed
@@ -99,6 +100,9 @@ func TestStepTraces(t *testing.T) {
 	})
 }
 
+// traceStart is the clock of each trace scenario at its start.
+var traceStart = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
 // trace is the state of a trace file: the machine, the log it has written
 // and the clock.
 type trace struct {
@@ -111,7 +115,7 @@ type trace struct {
 func (tr *trace) run(t *testing.T, d *datadriven.TestData) string {
 	switch d.Cmd {
 	case "new", "resume":
-		tr.clock = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		tr.clock = traceStart
 		tr.m, tr.log = traceMachine(t, d)
 		if d.Cmd == "new" {
 			return tr.ready()
@@ -136,6 +140,7 @@ func (tr *trace) run(t *testing.T, d *datadriven.TestData) string {
 	if tr.m == nil {
 		d.Fatalf(t, "%s before new or resume", d.Cmd)
 	}
+	tr.m.now = tr.clock // as the driver's tickFact
 	if err := feedTrace(t, d, tr.m); err != nil {
 		return "error: " + err.Error() + "\n"
 	}
@@ -240,6 +245,16 @@ func traceSnapshot(t *testing.T, d *datadriven.TestData) Snapshot {
 	d.MaybeScanArgs(t, "max-tokens", &snap.Limits.MaxTokens)
 	d.MaybeScanArgs(t, "max-cost", &snap.Limits.MaxCostUSD)
 	d.MaybeScanArgs(t, "limit", &snap.Limits.ObservationLimit)
+	for arg, l := range map[string]*time.Duration{"time-limit": &snap.Limits.TimeLimit, "working-limit": &snap.Limits.WorkingLimit} {
+		if d.HasArg(arg) {
+			var s string
+			d.ScanArgs(t, arg, &s)
+			var err error
+			if *l, err = time.ParseDuration(s); err != nil {
+				d.Fatalf(t, "%s: %v", arg, err)
+			}
+		}
+	}
 	snap.Synthetic = snap.Synthetic.withDefaults()
 	snap.Synthetic.Denied = DefaultDenied
 	return snap
@@ -252,7 +267,13 @@ func traceMachine(t *testing.T, d *datadriven.TestData) (*machine, []Record) {
 	snap := traceSnapshot(t, d)
 	if d.Cmd == "new" {
 		m := newMachine(&logState{runID: "r"})
-		m.add(&RunStarted{RunID: "r", Snapshot: snap, SnapshotHash: "sha256:trace", LibraryVersion: LibraryVersion})
+		// Runner.started stamps the run_started of a snapshot with a time
+		// limit: its wall clock counts from it.
+		var at time.Time
+		if snap.Limits.clocked() {
+			at = traceStart
+		}
+		m.addRecord(Record{At: at, Body: &RunStarted{RunID: "r", Snapshot: snap, SnapshotHash: "sha256:trace", LibraryVersion: LibraryVersion}})
 		return m, nil
 	}
 	log := parseLogScript(t, "r", strings.Split(d.Input, "\n"))
@@ -380,6 +401,9 @@ func renderReady(m *machine, rd ready) (string, []Record) {
 		b.WriteString("effect wait\n")
 	case effectFinish:
 		fmt.Fprintf(&b, "effect finish %s\n", e.reason)
+		if m.st.clocked {
+			fmt.Fprintf(&b, "clock elapsed=%s working=%s\n", m.st.clock.elapsed(m.now), m.st.clock.working)
+		}
 		fin, res := m.finish(e, nil)
 		recs = append(recs, fin...)
 		b.WriteString(renderRecords(fin))

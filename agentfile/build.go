@@ -72,6 +72,8 @@ func (b *builder) build(ctx context.Context) (*Config, error) {
 			MaxTokens:        b.f.Limits.MaxTokens,
 			MaxCostUSD:       b.f.Limits.MaxCostUSD,
 			ObservationLimit: b.f.Limits.ObservationLimit,
+			TimeLimit:        mustDuration(b.f.Limits.TimeLimit),
+			WorkingLimit:     mustDuration(b.f.Limits.WorkingLimit),
 		},
 		Model:           b.modelParams(),
 		ParallelActions: b.f.ParallelActions,

@@ -70,7 +70,7 @@ tools:
 func TestUnknownFieldNamesTheKeysOfItsMapping(t *testing.T) {
 	t.Parallel()
 	got := problems(t, scriptHead+"limits: {steps: 3}\n")
-	want := `6:10: limits.steps: unknown field "steps": the keys of limits are max_steps, max_tokens, max_cost_usd, observation_limit (docs/agent-file.md)`
+	want := `6:10: limits.steps: unknown field "steps": the keys of limits are max_steps, max_tokens, max_cost_usd, observation_limit, time_limit, working_limit (docs/agent-file.md)`
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}

@@ -39,7 +39,8 @@
 //	  deferred:                 # results delivered from outside (polyloop deliver); never executed
 //	    - {name: human_review, description: "A maintainer reviews the change.",
 //	       parameters: {type: object, properties: {summary: {type: string}}}, deadline: 72h}
-//	limits: {max_steps: 30, max_tokens: 200000, max_cost_usd: 0.5, observation_limit: 8000}
+//	limits: {max_steps: 30, max_tokens: 200000, max_cost_usd: 0.5, observation_limit: 8000,
+//	         time_limit: 30m, working_limit: 10m}
 //	synthetic: {not_executed: "...", env_error: "...", denied: "..."}   # defaults: polyloop.DefaultNotExecuted, DefaultEnvError, DefaultDenied
 //
 // A scripted model (provider script) answers from the file itself, offline:

@@ -228,6 +228,13 @@ type LimitsSpec struct {
 	MaxTokens        int64   `yaml:"max_tokens"`
 	MaxCostUSD       float64 `yaml:"max_cost_usd"`
 	ObservationLimit int     `yaml:"observation_limit"`
+	// TimeLimit bounds the run's wall clock (from its start, a resumed
+	// run's time before the resume included); WorkingLimit the time its
+	// model calls and actions took (waits for approval excluded). Go
+	// durations ("30m", "2h"); the run finishes time_limit or
+	// working_limit. Empty: no limit.
+	TimeLimit    string `yaml:"time_limit"`
+	WorkingLimit string `yaml:"working_limit"`
 }
 
 // SyntheticSpec overrides the synthetic observations (defaults

@@ -357,4 +357,10 @@ func (v *validator) limits(l LimitsSpec) {
 	if l.MaxCostUSD < 0 {
 		v.fail(p.at("max_cost_usd"), "expected zero or a positive number, found %v", l.MaxCostUSD)
 	}
+	if l.TimeLimit != "" {
+		v.duration(p.at("time_limit"), l.TimeLimit)
+	}
+	if l.WorkingLimit != "" {
+		v.duration(p.at("working_limit"), l.WorkingLimit)
+	}
 }

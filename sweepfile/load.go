@@ -190,6 +190,7 @@ func (l *Loaded) agent(ctx context.Context, path string, f *File, opts *Options)
 		return nil, err
 	}
 	l.configs = append(l.configs, cfg)
+	timeLimits(&cfg.Agent.Limits, f)
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -295,6 +296,8 @@ func check(c *agentfile.Checker, f *File) {
 		}
 	}
 	checkRetry(c, f.Retry)
+	checkDuration(c, f.TimeLimit, "time_limit")
+	checkDuration(c, f.WorkingLimit, "working_limit")
 	for k, p := range f.Providers {
 		if p.MaxConnections < 0 {
 			c.Fail("must not be negative", "providers", k, "max_connections")
@@ -314,6 +317,31 @@ func check(c *agentfile.Checker, f *File) {
 	}
 }
 
+// checkDuration checks a time limit: empty, or a positive Go duration.
+func checkDuration(c *agentfile.Checker, s, key string) {
+	if s == "" {
+		return
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		c.Fail(fmt.Sprintf("expected a duration such as 30m, 2h or 90s (units ns, us, ms, s, m, h), found %q", s), key)
+	case d <= 0:
+		c.Fail(fmt.Sprintf("expected a positive duration, found %q", s), key)
+	}
+}
+
+// timeLimits puts the sweep file's time limits, where it sets them, in an
+// agent's limits (checked by checkDuration).
+func timeLimits(l *polyloop.Limits, f *File) {
+	if f.TimeLimit != "" {
+		l.TimeLimit, _ = time.ParseDuration(f.TimeLimit)
+	}
+	if f.WorkingLimit != "" {
+		l.WorkingLimit, _ = time.ParseDuration(f.WorkingLimit)
+	}
+}
+
 func checkRetry(c *agentfile.Checker, r RetrySpec) {
 	if r.On == nil {
 		return
@@ -324,7 +352,7 @@ func checkRetry(c *agentfile.Checker, r RetrySpec) {
 		case reason == polyloop.StopCompleted:
 			c.Fail("a completed run is never retried", "retry", "on", i)
 		case !reason.Valid():
-			c.Fail(fmt.Sprintf("%q is not a stop reason (max_steps, token_budget, cost_budget, llm_error, env_error, resume_state_unknown)", s), "retry", "on", i)
+			c.Fail(fmt.Sprintf("%q is not a stop reason (max_steps, token_budget, cost_budget, time_limit, working_limit, llm_error, env_error, resume_state_unknown)", s), "retry", "on", i)
 		}
 	}
 }

@@ -19,6 +19,13 @@ type File struct {
 	// process (default: the number of CPUs).
 	MaxScorers int       `yaml:"max_scorers"`
 	Retry      RetrySpec `yaml:"retry"`
+	// TimeLimit and WorkingLimit (Go durations: "10m", "1h") bound each
+	// run of the sweep, replacing the agent files' limits.time_limit and
+	// limits.working_limit: the wall clock of a run, and the time its
+	// model calls and actions took (waits for approval excluded). The run
+	// then finishes time_limit or working_limit. Empty: the agent file's.
+	TimeLimit    string `yaml:"time_limit"`
+	WorkingLimit string `yaml:"working_limit"`
 	// Providers bound the model calls by provider: a key is a provider
 	// name (openai, anthropic, script) or a model.base_url, which takes
 	// precedence for the agents that set it.

@@ -118,13 +118,13 @@ concurency: 3
 		path + `:3:8: tasks: a task file is .jsonl, .ndjson or .csv, not ".txt"`,
 		path + ":4:9: epochs: must not be negative",
 		path + ":6:19: retry.on[1]: a completed run is never retried",
-		path + `:6:30: retry.on[2]: "oops" is not a stop reason (max_steps, token_budget, cost_budget, llm_error, env_error, resume_state_unknown)`,
+		path + `:6:30: retry.on[2]: "oops" is not a stop reason (max_steps, token_budget, cost_budget, time_limit, working_limit, llm_error, env_error, resume_state_unknown)`,
 		path + ":9:14: scorers[0].pattern: pattern is not an option of an exact scorer (its options: ignore_case)",
 		path + ":10:5: scorers[1].pattern: a regex scorer needs pattern",
 		path + ":11:5: scorers[2]: the scorer name \"regex\" is taken by scorers[1]: give each scorer its own name",
 		path + ":13:14: scorers[2].pattern: not a regular expression (RE2 syntax): error parsing regexp: missing closing ): `(`",
 		path + ":14:11: scorers[3].kind: kind \"judge\": expected one of exact, includes, regex, numeric, command, model",
-		path + `:15:1: concurency: unknown field "concurency" (did you mean concurrency?): the keys of the top level are name, agents, tasks, epochs, concurrency, max_scorers, retry, providers, rate_limit, scorers (docs/sweeps.md)`,
+		path + `:15:1: concurency: unknown field "concurency" (did you mean concurrency?): the keys of the top level are name, agents, tasks, epochs, concurrency, max_scorers, retry, time_limit, working_limit, providers, rate_limit, scorers (docs/sweeps.md)`,
 	}
 	if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("problems:\n%s\nwant:\n%s", err, strings.Join(want, "\n"))

@@ -96,7 +96,7 @@ func (a *app) run(parent context.Context, agentPath, taskArg string, f runFlags)
 		return a.loadFailed(agentPath, err, in.wasCanceled())
 	}
 	defer cfg.Close()
-	if cfg.File.Limits.MaxSteps == 0 {
+	if l := cfg.File.Limits; l.MaxSteps == 0 && l.TimeLimit == "" && l.WorkingLimit == "" {
 		fmt.Fprintf(a.stderr, "warning: %s sets no limits.max_steps: only the model, or a token or cost limit, ends the run\n", agentPath)
 	}
 	st, err := openStore(ctx, a.store, createStore)

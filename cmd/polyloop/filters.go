@@ -41,7 +41,7 @@ func (f *filterFlags) filter(now time.Time) (polyloop.RunFilter, error) {
 		rf.Finished = &fin
 	}
 	if rf.StopReason != "" && !rf.StopReason.Valid() {
-		return rf, fmt.Errorf("--stop-reason %q: expected completed, max_steps, token_budget, cost_budget, llm_error, env_error or resume_state_unknown", f.stopReason)
+		return rf, fmt.Errorf("--stop-reason %q: expected completed, max_steps, token_budget, cost_budget, time_limit, working_limit, llm_error, env_error or resume_state_unknown", f.stopReason)
 	}
 	if f.limit < 0 {
 		return rf, fmt.Errorf("--limit must not be negative")

@@ -32,7 +32,8 @@ type app struct {
 const exitCodesHelp = `Exit codes:
   0    the run completed (or the command succeeded)
   1    the run stopped for another reason (max_steps, token_budget, cost_budget,
-       llm_error, env_error, resume_state_unknown); verify: a corrupt log
+       time_limit, working_limit, llm_error, env_error, resume_state_unknown);
+       verify: a corrupt log
   2    an error: bad agent file, unknown run, store failure, changed agent,
        a run held by another live process, ...
   3    the run is suspended: it waits for an approval or a delivery (polyloop

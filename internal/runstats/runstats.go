@@ -16,7 +16,7 @@ import (
 // StopReasons lists the stop reasons in the order statistics print them.
 var StopReasons = []polyloop.StopReason{
 	polyloop.StopCompleted, polyloop.StopMaxSteps, polyloop.StopTokenBudget, polyloop.StopCostBudget,
-	polyloop.StopLLMError, polyloop.StopEnvError, polyloop.StopResumeStateUnknown,
+	polyloop.StopTimeLimit, polyloop.StopWorkingLimit, polyloop.StopLLMError, polyloop.StopEnvError, polyloop.StopResumeStateUnknown,
 }
 
 // Group holds the statistics of one group of runs. Distributions are over
