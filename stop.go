@@ -73,6 +73,26 @@ type Totals struct {
 	// fork's other totals count only its own records: what the copies used
 	// is counted once, in the source's totals.
 	CopiedSteps int `json:"copied_steps,omitempty"`
+	// Reconciled counts the actions of unknown outcome a reconciler
+	// answered for (action_reconciled), by what the run did: the outcome
+	// it reported adopted, the action run again (it had not happened), or
+	// still unknown (the run finished resume_state_unknown).
+	Reconciled *ReconciledCounts `json:"reconciled,omitempty"`
+}
+
+// ReconciledCounts counts reconciliations by resolution.
+type ReconciledCounts struct {
+	Adopted int `json:"adopted,omitempty"`
+	Rerun   int `json:"rerun,omitempty"`
+	Unknown int `json:"still_unknown,omitempty"`
+}
+
+// Total is the number of reconciliations.
+func (c *ReconciledCounts) Total() int {
+	if c == nil {
+		return 0
+	}
+	return c.Adopted + c.Rerun + c.Unknown
 }
 
 // Tokens is input plus output tokens.
