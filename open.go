@@ -70,7 +70,7 @@ func (o *opened) fresh() error {
 func (o *opened) driver(agent Agent, opts ResumeOptions, boot ...Record) *driver {
 	m := newMachine(o.st)
 	m.needsApproval = agent.approvalNeeds()
-	_, m.reconciles = o.r.Executor.(Reconciler)
+	m.reconciles = reconcilerScope(o.r.Executor)
 	for _, r := range boot {
 		m.addRecord(r)
 	}

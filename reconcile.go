@@ -54,6 +54,30 @@ type Reconciler interface {
 	Reconcile(ctx context.Context, q ReconcileQuery) (Verdict, error)
 }
 
+// ReconcileScope is implemented by a Reconciler that answers for some
+// actions only (an executor of several tools, some of which can be
+// reconciled): Reconciles reports whether it is worth asking about an
+// action. An action it does not reconcile is written off as before
+// (resume_state_unknown), with no action_reconciled record. Without it,
+// a Reconciler is asked about every never_replay action of unknown
+// outcome. It must be a pure function of the action, safe for concurrent
+// use.
+type ReconcileScope interface {
+	Reconciles(a Action) bool
+}
+
+// reconcilerScope is the predicate of the actions an executor is asked
+// about, or nil when it does not reconcile.
+func reconcilerScope(ex ActionExecutor) func(Action) bool {
+	if _, ok := ex.(Reconciler); !ok {
+		return nil
+	}
+	if sc, ok := ex.(ReconcileScope); ok {
+		return sc.Reconciles
+	}
+	return func(Action) bool { return true }
+}
+
 // ReconcileQuery is what a Reconciler is asked: the action of an intent
 // without an outcome, with its idempotency key.
 type ReconcileQuery struct {

@@ -60,9 +60,10 @@ type machine struct {
 	// needsApproval is the agent's approval policy (ApprovalPolicy.Needs),
 	// for tools with ApprovalByPolicy.
 	needsApproval func(Action) bool
-	// reconciles: the executor answers for actions of unknown outcome
-	// (Reconciler), a fact the driver feeds in.
-	reconciles bool
+	// reconciles says which actions of unknown outcome the executor
+	// answers for (Reconciler, ReconcileScope); nil when it answers for
+	// none. A fact the driver feeds in, like needsApproval.
+	reconciles func(Action) bool
 
 	machineMemory // the view fed and the maintenance under way (step_memory.go)
 }
@@ -532,7 +533,7 @@ func callArgs(args []byte, calls []ToolCall) bool {
 // otherwise the stored reply is parsed again, and must reproduce the batch,
 // before any action runs again.
 func (m *machine) resumeBatch() effect {
-	if m.reconciles {
+	if m.reconciles != nil {
 		if ask := m.toReconcile(); len(ask) > 0 {
 			return effect{kind: effectReconcile, intents: ask}
 		}

@@ -7,7 +7,7 @@ import "fmt"
 func (m *machine) toReconcile() []*ActionIntent {
 	ask := m.intents[:0]
 	for _, a := range m.st.batch {
-		if a.askable() {
+		if a.askable() && m.reconciles(a.intent.Action) {
 			ask = append(ask, a.intent)
 		}
 	}

@@ -201,7 +201,9 @@ func (tr *trace) resumed() string {
 		return "error: " + err.Error() + "\n"
 	}
 	tr.m = newMachine(st)
-	tr.m.reconciles = tr.reconciles
+	if tr.reconciles {
+		tr.m.reconciles = func(Action) bool { return true }
+	}
 	return "plan " + string(st.plan().Action) + "\n" + tr.ready()
 }
 
