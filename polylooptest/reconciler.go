@@ -29,11 +29,11 @@ type ReconcilerHarness struct {
 
 // The rules of Reconciler.
 const (
-	ruleReconcileFinds     rule = "an effect that happened under the key MUST be answered completed, with its outcome (Executed or EnvError)"
-	ruleReconcileNoInvent  rule = "an effect that never happened MUST NOT be answered completed"
-	ruleVerdictShape       rule = "a verdict MUST be completed (with an outcome), not_happened or unknown (without one)"
-	ruleReconcileStable    rule = "asking again MUST give the same answer: asking has no effect"
-	ruleQueryNotModified   rule = "Reconcile MUST NOT modify the query's action"
+	ruleReconcileFinds    rule = "an effect that happened under the key MUST be answered completed, with its outcome (Executed or EnvError)"
+	ruleReconcileNoInvent rule = "an effect that never happened MUST NOT be answered completed"
+	ruleVerdictShape      rule = "a verdict MUST be completed (with an outcome), not_happened or unknown (without one)"
+	ruleReconcileStable   rule = "asking again MUST give the same answer: asking has no effect"
+	ruleQueryNotModified  rule = "Reconcile MUST NOT modify the query's action"
 )
 
 var reconcileRules = []rule{ruleReconcileFinds, ruleReconcileNoInvent, ruleVerdictShape, ruleReconcileStable,
