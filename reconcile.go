@@ -1,7 +1,9 @@
 package polyloop
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -245,4 +247,47 @@ func IdempotencyKeyFromContext(ctx context.Context) (string, bool) {
 		return "", false
 	}
 	return info.IdempotencyKey, true
+}
+
+// VerdictJSON is the JSON shape in which a reconcile command (shell) or a
+// companion lookup tool (MCP) reports its verdict (docs/agent-file.md):
+//
+//	{"verdict": "completed", "status": "executed", "observation": "charged ch_1", "said": "…"}
+//	{"verdict": "not_happened", "said": "no charge under the key"}
+//	{"verdict": "unknown", "said": "the service cannot tell yet"}
+//
+// status is "executed" (the default) or "env_error", for "completed" only;
+// observation is the outcome's text, adopted as the action's observation;
+// said is for people.
+type VerdictJSON struct {
+	Verdict     VerdictKind  `json:"verdict"`
+	Status      ActionStatus `json:"status,omitempty"`
+	Observation *string      `json:"observation,omitempty"`
+	Said        string       `json:"said,omitempty"`
+}
+
+// ParseVerdict reads a verdict in the VerdictJSON shape. A text that is not
+// that object, an unknown verdict, or "completed" without an observation
+// is an error wrapping ErrInvalidVerdict.
+func ParseVerdict(data []byte) (Verdict, error) {
+	var j VerdictJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return Verdict{}, fmt.Errorf("%w: not a verdict object: %v", ErrInvalidVerdict, err)
+	}
+	v := Verdict{Kind: j.Verdict, Said: j.Said}
+	if j.Verdict == VerdictCompleted {
+		if j.Observation == nil {
+			return Verdict{}, fmt.Errorf("%w: completed without an observation", ErrInvalidVerdict)
+		}
+		status := j.Status
+		if status == "" {
+			status = Executed
+		}
+		v.Outcome = &ActionOutcome{Status: status, Observation: *j.Observation}
+	} else if j.Observation != nil || j.Status != "" {
+		return Verdict{}, fmt.Errorf("%w: %s with an outcome", ErrInvalidVerdict, j.Verdict)
+	}
+	return v, v.check()
 }
