@@ -242,6 +242,9 @@ func (b *ActionIntent) key(runID string) string {
 // tool passes it to the API it calls: an Idempotency-Key header, a unique
 // constraint).
 func IdempotencyKeyFromContext(ctx context.Context) (string, bool) {
+	if k, ok := ctx.Value(keyOverride{}).(string); ok {
+		return k, true
+	}
 	info, ok := ActionFromContext(ctx)
 	if !ok || info.IdempotencyKey == "" {
 		return "", false
@@ -290,4 +293,14 @@ func ParseVerdict(data []byte) (Verdict, error) {
 		return Verdict{}, fmt.Errorf("%w: %s with an outcome", ErrInvalidVerdict, j.Verdict)
 	}
 	return v, v.check()
+}
+
+type keyOverride struct{}
+
+// WithIdempotencyKey returns a context under which IdempotencyKeyFromContext
+// reports key: for executing an action outside a run (a test, a tool run by
+// hand, a conformance kit) with a key of the caller's. The runner never
+// uses it; within a run the key is the intent's.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, keyOverride{}, key)
 }
