@@ -89,6 +89,9 @@ type ResumePlan struct {
 	// run again (PlanReplayAction).
 	Reconcile []string `json:"reconcile,omitempty"`
 	Rerun     []string `json:"rerun,omitempty"`
+	// Idempotent: an action replayed is idempotent, and runs again with
+	// its idempotency key (PlanReplayAction).
+	Idempotent bool `json:"idempotent,omitempty"`
 	// Reason explains the plan in words, for people.
 	Reason string `json:"reason"`
 	// LastSeq is the seq of the last record of the log planned from.
@@ -206,6 +209,7 @@ func (st *logState) planBatch(p *ResumePlan) {
 			"without a reconciler, or if it cannot tell, the run finishes resume_state_unknown", strings.Join(p.Reconcile, ", "), pronoun(len(p.Reconcile)))
 	case first != nil:
 		p.Action, p.Attempt, p.ActionID, p.Tool = PlanReplayAction, first.Attempt+1, first.ActionID, first.Action.Tool
+		p.Idempotent = idempotent
 		p.Reason = replayReason(p, idempotent)
 	case len(p.Pending) > 0 && !runnable:
 		p.Action = PlanAwaitGates

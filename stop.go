@@ -77,7 +77,7 @@ type Totals struct {
 	// answered for (action_reconciled), by what the run did: the outcome
 	// it reported adopted, the action run again (it had not happened), or
 	// still unknown (the run finished resume_state_unknown).
-	Reconciled *ReconciledCounts `json:"reconciled,omitempty"`
+	Reconciled ReconciledCounts `json:"reconciled,omitzero"`
 }
 
 // ReconciledCounts counts reconciliations by resolution.
@@ -88,12 +88,7 @@ type ReconciledCounts struct {
 }
 
 // Total is the number of reconciliations.
-func (c *ReconciledCounts) Total() int {
-	if c == nil {
-		return 0
-	}
-	return c.Adopted + c.Rerun + c.Unknown
-}
+func (c ReconciledCounts) Total() int { return c.Adopted + c.Rerun + c.Unknown }
 
 // Tokens is input plus output tokens.
 func (t Totals) Tokens() int64 { return t.InputTokens + t.OutputTokens }

@@ -73,10 +73,7 @@ func (a *totalsAcc) totals() Totals {
 	t := a.t
 	t.UnknownModelCalls = a.modelIntents - t.ModelCalls
 	t.UnknownActions = a.actionIntents - (t.Actions - a.settledWithoutIntent) - a.reconciled.Rerun
-	if a.reconciled.Total() > 0 {
-		c := a.reconciled
-		t.Reconciled = &c
-	}
+	t.Reconciled = a.reconciled
 	if t.UnknownModelCalls > 0 {
 		t.TokensUnknown = true // the provider may have answered and billed
 	}

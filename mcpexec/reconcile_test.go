@@ -112,7 +112,7 @@ func TestReconcileThroughMCPServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.StopReason != polyloop.StopCompleted || res.Totals.Reconciled == nil || res.Totals.Reconciled.Adopted != 1 {
+	if res.StopReason != polyloop.StopCompleted || res.Totals.Reconciled.Adopted != 1 {
 		t.Fatalf("stop %s, reconciled %+v", res.StopReason, res.Totals.Reconciled)
 	}
 	log, _ := polyloop.ReadLog(context.Background(), store, "mcp-pay")

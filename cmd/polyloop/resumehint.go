@@ -18,6 +18,9 @@ func planHint(p polyloop.ResumePlan) string {
 		return fmt.Sprintf("resume will parse step %d's stored reply again and go on", p.Step)
 	case polyloop.PlanReplayAction:
 		return fmt.Sprintf("resume will replay action %s (%s, %s)", p.ActionID, p.Tool, polyloop.ReplaySafe)
+	case polyloop.PlanReconcile:
+		return fmt.Sprintf("resume will ask the executor's reconciler whether %s action %s (%s) happened: an outcome it reports is adopted, one that did not happen runs again with the same key; without a reconciler, or if it cannot tell, the run finishes %s",
+			polyloop.NeverReplay, p.ActionID, toolOrCode(p.Tool), polyloop.StopResumeStateUnknown)
 	case polyloop.PlanStopUnknown:
 		return fmt.Sprintf("resume can only finish it %s: %s action %s (%s) was in flight, and whether it took effect is unknown",
 			polyloop.StopResumeStateUnknown, polyloop.NeverReplay, p.ActionID, toolOrCode(p.Tool))
