@@ -82,9 +82,9 @@ type Totals struct {
 
 // ReconciledCounts counts reconciliations by resolution.
 type ReconciledCounts struct {
-	Adopted int `json:"adopted,omitempty"`
-	Rerun   int `json:"rerun,omitempty"`
-	Unknown int `json:"still_unknown,omitempty"`
+	Adopted int `json:"adopted"`
+	Rerun   int `json:"rerun"`
+	Unknown int `json:"still_unknown"`
 }
 
 // Total is the number of reconciliations.

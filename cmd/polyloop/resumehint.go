@@ -19,8 +19,8 @@ func planHint(p polyloop.ResumePlan) string {
 	case polyloop.PlanReplayAction:
 		return fmt.Sprintf("resume will replay action %s (%s, %s)", p.ActionID, p.Tool, polyloop.ReplaySafe)
 	case polyloop.PlanReconcile:
-		return fmt.Sprintf("resume will ask the executor's reconciler whether %s action %s (%s) happened: an outcome it reports is adopted, one that did not happen runs again with the same key; without a reconciler, or if it cannot tell, the run finishes %s",
-			polyloop.NeverReplay, p.ActionID, toolOrCode(p.Tool), polyloop.StopResumeStateUnknown)
+		return fmt.Sprintf("resume can only finish it %s: %s action %s (%s) was in flight, and whether it took effect is unknown — unless its tool can be reconciled: then the world is asked, an outcome it reports is adopted, and an action that did not happen runs again with the same key",
+			polyloop.StopResumeStateUnknown, polyloop.NeverReplay, p.ActionID, toolOrCode(p.Tool))
 	case polyloop.PlanStopUnknown:
 		return fmt.Sprintf("resume can only finish it %s: %s action %s (%s) was in flight, and whether it took effect is unknown",
 			polyloop.StopResumeStateUnknown, polyloop.NeverReplay, p.ActionID, toolOrCode(p.Tool))
