@@ -170,8 +170,8 @@ type statsGroup struct {
 	ReconciledRuns      int                       `json:"reconciled_runs"`
 	ReconciledCompleted int                       `json:"reconciled_completed"`
 	Spend               statsSpend                `json:"spend"`
-	UnfinishedSpend   statsSpend                  `json:"unfinished_spend"`
-	UnfinishedRuns    []string                    `json:"unfinished_runs"`
+	UnfinishedSpend     statsSpend                `json:"unfinished_spend"`
+	UnfinishedRuns      []string                  `json:"unfinished_runs"`
 }
 
 func (g statsGroup) fields() map[string]string {
