@@ -68,6 +68,9 @@ const (
 	EventMaintenanceOp EventKind = "maintenance_op"
 	// EventMaintenanceDone reflects MaintenanceDone.
 	EventMaintenanceDone EventKind = "maintenance_done"
+	// EventActionReconciled reflects ActionReconciled (Reconciled is set):
+	// a reconciler answered for an action of unknown outcome.
+	EventActionReconciled EventKind = "action_reconciled"
 )
 
 // Event is an observation of a fact already durable in the log. Fields that
@@ -139,6 +142,8 @@ type Event struct {
 	// call shows. Operation, on maintenance_op: the record.
 	View      *ViewRef       `json:"view,omitempty"`
 	Operation *MaintenanceOp `json:"operation,omitempty"`
+	// Reconciled, on action_reconciled: the record.
+	Reconciled *ActionReconciled `json:"reconciled,omitempty"`
 }
 
 // Settled is the settlement an action_finished event reflects — its
