@@ -219,13 +219,17 @@ func (b *ActionReconciled) Validate() error {
 // replay of the same action carries it on, so that a second request finds
 // the first.
 func IdempotencyKeyFor(runID, actionID string, attempt int) string {
-	h := sha256.New()
-	h.Write([]byte(runID))
-	h.Write([]byte{0})
-	h.Write([]byte(actionID))
-	h.Write([]byte{0})
-	h.Write(strconv.AppendInt(nil, int64(attempt), 10))
-	return "plk_" + hex.EncodeToString(h.Sum(nil)[:16])
+	var in [160]byte
+	b := append(in[:0], runID...)
+	b = append(b, 0)
+	b = append(b, actionID...)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, int64(attempt), 10)
+	sum := sha256.Sum256(b)
+	var out [4 + 32]byte
+	copy(out[:], "plk_")
+	hex.Encode(out[4:], sum[:16])
+	return string(out[:])
 }
 
 // key is the idempotency key the intent is executed with: the one it
