@@ -238,8 +238,15 @@ func TestReconcileCrashCampaign(t *testing.T) {
 				if obs := steps[0].Settled[0].Observation; obs != charges[0].observation() {
 					t.Fatalf("the run's outcome %q is not the service's %q", obs, charges[0].observation())
 				}
-				if in := firstIntent(log); in == nil || in.IdempotencyKey != charges[0].Key {
-					t.Fatalf("the service charged under key %q, the log records %+v", charges[0].Key, in)
+				// Every intent of the action — the first, a replay, a re-run —
+				// carries the one key the service charged under.
+				for _, in := range intents(log) {
+					if in.IdempotencyKey != charges[0].Key {
+						t.Fatalf("the service charged under key %q, attempt %d has key %q", charges[0].Key, in.Attempt, in.IdempotencyKey)
+					}
+				}
+				if n := len(intents(log)); (n == 2) != (point == "before_request" || !mode.recon) {
+					t.Fatalf("%d intents", n)
 				}
 				checkReconciled(t, res.Totals.Reconciled, mode.recon, point)
 			})
@@ -265,13 +272,14 @@ func checkReconciled(t *testing.T, got polyloop.ReconciledCounts, recon bool, po
 	}
 }
 
-func firstIntent(log polyloop.RunLog) *polyloop.ActionIntent {
+func intents(log polyloop.RunLog) []*polyloop.ActionIntent {
+	var out []*polyloop.ActionIntent
 	for _, r := range log.Records {
 		if in, ok := r.Body.(*polyloop.ActionIntent); ok {
-			return in
+			out = append(out, in)
 		}
 	}
-	return nil
+	return out
 }
 
 // errLookup is a reconciler's failure to ask its service.
