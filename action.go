@@ -122,19 +122,34 @@ const (
 	// NeverReplay: an action of unknown outcome is never run again; the run
 	// finishes with StopResumeStateUnknown.
 	NeverReplay ReplayPolicy = "never_replay"
+	// ReplayIdempotent: the tool passes the action's idempotency key
+	// (IdempotencyKeyFromContext, the MCP request's _meta, the shell's
+	// POLYLOOP_IDEMPOTENCY_KEY) to the system it acts on, which applies one
+	// key once: an action of unknown outcome runs again with the same key,
+	// and the second request finds the first. A tool that does not pass the
+	// key on MUST NOT be declared idempotent. Since log format 1.3.
+	ReplayIdempotent ReplayPolicy = "idempotent"
 )
 
 func (p ReplayPolicy) normalize() ReplayPolicy {
-	if p == ReplaySafe {
-		return ReplaySafe
+	switch p {
+	case ReplaySafe, ReplayIdempotent:
+		return p
 	}
 	return NeverReplay
 }
 
+// replayable reports whether an action of unknown outcome under the policy
+// runs again on resume.
+func (p ReplayPolicy) replayable() bool {
+	p = p.normalize()
+	return p == ReplaySafe || p == ReplayIdempotent
+}
+
 func (p ReplayPolicy) validate() error {
 	switch p {
-	case "", ReplaySafe, NeverReplay:
+	case "", ReplaySafe, NeverReplay, ReplayIdempotent:
 		return nil
 	}
-	return fmt.Errorf("polyloop: unknown replay policy %q (want %q or %q)", string(p), ReplaySafe, NeverReplay)
+	return fmt.Errorf("polyloop: unknown replay policy %q (want %q, %q or %q)", string(p), ReplaySafe, NeverReplay, ReplayIdempotent)
 }

@@ -15,6 +15,9 @@ type ActionInfo struct {
 	Index    int
 	ActionID string
 	Attempt  int
+	// IdempotencyKey is the key the action is executed with
+	// (IdempotencyKeyFor; IdempotencyKeyFromContext).
+	IdempotencyKey string
 }
 
 type actionKey struct{}
@@ -46,8 +49,9 @@ func (s *actionScope) close() int {
 
 func withAction(ctx context.Context, d *driver, in *ActionIntent) (context.Context, *actionScope) {
 	scope := &actionScope{
-		info: ActionInfo{RunID: d.runID, Step: in.Step, Index: in.Index, ActionID: in.ActionID, Attempt: in.Attempt},
-		d:    d,
+		info: ActionInfo{RunID: d.runID, Step: in.Step, Index: in.Index, ActionID: in.ActionID, Attempt: in.Attempt,
+			IdempotencyKey: in.key(d.runID)},
+		d: d,
 	}
 	return context.WithValue(ctx, actionKey{}, scope), scope
 }

@@ -97,7 +97,7 @@ func recordSizeHint(r Record) int {
 			n += 256
 		}
 	case *ActionIntent:
-		n += len(b.ActionID) + len(b.Action.CallID) + len(b.Action.Tool) + len(b.Action.Args) + len(b.Action.Code)
+		n += len(b.ActionID) + len(b.IdempotencyKey) + len(b.Action.CallID) + len(b.Action.Tool) + len(b.Action.Args) + len(b.Action.Code)
 	case *StepCompleted:
 		n += len(b.Feedback) + len(b.Answer) + len(b.Observation) + len(b.Audit)
 	case *ActionResult:
@@ -273,6 +273,7 @@ func appendActionIntent(dst []byte, b *ActionIntent, ref bool) ([]byte, bool) {
 	dst = appendIntOmit(dst, "index", b.Index)
 	dst = appendIntOmit(dst, "of", b.Of)
 	dst = appendIntOmit(dst, "tool_call", b.ToolCall)
+	dst = appendStringOmit(dst, "idempotency_key", b.IdempotencyKey)
 	return dst, true
 }
 

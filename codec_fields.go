@@ -220,7 +220,7 @@ func (b *ActionIntent) field(d *decoder, key []byte) bool {
 		ok = d.once(4) && d.object(false, b.Action.field)
 	case "replay":
 		var s string
-		s, ok = knownOnce(d, 5, string(ReplaySafe), string(NeverReplay))
+		s, ok = knownOnce(d, 5, string(ReplaySafe), string(NeverReplay), string(ReplayIdempotent))
 		b.Replay = ReplayPolicy(s)
 	case "index":
 		b.Index, ok = intOnce(d, 6)
@@ -228,6 +228,8 @@ func (b *ActionIntent) field(d *decoder, key []byte) bool {
 		b.Of, ok = intOnce(d, 7)
 	case "tool_call":
 		b.ToolCall, ok = intOnce(d, 8)
+	case "idempotency_key":
+		b.IdempotencyKey, ok = stringOnce(d, 9)
 	}
 	return ok
 }

@@ -106,6 +106,8 @@ func newBody(k RecordKind) RecordBody {
 		return &MaintenanceOp{}
 	case KindMaintenanceDone:
 		return &MaintenanceDone{}
+	case KindActionReconciled:
+		return &ActionReconciled{}
 	}
 	return nil
 }

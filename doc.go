@@ -35,7 +35,12 @@
 //
 // Resume reads the log and follows PlanResume: model calls of unknown outcome
 // are made again; actions of unknown outcome are replayed when their tool is
-// ReplaySafe, and otherwise finish the run with StopResumeStateUnknown. A
+// ReplaySafe or ReplayIdempotent (with the same idempotency key); otherwise
+// the executor's Reconciler, if it has one, is asked whether the action
+// happened (its outcome is adopted, or the action runs again, or the run
+// finishes StopResumeStateUnknown), and without one the run finishes with
+// StopResumeStateUnknown. Every action execution has an idempotency key
+// (IdempotencyKeyFor, IdempotencyKeyFromContext) recorded on its intent. A
 // deterministic model and executor give the same log whether or not the run
 // was interrupted, apart from timestamps and orphaned intents.
 //

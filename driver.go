@@ -80,6 +80,10 @@ func (d *driver) run(ctx context.Context) (RunResult, error) {
 			if err = d.begin(ctx, rd); err == nil {
 				rd, err = d.execute(ctx, e.intents)
 			}
+		case effectReconcile:
+			if err = d.reconcile(ctx, e.intents); err == nil {
+				rd = d.next()
+			}
 		case effectView:
 			if err = d.fetchView(ctx); err == nil {
 				rd = d.next()

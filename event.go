@@ -74,6 +74,10 @@ const (
 	// event — no model_call_finished whose usage a consumer would count
 	// twice —, only this one per copied step.
 	EventStepCopied EventKind = "step_copied"
+
+	// EventActionReconciled reflects ActionReconciled (Reconciled is set):
+	// a reconciler answered for an action of unknown outcome.
+	EventActionReconciled EventKind = "action_reconciled"
 )
 
 // Event is an observation of a fact already durable in the log. Fields that
@@ -145,6 +149,8 @@ type Event struct {
 	// call shows. Operation, on maintenance_op: the record.
 	View      *ViewRef       `json:"view,omitempty"`
 	Operation *MaintenanceOp `json:"operation,omitempty"`
+	// Reconciled, on action_reconciled: the record.
+	Reconciled *ActionReconciled `json:"reconciled,omitempty"`
 }
 
 // Settled is the settlement an action_finished event reflects — its

@@ -59,6 +59,8 @@ func recordEvents(runID, agent string, r Record, audit *ActionOutcome) []Event {
 		ev.Kind, ev.Step, ev.Operation = EventMaintenanceOp, b.Step, b
 	case *MaintenanceDone:
 		ev.Kind, ev.Step = EventMaintenanceDone, b.Step
+	case *ActionReconciled:
+		ev.Kind, ev.Step, ev.ActionID, ev.Attempt, ev.Reconciled = EventActionReconciled, b.Step, b.ActionID, b.Attempt, b
 	default:
 		return nil
 	}

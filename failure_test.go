@@ -28,7 +28,7 @@ func TestExecutorErrorPropagates(t *testing.T) {
 		plan polyloop.PlanAction
 	}{
 		{"fail", polyloop.PlanReplayAction},
-		{"failnever", polyloop.PlanStopUnknown},
+		{"failnever", polyloop.PlanReconcile},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			store := memstore.New()
@@ -100,8 +100,8 @@ func TestExecutorPanicPropagates(t *testing.T) {
 		t.Fatalf("log ends with %s, want action_intent", got)
 	}
 	plan, err := polyloop.PlanResume(log)
-	if err != nil || plan.Action != polyloop.PlanStopUnknown {
-		t.Fatalf("plan %+v, %v; want stop_unknown (panic is never_replay)", plan, err)
+	if err != nil || plan.Action != polyloop.PlanReconcile {
+		t.Fatalf("plan %+v, %v; want reconcile (panic is never_replay)", plan, err)
 	}
 }
 

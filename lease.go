@@ -193,7 +193,7 @@ func (b *LeaseTakeover) Validate() error {
 // take-over skips the check: it is carried to the children the replayed
 // action resumes.
 func (r *Runner) checkOpenChildren(ctx context.Context, runID string, plan ResumePlan, takeOver bool) error {
-	if takeOver || plan.Action != PlanReplayAction && plan.Action != PlanStopUnknown {
+	if takeOver || plan.Action != PlanReplayAction && plan.Action != PlanStopUnknown && plan.Action != PlanReconcile {
 		return nil
 	}
 	prober, ok := r.Store.(LeaseProber)

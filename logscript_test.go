@@ -18,12 +18,13 @@ import (
 //	start
 //	intent S.A                         model_call_intent of step S, attempt A
 //	result S.A [fail] [tool=T] [text=X]
-//	action S.J [from=S.A] [tool=T|code] [replay=safe|never] [index=I of=N]
+//	action S.J [from=S.A] [tool=T|code] [replay=safe|never|idempotent] [index=I of=N]
 //	settle S ID [status=executed|not_executed|env_error] [done]
 //	step S act|invalid|final [from=S.A] [id=ID] [status=...] [done] [noresult]
 //	finish REASON
 //	override
 //	reception S [action=I]
+//	reconciled S ID verdict=V [attempt=A] [status=S]
 //
 // An action's id is derived from its step, index and batch size as the
 // loop derives it; a settle or an act step names the action it settles
@@ -128,6 +129,11 @@ func scriptBody(t testing.TB, runID, kind string, pos []string, o map[string]str
 	case "deliver":
 		return &DeliveryReceived{Step: atoi(t, pos[0], 0), ActionID: pos[1], By: "hook",
 			Outcome: ActionOutcome{Status: ActionStatus(o["status"]), Observation: "delivered"}}
+	case "reconciled":
+		v := VerdictKind(o["verdict"])
+		b := &ActionReconciled{Step: atoi(t, pos[0], 0), ActionID: pos[1], Attempt: atoi(t, o["attempt"], 1),
+			Key: "plk_test", Verdict: v, Resolution: v.resolution(), Status: ActionStatus(o["status"])}
+		return b
 	case "reception":
 		return &ChildReception{Step: atoi(t, pos[0], 0), Action: atoi(t, o["action"], 0), ChildRunID: runID + "/child",
 			StopReason: StopCompleted, Reception: ReceptionAccepted}
@@ -162,8 +168,11 @@ func scriptAction(t testing.TB, pos []string, o map[string]string) *ActionIntent
 		a = Action{Lang: "bash", Code: "ls"}
 	}
 	replay := NeverReplay
-	if o["replay"] == "safe" {
+	switch o["replay"] {
+	case "safe":
 		replay = ReplaySafe
+	case "idempotent":
+		replay = ReplayIdempotent
 	}
 	in := &ActionIntent{Step: s, ActionID: actionID(s, index, of), Attempt: j, ModelCallID: "m" + from,
 		Action: a, Replay: replay, Index: index}

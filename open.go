@@ -73,6 +73,7 @@ func (o *opened) driver(agent Agent, opts ResumeOptions, boot ...Record) *driver
 	if o.st.clocked || bootClocked(boot) {
 		m.now = o.r.now() // the time of the invocation's first write
 	}
+	m.reconciles = reconcilerScope(o.r.Executor)
 	for _, r := range boot {
 		m.addRecord(r)
 	}

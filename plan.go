@@ -40,6 +40,14 @@ const (
 	// outcome and its policy is never_replay: whether its side effect
 	// happened is unknown; the run finishes with StopResumeStateUnknown.
 	PlanStopUnknown PlanAction = "stop_unknown"
+	// PlanReconcile: actions of the open batch have an intent but no
+	// outcome and their policy is never_replay: the executor's Reconciler,
+	// if it has one, is asked about each (Reconcile lists them) — an
+	// outcome it reports is adopted, an action it says did not happen runs
+	// again with the same idempotency key, and one it cannot tell about
+	// finishes the run with StopResumeStateUnknown, as does an executor
+	// without a reconciler (StopReason says so).
+	PlanReconcile PlanAction = "reconcile"
 	// PlanWriteFinish: the log already determines the finish (env_error,
 	// the environment's Done, a Final decision, a failed model call); only
 	// the RunFinished record is missing and is written.
@@ -76,6 +84,14 @@ type ResumePlan struct {
 	// no answer.
 	Unknown []string `json:"unknown,omitempty"`
 	Pending []string `json:"pending,omitempty"`
+	// Reconcile lists the actions a reconciler is asked about
+	// (PlanReconcile); Rerun those a reconciler said did not happen, which
+	// run again (PlanReplayAction).
+	Reconcile []string `json:"reconcile,omitempty"`
+	Rerun     []string `json:"rerun,omitempty"`
+	// Idempotent: an action replayed is idempotent, and runs again with
+	// its idempotency key (PlanReplayAction).
+	Idempotent bool `json:"idempotent,omitempty"`
 	// Reason explains the plan in words, for people.
 	Reason string `json:"reason"`
 	// LastSeq is the seq of the last record of the log planned from.
@@ -145,8 +161,8 @@ func (st *logState) plan() ResumePlan {
 // planBatch describes the resume of an open batch.
 func (st *logState) planBatch(p *ResumePlan) {
 	p.ModelCallID = st.callID
-	var first, never *ActionIntent
-	runnable := false
+	var first, never, ask *ActionIntent
+	runnable, idempotent := false, false
 	for _, a := range st.batch {
 		switch {
 		case a.gate != nil && !a.gate.answered():
@@ -159,23 +175,42 @@ func (st *logState) planBatch(p *ResumePlan) {
 			continue
 		}
 		p.Unknown = append(p.Unknown, a.intent.ActionID)
+		switch {
+		case a.askable():
+			p.Reconcile = append(p.Reconcile, a.intent.ActionID)
+			if ask == nil {
+				ask = a.intent
+			}
+			continue
+		case !a.replayable():
+			if never == nil {
+				never = a.intent
+			}
+			continue
+		case a.reconciled != nil:
+			p.Rerun = append(p.Rerun, a.intent.ActionID)
+		case a.intent.policy() == ReplayIdempotent:
+			idempotent = true
+		}
 		if first == nil {
 			first = a.intent
-		}
-		if never == nil && a.intent.policy() != ReplaySafe {
-			never = a.intent
 		}
 	}
 	switch {
 	case never != nil:
 		p.Action, p.StopReason, p.ActionID, p.Tool = PlanStopUnknown, StopResumeStateUnknown, never.ActionID, never.Action.Tool
 		p.Reason = fmt.Sprintf("action %s has an intent but no outcome; its policy is never_replay, so whether it happened is unknown", never.ActionID)
-	case len(p.Unknown) == 1:
-		p.Action, p.Attempt, p.ActionID, p.Tool = PlanReplayAction, first.Attempt+1, first.ActionID, first.Action.Tool
-		p.Reason = fmt.Sprintf("action %s has an intent but no outcome; its policy is replay_safe, so it runs again", first.ActionID)
+		if r := never.key(st.runID); st.batchReconciled(never) {
+			p.Reason = fmt.Sprintf("action %s has an intent but no outcome; its reconciler could not tell whether it happened (key %s)", never.ActionID, r)
+		}
+	case ask != nil:
+		p.Action, p.StopReason, p.ActionID, p.Tool = PlanReconcile, StopResumeStateUnknown, ask.ActionID, ask.Action.Tool
+		p.Reason = fmt.Sprintf("%s of unknown outcome and never_replay: the executor's reconciler is asked whether %s happened (an outcome it reports is adopted, one that did not happen runs again with the same key); "+
+			"without a reconciler, or if it cannot tell, the run finishes resume_state_unknown", strings.Join(p.Reconcile, ", "), pronoun(len(p.Reconcile)))
 	case first != nil:
 		p.Action, p.Attempt, p.ActionID, p.Tool = PlanReplayAction, first.Attempt+1, first.ActionID, first.Action.Tool
-		p.Reason = fmt.Sprintf("actions %s have intents but no outcome; their policy is replay_safe, so they run again", strings.Join(p.Unknown, ", "))
+		p.Idempotent = idempotent
+		p.Reason = replayReason(p, idempotent)
 	case len(p.Pending) > 0 && !runnable:
 		p.Action = PlanAwaitGates
 		p.Reason = fmt.Sprintf("%s wait for an answer (approval or delivery); a deadline that has passed is applied, otherwise the run stays suspended", strings.Join(p.Pending, ", "))
@@ -183,4 +218,44 @@ func (st *logState) planBatch(p *ResumePlan) {
 		p.Action = PlanContinueBatch
 		p.Reason = fmt.Sprintf("step %d's batch has actions not yet settled and none of unknown outcome; the stored reply is parsed again and they go on", st.step)
 	}
+}
+
+// batchReconciled reports whether the open action of intent in was
+// answered for by a reconciler.
+func (st *logState) batchReconciled(in *ActionIntent) bool {
+	for _, a := range st.batch {
+		if a.intent == in {
+			return a.reconciled != nil
+		}
+	}
+	return false
+}
+
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "each"
+}
+
+// replayReason explains a replay: by policy, or after a reconciler said the
+// action did not happen.
+func replayReason(p *ResumePlan, idempotent bool) string {
+	var why string
+	switch {
+	case len(p.Rerun) > 0:
+		why = fmt.Sprintf("; the reconciler answered that %s did not happen", strings.Join(p.Rerun, ", "))
+	case idempotent:
+		why = "; idempotent actions run again with the same idempotency key"
+	}
+	if len(p.Unknown) == 1 {
+		if why == "" {
+			return fmt.Sprintf("action %s has an intent but no outcome; its policy is replay_safe, so it runs again", p.ActionID)
+		}
+		return fmt.Sprintf("action %s has an intent but no outcome%s, so it runs again", p.ActionID, why)
+	}
+	if why == "" {
+		why = "; their policy is replay_safe"
+	}
+	return fmt.Sprintf("actions %s have intents but no outcome%s, so they run again", strings.Join(p.Unknown, ", "), why)
 }

@@ -200,6 +200,11 @@ type ActionIntent struct {
 	// of every log), so every store reads back what memstore keeps.
 	// The library sets it only in runs started with log format 1.2 or later.
 	ToolCall int `json:"tool_call,omitempty"`
+	// IdempotencyKey is the key the action is executed with
+	// (IdempotencyKeyFor): derived by its first attempt, carried on by
+	// every replay. Omitted in logs of a format before 1.3, where it is
+	// derived from the intent when needed. Since 1.3.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 // BatchSize is the size of the intent's batch: Of, or 1 when omitted.
@@ -390,7 +395,7 @@ func (b *ActionIntent) Validate() error {
 	if b.Step < 1 || b.ActionID == "" || b.Attempt < 1 || b.ModelCallID == "" {
 		return fmt.Errorf("action_intent: step %d, action_id %q, attempt %d, model_call_id %q", b.Step, b.ActionID, b.Attempt, b.ModelCallID)
 	}
-	if b.Replay != ReplaySafe && b.Replay != NeverReplay {
+	if b.Replay != ReplaySafe && b.Replay != NeverReplay && b.Replay != ReplayIdempotent {
 		return fmt.Errorf("action_intent: replay policy %q", b.Replay)
 	}
 	if b.Of < 0 || b.Index < 0 || b.Index >= b.BatchSize() {

@@ -82,6 +82,12 @@ func TestLogSchema(t *testing.T) {
 			SnapshotHash: "sha256:" + strings.Repeat("2", 64), LibraryVersion: "x", LogVersion: "1.3"},
 		&polyloop.RunFinished{StopReason: polyloop.StopTimeLimit},
 		&polyloop.RunFinished{StopReason: polyloop.StopWorkingLimit},
+		&polyloop.ActionIntent{Step: 1, ActionID: "a1", Attempt: 2, ModelCallID: "m1.1", Replay: polyloop.ReplayIdempotent,
+			Action: polyloop.Action{CallID: "c1", Tool: "pay", Args: json.RawMessage(`{}`)}, IdempotencyKey: polyloop.IdempotencyKeyFor("r", "a1", 1)},
+		&polyloop.ActionReconciled{Step: 1, ActionID: "a1", Attempt: 1, Key: "plk_00000000000000000000000000000000", Verdict: polyloop.VerdictCompleted,
+			Status: polyloop.Executed, Said: "charge ch_1", Resolution: polyloop.ResolutionAdopted},
+		&polyloop.ActionReconciled{Step: 1, ActionID: "a1", Attempt: 1, Key: "k", Verdict: polyloop.VerdictNotHappened, Resolution: polyloop.ResolutionRerun},
+		&polyloop.RunFinished{StopReason: polyloop.StopCompleted, Totals: polyloop.Totals{Steps: 1, Reconciled: polyloop.ReconciledCounts{Adopted: 1}}},
 	}
 	for _, b := range extra {
 		line, err := polyloop.Record{Seq: 5, At: at, Body: b}.MarshalJSON()
@@ -113,6 +119,8 @@ func TestLogSchema(t *testing.T) {
 		`{"seq":1,"at":"x","kind":"step_completed","v":2,"step":1,"model_call_id":"m1.1","decision":"final"}`,
 		`{"seq":1,"at":"x","kind":"action_intent","v":1,"step":1,"action_id":"a1","attempt":1,"model_call_id":"m1.1","replay":"replay_safe","tool_call":0}`,
 		`{"seq":1,"at":"x","kind":"model_call_intent","v":1,"step":1,"call_id":"m1.1","attempt":1,"view":{"name":"v","version":-1}}`,
+		`{"seq":1,"at":"x","kind":"action_reconciled","v":1,"step":1,"action_id":"a1","attempt":1,"idempotency_key":"k","verdict":"completed","resolution":"adopted"}`,
+		`{"seq":1,"at":"x","kind":"action_reconciled","v":1,"step":1,"action_id":"a1","attempt":1,"idempotency_key":"k","verdict":"unknown","resolution":"rerun"}`,
 	} {
 		if validateLine(rs, []byte(bad)) == nil {
 			t.Errorf("schema accepted %s", bad)

@@ -93,6 +93,8 @@ type batchAction struct {
 	intent  *ActionIntent  // the latest intent, nil until the action starts
 	settled *SettledAction // nil until its outcome is recorded
 	gate    *gateState     // nil unless the action waits at a gate
+	// reconciled is the reconciliation of its latest intent, or nil.
+	reconciled *ActionReconciled
 }
 
 // open reports whether the action has started and has no outcome yet.
@@ -281,6 +283,9 @@ func (st *logState) fold(body RecordBody) {
 	case *ActionIntent:
 		st.openBatch(b.BatchSize())
 		st.batch[b.Index].intent = b
+		st.batch[b.Index].reconciled = nil
+	case *ActionReconciled:
+		st.foldReconciled(b)
 	case *ApprovalRequested:
 		st.openBatch(max(b.Of, 1))
 		st.batch[b.Index].gate = &gateState{kind: KindApprovalRequested, request: &b.GateRequest}
@@ -408,4 +413,10 @@ func (a *ActionIntent) policy() ReplayPolicy {
 		return NeverReplay
 	}
 	return a.Replay.normalize()
+}
+
+// keyed reports whether the run's action intents record their idempotency
+// keys (started with log format 1.3 or later).
+func (st *logState) keyed() bool {
+	return st.started != nil && atLeastMinor(st.started.LogVersion, 3)
 }

@@ -68,7 +68,12 @@ func (st *logState) check(r Record) error {
 	case *ActionIntent:
 		return st.checkActionIntent(r, b)
 	case *ActionResult:
-		return st.checkActionResult(r, b)
+		if err := st.checkActionResult(r, b); err != nil {
+			return err
+		}
+		return st.checkAdopted(r, &b.SettledAction)
+	case *ActionReconciled:
+		return st.checkReconciled(r, b)
 	case *ChildReception:
 		if b.Maintenance {
 			return st.checkMaintenance(r, b.Step, "")
@@ -86,7 +91,13 @@ func (st *logState) check(r Record) error {
 	case *DeliveryReceived:
 		return st.checkGateAnswer(r, b.Step, b.ActionID, KindDeliveryRequested)
 	case *StepCompleted:
-		return st.checkStepCompleted(r, b)
+		if err := st.checkStepCompleted(r, b); err != nil {
+			return err
+		}
+		if b.Outcome != nil {
+			return st.checkAdopted(r, &b.SettledAction)
+		}
+		return nil
 	case *RunFinished:
 		return st.checkRunFinished(r, b)
 	case *MaintenanceOp:
@@ -140,8 +151,10 @@ func (st *logState) checkActionIntent(r Record, b *ActionIntent) error {
 		return st.corrupt(r, "action_intent %q after its outcome", b.ActionID)
 	case b.ActionID != a.intent.ActionID || b.Attempt <= a.intent.Attempt || !b.Action.Equal(a.intent.Action):
 		return st.corrupt(r, "action_intent %q does not replay action %q", b.ActionID, a.intent.ActionID)
-	case a.intent.policy() != ReplaySafe:
+	case !a.replayable():
 		return st.corrupt(r, "replay of never_replay action %q", b.ActionID)
+	case a.intent.IdempotencyKey != "" && b.IdempotencyKey != a.intent.IdempotencyKey:
+		return st.corrupt(r, "action_intent %q replays with idempotency key %q, not its own %q", b.ActionID, b.IdempotencyKey, a.intent.IdempotencyKey)
 	}
 	return st.checkIDFree(r, b.Index, b.ActionID)
 }

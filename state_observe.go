@@ -39,6 +39,9 @@ type LogObserver interface {
 	// ConfigOverridden: before is the snapshot in force before it.
 	ConfigOverridden(f Fact, b *ConfigOverride, before Snapshot)
 	LeaseTakenOver(f Fact, b *LeaseTakeover)
+	// ActionReconciled: a reconciler's answer about an action of unknown
+	// outcome (the settlement of an adopted outcome follows).
+	ActionReconciled(f Fact, b *ActionReconciled)
 	RunFinished(f Fact, b *RunFinished)
 }
 
@@ -168,6 +171,8 @@ func (st *logState) describe(r Record, o observed) {
 		obs.ConfigOverridden(f, b, o.before)
 	case *LeaseTakeover:
 		obs.LeaseTakenOver(f, b)
+	case *ActionReconciled:
+		obs.ActionReconciled(f, b)
 	case *RunFinished:
 		obs.RunFinished(f, b)
 	}
@@ -210,6 +215,8 @@ func invocationEvidence(prev, next RecordBody) string {
 		return fmt.Sprintf("resume: wrote the finish the log already determined (%s)", b.StopReason)
 	case *StepCompleted:
 		return fmt.Sprintf("resume: step %d settled from its stored reply", b.Step)
+	case *ActionReconciled:
+		return fmt.Sprintf("resume: action %s of unknown outcome reconciled (%s: %s)", b.ActionID, b.Verdict, b.Resolution)
 	}
 	return fmt.Sprintf("resume: a write starting with %s after %s", next.Kind(), kindOf(prev))
 }

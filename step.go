@@ -66,6 +66,10 @@ type machine struct {
 	// needsApproval is the agent's approval policy (ApprovalPolicy.Needs),
 	// for tools with ApprovalByPolicy.
 	needsApproval func(Action) bool
+	// reconciles says which actions of unknown outcome the executor
+	// answers for (Reconciler, ReconcileScope); nil when it answers for
+	// none. A fact the driver feeds in, like needsApproval.
+	reconciles func(Action) bool
 
 	machineMemory // the view fed and the maintenance under way (step_memory.go)
 }
@@ -100,6 +104,11 @@ const (
 	// effectMaintain: run the maintenance of the step just completed
 	// (effect.maint), then feed maintained.
 	effectMaintain
+	// effectReconcile: ask the executor's Reconciler about each of
+	// effect.intents (actions of unknown outcome, never_replay), feeding
+	// reconciled for each answer. Asking has no side effect the run owns,
+	// so a reconcile ready carries no records.
+	effectReconcile
 )
 
 type effect struct {
@@ -189,6 +198,10 @@ var writeStarts = map[RecordKind]func(prev, next RecordBody) bool{
 	// With the step record or maintenance_done that ends the run; first
 	// only in a resume (a finish the log already determined).
 	KindRunFinished: nil,
+	// A resume asks a reconciler before anything else, and writes the
+	// answers with what follows them (an adopted settlement, a re-run's
+	// intent, the finish).
+	KindActionReconciled: nil,
 	// Only a resume writes them first.
 	KindConfigOverride: nil,
 	KindLeaseTakeover:  nil,
@@ -317,7 +330,7 @@ func (m *machine) finishAt() time.Time {
 // with it.
 func (m *machine) next() ready {
 	e := m.advance()
-	if e.kind == effectParse || e.kind == effectView {
+	if e.kind == effectParse || e.kind == effectView || e.kind == effectReconcile {
 		return ready{effect: e} // what is pending waits for the next write
 	}
 	return ready{records: m.take(), effect: e}
@@ -544,13 +557,19 @@ func callArgs(args []byte, calls []ToolCall) bool {
 	return false
 }
 
-// resumeBatch continues an open batch read back from the log: one
-// never_replay action of unknown outcome finishes the run; otherwise the
-// stored reply is parsed again, and must reproduce the batch, before any
-// action runs again.
+// resumeBatch continues an open batch read back from the log: the never_replay
+// actions of unknown outcome are first put to the executor's reconciler, if
+// it has one (effectReconcile); one that stays unknown finishes the run;
+// otherwise the stored reply is parsed again, and must reproduce the batch,
+// before any action runs again.
 func (m *machine) resumeBatch() effect {
+	if m.reconciles != nil {
+		if ask := m.toReconcile(); len(ask) > 0 {
+			return effect{kind: effectReconcile, intents: ask}
+		}
+	}
 	for _, a := range m.st.batch {
-		if a.open() && a.intent.policy() != ReplaySafe {
+		if a.open() && !a.replayable() {
 			return effect{kind: effectFinish, reason: StopResumeStateUnknown}
 		}
 	}
@@ -664,9 +683,18 @@ func (m *machine) intent(i int) *ActionIntent {
 	if n > 1 {
 		in.Of = n
 	}
+	var prev *ActionIntent
 	if i < len(st.batch) {
-		if prev := st.batch[i].intent; prev != nil {
+		if prev = st.batch[i].intent; prev != nil {
 			in.ActionID, in.Attempt = prev.ActionID, prev.Attempt+1
+		}
+	}
+	if st.keyed() {
+		// A replay carries the key of the execution it repeats.
+		if prev != nil {
+			in.IdempotencyKey = prev.key(st.runID)
+		} else {
+			in.IdempotencyKey = IdempotencyKeyFor(st.runID, in.ActionID, in.Attempt)
 		}
 	}
 	return in

@@ -78,7 +78,22 @@ type Totals struct {
 	// fork's other totals count only its own records: what the copies used
 	// is counted once, in the source's totals.
 	CopiedSteps int `json:"copied_steps,omitempty"`
+	// Reconciled counts the actions of unknown outcome a reconciler
+	// answered for (action_reconciled), by what the run did: the outcome
+	// it reported adopted, the action run again (it had not happened), or
+	// still unknown (the run finished resume_state_unknown).
+	Reconciled ReconciledCounts `json:"reconciled,omitzero"`
 }
+
+// ReconciledCounts counts reconciliations by resolution.
+type ReconciledCounts struct {
+	Adopted int `json:"adopted"`
+	Rerun   int `json:"rerun"`
+	Unknown int `json:"still_unknown"`
+}
+
+// Total is the number of reconciliations.
+func (c ReconciledCounts) Total() int { return c.Adopted + c.Rerun + c.Unknown }
 
 // Tokens is input plus output tokens.
 func (t Totals) Tokens() int64 { return t.InputTokens + t.OutputTokens }

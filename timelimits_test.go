@@ -254,6 +254,8 @@ func (*invocationObserver) MaintenanceOp(polyloop.Fact, *polyloop.MaintenanceOp)
 func (*invocationObserver) MaintenanceDone(polyloop.Fact, *polyloop.MaintenanceDone) {}
 func (*invocationObserver) LeaseTakenOver(polyloop.Fact, *polyloop.LeaseTakeover)    {}
 func (*invocationObserver) RunFinished(polyloop.Fact, *polyloop.RunFinished)         {}
+func (*invocationObserver) ActionReconciled(polyloop.Fact, *polyloop.ActionReconciled) {
+}
 func (*invocationObserver) ActionStarted(polyloop.Fact, *polyloop.ActionIntent, *polyloop.ActionIntent) {
 }
 func (*invocationObserver) ActionSettled(polyloop.Fact, *polyloop.SettledAction, *polyloop.ActionIntent, *polyloop.GateRequest) {

@@ -9,6 +9,9 @@ type totalsAcc struct {
 	// outcome. settledWithoutIntent counts the actions a gate settled
 	// without running them (denied, delivered).
 	modelIntents, actionIntents, settledWithoutIntent int
+	// reconciled counts reconciliations by resolution; a re-run's earlier
+	// intent is known not to have happened, not of unknown outcome.
+	reconciled ReconciledCounts
 	// unbilledFailure: a call failed without usage (taken as not billed);
 	// priced: a result's usage carried a cost. A failed call adds no cost
 	// only where a price is known: with none in the log, its cost is
@@ -32,6 +35,15 @@ func (a *totalsAcc) add(b RecordBody) {
 		}
 	case *ActionIntent:
 		a.actionIntents++
+	case *ActionReconciled:
+		switch b.Resolution {
+		case ResolutionAdopted:
+			a.reconciled.Adopted++
+		case ResolutionRerun:
+			a.reconciled.Rerun++
+		default:
+			a.reconciled.Unknown++
+		}
 	case *ActionResult:
 		a.t.Actions++
 	case *StepCompleted:
@@ -60,7 +72,8 @@ func (a *totalsAcc) addUsage(u Usage) {
 func (a *totalsAcc) totals() Totals {
 	t := a.t
 	t.UnknownModelCalls = a.modelIntents - t.ModelCalls
-	t.UnknownActions = a.actionIntents - (t.Actions - a.settledWithoutIntent)
+	t.UnknownActions = a.actionIntents - (t.Actions - a.settledWithoutIntent) - a.reconciled.Rerun
+	t.Reconciled = a.reconciled
 	if t.UnknownModelCalls > 0 {
 		t.TokensUnknown = true // the provider may have answered and billed
 	}

@@ -56,6 +56,12 @@ func renderPlan(p ResumePlan, err error) string {
 	if len(p.Pending) > 0 {
 		fmt.Fprintf(&b, " pending=%s", strings.Join(p.Pending, ","))
 	}
+	if len(p.Reconcile) > 0 {
+		fmt.Fprintf(&b, " reconcile=%s", strings.Join(p.Reconcile, ","))
+	}
+	if len(p.Rerun) > 0 {
+		fmt.Fprintf(&b, " rerun=%s", strings.Join(p.Rerun, ","))
+	}
 	fmt.Fprintf(&b, "\n%s\n", p.Reason)
 	return b.String()
 }
@@ -110,6 +116,9 @@ type trace struct {
 	log     []Record
 	clock   time.Time
 	started Snapshot
+	// reconciles: the executor answers for actions of unknown outcome
+	// (resume reconciles).
+	reconciles bool
 }
 
 func (tr *trace) run(t *testing.T, d *datadriven.TestData) string {
@@ -117,6 +126,7 @@ func (tr *trace) run(t *testing.T, d *datadriven.TestData) string {
 	case "new", "resume":
 		tr.clock = traceStart
 		tr.m, tr.log = traceMachine(t, d)
+		tr.reconciles = d.HasArg("reconciles")
 		if d.Cmd == "new" {
 			return tr.ready()
 		}
@@ -196,6 +206,9 @@ func (tr *trace) resumed() string {
 		return "error: " + err.Error() + "\n"
 	}
 	tr.m = newMachine(st)
+	if tr.reconciles {
+		tr.m.reconciles = func(Action) bool { return true }
+	}
 	return "plan " + string(st.plan().Action) + "\n" + tr.ready()
 }
 
@@ -230,7 +243,7 @@ func traceSnapshot(t *testing.T, d *datadriven.TestData) Snapshot {
 		Tools: []ToolSpec{{Name: "echo", Replay: ReplaySafe}, {Name: "send", Replay: NeverReplay},
 			{Name: "ask", Replay: NeverReplay, Approval: ApprovalRequired},
 			{Name: "askd", Replay: ReplaySafe, Approval: ApprovalRequired, Deadline: time.Hour},
-			{Name: "hook", Deferred: true, Deadline: time.Hour}},
+			{Name: "hook", Deferred: true, Deadline: time.Hour}, {Name: "pay", Replay: ReplayIdempotent}},
 		ParallelActions: d.HasArg("parallel")}
 	if d.HasArg("view") || d.HasArg("maintain") {
 		snap.Memory = &MemorySnapshot{}
@@ -284,6 +297,29 @@ func traceMachine(t *testing.T, d *datadriven.TestData) (*machine, []Record) {
 		d.Fatalf(t, "resume: %v", err)
 	}
 	return newMachine(st), log.Records
+}
+
+// feedVerdict feeds a reconciler's answer: "verdict ID KIND [status=S]
+// [obs=S]" about the open action ID (KIND completed, not_happened,
+// unknown; "completed" without status= is refused as the contract says).
+func feedVerdict(t *testing.T, d *datadriven.TestData, m *machine) error {
+	id, kind := d.CmdArgs[0].Key, VerdictKind(d.CmdArgs[1].Key)
+	v := Verdict{Kind: kind, Said: "the service says " + string(kind)}
+	if d.HasArg("status") {
+		out := ActionOutcome{}
+		var status string
+		d.ScanArgs(t, "status", &status)
+		out.Status = ActionStatus(status)
+		d.MaybeScanArgs(t, "obs", &out.Observation)
+		v.Outcome = &out
+	}
+	for _, a := range m.st.batch {
+		if a.intent != nil && a.intent.ActionID == id {
+			return m.reconciled(a.intent, v)
+		}
+	}
+	d.Fatalf(t, "verdict: no action %s", id)
+	return nil
 }
 
 // feedTrace feeds the fact a command describes.
@@ -350,6 +386,8 @@ func feedTrace(t *testing.T, d *datadriven.TestData, m *machine) error {
 		m.add(op)
 	case "maintained":
 		m.maintained()
+	case "verdict":
+		return feedVerdict(t, d, m)
 	default:
 		d.Fatalf(t, "unknown command %q", d.Cmd)
 	}
@@ -413,6 +451,12 @@ func renderReady(m *machine, rd ready) (string, []Record) {
 		fmt.Fprintf(&b, "effect suspend approvals=%s deliveries=%s\n", gateIDs(e.suspended.Approvals), gateIDs(e.suspended.Deliveries))
 	case effectView:
 		b.WriteString("effect view\n")
+	case effectReconcile:
+		ids := make([]string, len(e.intents))
+		for i, in := range e.intents {
+			ids[i] = in.ActionID + "@" + strconv.Itoa(in.Attempt)
+		}
+		fmt.Fprintf(&b, "effect reconcile %s\n", strings.Join(ids, " "))
 	case effectMaintain:
 		fmt.Fprintf(&b, "effect maintain step=%d decision=%s messages=%s", e.maint.Step, e.maint.Decision, renderMessages(e.maint.Messages))
 		if e.maint.View != nil {
@@ -420,7 +464,7 @@ func renderReady(m *machine, rd ready) (string, []Record) {
 		}
 		b.WriteString("\n")
 	}
-	if e.kind == effectParse || e.kind == effectView {
+	if e.kind == effectParse || e.kind == effectView || e.kind == effectReconcile {
 		recs = nil // what is pending waits for the next write
 	}
 	return b.String(), recs
@@ -510,6 +554,12 @@ func renderBody(body RecordBody) string {
 		return s
 	case *RunFinished:
 		return fmt.Sprintf("run_finished %s", b.StopReason)
+	case *ActionReconciled:
+		s := fmt.Sprintf("action_reconciled %s attempt=%d verdict=%s resolution=%s", b.ActionID, b.Attempt, b.Verdict, b.Resolution)
+		if b.Status != "" {
+			s += " status=" + string(b.Status)
+		}
+		return s
 	case *MaintenanceOp:
 		return fmt.Sprintf("maintenance_op %d %s %s", b.Step, b.Name, b.Outcome)
 	case *MaintenanceDone:

@@ -47,7 +47,7 @@ func TestCheckRefusesBadFiles(t *testing.T) {
 		{"parser kind", scriptHead + "parser:\n  kind: regex\n", 7, 9, `expected one of toolcall, json, code, found "regex"`},
 		{"foreign option", scriptHead + "parser:\n  kind: toolcall\n  options:\n    lang: python\n", 9, 11, "not an option of parser kind toolcall (its options: require_action, max_actions_per_step, check_args)"},
 		{"code without shell", scriptHead + "parser:\n  kind: code\n", 7, 9, "code actions, which run in the shell"},
-		{"replay policy", scriptHead + "tools:\n  shell:\n    replay: sometimes\n", 8, 13, `expected replay_safe or never_replay, found "sometimes"`},
+		{"replay policy", scriptHead + "tools:\n  shell:\n    replay: sometimes\n", 8, 13, `expected replay_safe, never_replay or idempotent, found "sometimes"`},
 		{"mcp without target", scriptHead + "tools:\n  mcp:\n    - name: x\n", 8, 7, "expected command (a stdio server) or url"},
 		{"mcp both", scriptHead + "tools:\n  mcp:\n    - {name: x, command: srv, url: 'http://h/mcp'}\n", 8, 36, "give command or url, not both"},
 		{"negative limit", scriptHead + "limits:\n  max_cost_usd: -1\n", 7, 17, "expected zero or a positive number"},

@@ -418,7 +418,7 @@ func (b *builder) shell(s ShellSpec) (*shellexec.Executor, error) {
 	ex, err := shellexec.New(shellexec.Options{
 		Dir: dir, Timeout: time.Duration(s.TimeoutMS) * time.Millisecond, OutputLimit: s.OutputLimit,
 		EnvAllow: s.EnvAllow, Env: s.Env, DoneSentinel: s.DoneSentinel, Shell: s.Shell,
-		ToolReplay: polyloop.ReplayPolicy(s.Replay),
+		ToolReplay: polyloop.ReplayPolicy(s.Replay), Reconcile: s.Reconcile,
 	})
 	if err != nil {
 		return nil, b.loc.errorAt(path{"tools", "shell"}, fmt.Sprintf("cannot set up the shell: %v", err))
@@ -427,7 +427,7 @@ func (b *builder) shell(s ShellSpec) (*shellexec.Executor, error) {
 }
 
 func (b *builder) mcp(ctx context.Context, p path, m MCPSpec) (*mcpexec.Executor, error) {
-	opts := mcpexec.Options{URL: m.URL, Tools: m.Tools, Prefix: m.Prefix,
+	opts := mcpexec.Options{URL: m.URL, Tools: m.Tools, Prefix: m.Prefix, Reconcile: m.Reconcile,
 		StartTimeout: time.Duration(m.StartTimeoutMS) * time.Millisecond, CallTimeout: time.Duration(m.CallTimeoutMS) * time.Millisecond}
 	if len(m.Replay) > 0 {
 		opts.Replay = make(map[string]polyloop.ReplayPolicy, len(m.Replay))

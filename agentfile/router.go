@@ -84,3 +84,37 @@ func (deferredExec) Execute(_ context.Context, a polyloop.Action) (polyloop.Acti
 func (deferredExec) Describe() polyloop.Component {
 	return polyloop.Component{Name: "agentfile.deferred"}
 }
+
+var (
+	_ polyloop.Reconciler     = (*router)(nil)
+	_ polyloop.ReconcileScope = (*router)(nil)
+)
+
+// owner is the executor an action goes to, or nil.
+func (r *router) owner(a polyloop.Action) polyloop.ActionExecutor {
+	if a.IsCode() {
+		return r.code
+	}
+	return r.owners[a.Tool]
+}
+
+// Reconciles implements polyloop.ReconcileScope: the actions whose owner
+// reconciles them.
+func (r *router) Reconciles(a polyloop.Action) bool {
+	owner := r.owner(a)
+	if _, ok := owner.(polyloop.Reconciler); !ok {
+		return false
+	}
+	sc, ok := owner.(polyloop.ReconcileScope)
+	return !ok || sc.Reconciles(a)
+}
+
+// Reconcile implements polyloop.Reconciler: the answer of the action's
+// owner, or unknown when it does not reconcile.
+func (r *router) Reconcile(ctx context.Context, q polyloop.ReconcileQuery) (polyloop.Verdict, error) {
+	rec, ok := r.owner(q.Action).(polyloop.Reconciler)
+	if !ok {
+		return polyloop.Verdict{Kind: polyloop.VerdictUnknown, Said: fmt.Sprintf("no reconciler for %q", q.Action.Tool)}, nil
+	}
+	return rec.Reconcile(ctx, q)
+}

@@ -147,9 +147,16 @@ type ShellSpec struct {
 	// DoneSentinel is the output line that ends the run as completed.
 	DoneSentinel string `yaml:"done_sentinel"`
 	Shell        string `yaml:"shell"`
-	// Replay is the replay policy of the bash tool: never_replay (default)
-	// or replay_safe. Code actions are never replayed.
+	// Replay is the replay policy of the bash tool: never_replay (default),
+	// replay_safe, or idempotent (its commands pass on
+	// POLYLOOP_IDEMPOTENCY_KEY). Code actions are never replayed.
 	Replay string `yaml:"replay"`
+	// Reconcile is a command that answers, on resume, whether a shell
+	// action of unknown outcome happened: run in the working directory with
+	// POLYLOOP_IDEMPOTENCY_KEY, POLYLOOP_RUN_ID, POLYLOOP_ACTION_ID and
+	// POLYLOOP_ACTION set, it prints one JSON verdict
+	// (docs/agent-file.md, "Reconciliation").
+	Reconcile string `yaml:"reconcile"`
 	// Approval gates the bash tool's actions behind a person's decision
 	// (polyloop approve): "required", or empty for none.
 	Approval string `yaml:"approval"`
@@ -189,8 +196,14 @@ type MCPSpec struct {
 	// names, without the prefix).
 	Tools []string `yaml:"tools"`
 	// Replay overrides the server's annotations, per tool (its own names,
-	// without the prefix): replay_safe or never_replay.
+	// without the prefix): replay_safe, never_replay or idempotent.
 	Replay map[string]string `yaml:"replay"`
+	// Reconcile names, per tool, a companion tool of the same server that
+	// answers whether a call of unknown outcome happened (its own names,
+	// without the prefix): {make_payment: lookup_payment}. The companion is
+	// called with {"idempotency_key": K} and answers a JSON verdict
+	// (docs/agent-file.md, "Reconciliation").
+	Reconcile map[string]string `yaml:"reconcile"`
 	// Approval gates tools of the server behind a person's decision, per
 	// tool (its own names, without the prefix): {send_email: required}.
 	Approval map[string]string `yaml:"approval"`

@@ -271,10 +271,10 @@ func (v *validator) tools(t ToolsSpec) {
 
 func (v *validator) replay(p path, policy string) {
 	switch polyloop.ReplayPolicy(policy) {
-	case "", polyloop.ReplaySafe, polyloop.NeverReplay:
+	case "", polyloop.ReplaySafe, polyloop.NeverReplay, polyloop.ReplayIdempotent:
 		return
 	}
-	v.fail(p, "expected %s or %s, found %q", polyloop.ReplaySafe, polyloop.NeverReplay, policy)
+	v.fail(p, "expected %s, %s or %s, found %q", polyloop.ReplaySafe, polyloop.NeverReplay, polyloop.ReplayIdempotent, policy)
 }
 
 func (v *validator) shell(s ShellSpec) {
@@ -318,6 +318,11 @@ func (v *validator) mcp(p path, m MCPSpec) {
 	}
 	for tool, policy := range m.Replay {
 		v.replay(p.at("replay", tool), policy)
+	}
+	for tool, companion := range m.Reconcile {
+		if tool == "" || companion == "" || tool == companion {
+			v.fail(p.at("reconcile", tool), "expected a tool and its companion lookup tool, two names of the server, found %q: %q", tool, companion)
+		}
 	}
 	if !toolPrefix.MatchString(m.Prefix) {
 		v.fail(p.at("prefix"), "expected letters, digits, _ and - only (the prefix becomes part of tool names), found %q", m.Prefix)

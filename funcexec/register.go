@@ -18,6 +18,9 @@ type tool struct {
 	// call decodes the validated arguments into the function's Args type and
 	// calls it. A decode failure is reported as errBadArgs.
 	call func(ctx context.Context, args json.RawMessage) (string, error)
+	// reconcile, when set, answers for an action of unknown outcome
+	// (SetReconciler).
+	reconcile func(ctx context.Context, q polyloop.ReconcileQuery) (polyloop.Verdict, error)
 }
 
 // badArgsError is a failure to decode validated arguments into Args: the
@@ -80,7 +83,7 @@ func MustRegister[Args any](e *Executor, name, description string, replay polylo
 
 func checkReplay(p polyloop.ReplayPolicy) error {
 	switch p {
-	case "", polyloop.ReplaySafe, polyloop.NeverReplay:
+	case "", polyloop.ReplaySafe, polyloop.NeverReplay, polyloop.ReplayIdempotent:
 		return nil
 	}
 	return fmt.Errorf("unknown replay policy %q", string(p))

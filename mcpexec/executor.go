@@ -31,6 +31,9 @@ type Executor struct {
 	// callTimeout bounds a call; describedTimeout is Options.CallTimeout
 	// as set (0: the default, left out of Describe).
 	callTimeout, describedTimeout time.Duration
+	// reconcile: the companion tool (server's name) of a tool, by exposed
+	// name (Options.Reconcile).
+	reconcile map[string]string
 }
 
 var _ polyloop.ActionExecutor = (*Executor)(nil)
@@ -73,6 +76,12 @@ func newExecutor(ctx context.Context, opts Options) (*Executor, error) {
 		callTimeout: orDefault(opts.CallTimeout, DefaultCallTimeout), describedTimeout: max(opts.CallTimeout, 0)}
 	for _, t := range tools {
 		e.byName[t.spec.Name] = t
+		if c, ok := opts.Reconcile[t.server]; ok {
+			if e.reconcile == nil {
+				e.reconcile = map[string]string{}
+			}
+			e.reconcile[t.spec.Name] = c
+		}
 	}
 	if init := session.InitializeResult(); init != nil && init.ServerInfo != nil {
 		e.server = *init.ServerInfo
@@ -108,14 +117,15 @@ func (e *Executor) ToolSpecs() []polyloop.ToolSpec {
 // tool names (prefixed). No environment value, header or token enters it.
 func (e *Executor) Describe() polyloop.Component {
 	cfg, _ := json.Marshal(struct { // strings only: always encodes
-		Transport     string   `json:"transport"`
-		Server        string   `json:"server"`
-		Prefix        string   `json:"prefix,omitempty"`
-		ServerName    string   `json:"server_name,omitempty"`
-		ServerVersion string   `json:"server_version,omitempty"`
-		Tools         []string `json:"tools"`
-		CallTimeoutMS int64    `json:"call_timeout_ms,omitempty"`
-	}{e.transport, e.identity, e.prefix, e.server.Name, e.server.Version, e.names(), e.describedTimeout.Milliseconds()})
+		Transport     string            `json:"transport"`
+		Server        string            `json:"server"`
+		Prefix        string            `json:"prefix,omitempty"`
+		ServerName    string            `json:"server_name,omitempty"`
+		ServerVersion string            `json:"server_version,omitempty"`
+		Tools         []string          `json:"tools"`
+		CallTimeoutMS int64             `json:"call_timeout_ms,omitempty"`
+		Reconcile     map[string]string `json:"reconcile,omitempty"`
+	}{e.transport, e.identity, e.prefix, e.server.Name, e.server.Version, e.names(), e.describedTimeout.Milliseconds(), e.reconcile})
 	return polyloop.Component{Name: "mcpexec", Config: cfg}
 }
 
@@ -140,6 +150,9 @@ func (e *Executor) Execute(ctx context.Context, action polyloop.Action) (polyloo
 	// A progress token lets the server report progress, a sign that the
 	// tool started (signs.go).
 	params.SetProgressToken("polyloop-" + strconv.FormatInt(e.calls.Add(1), 10))
+	if key, ok := polyloop.IdempotencyKeyFromContext(ctx); ok {
+		params.Meta[MetaKey] = key
+	}
 	before, bigBefore := e.signs.count(), e.big.count()
 	cctx, cancel, te := withTimeout(ctx, e.callTimeout, "the call timeout")
 	defer cancel()

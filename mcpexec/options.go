@@ -72,6 +72,17 @@ type Options struct {
 	// Tools, when not nil, exposes only the named tools (each must exist;
 	// the server's own names, without Prefix).
 	Tools []string
+	// Reconcile names, for a tool, a companion tool of the same server that
+	// answers, on resume, whether a call of the tool of unknown outcome
+	// happened: {"make_payment": "lookup_payment"} (the server's own names,
+	// without Prefix; both must exist; the companion need not be exposed).
+	// The companion is called with the arguments {"idempotency_key": K} —
+	// the key the call was made with, in its _meta under MetaKey — and
+	// answers a polyloop.VerdictJSON, as its structured content or as its
+	// text. A companion that fails (an error result, a failed call) or
+	// answers anything else is an error of the reconciler, which
+	// propagates out of Resume.
+	Reconcile map[string]string
 	// Roots are file:// URIs advertised to the server as roots. Empty: the
 	// roots capability is not advertised at all.
 	Roots []string
@@ -178,7 +189,7 @@ func (o *Options) check() error {
 	}
 	for name, p := range o.Replay {
 		switch p {
-		case polyloop.ReplaySafe, polyloop.NeverReplay:
+		case polyloop.ReplaySafe, polyloop.NeverReplay, polyloop.ReplayIdempotent:
 		default:
 			return fmt.Errorf("mcpexec: Options.Replay[%q]: unknown replay policy %q", name, string(p))
 		}

@@ -60,6 +60,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		select {}
+	case "payments": // make_payment and its companion lookup_payment (reconcile_test.go)
+		_ = newPaymentServer().Run(context.Background(), &mcp.StdioTransport{})
+		os.Exit(0)
 	case "stubborn": // ignores SIGTERM and outlives its stdin
 		signal.Ignore(syscall.SIGTERM)
 		_ = newTestServer(&serverState{}).Run(context.Background(), &mcp.StdioTransport{})

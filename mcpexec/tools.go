@@ -54,6 +54,13 @@ func listTools(ctx context.Context, s *mcp.ClientSession, o *Options) ([]*tool, 
 			return nil, &UnknownToolError{Option: "Replay", Tool: name, Server: o.identity(), Offered: offered}
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(o.Reconcile)) {
+		for _, n := range []string{name, o.Reconcile[name]} {
+			if !seen[n] {
+				return nil, &UnknownToolError{Option: "Reconcile", Tool: n, Server: o.identity(), Offered: offered}
+			}
+		}
+	}
 	return tools, nil
 }
 

@@ -112,7 +112,9 @@ func formOf(r polyloop.Record) (map[string]any, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("record %d: %w", r.Seq, err)
 	}
-	for _, k := range []string{"seq", "at", "call_id", "attempt", "model_call_id", "log_version"} {
+	// The idempotency key is derived from the run id (a fork's differs) and
+	// absent from logs before 1.3.
+	for _, k := range []string{"seq", "at", "call_id", "attempt", "model_call_id", "log_version", "idempotency_key"} {
 		delete(m, k)
 	}
 	if tot, ok := m["totals"].(map[string]any); ok {

@@ -49,6 +49,7 @@ func allBrokenCases() []brokenCase {
 	all = append(all, brokenMemoryCases()...)
 	all = append(all, brokenBlobCases()...)
 	all = append(all, brokenEnvCases()...)
+	all = append(all, brokenReconcilerCases()...)
 	return append(all, brokenSinkCases()...)
 }
 
@@ -83,7 +84,7 @@ func TestEveryRuleHasABrokenCase(t *testing.T) {
 	for _, bc := range allBrokenCases() {
 		caught[bc.rule] = true
 	}
-	rules := slices.Concat(allRules, leaseRules, memoryRules, blobRules)
+	rules := slices.Concat(allRules, leaseRules, memoryRules, blobRules, reconcileRules)
 	if len(brokenEnvCases()) > 0 { // the broken environments wrap the sandbox backend: Linux
 		rules = append(rules, envRules...)
 	}
@@ -131,6 +132,7 @@ func TestEveryCheckHasABrokenCase(t *testing.T) {
 	names = append(names, prefixed("StreamingModelClient", streamChecks)...)
 	names = append(names, prefixed("MemoryStore", memoryChecks)...)
 	names = append(names, prefixed("BlobStore", blobChecks)...)
+	names = append(names, prefixed("Reconciler", reconcilerChecks)...)
 	if len(brokenEnvCases()) > 0 {
 		names = append(names, prefixed("EnvProvider", envChecks)...)
 	}

@@ -131,7 +131,8 @@ func (e *Executor) Describe() polyloop.Component {
 		Env          []string              `json:"env,omitempty"`
 		DoneSentinel string                `json:"done_sentinel,omitempty"`
 		ToolReplay   polyloop.ReplayPolicy `json:"tool_replay"`
+		Reconcile    string                `json:"reconcile,omitempty"`
 	}{e.opts.Shell, e.opts.Timeout.Milliseconds(), e.opts.OutputLimit, DefaultPath, DefaultLang,
-		allow, envNames, e.opts.DoneSentinel, e.opts.ToolReplay})
+		allow, envNames, e.opts.DoneSentinel, e.opts.ToolReplay, e.opts.Reconcile})
 	return polyloop.Component{Name: "shellexec", Config: cfg}
 }

@@ -64,6 +64,15 @@ type Options struct {
 	// polyloop.NeverReplay. Code actions are never replayed, whatever this
 	// says.
 	ToolReplay polyloop.ReplayPolicy
+	// Reconcile, when set, is a shell command that answers, on resume, for
+	// a shell action (the bash tool or a code action) of unknown outcome:
+	// run like an action (the working directory, the environment, the
+	// timeout) with POLYLOOP_IDEMPOTENCY_KEY, POLYLOOP_RUN_ID,
+	// POLYLOOP_ACTION_ID and POLYLOOP_ACTION (the action as JSON) set, it
+	// prints one JSON verdict on stdout (polyloop.VerdictJSON) and exits 0.
+	// A command that cannot run, exits non-zero or prints anything else is
+	// an error of the reconciler, which propagates out of Resume.
+	Reconcile string
 }
 
 // Executor runs shell commands. It is safe for concurrent use; concurrent
@@ -102,7 +111,7 @@ func New(opts Options) (*Executor, error) {
 	switch opts.ToolReplay {
 	case "":
 		opts.ToolReplay = polyloop.NeverReplay
-	case polyloop.ReplaySafe, polyloop.NeverReplay:
+	case polyloop.ReplaySafe, polyloop.NeverReplay, polyloop.ReplayIdempotent:
 	default:
 		return nil, fmt.Errorf("shellexec: unknown replay policy %q", string(opts.ToolReplay))
 	}

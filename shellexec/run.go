@@ -22,6 +22,11 @@ type ended struct {
 // run executes one command in a fresh shell and maps how it ended to an
 // outcome.
 func (e *Executor) run(ctx context.Context, command string) (polyloop.ActionOutcome, error) {
+	return e.runEnv(ctx, command, e.actionEnv(ctx))
+}
+
+// runEnv runs command with env as its environment.
+func (e *Executor) runEnv(ctx context.Context, command string, env []string) (polyloop.ActionOutcome, error) {
 	if why := e.checkDir(); why != "" {
 		return envError("%s", why), nil
 	}
@@ -30,7 +35,7 @@ func (e *Executor) run(ctx context.Context, command string) (polyloop.ActionOutc
 		return envError("cannot create the output pipe: %v", err), nil
 	}
 	defer r.Close()
-	cmd := e.command(command, w)
+	cmd := e.command(command, w, env)
 	group, err := procgroup.StartTied(cmd)
 	w.Close()
 	if err != nil {
@@ -63,10 +68,10 @@ func (e *Executor) checkDir() string {
 	return ""
 }
 
-func (e *Executor) command(command string, out *os.File) *exec.Cmd {
+func (e *Executor) command(command string, out *os.File, env []string) *exec.Cmd {
 	cmd := exec.Command(e.opts.Shell, "-c", command)
 	cmd.Dir = e.opts.Dir
-	cmd.Env = e.env
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = out, out // the same *os.File: one combined stream
 	return cmd
 }

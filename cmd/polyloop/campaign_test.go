@@ -164,9 +164,14 @@ type statsGroup struct {
 	CostUnknownRuns   int                         `json:"cost_unknown_runs"`
 	UnknownModelCalls int                         `json:"unknown_model_calls"`
 	UnknownActions    int                         `json:"unknown_actions"`
-	Spend             statsSpend                  `json:"spend"`
-	UnfinishedSpend   statsSpend                  `json:"unfinished_spend"`
-	UnfinishedRuns    []string                    `json:"unfinished_runs"`
+	// The campaign's executors reconcile nothing: these stay zero
+	// (checkStatsJSON).
+	Reconciled          polyloop.ReconciledCounts `json:"reconciled"`
+	ReconciledRuns      int                       `json:"reconciled_runs"`
+	ReconciledCompleted int                       `json:"reconciled_completed"`
+	Spend               statsSpend                `json:"spend"`
+	UnfinishedSpend     statsSpend                `json:"unfinished_spend"`
+	UnfinishedRuns      []string                  `json:"unfinished_runs"`
 }
 
 func (g statsGroup) fields() map[string]string {

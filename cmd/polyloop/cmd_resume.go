@@ -124,6 +124,11 @@ func (a *app) resume(parent context.Context, id string, f resumeFlags) error {
 	}
 	if !f.quiet {
 		printPlan(a.stderr, *res.Plan)
+		if res.Plan.Action == polyloop.PlanReconcile {
+			if after, err := readRun(ctx, st, id); err == nil {
+				printReconciled(a.stderr, after, res.Plan.LastSeq)
+			}
+		}
 	}
 	return a.report(res, f.agent, f.json)
 }

@@ -155,6 +155,13 @@ func (s *showWriter) step(st *stepView) {
 		case ac.Settled != nil: // under its action, in the reply's order, whichever record settled it
 			s.outcome(ac.Settled, auditLabel(ac))
 		}
+		if rc := ac.Reconciled; rc != nil {
+			fmt.Fprintf(s.w, "      reconciled on resume (key %s): the world said %s", rc.Key, rc.Verdict)
+			if rc.Said != "" {
+				fmt.Fprintf(s.w, " (%s)", s.cut(rc.Said))
+			}
+			fmt.Fprintf(s.w, " → %s\n", rc.Resolution)
+		}
 	}
 	for _, r := range st.Receptions {
 		s.receptions("  ", []*polyloop.ChildReception{r.ChildReception})

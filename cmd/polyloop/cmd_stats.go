@@ -192,6 +192,10 @@ func writeStatsText(a *app, g *groupStats, by string) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  unknown outcome: %d model calls, %d actions\n", g.UnknownModelCalls, g.UnknownActions)
+	if rc := g.Reconciled; rc.Total() > 0 {
+		fmt.Fprintf(w, "  reconciled: %d actions in %d runs (%d completed): %d adopted, %d re-run, %d still unknown\n",
+			rc.Total(), g.ReconciledRuns, g.ReconciledCompleted, rc.Adopted, rc.Rerun, rc.Unknown)
+	}
 	if g.Unfinished > 0 {
 		fmt.Fprintf(w, "  unfinished: %s\n", someIDs(g.UnfinishedRuns, "polyloop ls --unfinished lists them all"))
 	}

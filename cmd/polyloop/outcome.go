@@ -26,10 +26,13 @@ func (a *app) interrupted(st polyloop.Store, id, cont string, err error, in *int
 	default:
 		return nil
 	}
-	will, unknown := a.resumeWill(st, id)
+	will, action := a.resumeWill(st, id)
 	how := "is unfinished and resumable"
-	if unknown {
+	switch action {
+	case polyloop.PlanStopUnknown:
 		how = "is unfinished; resume records that (it runs nothing more)"
+	case polyloop.PlanReconcile:
+		how = "is unfinished; resume asks the tool's reconciler, if it has one, and otherwise records that (it runs nothing more)"
 	}
 	fmt.Fprintf(a.stderr, "%s\nrun %s %s:\n  %s\n", will, id, how, cont)
 	return &exitErr{code: exitInterrupted}
@@ -40,24 +43,24 @@ func (a *app) resumeCommand(id, agentPath string) string {
 	return fmt.Sprintf("polyloop resume %s --agent %s%s", id, agentPath, a.storeFlag())
 }
 
-// resumeWill says what resuming the run would do, from its log, and
-// whether that is only to finish it resume_state_unknown.
-func (a *app) resumeWill(st polyloop.Store, id string) (string, bool) {
+// resumeWill says what resuming the run would do, from its log, and the
+// plan's action ("" when there is no plan).
+func (a *app) resumeWill(st polyloop.Store, id string) (string, polyloop.PlanAction) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	log, err := polyloop.ReadLog(ctx, st, id)
 	if err != nil {
-		return fmt.Sprintf("resume will decide from the log (reading it now failed: %v)", err), false
+		return fmt.Sprintf("resume will decide from the log (reading it now failed: %v)", err), ""
 	}
 	if log.Empty() {
-		return "nothing was recorded: the run does not exist yet, and polyloop run can start it again", false
+		return "nothing was recorded: the run does not exist yet, and polyloop run can start it again", ""
 	}
 	log.RunID = id
 	plan, err := polyloop.PlanResume(log)
 	if err != nil {
-		return fmt.Sprintf("resume will refuse: %v", err), false
+		return fmt.Sprintf("resume will refuse: %v", err), ""
 	}
-	return planHint(plan), plan.Action == polyloop.PlanStopUnknown
+	return planHint(plan), plan.Action
 }
 
 // leaseRefused explains a refusal for a run held by another process, or

@@ -19,7 +19,16 @@ func planRow(p polyloop.ResumePlan) string {
 	case polyloop.PlanReparseReply:
 		return fmt.Sprintf("model call %s: intent yes, result yes → done, skip; its action has no intent → parse the stored reply again and go on", p.ModelCallID)
 	case polyloop.PlanReplayAction:
+		if len(p.Rerun) > 0 {
+			return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its reconciler answered not_happened → run it again with the same key (attempt %d)", p.ActionID, p.Tool, p.Attempt)
+		}
+		if p.Idempotent {
+			return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is idempotent → run it again with the same idempotency key (attempt %d)", p.ActionID, p.Tool, p.Attempt)
+		}
 		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is replay_safe → run it again (attempt %d)", p.ActionID, p.Tool, p.Attempt)
+	case polyloop.PlanReconcile:
+		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is never_replay → ask the executor's reconciler about %s: completed → adopt the outcome, not_happened → run again with the same key, unknown (or no reconciler) → finish %s",
+			p.ActionID, toolOrCode(p.Tool), strings.Join(p.Reconcile, ", "), polyloop.StopResumeStateUnknown)
 	case polyloop.PlanStopUnknown:
 		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is never_replay → finish %s", p.ActionID, toolOrCode(p.Tool), polyloop.StopResumeStateUnknown)
 	case polyloop.PlanWriteFinish:
@@ -49,4 +58,26 @@ func printPlan(w io.Writer, p polyloop.ResumePlan) {
 	fmt.Fprintf(w, "resume plan: %s (log read up to record %d)\n", p.Action, p.LastSeq)
 	fmt.Fprintf(w, "  row:    %s\n", planRow(p))
 	fmt.Fprintf(w, "  reason: %s\n", p.Reason)
+}
+
+// printReconciled prints the reconciliations a resume wrote (the log's
+// action_reconciled records after the plan's last seq): what was asked,
+// what the world said, what the run did.
+func printReconciled(w io.Writer, log polyloop.RunLog, after int64) {
+	for _, r := range log.Records {
+		rc, ok := r.Body.(*polyloop.ActionReconciled)
+		if !ok || r.Seq <= after {
+			continue
+		}
+		said := ""
+		if rc.Said != "" {
+			said = fmt.Sprintf(" (%q)", rc.Said)
+		}
+		status := ""
+		if rc.Status != "" {
+			status = ", " + string(rc.Status)
+		}
+		fmt.Fprintf(w, "  reconciled: action %s attempt %d, key %s: the world said %s%s → %s%s\n",
+			rc.ActionID, rc.Attempt, rc.Key, rc.Verdict, said, rc.Resolution, status)
+	}
 }

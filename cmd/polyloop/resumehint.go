@@ -18,6 +18,9 @@ func planHint(p polyloop.ResumePlan) string {
 		return fmt.Sprintf("resume will parse step %d's stored reply again and go on", p.Step)
 	case polyloop.PlanReplayAction:
 		return fmt.Sprintf("resume will replay action %s (%s, %s)", p.ActionID, p.Tool, polyloop.ReplaySafe)
+	case polyloop.PlanReconcile:
+		return fmt.Sprintf("resume can only finish it %s: %s action %s (%s) was in flight, and whether it took effect is unknown — unless its tool can be reconciled: then the world is asked, an outcome it reports is adopted, and an action that did not happen runs again with the same key",
+			polyloop.StopResumeStateUnknown, polyloop.NeverReplay, p.ActionID, toolOrCode(p.Tool))
 	case polyloop.PlanStopUnknown:
 		return fmt.Sprintf("resume can only finish it %s: %s action %s (%s) was in flight, and whether it took effect is unknown",
 			polyloop.StopResumeStateUnknown, polyloop.NeverReplay, p.ActionID, toolOrCode(p.Tool))

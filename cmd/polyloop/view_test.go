@@ -111,7 +111,10 @@ func statsNumbers(t *testing.T, data []byte) map[string]string {
 		for _, k := range []string{"runs", "finished", "unfinished", "awaiting", "tokens_unknown_runs", "cost_unknown_runs", "unknown_model_calls", "unknown_actions"} {
 			out[name+"/"+k] = string(g[k])
 		}
-		for _, sp := range []string{"spend", "unfinished_spend"} {
+		for _, k := range []string{"reconciled_runs", "reconciled_completed"} {
+			out[name+"/"+k] = string(g[k])
+		}
+		for _, sp := range []string{"spend", "unfinished_spend", "reconciled"} {
 			var spend map[string]json.RawMessage
 			_ = json.Unmarshal(g[sp], &spend)
 			for k, v := range spend {

@@ -55,6 +55,14 @@ type Group struct {
 	// outcome over all the group's runs, unfinished ones included.
 	UnknownModelCalls int `json:"unknown_model_calls"`
 	UnknownActions    int `json:"unknown_actions"`
+	// Reconciled sums the actions of unknown outcome a reconciler answered
+	// for, by what the run did (adopted, re-run, still unknown);
+	// ReconciledRuns counts the runs with at least one, and
+	// ReconciledCompleted those of them that finished completed: episodes
+	// saved by asking the world.
+	Reconciled          polyloop.ReconciledCounts `json:"reconciled"`
+	ReconciledRuns      int                       `json:"reconciled_runs"`
+	ReconciledCompleted int                       `json:"reconciled_completed"`
 	// Spend is what all the group's runs spent, finished or not, known or
 	// partly unknown; UnfinishedSpend is the part the unfinished runs spent
 	// so far.
@@ -195,6 +203,15 @@ func summarize(group string, runs []polyloop.RunSummary) *Group {
 		t := r.Totals
 		g.UnknownModelCalls += t.UnknownModelCalls
 		g.UnknownActions += t.UnknownActions
+		if rc := t.Reconciled; rc.Total() > 0 {
+			g.Reconciled.Adopted += rc.Adopted
+			g.Reconciled.Rerun += rc.Rerun
+			g.Reconciled.Unknown += rc.Unknown
+			g.ReconciledRuns++
+			if r.Finished && r.StopReason == polyloop.StopCompleted {
+				g.ReconciledCompleted++
+			}
+		}
 		g.Spend.add(t)
 		if !r.Finished {
 			g.Unfinished++

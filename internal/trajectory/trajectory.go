@@ -174,6 +174,12 @@ type Action struct {
 	// action settled there without an intent (denied, or delivered).
 	Gate   *Gate `json:"-"`
 	AtGate bool  `json:"at_gate,omitempty"`
+	// Reconciled is the reconciler's answer about this attempt (its
+	// outcome unknown after a crash), when one was asked.
+	Reconciled *polyloop.ActionReconciled `json:"reconciled,omitempty"`
+	// Key is the idempotency key the attempt was executed with (empty in
+	// logs before 1.3).
+	Key string `json:"idempotency_key,omitempty"`
 }
 
 // Reception is a child_reception record and its seq.
@@ -272,7 +278,18 @@ func (b *builder) ActionStarted(f polyloop.Fact, in *polyloop.ActionIntent, repl
 		}
 	}
 	s.Actions = append(s.Actions, &Action{ActionID: in.ActionID, Attempt: in.Attempt, Index: in.Index, Of: in.BatchSize(),
-		Seq: f.Seq, At: f.At, Action: in.Action, Replay: in.Replay, Unknown: true, Gate: s.gate(in.ActionID)})
+		Seq: f.Seq, At: f.At, Action: in.Action, Replay: in.Replay, Unknown: true, Gate: s.gate(in.ActionID), Key: in.IdempotencyKey})
+}
+
+// ActionReconciled attaches a reconciler's answer to the attempt it
+// answers for.
+func (b *builder) ActionReconciled(f polyloop.Fact, rc *polyloop.ActionReconciled) {
+	s := b.step(f)
+	for _, a := range s.Actions {
+		if a.ActionID == rc.ActionID && a.Attempt == rc.Attempt {
+			a.Reconciled = rc
+		}
+	}
 }
 
 // ActionSettled attaches a settlement to the attempt it settles, or adds
