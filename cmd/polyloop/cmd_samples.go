@@ -88,9 +88,9 @@ func (a *app) samples(ctx context.Context, f *samplesFlags) error {
 	}
 	switch {
 	case f.json:
-		return writeJSON(a.stdout, s)
+		return writeJSON(a.machineOut(), s)
 	case f.csv:
-		return writeSamplesCSV(a.stdout, s)
+		return writeSamplesCSV(a.machineOut(), s)
 	case f.parquet != "":
 		if err := writeSamplesParquetFile(f.parquet, s); err != nil {
 			return err

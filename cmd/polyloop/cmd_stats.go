@@ -140,7 +140,7 @@ func (a *app) stats(ctx context.Context, f *statsFlags) error {
 		if groups == nil {
 			groups = []*groupStats{}
 		}
-		return writeJSON(a.stdout, groups)
+		return writeJSON(a.machineOut(), groups)
 	case f.csv:
 		return writeStatsCSV(a, groups)
 	}
@@ -239,7 +239,7 @@ func usd(v *float64) string {
 }
 
 func writeStatsCSV(a *app, groups []*groupStats) error {
-	w := csv.NewWriter(a.stdout)
+	w := csv.NewWriter(a.machineOut())
 	head := []string{"group", "runs", "finished", "unfinished", "awaiting"}
 	for _, r := range stopReasons {
 		head = append(head, string(r))

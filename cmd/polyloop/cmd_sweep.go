@@ -190,7 +190,7 @@ func (a *app) sweepSummary(ctx context.Context, st sweep.Store, s *sweep.Sweep, 
 		return err
 	}
 	if asJSON {
-		return writeJSONLine(a.stdout, struct {
+		return writeJSONLine(a.machineOut(), struct {
 			Event string       `json:"event"`
 			Stats *sweep.Stats `json:"stats"`
 		}{"summary", stats})
@@ -210,7 +210,7 @@ func (a *app) enqueue(ctx context.Context, l *sweepfile.Loaded, f sweepFlags) er
 		return err
 	}
 	if f.json {
-		return writeJSONLine(a.stdout, struct {
+		return writeJSONLine(a.machineOut(), struct {
 			Event      string `json:"event"`
 			Sweep      string `json:"sweep"`
 			Inserted   int    `json:"inserted"`

@@ -41,7 +41,7 @@ const (
 )
 
 func (a *app) sweepDisplay(f sweepFlags) *sweepDisplay {
-	d := &sweepDisplay{w: a.terminalErr(), out: a.stdout, mode: displayPlain, every: 5 * time.Second}
+	d := &sweepDisplay{w: a.terminalErr(), out: a.machineOut(), mode: displayPlain, every: 5 * time.Second}
 	switch {
 	case f.json:
 		d.mode, d.every = displayJSON, time.Second
@@ -236,6 +236,6 @@ func writeJSONLine(w io.Writer, v any) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err = w.Write(append(jsonControls(b), '\n'))
 	return err
 }

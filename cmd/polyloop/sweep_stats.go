@@ -36,12 +36,12 @@ func (a *app) sweepStats(ctx context.Context, f *statsFlags) error {
 	}
 	switch {
 	case f.json:
-		return writeJSON(a.stdout, struct {
+		return writeJSON(a.machineOut(), struct {
 			*sweep.Stats
 			Queue *queueProblems `json:"queue,omitempty"`
 		}{stats, problems})
 	case f.csv:
-		return writeSweepCSV(a.stdout, stats)
+		return writeSweepCSV(a.machineOut(), stats)
 	}
 	for _, g := range stats.Groups {
 		writeSweepGroup(a.stdout, stats, g)
