@@ -29,6 +29,7 @@ type sweepDisplay struct {
 	bar   bool // a bar is drawn on the current line
 	last  *sweep.Progress
 	err   error // the first write error of --json
+	raw   bool  // --raw: outside text is written as it is
 }
 
 type displayMode int
@@ -41,7 +42,7 @@ const (
 )
 
 func (a *app) sweepDisplay(f sweepFlags) *sweepDisplay {
-	d := &sweepDisplay{w: a.terminalErr(), out: a.machineOut(), mode: displayPlain, every: 5 * time.Second}
+	d := &sweepDisplay{w: a.terminalErr(), out: a.machineOut(), mode: displayPlain, every: 5 * time.Second, raw: a.raw}
 	switch {
 	case f.json:
 		d.mode, d.every = displayJSON, time.Second
@@ -78,7 +79,7 @@ func (d *sweepDisplay) text(ev sweep.Event) {
 	line := notable(ev)
 	if line != "" {
 		d.clearBar()
-		fmt.Fprintln(d.w, line)
+		fmt.Fprintln(d.w, d.outside(line))
 	}
 	switch {
 	case ev.Kind == sweep.EventProgress && d.mode == displayPlain:
@@ -106,6 +107,16 @@ func (d *sweepDisplay) close() {
 	}
 	d.clearBar()
 	fmt.Fprintln(d.w, progressLine(d.last))
+}
+
+// outside escapes a line holding outside text (a run's error, a task id,
+// a scorer's message, a provider's name) as visible does, unless --raw:
+// d.w is the stream itself, for the bar's own sequences.
+func (d *sweepDisplay) outside(s string) string {
+	if d.raw {
+		return s
+	}
+	return visible(s)
 }
 
 // notable is the line of an event worth one, or "".
