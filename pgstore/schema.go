@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -141,6 +141,9 @@ var migrations = []string{
 	// its first) can stay on its page without new index entries (a
 	// heap-only tuple). Pages written before get the room when rewritten.
 	`ALTER TABLE {s}.runs SET (fillfactor = 50);`,
+	// 9: error, a scorer's failure to score a run (ledger.Score.Error), so
+	// that what could not be scored can say why; '' for a score.
+	`ALTER TABLE {s}.scores ADD COLUMN error text NOT NULL DEFAULT '';`,
 }
 
 // migrate creates the schema and brings it to SchemaVersion in one

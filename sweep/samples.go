@@ -56,8 +56,12 @@ type Sample struct {
 	// Scores are the run's scores by scorer name: a scorer without a score
 	// of the run is absent.
 	Scores map[string]SampleScore `json:"scores"`
-	Steps  int                    `json:"steps"`
-	Tokens int64                  `json:"tokens"`
+	// ScoreErrors are the errors of the scorers that could not score the
+	// run, by scorer name (their last attempt; the command's standard
+	// error's end included, at most MaxScoreError bytes each).
+	ScoreErrors map[string]string `json:"score_errors,omitempty"`
+	Steps       int               `json:"steps"`
+	Tokens      int64             `json:"tokens"`
 	// CostUSD is the known part of the run's cost; CostUnknown says part
 	// of it is unknown (a model call of unknown outcome, a reply without
 	// usage or price), so CostUSD is a lower bound. The same for tokens.
@@ -207,6 +211,12 @@ func sampleOf(st ledger.State) Sample {
 		Status: SampleNotStarted, Scores: map[string]SampleScore{}}
 	for _, sc := range st.Scores {
 		s.Scores[sc.Scorer] = SampleScore{Value: sc.Value, Explanation: sc.Explanation, GraderRunID: sc.GraderRunID}
+	}
+	for _, f := range st.Failed {
+		if s.ScoreErrors == nil {
+			s.ScoreErrors = map[string]string{}
+		}
+		s.ScoreErrors[f.Scorer] = f.Error
 	}
 	r := st.Run
 	if r == nil {

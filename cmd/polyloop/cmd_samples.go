@@ -201,13 +201,19 @@ func writeSamplesText(w io.Writer, s *sweep.Samples) error {
 			cell := "-"
 			if sc, ok := r.Scores[name]; ok {
 				cell = strconv.FormatFloat(sc.Value, 'g', 4, 64)
+			} else if _, failed := r.ScoreErrors[name]; failed {
+				cell = "failed"
 			}
 			row = append(row, cell)
 		}
 		row = append(row, strconv.Itoa(r.Steps), tokensCell(r.Tokens, r.TokensUnknown), costShort.cost(r.CostUSD, r.CostUnknown),
 			r.Duration.Round(time.Millisecond).String(), r.RunID)
 		if scorer != "" {
-			row = append(row, oneLine(r.Scores[scorer].Explanation, 80))
+			why := r.Scores[scorer].Explanation
+			if e, failed := r.ScoreErrors[scorer]; failed {
+				why = "failed: " + e
+			}
+			row = append(row, oneLine(why, 80))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
