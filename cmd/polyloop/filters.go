@@ -17,10 +17,10 @@ type filterFlags struct {
 	// hash is --hash, the agent configuration hash (Snapshot.AgentHash,
 	// the key of stats --by hash); snapshot is --snapshot, the snapshot
 	// hash (task included: the same inputs).
-	hash, snapshot string
-	finished, unfinished          bool
-	since, until                  string
-	limit                         int
+	hash, snapshot       string
+	finished, unfinished bool
+	since, until         string
+	limit                int
 }
 
 func (f *filterFlags) register(fs *pflag.FlagSet) {
