@@ -50,7 +50,9 @@
 // last page, which its live stream follows); a page number beyond
 // polyloop.MaxViewPage is a bad request; a server holds at most
 // Options.MaxStreams live streams (default polyloop.MaxViewStreams), and
-// refuses one more with 503. A page still reads and folds its run's whole
+// refuses one more with 503. A sweep's page shows its samples table
+// StepsPerPage rows a page, and reads the ledger keeping only the rows up
+// to the page's end (sweep.SampleQuery.Limit). A page still reads and folds its run's whole
 // log: its memory grows with the run's length (BenchmarkLongRunPages).
 // The live stream splits every text at each line terminator an event
 // stream knows (CRLF, LF, CR) into data lines, so no text can end a field
