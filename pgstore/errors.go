@@ -13,6 +13,11 @@ var (
 	// ErrSchemaTooNew is returned by Open when the schema was written by a
 	// newer version of this package.
 	ErrSchemaTooNew = errors.New("pgstore: database schema is newer than this version of pgstore")
+	// ErrNeedsMigration is returned by a read-only Open (Options.ReadOnly)
+	// when the schema is missing or older than SchemaVersion: creating or
+	// migrating it writes, which a read-only Open never does (and a role
+	// that may only SELECT cannot).
+	ErrNeedsMigration = errors.New("pgstore: the database schema needs a migration, which a read-only open does not do")
 	// ErrNotConsecutive is polyloop.ErrNotConsecutive, kept for callers that
 	// name it here.
 	ErrNotConsecutive = polyloop.ErrNotConsecutive

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // SchemaVersion is the schema version this package writes: the number of
@@ -191,6 +192,37 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	return interpretError(ctx, "commit migration", tx.Commit(ctx))
 }
+
+// checkReadOnly is a read-only Open's check of the schema: it reads the
+// version, writing nothing, and refuses a schema it cannot read as it is.
+func (s *Store) checkReadOnly(ctx context.Context) error {
+	quoted := pgx.Identifier{s.schema}.Sanitize()
+	var v int
+	err := s.pool.QueryRow(ctx, `SELECT version FROM `+quoted+`.schema_version`).Scan(&v)
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && (pe.Code == undefinedTable || pe.Code == invalidSchemaName):
+		return fmt.Errorf("%w: schema %s holds no polyloop tables yet; a command that writes (polyloop run) creates them, as a role that may", ErrNeedsMigration, s.schema)
+	case errors.Is(err, pgx.ErrNoRows):
+		v = 0
+	case err != nil:
+		return interpretError(ctx, "read schema version", err)
+	}
+	switch {
+	case v > SchemaVersion:
+		return fmt.Errorf("%w: schema %s has version %d, this package knows up to %d; upgrade polyloop to use it", ErrSchemaTooNew, s.schema, v, SchemaVersion)
+	case v < SchemaVersion:
+		return fmt.Errorf("%w: schema %s has version %d, this version of polyloop reads %d; a command that writes (polyloop run, resume) migrates it, as a role that may alter its tables", ErrNeedsMigration, s.schema, v, SchemaVersion)
+	}
+	return nil
+}
+
+// SQLSTATEs of a read-only Open's check: the table or the schema is
+// missing.
+const (
+	undefinedTable    = "42P01"
+	invalidSchemaName = "3F000"
+)
 
 func readVersion(ctx context.Context, tx pgx.Tx, quoted string) (int, error) {
 	var v int
