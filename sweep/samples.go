@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -135,7 +136,7 @@ func ReadSamples(ctx context.Context, store Store, name string, q SampleQuery) (
 	}
 	out.Scorer = q.Scorer
 	if q.Offset < 0 || q.Limit < 0 {
-		return nil, fmt.Errorf("%w: offset %d, limit %d: expected neither negative", ErrInvalidQuery, q.Offset, q.Limit)
+		return nil, &QueryError{Field: "offset", Value: fmt.Sprint(q.Offset, ",", q.Limit), Reason: "expected an offset and a limit, neither negative"}
 	}
 	current := map[string]bool{}
 	for _, a := range m.Agents {
@@ -207,7 +208,7 @@ func (q *SampleQuery) check(scorers []string) error {
 		q.Sort = "run"
 	}
 	if !slices.Contains(SampleSorts, q.Sort) {
-		return fmt.Errorf("%w: sort %q: expected one of %v", ErrInvalidQuery, q.Sort, SampleSorts)
+		return &QueryError{Field: "sort", Value: q.Sort, Reason: "expected one of " + strings.Join(SampleSorts, ", ")}
 	}
 	if q.Scorer == "" {
 		if len(scorers) > 0 {
@@ -216,7 +217,7 @@ func (q *SampleQuery) check(scorers []string) error {
 		return nil
 	}
 	if !slices.Contains(scorers, q.Scorer) {
-		return fmt.Errorf("%w: the sweep has no scorer %q (its scorers: %v)", ErrInvalidQuery, q.Scorer, scorers)
+		return &QueryError{Field: "scorer", Value: q.Scorer, Reason: "the sweep has no such scorer (its scorers: " + strings.Join(scorers, ", ") + ")"}
 	}
 	return nil
 }

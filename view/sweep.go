@@ -134,7 +134,7 @@ func (s *Server) sweep(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := s.opts.Sweeps.Stats(r.Context(), q.Name, sweeps.StatsOptions{By: q.By, Scorer: q.Samples.Scorer})
 	if err != nil {
-		s.fail(w, r, sweepStatus(err), err)
+		s.fail(w, r, sweepStatus(err), sweepError(err))
 		return
 	}
 	per := s.opts.StepsPerPage
@@ -142,7 +142,7 @@ func (s *Server) sweep(w http.ResponseWriter, r *http.Request) {
 	sq.Offset, sq.Limit = (max(q.Page, 1)-1)*per, per // page ≤ MaxViewPage: no overflow
 	smp, err := s.opts.Sweeps.Samples(r.Context(), q.Name, sq)
 	if err != nil {
-		s.fail(w, r, sweepStatus(err), err)
+		s.fail(w, r, sweepStatus(err), sweepError(err))
 		return
 	}
 	q.Samples.Scorer, q.Samples.Sort = smp.Scorer, cmpOr(q.Samples.Sort, "run")
@@ -165,6 +165,16 @@ func sweepStatus(err error) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
+}
+
+// sweepError is the message of a sweep that cannot be read: a query it
+// cannot answer names the URL parameter (sort="x": expected ...).
+func sweepError(err error) error {
+	var q *sweeps.QueryError
+	if errors.As(err, &q) {
+		return fmt.Errorf("%s=%q: %s", q.Field, q.Value, q.Reason)
+	}
+	return err
 }
 
 func cmpOr(s, def string) string {

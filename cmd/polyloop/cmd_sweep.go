@@ -159,7 +159,7 @@ func (a *app) sweepOutcome(l *sweepfile.Loaded, res *sweep.Result, err error, in
 	}
 	for _, e := range res.Errors {
 		if listErrors { // the progress display has shown them
-			fmt.Fprintf(a.stderr, "run %s failed: %s\n", e.RunID, errorText(e.Err))
+			fmt.Fprintf(a.stderr, "run %s failed: %s\n", e.RunID, causeText(e.Err))
 		}
 	}
 	var left []string
@@ -174,7 +174,7 @@ func (a *app) sweepOutcome(l *sweepfile.Loaded, res *sweep.Result, err error, in
 	}
 	if len(left) > 0 || p.ScoreFailures > 0 {
 		if p.ScoreFailures > 0 {
-			left = append(left, fmt.Sprintf("%d runs a scorer could not score", p.ScoreFailures))
+			left = append(left, fmt.Sprintf("%s a scorer could not score", plural(p.ScoreFailures, "run")))
 		}
 		fmt.Fprintf(a.stderr, "incomplete: %s. Running the same command again does what is left:\n%s\n", strings.Join(left, ", "), again)
 		return &exitErr{code: exitStopped}

@@ -126,7 +126,7 @@ func notable(ev sweep.Event) string {
 	case sweep.EventSweepStarted:
 		return fmt.Sprintf("sweep: %d outcomes to settle (agents × tasks × epochs)", ev.Progress.Total)
 	case sweep.EventRunFailed:
-		return fmt.Sprintf("run %s failed: %s", run, ev.Error)
+		return fmt.Sprintf("run %s failed: %s", run, causeString(ev.Error))
 	case sweep.EventRunHeld:
 		return fmt.Sprintf("run %s is held by another live process: left to it", run)
 	case sweep.EventRunSuspended:
@@ -134,9 +134,9 @@ func notable(ev sweep.Event) string {
 	case sweep.EventRetryScheduled:
 		return fmt.Sprintf("run %s finished %s: attempt %d (%s) in %s", run, ev.StopReason, ev.Attempt+1, ev.Next, ev.Delay.Round(time.Millisecond))
 	case sweep.EventTaskChanged:
-		return fmt.Sprintf("task %s: %s", ev.Task, ev.Error)
+		return fmt.Sprintf("task %s: %s", ev.Task, causeString(ev.Error))
 	case sweep.EventScoreFailed:
-		return fmt.Sprintf("run %s: %s", run, ev.Error)
+		return fmt.Sprintf("run %s: %s", run, causeString(ev.Error))
 	case sweep.EventRateLimited:
 		return fmt.Sprintf("provider %s answered 429 (too many requests): its calls pause for %s", ev.Provider, ev.Delay.Round(time.Millisecond))
 	}

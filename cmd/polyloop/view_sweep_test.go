@@ -295,6 +295,11 @@ func TestViewSweepSamplesPaged(t *testing.T) {
 	if rec.Code != http.StatusBadRequest {
 		t.Errorf("a huge page: %d, want 400", rec.Code)
 	}
+	rec = httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/sweep?name=cli&sort=bogus", nil))
+	if body := html.UnescapeString(rec.Body.String()); rec.Code != http.StatusBadRequest || !strings.Contains(body, `sort="bogus": expected one of run, score`) {
+		t.Errorf("an unknown sort: %d, want 400 naming the parameter:\n%s", rec.Code, body)
+	}
 }
 
 func pageBody(t *testing.T, h http.Handler, target string) string {
