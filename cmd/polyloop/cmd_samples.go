@@ -135,7 +135,7 @@ func btoi(b bool) int {
 func sampleColumns(scorers []string) []string {
 	cols := []string{"run_id", "agent", "agent_hash", "snapshot_hash", "task", "epoch", "attempt", "last", "left_out", "status", "stop_reason"}
 	for _, sc := range scorers {
-		cols = append(cols, "score_"+sc, "explanation_"+sc)
+		cols = append(cols, "score_"+sc, "explanation_"+sc, "error_"+sc)
 	}
 	return append(cols, "steps", "tokens", "tokens_unknown", "cost_usd", "cost_unknown", "started_at", "duration_s")
 }
@@ -155,6 +155,7 @@ func writeSamplesCSV(w io.Writer, s *sweep.Samples) error {
 			} else {
 				row = append(row, "", "")
 			}
+			row = append(row, r.ScoreErrors[name])
 		}
 		started := ""
 		if !r.StartedAt.IsZero() {

@@ -7,11 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/polyloop/polyloop/sweep"
 )
 
@@ -408,6 +411,25 @@ func TestScorerFailureExplained(t *testing.T) {
 		if !strings.Contains(e, "exited with status 7") || !strings.HasSuffix(e, "AssertionError: 5 != 4") || len(e) > sweep.MaxScoreError {
 			t.Errorf("%s: score error (%d bytes) %.200q…", r.RunID, len(e), e)
 		}
+	}
+	code, stdout, _ = c.run("samples", "--sweep", "cli", "--csv")
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if code != exitOK || err != nil || len(recs) != 3 {
+		t.Fatalf("samples --csv: exit %d, %v", code, err)
+	}
+	col := slices.Index(recs[0], "error_tests")
+	for i, rec := range recs[1:] {
+		if col < 0 || rec[col] != s.Rows[i].ScoreErrors["tests"] {
+			t.Errorf("samples --csv: no error_tests column, or not the JSON's: %v", recs[0])
+		}
+	}
+	pq := filepath.Join(c.dir, "s.parquet")
+	if code, _, stderr := c.run("samples", "--sweep", "cli", "--parquet", pq); code != exitOK {
+		t.Fatalf("samples --parquet: %s", stderr)
+	}
+	rows, err := parquet.ReadFile[any](pq)
+	if err != nil || len(rows) != 2 || rows[0].(map[string]any)["error_tests"] != s.Rows[0].ScoreErrors["tests"] {
+		t.Errorf("samples --parquet: %v, error_tests of row 1 not the JSON's", err)
 	}
 	code, stdout, stderr = c.run("samples", "--sweep", "cli", "--scorer", "tests")
 	if code != exitOK || strings.Count(stdout, "failed: scorer tests: the command exited with status 7") != 2 {
