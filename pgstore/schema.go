@@ -202,7 +202,7 @@ func (s *Store) checkReadOnly(ctx context.Context) error {
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && (pe.Code == undefinedTable || pe.Code == invalidSchemaName):
-		return fmt.Errorf("%w: schema %s holds no polyloop tables yet; a command that writes (polyloop run) creates them, as a role that may", ErrNeedsMigration, s.schema)
+		return fmt.Errorf("%w (%w): schema %s; a command that writes (polyloop run) creates them, as a role that may", ErrNeedsMigration, ErrNoSchema, s.schema)
 	case errors.Is(err, pgx.ErrNoRows):
 		v = 0
 	case err != nil:

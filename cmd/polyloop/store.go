@@ -83,10 +83,15 @@ func openReadOnlySQLite(path string) (store, error) {
 }
 
 // openReadOnlyPostgres opens a PostgreSQL store for a command that only
-// reads: it writes nothing (a role that may only SELECT will do), and a
-// schema that needs a migration is refused with what to do.
+// reads: it writes nothing (a role that may only SELECT will do); a
+// database where nothing was ever stored holds no runs (as a SQLite store
+// not created yet), and a schema that needs a migration is refused with
+// what to do.
 func openReadOnlyPostgres(ctx context.Context, spec string) (store, error) {
 	st, err := pgstore.Open(ctx, spec, &pgstore.Options{ReadOnly: true})
+	if errors.Is(err, pgstore.ErrNoSchema) {
+		return &absentStore{path: "the polyloop schema of " + dsn.Redact(spec)}, nil
+	}
 	if errors.Is(err, pgstore.ErrNeedsMigration) {
 		return nil, fmt.Errorf("the store %s needs a schema migration, which a command that only reads does not do: run polyloop run or resume on it once, as a role that may create and alter its tables (%w)", dsn.Redact(spec), err)
 	}
