@@ -179,6 +179,7 @@ func (s *Store) states(ctx context.Context, keep func(ledger.Entry) bool) ([]led
 			st.Scores = append(st.Scores, sc)
 		}
 		slices.SortFunc(st.Scores, func(a, b ledger.Score) int { return cmp.Compare(a.Scorer, b.Scorer) })
+		st.Scores, st.Failed = ledger.SplitScores(st.Scores)
 		out = append(out, st)
 	}
 	return out, nil

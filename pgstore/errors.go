@@ -13,6 +13,15 @@ var (
 	// ErrSchemaTooNew is returned by Open when the schema was written by a
 	// newer version of this package.
 	ErrSchemaTooNew = errors.New("pgstore: database schema is newer than this version of pgstore")
+	// ErrNeedsMigration is returned by a read-only Open (Options.ReadOnly)
+	// when the schema is missing or older than SchemaVersion: creating or
+	// migrating it writes, which a read-only Open never does (and a role
+	// that may only SELECT cannot).
+	ErrNeedsMigration = errors.New("pgstore: the database schema needs a migration, which a read-only open does not do")
+	// ErrNoSchema is the ErrNeedsMigration of a read-only Open that finds
+	// no polyloop tables at all (errors.Is holds for both): nothing was
+	// ever stored there, which a reader may take for a store without runs.
+	ErrNoSchema = errors.New("pgstore: no polyloop tables in the schema")
 	// ErrNotConsecutive is polyloop.ErrNotConsecutive, kept for callers that
 	// name it here.
 	ErrNotConsecutive = polyloop.ErrNotConsecutive

@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -141,6 +142,9 @@ var migrations = []string{
 	// its first) can stay on its page without new index entries (a
 	// heap-only tuple). Pages written before get the room when rewritten.
 	`ALTER TABLE {s}.runs SET (fillfactor = 50);`,
+	// 9: error, a scorer's failure to score a run (ledger.Score.Error), so
+	// that what could not be scored can say why; '' for a score.
+	`ALTER TABLE {s}.scores ADD COLUMN error text NOT NULL DEFAULT '';`,
 }
 
 // migrate creates the schema and brings it to SchemaVersion in one
@@ -188,6 +192,37 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	return interpretError(ctx, "commit migration", tx.Commit(ctx))
 }
+
+// checkReadOnly is a read-only Open's check of the schema: it reads the
+// version, writing nothing, and refuses a schema it cannot read as it is.
+func (s *Store) checkReadOnly(ctx context.Context) error {
+	quoted := pgx.Identifier{s.schema}.Sanitize()
+	var v int
+	err := s.pool.QueryRow(ctx, `SELECT version FROM `+quoted+`.schema_version`).Scan(&v)
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && (pe.Code == undefinedTable || pe.Code == invalidSchemaName):
+		return fmt.Errorf("%w (%w): schema %s; a command that writes (polyloop run) creates them, as a role that may", ErrNeedsMigration, ErrNoSchema, s.schema)
+	case errors.Is(err, pgx.ErrNoRows):
+		v = 0
+	case err != nil:
+		return interpretError(ctx, "read schema version", err)
+	}
+	switch {
+	case v > SchemaVersion:
+		return fmt.Errorf("%w: schema %s has version %d, this package knows up to %d; upgrade polyloop to use it", ErrSchemaTooNew, s.schema, v, SchemaVersion)
+	case v < SchemaVersion:
+		return fmt.Errorf("%w: schema %s has version %d, this version of polyloop reads %d; a command that writes (polyloop run, resume) migrates it, as a role that may alter its tables", ErrNeedsMigration, s.schema, v, SchemaVersion)
+	}
+	return nil
+}
+
+// SQLSTATEs of a read-only Open's check: the table or the schema is
+// missing.
+const (
+	undefinedTable    = "42P01"
+	invalidSchemaName = "3F000"
+)
 
 func readVersion(ctx context.Context, tx pgx.Tx, quoted string) (int, error) {
 	var v int

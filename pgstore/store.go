@@ -35,6 +35,13 @@ type Options struct {
 	// ever. When it passes, every Append of the group fails with an error
 	// wrapping context.DeadlineExceeded, its outcome unknown.
 	GroupTimeout time.Duration
+	// ReadOnly opens the store for reading only, as a role that may only
+	// SELECT: Open reads the schema version and neither creates nor
+	// migrates anything (no lock, no write); a schema that is missing or
+	// older than SchemaVersion is ErrNeedsMigration, a newer one
+	// ErrSchemaTooNew. Writing through a read-only Store is left to the
+	// server to refuse.
+	ReadOnly bool
 }
 
 // DefaultGroupTimeout is the default of Options.GroupTimeout: far beyond
@@ -105,7 +112,11 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	}
 	s := &Store{pool: pool, schema: o.Schema, q: newQueries(o.Schema), maxGroups: o.MaxGroups,
 		groupTimeout: o.GroupTimeout, maxBatchBytes: DefaultMaxBatchBytes}
-	if err := s.migrate(ctx); err != nil {
+	open := s.migrate
+	if o.ReadOnly {
+		open = s.checkReadOnly
+	}
+	if err := open(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -117,11 +117,14 @@ var migrations = []string{
 	// of its log and its runs row is written only when something else of
 	// its summary changes (summary.go).
 	`ALTER TABLE records ADD COLUMN at INTEGER;`,
+	// 7: error, a scorer's failure to score a run (ledger.Score.Error), so
+	// that what could not be scored can say why; '' for a score.
+	`ALTER TABLE scores ADD COLUMN error TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.

@@ -166,7 +166,29 @@ func (s *commandScorer) Score(ctx context.Context, in ScoreInput) (ScoreResult, 
 		return ScoreResult{Value: 0, Explanation: why}, nil
 	}
 	return ScoreResult{}, fmt.Errorf("scorer %s: the command exited with status %d (0 means correct, 1 incorrect): %s",
-		s.name, code, firstLine(stderr.String()))
+		s.name, code, stderrTail(stderr.String()))
+}
+
+// maxStderrTail bounds what a scorer's error keeps of the command's
+// standard error: its end, where a traceback says what failed.
+const maxStderrTail = 2000
+
+// stderrTail is the end of a command's standard error, at most
+// maxStderrTail bytes (cut on a line, else a character, boundary, "…"
+// before).
+func stderrTail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= maxStderrTail {
+		return s
+	}
+	cut := len(s) - maxStderrTail
+	if i := strings.IndexByte(s[cut:], '\n'); i >= 0 && i < maxStderrTail/2 {
+		cut += i + 1
+	}
+	for cut < len(s) && s[cut]&0xC0 == 0x80 {
+		cut++
+	}
+	return "…" + s[cut:]
 }
 
 // jsonVerdict reads {"score": x, "explanation": "..."} from a command's

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/polyloop/polyloop/sweep/ledger"
@@ -85,7 +86,7 @@ func Compare(ctx context.Context, store Store, name, a, b, scorer string) (*Comp
 		scorer = m.Scorers[0].Name
 	}
 	if !slices.ContainsFunc(m.Scorers, func(s ScorerManifest) bool { return s.Name == scorer }) {
-		return nil, fmt.Errorf("%w: sweep %s has no scorer %q", ErrInvalidQuery, name, scorer)
+		return nil, noScorer(m, scorer)
 	}
 	c := &Comparison{Sweep: name, Scorer: scorer, A: a, B: b, Tasks: []TaskDifference{}}
 	retry := m.Retry.withDefaults()
@@ -143,10 +144,10 @@ func comparedAgents(m Manifest, a, b string) (string, string, error) {
 		for _, ag := range m.Agents {
 			names = append(names, ag.Name)
 		}
-		return "", fmt.Errorf("%w: sweep %s has no agent %q (its agents: %v)", ErrInvalidQuery, m.Name, name, names)
+		return "", &QueryError{Field: "compare", Value: name, Reason: fmt.Sprintf("sweep %s has no such agent (its agents: %s)", m.Name, strings.Join(names, ", "))}
 	}
 	if a == b {
-		return "", "", fmt.Errorf("%w: --compare %s %s: two different agents are compared", ErrInvalidQuery, a, b)
+		return "", "", &QueryError{Field: "compare", Value: a + " " + b, Reason: "two different agents are compared"}
 	}
 	ha, err := hash(a)
 	if err != nil {

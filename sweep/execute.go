@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -142,6 +143,7 @@ func (s *Sweep) execute(ctx context.Context, store Store, st ledger.State, step 
 // it.
 func (s *Sweep) score(ctx context.Context, store Store, out Outcome, in ScoreInput, have []ledger.Score) (Outcome, error) {
 	ctx = polyloop.WithStopRequest(ctx, nil)
+	var failed []ledger.Score
 	for _, sc := range s.def.Scorers {
 		if scored(sc, have, in.Task) {
 			continue
@@ -149,11 +151,14 @@ func (s *Sweep) score(ctx context.Context, store Store, out Outcome, in ScoreInp
 		r, err := sc.Score(ctx, in)
 		if err != nil {
 			out.ScoreErrors = append(out.ScoreErrors, &ScoreError{RunID: in.RunID, Scorer: sc.Name(), Err: err})
+			if ctx.Err() == nil { // a cancelled sweep is no scorer's failure
+				failed = append(failed, failureRecord(sc, in, err, time.Now()))
+			}
 			continue
 		}
 		out.Scores = append(out.Scores, scoreRecord(sc, in, r, time.Now()))
 	}
-	if err := store.PutScores(ctx, out.Scores); err != nil {
+	if err := store.PutScores(ctx, append(slices.Clip(out.Scores), failed...)); err != nil {
 		out.Scores = nil
 		return out, ledgerFailure("append", in.RunID, err)
 	}

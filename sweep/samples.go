@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -19,7 +20,10 @@ type Samples struct {
 	// Scorer is the query's (SampleQuery.Scorer, or the first).
 	Scorers []string `json:"scorers"`
 	Scorer  string   `json:"scorer,omitempty"`
-	Rows    []Sample `json:"rows"`
+	// Total counts the rows the query selects; Rows are all of them, or
+	// with SampleQuery.Limit the window [Offset, Offset+Limit) of them.
+	Total int      `json:"total"`
+	Rows  []Sample `json:"rows"`
 }
 
 // The statuses of a sample.
@@ -56,8 +60,12 @@ type Sample struct {
 	// Scores are the run's scores by scorer name: a scorer without a score
 	// of the run is absent.
 	Scores map[string]SampleScore `json:"scores"`
-	Steps  int                    `json:"steps"`
-	Tokens int64                  `json:"tokens"`
+	// ScoreErrors are the errors of the scorers that could not score the
+	// run, by scorer name (their last attempt; the command's standard
+	// error's end included, at most MaxScoreError bytes each).
+	ScoreErrors map[string]string `json:"score_errors,omitempty"`
+	Steps       int               `json:"steps"`
+	Tokens      int64             `json:"tokens"`
 	// CostUSD is the known part of the run's cost; CostUnknown says part
 	// of it is unknown (a model call of unknown outcome, a reply without
 	// usage or price), so CostUSD is a lower bound. The same for tokens.
@@ -99,6 +107,12 @@ type SampleQuery struct {
 	// samples without a value of the key come last either way.
 	Sort string
 	Desc bool
+	// Offset and Limit, when Limit > 0, keep the rows [Offset,
+	// Offset+Limit) of the ordered selection: a page. ReadSamples then
+	// holds at most 2×(Offset+Limit)+64 rows (and one page of the ledger)
+	// at once, whatever the sweep's size (a page of a viewer); 0 keeps
+	// every row.
+	Offset, Limit int
 }
 
 // ReadSamples reads the samples table of the sweep name from the store:
@@ -121,26 +135,72 @@ func ReadSamples(ctx context.Context, store Store, name string, q SampleQuery) (
 		return nil, err
 	}
 	out.Scorer = q.Scorer
-	var states []ledger.State
+	if q.Offset < 0 || q.Limit < 0 {
+		return nil, &QueryError{Field: "offset", Value: fmt.Sprint(q.Offset, ",", q.Limit), Reason: "expected an offset and a limit, neither negative"}
+	}
+	current := map[string]bool{}
+	for _, a := range m.Agents {
+		current[a.Hash] = true
+	}
+	// The ledger's pages come in run id order, in which the attempts of a
+	// coordinate are next to each other (its run ids are its coordinate,
+	// ".a" and the attempt): an attempt is its coordinate's last when the
+	// next entry is of another coordinate. So a row is complete once the
+	// next entry is read, and the rows past a page's window can go.
+	var rows []Sample
+	var pending *Sample
+	var pendingCoord string
+	push := func(last bool) {
+		if pending == nil {
+			return
+		}
+		pending.Last = last
+		if q.keeps(*pending) {
+			out.Total++
+			rows = append(rows, *pending)
+			heldSamples(len(rows))
+		}
+		pending = nil
+		if keep := q.Offset + q.Limit; q.Limit > 0 && len(rows) >= 2*keep+windowSlack {
+			rows = q.order(rows)[:keep] // the rows past the window never come back
+		}
+	}
 	after := ""
 	for {
 		page, err := store.Page(ctx, name, after, statsPage)
 		if err != nil {
 			return nil, err
 		}
-		states = append(states, page...)
+		if err := fillTotals(ctx, store, page); err != nil {
+			return nil, err
+		}
+		for _, st := range page {
+			push(pendingCoord != st.Coord)
+			r := sampleOf(st)
+			r.LeftOut = !current[st.AgentHash] || st.Epoch > m.Epochs
+			pending, pendingCoord = &r, st.Coord
+		}
 		if len(page) < statsPage {
 			break
 		}
 		after = page[len(page)-1].RunID
 	}
-	if err := fillTotals(ctx, store, states); err != nil {
-		return nil, err
+	push(true)
+	rows = q.order(rows)
+	if q.Limit > 0 {
+		rows = rows[min(q.Offset, len(rows)):min(q.Offset+q.Limit, len(rows))]
 	}
-	out.Rows = sampleRows(states, m)
-	out.Rows = q.apply(out.Rows)
+	out.Rows = rows
 	return out, nil
 }
+
+// windowSlack is how many rows beyond 2×(Offset+Limit) a windowed
+// ReadSamples collects before it sorts and drops those past the window.
+const windowSlack = 64
+
+// heldSamples is told how many rows ReadSamples holds after each page of
+// the ledger (a test's hook: the bound of a windowed query).
+var heldSamples = func(int) {}
 
 // check refuses a query the sweep cannot answer.
 func (q *SampleQuery) check(scorers []string) error {
@@ -148,7 +208,7 @@ func (q *SampleQuery) check(scorers []string) error {
 		q.Sort = "run"
 	}
 	if !slices.Contains(SampleSorts, q.Sort) {
-		return fmt.Errorf("%w: sort %q: expected one of %v", ErrInvalidQuery, q.Sort, SampleSorts)
+		return &QueryError{Field: "sort", Value: q.Sort, Reason: "expected one of " + strings.Join(SampleSorts, ", ")}
 	}
 	if q.Scorer == "" {
 		if len(scorers) > 0 {
@@ -157,7 +217,7 @@ func (q *SampleQuery) check(scorers []string) error {
 		return nil
 	}
 	if !slices.Contains(scorers, q.Scorer) {
-		return fmt.Errorf("%w: the sweep has no scorer %q (its scorers: %v)", ErrInvalidQuery, q.Scorer, scorers)
+		return &QueryError{Field: "scorer", Value: q.Scorer, Reason: "the sweep has no such scorer (its scorers: " + strings.Join(scorers, ", ") + ")"}
 	}
 	return nil
 }
@@ -182,31 +242,17 @@ func fillTotals(ctx context.Context, store polyloop.Store, states []ledger.State
 	return nil
 }
 
-// sampleRows are the rows of states ordered by run id, which keeps the
-// attempts of a coordinate together.
-func sampleRows(states []ledger.State, m Manifest) []Sample {
-	current := map[string]bool{}
-	for _, a := range m.Agents {
-		current[a.Hash] = true
-	}
-	rows := make([]Sample, len(states))
-	last := map[string]int{} // coordinate → its last attempt
-	for i, st := range states {
-		rows[i] = sampleOf(st)
-		rows[i].LeftOut = !current[st.AgentHash] || st.Epoch > m.Epochs
-		last[st.Coord] = max(last[st.Coord], st.Attempt)
-	}
-	for i, st := range states {
-		rows[i].Last = st.Attempt == last[st.Coord]
-	}
-	return rows
-}
-
 func sampleOf(st ledger.State) Sample {
 	s := Sample{RunID: st.RunID, Agent: st.Agent, AgentHash: st.AgentHash, Task: st.TaskID, Epoch: st.Epoch, Attempt: st.Attempt,
 		Status: SampleNotStarted, Scores: map[string]SampleScore{}}
 	for _, sc := range st.Scores {
 		s.Scores[sc.Scorer] = SampleScore{Value: sc.Value, Explanation: sc.Explanation, GraderRunID: sc.GraderRunID}
+	}
+	for _, f := range st.Failed {
+		if s.ScoreErrors == nil {
+			s.ScoreErrors = map[string]string{}
+		}
+		s.ScoreErrors[f.Scorer] = f.Error
 	}
 	r := st.Run
 	if r == nil {
@@ -225,14 +271,10 @@ func sampleOf(st ledger.State) Sample {
 	return s
 }
 
-// apply filters and sorts rows.
-func (q SampleQuery) apply(rows []Sample) []Sample {
-	kept := rows[:0]
-	for _, r := range rows {
-		if q.keeps(r) {
-			kept = append(kept, r)
-		}
-	}
+// order sorts rows by the query's order: a total order (ties broken by
+// the run order, then the run id), so that a sorted prefix of some rows
+// is the prefix of the same rows sorted with any others.
+func (q SampleQuery) order(kept []Sample) []Sample {
 	slices.SortFunc(kept, func(a, b Sample) int {
 		return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Task, b.Task), cmp.Compare(a.Epoch, b.Epoch),
 			cmp.Compare(a.Attempt, b.Attempt), cmp.Compare(a.RunID, b.RunID))

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -149,4 +150,64 @@ func TestSampleQueries(t *testing.T) {
 			t.Errorf("%+v: no error", bad)
 		}
 	}
+}
+
+// A window of the samples (Offset, Limit: a viewer's page) is the slice
+// of the whole table, for every order; reading it holds at most
+// 2×(Offset+Limit)+windowSlack rows at once, however large the sweep.
+func TestSampleWindowIsBounded(t *testing.T) {
+	var runs []handRun
+	for i := 0; i < 1250; i++ {
+		stops := []polyloop.StopReason{polyloop.StopCompleted}
+		if i%7 == 0 {
+			stops = []polyloop.StopReason{polyloop.StopLLMError, polyloop.StopCompleted}
+		}
+		runs = append(runs, handRun{agent: []string{"a", "b"}[i%2], task: fmt.Sprintf("t%04d", i/2), epoch: 1, stops: stops,
+			score: score(float64(i%5) / 4), cost: float64(i%11) / 10})
+	}
+	store := handStore(t, "w", []string{"a", "b"}, 1, runs)
+	ctx := context.Background()
+	for _, q := range []SampleQuery{{}, {Sort: "score"}, {Sort: "cost", Desc: true}, {Agent: "b", Sort: "task"}, {Failed: true, Sort: "score", Desc: true}} {
+		all, err := ReadSamples(ctx, store, "w", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all.Total != len(all.Rows) {
+			t.Errorf("%+v: total %d, %d rows", q, all.Total, len(all.Rows))
+		}
+		for _, w := range [][2]int{{0, 20}, {40, 20}, {all.Total - 5, 20}, {all.Total + 3, 20}} {
+			q := q
+			q.Offset, q.Limit = w[0], w[1]
+			held := 0
+			heldSamples = func(n int) { held = max(held, n) }
+			got, err := ReadSamples(ctx, store, "w", q)
+			heldSamples = func(int) {}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := all.Rows[min(w[0], len(all.Rows)):min(w[0]+w[1], len(all.Rows))]
+			if got.Total != all.Total || !reflect.DeepEqual(sampleIDs(got.Rows), sampleIDs(want)) || !reflect.DeepEqual(lasts(got.Rows), lasts(want)) {
+				t.Errorf("%+v: total %d rows %v, want %d %v", q, got.Total, sampleIDs(got.Rows), all.Total, sampleIDs(want))
+			}
+			if bound := 2*(w[0]+w[1]) + windowSlack; held > bound {
+				t.Errorf("%+v: held %d rows at once, bound %d (of %d)", q, held, bound, all.Total)
+			}
+		}
+	}
+}
+
+func sampleIDs(rows []Sample) []string {
+	out := []string{}
+	for _, r := range rows {
+		out = append(out, r.RunID)
+	}
+	return out
+}
+
+func lasts(rows []Sample) []bool {
+	out := []bool{}
+	for _, r := range rows {
+		out = append(out, r.Last)
+	}
+	return out
 }

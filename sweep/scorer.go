@@ -79,6 +79,21 @@ func (e *ScoreError) Unwrap() error { return e.Err }
 // MaxExplanation bounds a score's explanation, in bytes.
 const MaxExplanation = 2000
 
+// MaxScoreError bounds the error recorded of a scorer that could not score
+// a run (ledger.Score.Error), in bytes: its message, with the end of a
+// command's standard error.
+const MaxScoreError = 4000
+
+// failureRecord is a scorer's failure as the ledger keeps it: the
+// scorer's error, cut to MaxScoreError bytes, so that samples and show can
+// say why a run is unscored. Its version is the scorer's, but a failure is
+// never current (plan.go reads only State.Scores): the next sweep scores
+// the run again.
+func failureRecord(sc Scorer, in ScoreInput, err error, now time.Time) ledger.Score {
+	return ledger.Score{RunID: in.RunID, Scorer: sc.Name(), Version: sc.Version(), Description: sc.Description(),
+		TargetDigest: in.Task.TargetDigest(), ScoredAt: now, Error: truncateText(err.Error(), MaxScoreError)}
+}
+
 // versionOf is a scorer's version: its kind and implementation version,
 // and a digest of its configuration.
 func versionOf(kind string, impl int, config any) string {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/runstats"
@@ -29,6 +30,33 @@ const (
 // grouping, a sort, a scorer or an agent it does not have
 // (ComputeStats, ReadSamples, Compare).
 var ErrInvalidQuery = errors.New("sweep: invalid query")
+
+// QueryError is a query a sweep cannot answer, naming the setting: its
+// Field (by, scorer, sort, compare, offset, limit), as StatsOptions,
+// SampleQuery and Compare call it, and the value given, so that a command
+// names its flag and a page its parameter. errors.Is(err,
+// ErrInvalidQuery) holds.
+type QueryError struct {
+	Field, Value string
+	// Reason says what is expected or what the sweep has.
+	Reason string
+}
+
+func (e *QueryError) Error() string {
+	return fmt.Sprintf("sweep: invalid query: %s %q: %s", e.Field, e.Value, e.Reason)
+}
+
+// Is makes a QueryError an ErrInvalidQuery.
+func (e *QueryError) Is(target error) bool { return target == ErrInvalidQuery }
+
+// noScorer is the QueryError of a scorer the sweep does not have.
+func noScorer(m Manifest, scorer string) error {
+	var names []string
+	for _, s := range m.Scorers {
+		names = append(names, s.Name)
+	}
+	return &QueryError{Field: "scorer", Value: scorer, Reason: fmt.Sprintf("sweep %s has no such scorer (its scorers: %s)", m.Name, strings.Join(names, ", "))}
+}
 
 // StatsOptions say how ComputeStats groups and scores.
 type StatsOptions struct {
@@ -136,7 +164,7 @@ func ComputeStats(ctx context.Context, store Store, name string, opts StatsOptio
 		st.Scorer = m.Scorers[0].Name
 	}
 	if opts.Scorer != "" && !slices.ContainsFunc(m.Scorers, func(s ScorerManifest) bool { return s.Name == opts.Scorer }) {
-		return nil, fmt.Errorf("%w: sweep %s has no scorer %q", ErrInvalidQuery, name, opts.Scorer)
+		return nil, noScorer(m, opts.Scorer)
 	}
 	acc := newAccumulator(m, st)
 	if err := coordinates(ctx, store, name, acc.coordinate); err != nil {
@@ -150,7 +178,7 @@ func checkBy(by string) error {
 	case ByNone, ByAgent, ByHash, ByTask, ByEpoch:
 		return nil
 	}
-	return fmt.Errorf("%w: --by %q: expected agent, hash, task or epoch", ErrInvalidQuery, by)
+	return &QueryError{Field: "by", Value: by, Reason: "expected agent, hash (agent configuration), task or epoch"}
 }
 
 // accumulator gathers a sweep's states, one coordinate at a time.

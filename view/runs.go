@@ -17,7 +17,10 @@ import (
 
 // listQuery is the state of the runs list, all of it in the URL.
 type listQuery struct {
-	Agent, Hash, Stop, Status, Sweep string
+	Agent, Stop, Status, Sweep string
+	// Snapshot is a snapshot hash (snapshot=: the same inputs; by=hash
+	// groups by the agent configuration hash, another hash).
+	Snapshot string
 	// Task is a text the task must contain.
 	Task string
 	// Sort is "new" (default), "old", "steps", "tokens" or "cost".
@@ -36,7 +39,7 @@ var sorts = []string{"new", "old", "steps", "tokens", "cost"}
 // parseList reads the list's state from a URL, refusing what it cannot
 // mean.
 func parseList(v url.Values) (listQuery, error) {
-	q := listQuery{Agent: v.Get("agent"), Hash: v.Get("hash"), Stop: v.Get("stop"), Status: v.Get("status"),
+	q := listQuery{Agent: v.Get("agent"), Snapshot: v.Get("snapshot"), Stop: v.Get("stop"), Status: v.Get("status"),
 		Sweep: v.Get("sweep"), Task: v.Get("task"), Sort: v.Get("sort"), After: v.Get("after"), Before: v.Get("before"), By: v.Get("by")}
 	if q.Sort == "" {
 		q.Sort = "new"
@@ -67,7 +70,7 @@ func parseList(v url.Values) (listQuery, error) {
 
 // filter is the query's RunFilter (no order, no limit).
 func (q listQuery) filter() polyloop.RunFilter {
-	f := polyloop.RunFilter{Agent: q.Agent, SnapshotHash: q.Hash, StopReason: polyloop.StopReason(q.Stop), TaskContains: q.Task}
+	f := polyloop.RunFilter{Agent: q.Agent, SnapshotHash: q.Snapshot, StopReason: polyloop.StopReason(q.Stop), TaskContains: q.Task}
 	switch q.Status {
 	case "finished":
 		yes := true
@@ -92,7 +95,7 @@ func (q listQuery) values() url.Values {
 		}
 	}
 	set("agent", q.Agent)
-	set("hash", q.Hash)
+	set("snapshot", q.Snapshot)
 	set("stop", q.Stop)
 	set("status", q.Status)
 	set("sweep", q.Sweep)

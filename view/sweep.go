@@ -12,10 +12,6 @@ import (
 	"github.com/polyloop/polyloop/sweep/ledger"
 )
 
-// maxSampleRows bounds the samples table of a sweep's page; polyloop
-// samples gives them all.
-const maxSampleRows = 500
-
 // sweepPage is the data of a sweep's page: its statistics, as polyloop
 // stats --sweep computes them, and its samples table.
 type sweepPage struct {
@@ -24,11 +20,13 @@ type sweepPage struct {
 	Groupings []string
 	Stats     *sweeps.Stats
 	Groups    []sweepGroup
-	Samples   *sweeps.Samples
-	// Rows are the samples shown, at most maxSampleRows; More counts the
-	// others.
-	Rows []sweeps.Sample
-	More int
+	// Samples holds one page of the samples table (Options.StepsPerPage
+	// rows, ?page=N): the server reads the sweep's ledger page by page and
+	// keeps only the rows up to the page's end, so its memory is bounded
+	// by the page, not the sweep (sweep.SampleQuery.Limit).
+	Samples *sweeps.Samples
+	Rows    []sweeps.Sample
+	Window  window
 }
 
 // sweepGroup is one group of a sweep's statistics, its runs' part with its
@@ -51,6 +49,8 @@ type sweepQuery struct {
 	Name, By string
 	// Samples are the samples table's filters and order.
 	Samples sweeps.SampleQuery
+	// Page is the samples table's page (0: the first).
+	Page int
 }
 
 var sweepGroupings = []string{sweeps.ByNone, sweeps.ByAgent, sweeps.ByHash, sweeps.ByTask, sweeps.ByEpoch}
@@ -71,6 +71,10 @@ func parseSweep(v url.Values) (sweepQuery, error) {
 			return q, fmt.Errorf("below=%q: expected a number", b)
 		}
 		q.Samples.Below = &x
+	}
+	var err error
+	if q.Page, err = parsePage(v); err != nil {
+		return q, err
 	}
 	return q, nil
 }
@@ -130,17 +134,20 @@ func (s *Server) sweep(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := s.opts.Sweeps.Stats(r.Context(), q.Name, sweeps.StatsOptions{By: q.By, Scorer: q.Samples.Scorer})
 	if err != nil {
-		s.fail(w, r, sweepStatus(err), err)
+		s.fail(w, r, sweepStatus(err), sweepError(err))
 		return
 	}
-	smp, err := s.opts.Sweeps.Samples(r.Context(), q.Name, q.Samples)
+	per := s.opts.StepsPerPage
+	sq := q.Samples
+	sq.Offset, sq.Limit = (max(q.Page, 1)-1)*per, per // page ≤ MaxViewPage: no overflow
+	smp, err := s.opts.Sweeps.Samples(r.Context(), q.Name, sq)
 	if err != nil {
-		s.fail(w, r, sweepStatus(err), err)
+		s.fail(w, r, sweepStatus(err), sweepError(err))
 		return
 	}
 	q.Samples.Scorer, q.Samples.Sort = smp.Scorer, cmpOr(q.Samples.Sort, "run")
-	p := &sweepPage{Title: "Sweep " + q.Name, Q: q, Groupings: sweepGroupings, Stats: st, Samples: smp, Rows: smp.Rows[:min(len(smp.Rows), maxSampleRows)]}
-	p.More = len(smp.Rows) - len(p.Rows)
+	p := &sweepPage{Title: "Sweep " + q.Name, Q: q, Groupings: sweepGroupings, Stats: st, Samples: smp, Rows: smp.Rows}
+	p.Window = newWindow(smp.Total, per, q.Page, false, func(n int) string { return q.URL("page", strconv.Itoa(n)) })
 	for _, g := range st.Groups {
 		p.Groups = append(p.Groups, sweepGroup{GroupStats: g, RunsView: newGroupView(g.Runs), Pass: passRows(g)})
 	}
@@ -158,6 +165,16 @@ func sweepStatus(err error) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
+}
+
+// sweepError is the message of a sweep that cannot be read: a query it
+// cannot answer names the URL parameter (sort="x": expected ...).
+func sweepError(err error) error {
+	var q *sweeps.QueryError
+	if errors.As(err, &q) {
+		return fmt.Errorf("%s=%q: %s", q.Field, q.Value, q.Reason)
+	}
+	return err
 }
 
 func cmpOr(s, def string) string {

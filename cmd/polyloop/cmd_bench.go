@@ -108,7 +108,7 @@ func (a *app) benchOutcome(rep interface{ WriteText(io.Writer) error }, err erro
 		return err
 	}
 	if asJSON {
-		return writeJSON(a.stdout, rep)
+		return writeJSON(a.machineOut(), rep)
 	}
 	return rep.WriteText(a.stdout)
 }

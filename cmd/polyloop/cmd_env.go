@@ -89,7 +89,7 @@ func (a *app) envPrune(ctx context.Context, backend, dir string, dryRun bool) er
 		pruners = append(pruners, p)
 	}
 	if len(pruners) == 0 && len(skipped) == 0 {
-		return fmt.Errorf("unknown backend %q (bwrap, docker or all)", backend)
+		return fmt.Errorf("--backend %q: expected bwrap, docker or all", backend)
 	}
 	var errs []error
 	found := 0

@@ -16,7 +16,10 @@ func newExportCmd(a *app) *cobra.Command {
 		Long: `Print the records of the given runs, or of every run with --all (oldest first),
 as JSON lines, one record per line, in the log format documented in
 docs/log-format.md, run after run: each run's records in seq order, starting
-with its run_started record (seq 0), which holds the run's id.`,
+with its run_started record (seq 0), which holds the run's id. The text is
+never escaped for a terminal (--raw or not): the characters a terminal would
+obey are JSON escapes (\u007f, \u0085, \u202e, ...), which decode to the
+text as stored.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return fmt.Errorf("give run ids or --all (not both)")
@@ -48,7 +51,7 @@ func (a *app) export(ctx context.Context, ids []string, all bool) error {
 		if err != nil {
 			return fmt.Errorf("run %s: %w", id, err)
 		}
-		if _, err := a.stdout.Write(b); err != nil {
+		if _, err := a.machineOut().Write(jsonControls(b)); err != nil {
 			return err
 		}
 	}

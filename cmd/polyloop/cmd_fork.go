@@ -171,7 +171,7 @@ func (a *app) replay(parent context.Context, src string, f replayFlags) error {
 		return fmt.Errorf("replay of %s: %w", src, err)
 	}
 	if f.json {
-		return writeJSON(a.stdout, struct {
+		return writeJSON(a.machineOut(), struct {
 			Result polyloop.RunResult `json:"result"`
 			Diff   polyloop.RunDiff   `json:"diff"`
 		}{res, diff})
@@ -248,7 +248,7 @@ func (a *app) diff(ctx context.Context, ida, idb string, f diffFlags) error {
 	}
 	d := polyloop.DiffRuns(logs[0], logs[1])
 	if f.json {
-		if err := writeJSON(a.stdout, d); err != nil {
+		if err := writeJSON(a.machineOut(), d); err != nil {
 			return err
 		}
 	} else {

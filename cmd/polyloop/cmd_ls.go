@@ -53,7 +53,7 @@ func (a *app) ls(ctx context.Context, f *filterFlags, asJSON bool) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(a.stdout, runs)
+		return writeJSON(a.machineOut(), runs)
 	}
 	if len(runs) == 0 {
 		fmt.Fprintln(a.stderr, noRuns(st))

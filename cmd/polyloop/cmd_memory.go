@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -97,10 +96,7 @@ func (a *app) withMemory(ctx context.Context, f func(context.Context, memoryStor
 }
 
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return writeJSON(a.machineOut(), v)
 }
 
 func (a *app) memoryLs(ctx context.Context, s memoryStore, namespaces []string, asJSON bool) error {

@@ -159,7 +159,7 @@ func (a *app) storeFlag() string {
 // with.
 func (a *app) report(res polyloop.RunResult, agentPath string, asJSON bool) error {
 	if asJSON {
-		if err := writeJSON(a.stdout, res); err != nil {
+		if err := writeJSON(a.machineOut(), res); err != nil {
 			return err
 		}
 	} else if res.Suspended != nil {

@@ -88,9 +88,9 @@ func (a *app) samples(ctx context.Context, f *samplesFlags) error {
 	}
 	switch {
 	case f.json:
-		return writeJSON(a.stdout, s)
+		return writeJSON(a.machineOut(), s)
 	case f.csv:
-		return writeSamplesCSV(a.stdout, s)
+		return writeSamplesCSV(a.machineOut(), s)
 	case f.parquet != "":
 		if err := writeSamplesParquetFile(f.parquet, s); err != nil {
 			return err
@@ -135,7 +135,7 @@ func btoi(b bool) int {
 func sampleColumns(scorers []string) []string {
 	cols := []string{"run_id", "agent", "agent_hash", "snapshot_hash", "task", "epoch", "attempt", "last", "left_out", "status", "stop_reason"}
 	for _, sc := range scorers {
-		cols = append(cols, "score_"+sc, "explanation_"+sc)
+		cols = append(cols, "score_"+sc, "explanation_"+sc, "error_"+sc)
 	}
 	return append(cols, "steps", "tokens", "tokens_unknown", "cost_usd", "cost_unknown", "started_at", "duration_s")
 }
@@ -155,6 +155,7 @@ func writeSamplesCSV(w io.Writer, s *sweep.Samples) error {
 			} else {
 				row = append(row, "", "")
 			}
+			row = append(row, r.ScoreErrors[name])
 		}
 		started := ""
 		if !r.StartedAt.IsZero() {
@@ -201,13 +202,19 @@ func writeSamplesText(w io.Writer, s *sweep.Samples) error {
 			cell := "-"
 			if sc, ok := r.Scores[name]; ok {
 				cell = strconv.FormatFloat(sc.Value, 'g', 4, 64)
+			} else if _, failed := r.ScoreErrors[name]; failed {
+				cell = "failed"
 			}
 			row = append(row, cell)
 		}
 		row = append(row, strconv.Itoa(r.Steps), tokensCell(r.Tokens, r.TokensUnknown), costShort.cost(r.CostUSD, r.CostUnknown),
 			r.Duration.Round(time.Millisecond).String(), r.RunID)
 		if scorer != "" {
-			row = append(row, oneLine(r.Scores[scorer].Explanation, 80))
+			why := r.Scores[scorer].Explanation
+			if e, failed := r.ScoreErrors[scorer]; failed {
+				why = "failed: " + e
+			}
+			row = append(row, oneLine(why, 80))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}

@@ -165,7 +165,7 @@ func (a *app) scoreOne(ctx context.Context, ss sweep.Store, j scoreJob, missing 
 	}
 	fmt.Fprintln(a.stdout)
 	for _, f := range res.Failures {
-		fmt.Fprintf(a.stderr, "run %s: %s\n", f.RunID, errorText(f.Err))
+		fmt.Fprintf(a.stderr, "run %s: %s\n", f.RunID, causeText(f.Err))
 	}
 	if more := res.FailureCount - len(res.Failures); more > 0 {
 		fmt.Fprintf(a.stderr, "... and %d more scoring failures\n", more)

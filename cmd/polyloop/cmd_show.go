@@ -51,7 +51,7 @@ func (a *app) show(ctx context.Context, id string, asJSON, full bool) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(a.stdout, struct {
+		return writeJSON(a.machineOut(), struct {
 			*trajectory
 			Sweep *runSweep `json:"sweep,omitempty"`
 		}{t, sw})

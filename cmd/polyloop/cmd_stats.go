@@ -30,7 +30,8 @@ func newStatsCmd(a *app) *cobra.Command {
 		Long: `Statistics over the selected runs, optionally grouped by agent name, agent
 configuration (--by hash: the hash of the snapshot without the task, so the runs
 of one configuration on many tasks form one group; it reads each run's first
-record) or snapshot hash (--by snapshot: the runs given the same inputs):
+record; --hash H selects its runs) or snapshot hash (--by snapshot, --snapshot H:
+the runs given the same inputs):
 the stop-reason distribution; the unfinished runs suspended at a gate (awaiting an
 approval or a delivery); the steps, tokens and cost of the finished runs,
 each as n, sum and percentiles (p50, p90, max; nearest rank); the number of
@@ -140,7 +141,7 @@ func (a *app) stats(ctx context.Context, f *statsFlags) error {
 		if groups == nil {
 			groups = []*groupStats{}
 		}
-		return writeJSON(a.stdout, groups)
+		return writeJSON(a.machineOut(), groups)
 	case f.csv:
 		return writeStatsCSV(a, groups)
 	}
@@ -243,7 +244,7 @@ func usd(v *float64) string {
 }
 
 func writeStatsCSV(a *app, groups []*groupStats) error {
-	w := csv.NewWriter(a.stdout)
+	w := csv.NewWriter(a.machineOut())
 	head := []string{"group", "runs", "finished", "unfinished", "awaiting"}
 	for _, r := range stopReasons {
 		head = append(head, string(r))

@@ -159,7 +159,7 @@ func (a *app) sweepOutcome(l *sweepfile.Loaded, res *sweep.Result, err error, in
 	}
 	for _, e := range res.Errors {
 		if listErrors { // the progress display has shown them
-			fmt.Fprintf(a.stderr, "run %s failed: %s\n", e.RunID, errorText(e.Err))
+			fmt.Fprintf(a.stderr, "run %s failed: %s\n", e.RunID, causeText(e.Err))
 		}
 	}
 	var left []string
@@ -174,7 +174,7 @@ func (a *app) sweepOutcome(l *sweepfile.Loaded, res *sweep.Result, err error, in
 	}
 	if len(left) > 0 || p.ScoreFailures > 0 {
 		if p.ScoreFailures > 0 {
-			left = append(left, fmt.Sprintf("%d runs a scorer could not score", p.ScoreFailures))
+			left = append(left, fmt.Sprintf("%s a scorer could not score", plural(p.ScoreFailures, "run")))
 		}
 		fmt.Fprintf(a.stderr, "incomplete: %s. Running the same command again does what is left:\n%s\n", strings.Join(left, ", "), again)
 		return &exitErr{code: exitStopped}
@@ -190,7 +190,7 @@ func (a *app) sweepSummary(ctx context.Context, st sweep.Store, s *sweep.Sweep, 
 		return err
 	}
 	if asJSON {
-		return writeJSONLine(a.stdout, struct {
+		return writeJSONLine(a.machineOut(), struct {
 			Event string       `json:"event"`
 			Stats *sweep.Stats `json:"stats"`
 		}{"summary", stats})
@@ -210,7 +210,7 @@ func (a *app) enqueue(ctx context.Context, l *sweepfile.Loaded, f sweepFlags) er
 		return err
 	}
 	if f.json {
-		return writeJSONLine(a.stdout, struct {
+		return writeJSONLine(a.machineOut(), struct {
 			Event      string `json:"event"`
 			Sweep      string `json:"sweep"`
 			Inserted   int    `json:"inserted"`

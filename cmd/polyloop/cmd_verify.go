@@ -149,7 +149,7 @@ func (v *verifier) check(ctx context.Context, ids []string) error {
 	r := &v.rep
 	r.Verified = len(ids)
 	if v.json {
-		if err := writeJSON(v.a.stdout, r); err != nil {
+		if err := writeJSON(v.a.machineOut(), r); err != nil {
 			return err
 		}
 	} else {

@@ -164,7 +164,7 @@ func (d *workerDisplay) event(ev sweepqueue.Event) {
 	defer d.mu.Unlock()
 	d.n++
 	if d.json {
-		_ = writeJSONLine(d.a.stdout, workerEventJSON(ev))
+		_ = writeJSONLine(d.a.machineOut(), workerEventJSON(ev))
 		return
 	}
 	what := "took no step"

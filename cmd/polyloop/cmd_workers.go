@@ -53,7 +53,7 @@ func (a *app) workers(ctx context.Context, f workersFlags) error {
 		return err
 	}
 	if f.json {
-		return writeJSON(a.stdout, st)
+		return writeJSON(a.machineOut(), st)
 	}
 	writeQueueStatus(a.stdout, st)
 	return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -12,15 +13,20 @@ import (
 
 // filterFlags are the run filters of ls and stats.
 type filterFlags struct {
-	agent, hash, stopReason, task string
-	finished, unfinished          bool
-	since, until                  string
-	limit                         int
+	agent, stopReason, task string
+	// hash is --hash, the agent configuration hash (Snapshot.AgentHash,
+	// the key of stats --by hash); snapshot is --snapshot, the snapshot
+	// hash (task included: the same inputs).
+	hash, snapshot       string
+	finished, unfinished bool
+	since, until         string
+	limit                int
 }
 
 func (f *filterFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.agent, "agent", "", "only runs of this agent (its name)")
-	fs.StringVar(&f.hash, "hash", "", "only runs with this snapshot hash")
+	fs.StringVar(&f.hash, "hash", "", "only runs of this agent configuration hash (the key of stats --by hash; a prefix of 12 or more hex digits will do); reads each run's first record")
+	fs.StringVar(&f.snapshot, "snapshot", "", "only runs with this snapshot hash (the agent configuration and the task: the same inputs)")
 	fs.StringVar(&f.task, "task", "", "only runs whose task contains this text (case-sensitive; its first 1,000 characters)")
 	fs.BoolVar(&f.finished, "finished", false, "only finished runs")
 	fs.BoolVar(&f.unfinished, "unfinished", false, "only unfinished runs")
@@ -32,7 +38,7 @@ func (f *filterFlags) register(fs *pflag.FlagSet) {
 
 // filter turns the flags into a RunFilter, checking them.
 func (f *filterFlags) filter(now time.Time) (polyloop.RunFilter, error) {
-	rf := polyloop.RunFilter{Agent: f.agent, SnapshotHash: f.hash, StopReason: polyloop.StopReason(f.stopReason), TaskContains: f.task, Limit: f.limit}
+	rf := polyloop.RunFilter{Agent: f.agent, SnapshotHash: f.snapshot, StopReason: polyloop.StopReason(f.stopReason), TaskContains: f.task, Limit: f.limit}
 	if f.finished && f.unfinished {
 		return rf, fmt.Errorf("--finished and --unfinished exclude each other")
 	}
@@ -45,6 +51,12 @@ func (f *filterFlags) filter(now time.Time) (polyloop.RunFilter, error) {
 	}
 	if f.limit < 0 {
 		return rf, fmt.Errorf("--limit must not be negative")
+	}
+	if f.hash != "" && len(strings.TrimPrefix(f.hash, "sha256:")) < 12 {
+		return rf, fmt.Errorf("--hash %q: give the agent configuration hash (stats --by hash shows it), or at least its first 12 hex digits", f.hash)
+	}
+	if f.hash != "" {
+		rf.Limit = 0 // the limit applies after the hash filter (listRuns)
 	}
 	var err error
 	if rf.StartedAfter, err = parseWhen(f.since, now); err != nil {
@@ -80,5 +92,23 @@ func listRuns(ctx context.Context, st store, f *filterFlags) ([]polyloop.RunSumm
 	if err != nil {
 		return nil, err
 	}
-	return runstats.List(ctx, st, rf)
+	runs, err := runstats.List(ctx, st, rf)
+	if err != nil || f.hash == "" {
+		return runs, err
+	}
+	hashes, err := runstats.AgentHashes(ctx, st, runs)
+	if err != nil {
+		return nil, err
+	}
+	want := strings.TrimPrefix(f.hash, "sha256:")
+	kept := runs[:0]
+	for _, r := range runs {
+		if h := strings.TrimPrefix(hashes[r.RunID], "sha256:"); h != "" && strings.HasPrefix(h, want) {
+			kept = append(kept, r)
+		}
+	}
+	if f.limit > 0 && len(kept) > f.limit {
+		kept = kept[:f.limit]
+	}
+	return kept, nil
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/internal/procguard"
+	"github.com/polyloop/polyloop/sweep"
 )
 
 // Exit codes.
@@ -103,6 +104,22 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // command's own context before one of them ("run X: polyloop: ...") would
 // repeat it. Only the text changes; what the error is was decided before.
 func errorText(err error) string {
-	msg := strings.ReplaceAll(err.Error(), ": polyloop: ", ": ")
-	return "polyloop: " + strings.TrimPrefix(msg, "polyloop: ")
+	return "polyloop: " + causeText(err)
+}
+
+// causeText is an error's message inside a line of the command's own
+// ("run X failed: ..."): without the "polyloop: " prefix, which only
+// starts a line. A question a sweep cannot answer names the flag that
+// asked it (--sort "x": expected ...).
+func causeText(err error) string {
+	var q *sweep.QueryError
+	if errors.As(err, &q) {
+		return fmt.Sprintf("--%s %q: %s", q.Field, q.Value, q.Reason)
+	}
+	return causeString(err.Error())
+}
+
+// causeString is causeText of an error's message.
+func causeString(msg string) string {
+	return strings.TrimPrefix(strings.ReplaceAll(msg, ": polyloop: ", ": "), "polyloop: ")
 }

@@ -100,3 +100,51 @@ func TestNoInternalNames(t *testing.T) {
 		t.Errorf("show --json's invocations:\n%s", stdout)
 	}
 }
+
+// TestOnePrefixAndFlagsNamed: "polyloop: " starts a command's error line
+// and never appears inside one (a run's failure, a scorer's, listed by
+// sweep and score); a question a sweep cannot answer names the flag (or
+// the viewer's URL parameter) that asked it.
+func TestOnePrefixAndFlagsNamed(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	c.write("fail.yaml", "name: fail\nmodel: {provider: script, script: [{fail: \"503 service unavailable\"}]}\n")
+	c.write("m.yaml", "name: m\nagents: [fail.yaml, quick.yaml]\ntasks: tasks.csv\nretry: {attempts: 1}\n"+
+		"scorers:\n  - {name: t, kind: command, command: [sh, -c, 'echo boom >&2; exit 7']}\n")
+	noInnerPrefix := func(what, out string) {
+		t.Helper()
+		for _, l := range strings.Split(out, "\n") {
+			if i := strings.Index(l, "polyloop: "); i > 0 && !strings.Contains(l[:i], "polyloop sweep") {
+				t.Errorf("%s: \"polyloop: \" inside a line: %q", what, l)
+			}
+		}
+	}
+	_, _, stderr := c.run("sweep", "m.yaml")
+	noInnerPrefix("sweep", stderr)
+	if !strings.Contains(stderr, "incomplete: 5 runs a scorer could not score") {
+		t.Errorf("sweep:\n%s", stderr)
+	}
+	_, _, stderr = c.run("sweep", "m.yaml", "--json")
+	noInnerPrefix("sweep --json", stderr)
+	_, stdout, stderr := c.run("score", "m")
+	noInnerPrefix("score", stdout+stderr)
+	if !strings.Contains(stderr, ": scorer t: the command exited with status 7") {
+		t.Errorf("score:\n%s", stderr)
+	}
+	for _, q := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"samples", "--sweep", "m", "--sort", "bogus"}, `polyloop: --sort "bogus": expected one of run, score,`},
+		{[]string{"samples", "--sweep", "m", "--scorer", "zz"}, `polyloop: --scorer "zz": the sweep has no such scorer (its scorers: t)`},
+		{[]string{"stats", "--sweep", "m", "--scorer", "zz"}, `polyloop: --scorer "zz": sweep m has no such scorer (its scorers: t)`},
+		{[]string{"stats", "--sweep", "m", "--by", "day"}, `polyloop: --by "day": expected agent, hash (agent configuration), task or epoch`},
+		{[]string{"stats", "--sweep", "m", "--compare", "quick", "nobody"}, `polyloop: --compare "nobody": sweep m has no such agent (its agents: fail, quick)`},
+		{[]string{"env", "prune", "--backend", "xx"}, `polyloop: --backend "xx": expected bwrap, docker or all`},
+	} {
+		code, _, stderr := c.run(q.args...)
+		if code != exitError || !strings.HasPrefix(stderr, q.want) {
+			t.Errorf("%v: exit %d\n%s\nwant it to start %s", q.args, code, stderr, q.want)
+		}
+	}
+}

@@ -1,19 +1,51 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf8"
 )
 
 // writeJSON prints v as indented JSON, with &, < and > as they are: the
-// output is for people and programs, not for an HTML page.
+// output is for people and programs, not for an HTML page. Control
+// characters are JSON escapes (jsonControls).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(jsonControls(buf.Bytes()))
+	return err
+}
+
+// jsonControls writes the characters a terminal would obey (visible's
+// hidden ones) that encoding/json leaves as they are — DEL, C1, the bidi
+// controls — as \uNNNN escapes. They occur only inside JSON strings, and
+// the escape decodes to the same character: the JSON means the same, and
+// a terminal shows it instead of obeying it.
+func jsonControls(b []byte) []byte {
+	i := firstHidden(string(b))
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if hidden(r) && r != utf8.RuneError {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
 }
 
 // Ways of saying a cost of which part may be unknown.

@@ -25,6 +25,7 @@ func samplesSchema(scorers []string) *parquet.Schema {
 	for _, sc := range scorers {
 		g["score_"+sc] = parquet.Optional(parquet.Leaf(parquet.DoubleType))
 		g["explanation_"+sc] = parquet.Optional(parquet.String())
+		g["error_"+sc] = parquet.Optional(parquet.String())
 	}
 	return parquet.NewSchema("sample", g)
 }
@@ -41,9 +42,12 @@ func sampleRow(r sweep.Sample, scorers []string) map[string]any {
 		row["started_at"] = r.StartedAt.UTC().Truncate(time.Microsecond)
 	}
 	for _, name := range scorers {
-		row["score_"+name], row["explanation_"+name] = nil, nil
+		row["score_"+name], row["explanation_"+name], row["error_"+name] = nil, nil, nil
 		if sc, ok := r.Scores[name]; ok {
 			row["score_"+name], row["explanation_"+name] = sc.Value, sc.Explanation
+		}
+		if e, ok := r.ScoreErrors[name]; ok {
+			row["error_"+name] = e
 		}
 	}
 	return row

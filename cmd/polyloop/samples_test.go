@@ -103,7 +103,7 @@ func sampleCells(r sweep.Sample) map[string]string {
 		"cost_unknown": strconv.FormatBool(r.CostUnknown), "started_at": r.StartedAt.UTC().Format(time.RFC3339Nano),
 		"duration_s": num(r.Duration.Seconds())}
 	for _, name := range []string{"exact", "near"} {
-		cells["score_"+name], cells["explanation_"+name] = "", ""
+		cells["score_"+name], cells["explanation_"+name], cells["error_"+name] = "", "", r.ScoreErrors[name]
 		if sc, ok := r.Scores[name]; ok {
 			cells["score_"+name], cells["explanation_"+name] = num(sc.Value), sc.Explanation
 		}

@@ -136,3 +136,60 @@ func TestUnsettledSummarised(t *testing.T) {
 		t.Errorf("got:\n%s\nwant a line:\n%s", out, want)
 	}
 }
+
+// The hash users see as a group's key (stats --by hash: the agent
+// configuration hash) is the hash --hash selects; --snapshot selects by
+// the snapshot hash (the same inputs: task included).
+func TestHashFlagIsTheAgentConfiguration(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, "")
+	c.write("quick.yaml", quickAgent)
+	for _, run := range [][]string{{"q1", "what is 1+3?"}, {"q2", "what is 2+2?"}} {
+		if code, _, stderr := c.run("run", "quick.yaml", run[1], "--id", run[0]); code != exitOK {
+			t.Fatalf("run: %s", stderr)
+		}
+	}
+	code, stdout, stderr := c.run("stats", "--by", "hash", "--json")
+	var groups []struct {
+		Group string `json:"group"`
+		Runs  int    `json:"runs"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(stdout), &groups) != nil || len(groups) != 1 || groups[0].Runs != 2 {
+		t.Fatalf("stats --by hash: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	ls := func(args ...string) []string {
+		t.Helper()
+		code, stdout, stderr := c.run(append([]string{"ls", "--json"}, args...)...)
+		var runs []struct {
+			RunID        string `json:"run_id"`
+			SnapshotHash string `json:"snapshot_hash"`
+		}
+		if code != exitOK || json.Unmarshal([]byte(stdout), &runs) != nil {
+			t.Fatalf("ls %v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		var ids []string
+		for _, r := range runs {
+			ids = append(ids, r.RunID+"="+r.SnapshotHash)
+		}
+		return ids
+	}
+	all := ls()
+	if got := ls("--hash", groups[0].Group); len(got) != 2 {
+		t.Errorf("ls --hash %s (the key of stats --by hash): %v, want both runs", groups[0].Group, got)
+	}
+	short := strings.TrimPrefix(groups[0].Group, "sha256:")[:12]
+	if got := ls("--hash", short, "--limit", "1"); len(got) != 1 {
+		t.Errorf("ls --hash %s --limit 1: %v", short, got)
+	}
+	snap := strings.SplitN(all[0], "=", 2)[1]
+	if got := ls("--snapshot", snap); len(got) != 1 || got[0] != all[0] {
+		t.Errorf("ls --snapshot %s: %v, want %s", snap, got, all[0])
+	}
+	if got := ls("--hash", snap); len(got) != 0 {
+		t.Errorf("ls --hash with a snapshot hash: %v, want none (that is --snapshot's)", got)
+	}
+	code, stdout, stderr = c.run("stats", "--hash", groups[0].Group, "--json")
+	if code != exitOK || !strings.Contains(stdout, `"runs": 2`) {
+		t.Errorf("stats --hash: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

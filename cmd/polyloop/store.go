@@ -37,7 +37,8 @@ const (
 	existingStore
 	// readOnlyStore: the commands that only read runs open an existing
 	// SQLite store read-only, so that a user who may read it but not write
-	// it can; they never migrate it.
+	// it can, and a PostgreSQL store without writing (a role that may only
+	// SELECT will do); they never migrate either.
 	readOnlyStore
 )
 
@@ -63,6 +64,9 @@ func openStore(ctx context.Context, spec string, mode storeMode) (store, error) 
 		}
 		return sqlitestore.Open(path, nil)
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		if mode == readOnlyStore {
+			return openReadOnlyPostgres(ctx, spec)
+		}
 		return pgstore.Open(ctx, spec, nil)
 	}
 	return nil, fmt.Errorf("--store %q: expected sqlite:PATH or a postgres:// DSN", dsn.Redact(spec))
@@ -74,6 +78,22 @@ func openReadOnlySQLite(path string) (store, error) {
 	st, err := sqlitestore.Open(path, &sqlitestore.Options{ReadOnly: true})
 	if errors.Is(err, sqlitestore.ErrNeedsMigration) {
 		return nil, fmt.Errorf("%s was written by an older polyloop and needs a migration, which a command that only reads does not do: run polyloop resume or run on it once, as a user who can write it (%w)", path, err)
+	}
+	return st, err
+}
+
+// openReadOnlyPostgres opens a PostgreSQL store for a command that only
+// reads: it writes nothing (a role that may only SELECT will do); a
+// database where nothing was ever stored holds no runs (as a SQLite store
+// not created yet), and a schema that needs a migration is refused with
+// what to do.
+func openReadOnlyPostgres(ctx context.Context, spec string) (store, error) {
+	st, err := pgstore.Open(ctx, spec, &pgstore.Options{ReadOnly: true})
+	if errors.Is(err, pgstore.ErrNoSchema) {
+		return &absentStore{path: "the polyloop schema of " + dsn.Redact(spec)}, nil
+	}
+	if errors.Is(err, pgstore.ErrNeedsMigration) {
+		return nil, fmt.Errorf("the store %s needs a schema migration, which a command that only reads does not do: run polyloop run or resume on it once, as a role that may create and alter its tables (%w)", dsn.Redact(spec), err)
 	}
 	return st, err
 }

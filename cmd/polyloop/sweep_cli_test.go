@@ -7,11 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/polyloop/polyloop/sweep"
 )
 
@@ -384,5 +387,56 @@ func TestSweepDatasetControls(t *testing.T) {
 		if bad[0] == "--tasks" && !strings.Contains(stderr, `the task file does not hold`) || bad[0] == "--tasks" && !strings.Contains(stderr, `"nope"`) {
 			t.Errorf("--tasks nope: %s", stderr)
 		}
+	}
+}
+
+// A scorer's failure is stored in the sweep's ledger, bounded, with the
+// end of the command's standard error (where a traceback says what
+// failed): samples and show say why a run is unscored.
+func TestScorerFailureExplained(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	c.write("sweep.yaml", strings.Replace(sweepFile, "  - {name: near, kind: numeric, tolerance: 1}\n",
+		`  - {name: tests, kind: command, command: [sh, -c, 'head -c 20000 /dev/zero | tr "\0" x >&2; echo >&2; echo "AssertionError: 5 != 4" >&2; exit 7']}`+"\n", 1))
+	if code, stdout, stderr := c.run("sweep", "sweep.yaml", "-q", "--limit", "1", "--epochs", "1"); code != exitStopped {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := c.run("samples", "--sweep", "cli", "--json")
+	var s sweep.Samples
+	if code != exitOK || json.Unmarshal([]byte(stdout), &s) != nil || len(s.Rows) != 2 {
+		t.Fatalf("samples: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, r := range s.Rows {
+		e := r.ScoreErrors["tests"]
+		if !strings.Contains(e, "exited with status 7") || !strings.HasSuffix(e, "AssertionError: 5 != 4") || len(e) > sweep.MaxScoreError {
+			t.Errorf("%s: score error (%d bytes) %.200q…", r.RunID, len(e), e)
+		}
+	}
+	code, stdout, _ = c.run("samples", "--sweep", "cli", "--csv")
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if code != exitOK || err != nil || len(recs) != 3 {
+		t.Fatalf("samples --csv: exit %d, %v", code, err)
+	}
+	col := slices.Index(recs[0], "error_tests")
+	for i, rec := range recs[1:] {
+		if col < 0 || rec[col] != s.Rows[i].ScoreErrors["tests"] {
+			t.Errorf("samples --csv: no error_tests column, or not the JSON's: %v", recs[0])
+		}
+	}
+	pq := filepath.Join(c.dir, "s.parquet")
+	if code, _, stderr := c.run("samples", "--sweep", "cli", "--parquet", pq); code != exitOK {
+		t.Fatalf("samples --parquet: %s", stderr)
+	}
+	rows, err := parquet.ReadFile[any](pq)
+	if err != nil || len(rows) != 2 || rows[0].(map[string]any)["error_tests"] != s.Rows[0].ScoreErrors["tests"] {
+		t.Errorf("samples --parquet: %v, error_tests of row 1 not the JSON's", err)
+	}
+	code, stdout, stderr = c.run("samples", "--sweep", "cli", "--scorer", "tests")
+	if code != exitOK || strings.Count(stdout, "failed: scorer tests: the command exited with status 7") != 2 {
+		t.Errorf("samples text: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = c.run("show", s.Rows[0].RunID)
+	if code != exitOK || !strings.Contains(stdout, "tests failed at") || !strings.Contains(stdout, "AssertionError: 5 != 4") {
+		t.Errorf("show: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -31,9 +31,9 @@ func (a *app) sweepCompare(ctx context.Context, f *statsFlags) error {
 	}
 	switch {
 	case f.json:
-		return writeJSON(a.stdout, c)
+		return writeJSON(a.machineOut(), c)
 	case f.csv:
-		return writeCompareCSV(a.stdout, c)
+		return writeCompareCSV(a.machineOut(), c)
 	}
 	return writeCompareText(a.stdout, c)
 }

@@ -29,6 +29,7 @@ type sweepDisplay struct {
 	bar   bool // a bar is drawn on the current line
 	last  *sweep.Progress
 	err   error // the first write error of --json
+	raw   bool  // --raw: outside text is written as it is
 }
 
 type displayMode int
@@ -41,7 +42,7 @@ const (
 )
 
 func (a *app) sweepDisplay(f sweepFlags) *sweepDisplay {
-	d := &sweepDisplay{w: a.terminalErr(), out: a.stdout, mode: displayPlain, every: 5 * time.Second}
+	d := &sweepDisplay{w: a.terminalErr(), out: a.machineOut(), mode: displayPlain, every: 5 * time.Second, raw: a.raw}
 	switch {
 	case f.json:
 		d.mode, d.every = displayJSON, time.Second
@@ -78,7 +79,7 @@ func (d *sweepDisplay) text(ev sweep.Event) {
 	line := notable(ev)
 	if line != "" {
 		d.clearBar()
-		fmt.Fprintln(d.w, line)
+		fmt.Fprintln(d.w, d.outside(line))
 	}
 	switch {
 	case ev.Kind == sweep.EventProgress && d.mode == displayPlain:
@@ -108,6 +109,16 @@ func (d *sweepDisplay) close() {
 	fmt.Fprintln(d.w, progressLine(d.last))
 }
 
+// outside escapes a line holding outside text (a run's error, a task id,
+// a scorer's message, a provider's name) as visible does, unless --raw:
+// d.w is the stream itself, for the bar's own sequences.
+func (d *sweepDisplay) outside(s string) string {
+	if d.raw {
+		return s
+	}
+	return visible(s)
+}
+
 // notable is the line of an event worth one, or "".
 func notable(ev sweep.Event) string {
 	run := ev.RunID
@@ -115,7 +126,7 @@ func notable(ev sweep.Event) string {
 	case sweep.EventSweepStarted:
 		return fmt.Sprintf("sweep: %d outcomes to settle (agents × tasks × epochs)", ev.Progress.Total)
 	case sweep.EventRunFailed:
-		return fmt.Sprintf("run %s failed: %s", run, ev.Error)
+		return fmt.Sprintf("run %s failed: %s", run, causeString(ev.Error))
 	case sweep.EventRunHeld:
 		return fmt.Sprintf("run %s is held by another live process: left to it", run)
 	case sweep.EventRunSuspended:
@@ -123,9 +134,9 @@ func notable(ev sweep.Event) string {
 	case sweep.EventRetryScheduled:
 		return fmt.Sprintf("run %s finished %s: attempt %d (%s) in %s", run, ev.StopReason, ev.Attempt+1, ev.Next, ev.Delay.Round(time.Millisecond))
 	case sweep.EventTaskChanged:
-		return fmt.Sprintf("task %s: %s", ev.Task, ev.Error)
+		return fmt.Sprintf("task %s: %s", ev.Task, causeString(ev.Error))
 	case sweep.EventScoreFailed:
-		return fmt.Sprintf("run %s: %s", run, ev.Error)
+		return fmt.Sprintf("run %s: %s", run, causeString(ev.Error))
 	case sweep.EventRateLimited:
 		return fmt.Sprintf("provider %s answered 429 (too many requests): its calls pause for %s", ev.Provider, ev.Delay.Round(time.Millisecond))
 	}
@@ -236,6 +247,6 @@ func writeJSONLine(w io.Writer, v any) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err = w.Write(append(jsonControls(b), '\n'))
 	return err
 }

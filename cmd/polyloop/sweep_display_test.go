@@ -48,3 +48,40 @@ func TestSweepDisplayOnATerminal(t *testing.T) {
 		t.Errorf("terminal output %q", got)
 	}
 }
+
+// The sweep's progress shows outside text — a run's error, a task's id, a
+// scorer's message, a provider's name — escaped, as the rest of the
+// command line does, on a terminal and in plain lines alike (the display
+// writes to the stream itself, for the bar's own sequences); --raw leaves
+// it as it is.
+func TestSweepDisplayEscapesOutsideText(t *testing.T) {
+	t.Parallel()
+	const evil = "\x1b]52;c;SGVsbG8=\a\r\x1b[2Kforged\u202e"
+	events := []sweep.Event{
+		{Kind: sweep.EventRunFailed, RunID: "r1", Error: "model said " + evil},
+		{Kind: sweep.EventTaskChanged, Task: "t" + evil, Error: "changed " + evil},
+		{Kind: sweep.EventScoreFailed, RunID: "r2", Error: "scorer cmd: " + evil},
+		{Kind: sweep.EventRateLimited, Provider: "p" + evil},
+		{Kind: sweep.EventRetryScheduled, RunID: "r3", StopReason: polyloop.StopLLMError, Next: "r3" + evil},
+	}
+	for _, mode := range []displayMode{displayPlain, displayBar} {
+		var w bytes.Buffer
+		d := &sweepDisplay{w: &w, mode: mode}
+		for _, ev := range events {
+			d.event(ev)
+		}
+		got := strings.ReplaceAll(w.String(), "\r\x1b[2K", "") // the bar's own
+		if i := firstHidden(got); i < len(got) {
+			t.Errorf("mode %d: a control character reached the terminal at %d:\n%q", mode, i, got)
+		}
+		if strings.Count(got, `\x1b]52;c;SGVsbG8=\x07\r\x1b[2Kforged\u202e`) != 6 {
+			t.Errorf("mode %d: the escapes are not shown:\n%s", mode, got)
+		}
+	}
+	var w bytes.Buffer
+	d := &sweepDisplay{w: &w, mode: displayPlain, raw: true}
+	d.event(events[0])
+	if !strings.Contains(w.String(), evil) {
+		t.Errorf("--raw: %q", w.String())
+	}
+}

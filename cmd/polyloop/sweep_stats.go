@@ -19,7 +19,7 @@ import (
 // sweepStats is polyloop stats --sweep.
 func (a *app) sweepStats(ctx context.Context, f *statsFlags) error {
 	if ff := f.filterFlags; ff != (filterFlags{}) {
-		return fmt.Errorf("--sweep takes no run filters (--agent, --since, ...): its statistics cover the sweep; --by agent, task or epoch groups them")
+		return fmt.Errorf("--sweep takes no run filters (--agent, --since, ...): its statistics cover the sweep; --by agent, hash (agent configuration), task or epoch groups them")
 	}
 	ss, closeStore, err := a.openSweeps(ctx, f.sweep)
 	if err != nil {
@@ -36,12 +36,12 @@ func (a *app) sweepStats(ctx context.Context, f *statsFlags) error {
 	}
 	switch {
 	case f.json:
-		return writeJSON(a.stdout, struct {
+		return writeJSON(a.machineOut(), struct {
 			*sweep.Stats
 			Queue *queueProblems `json:"queue,omitempty"`
 		}{stats, problems})
 	case f.csv:
-		return writeSweepCSV(a.stdout, stats)
+		return writeSweepCSV(a.machineOut(), stats)
 	}
 	for _, g := range stats.Groups {
 		writeSweepGroup(a.stdout, stats, g)

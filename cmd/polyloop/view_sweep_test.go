@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -230,4 +232,82 @@ func pageSamples(t *testing.T, h http.Handler, target string) []string {
 	}
 	walk(doc)
 	return rows
+}
+
+// A sweep's page shows its samples a page at a time (Options.StepsPerPage
+// rows, ?page=N): the pages, one after the other, are polyloop samples's
+// rows in its order, and a page number past any bound is refused.
+func TestViewSweepSamplesPaged(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	c.write("fail.yaml", "name: fail\nmodel: {provider: script, script: [{fail: \"503 service unavailable\"}]}\n")
+	c.write("view.yaml", viewSweepFile)
+	if code, _, stderr := c.run("sweep", "view.yaml", "-q"); code != exitOK {
+		t.Fatalf("sweep: exit %d\n%s", code, stderr)
+	}
+	spec := "sqlite:" + filepath.Join(c.dir, "store.db")
+	st, err := openStore(context.Background(), spec, existingStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const per = 7
+	srv, err := view.New(view.Options{Store: st, Sweeps: sweepview.New(st.(sweep.Store)), StepsPerPage: per})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := execute([]string{"--store", spec, "samples", "--sweep", "cli", "--sort", "cost", "--json"}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
+		t.Fatalf("samples: exit %d: %s", code, stderr.String())
+	}
+	var smp sweep.Samples
+	if err := json.Unmarshal(stdout.Bytes(), &smp); err != nil {
+		t.Fatal(err)
+	}
+	pages := (len(smp.Rows) + per - 1) / per
+	if pages < 3 {
+		t.Fatalf("%d samples: too few for pages of %d", len(smp.Rows), per)
+	}
+	var all []string
+	for p := 1; p <= pages+1; p++ {
+		rows := pageSamples(t, srv, fmt.Sprintf("/sweep?name=cli&sort=cost&page=%d", p))
+		if len(rows) > per {
+			t.Fatalf("page %d has %d samples, more than %d", p, len(rows), per)
+		}
+		for _, r := range rows {
+			all = append(all, strings.Fields(r)[0])
+		}
+	}
+	if len(all) != len(smp.Rows) {
+		t.Fatalf("the pages show %d samples, polyloop samples %d", len(all), len(smp.Rows))
+	}
+	for i, r := range smp.Rows {
+		if all[i] != r.RunID {
+			t.Errorf("sample %d: the pages have %s, polyloop samples %s", i, all[i], r.RunID)
+		}
+	}
+	body := pageBody(t, srv, "/sweep?name=cli&sort=cost&page=2")
+	if !strings.Contains(body, fmt.Sprintf("page 2 of %d", pages)) || !strings.Contains(body, "page=3") {
+		t.Errorf("page 2 does not say where it is or link the next:\n%s", body)
+	}
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/sweep?name=cli&page=288230376151711744", nil))
+	if rec.Code != http.StatusBadRequest {
+		t.Errorf("a huge page: %d, want 400", rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/sweep?name=cli&sort=bogus", nil))
+	if body := html.UnescapeString(rec.Body.String()); rec.Code != http.StatusBadRequest || !strings.Contains(body, `sort="bogus": expected one of run, score`) {
+		t.Errorf("an unknown sort: %d, want 400 naming the parameter:\n%s", rec.Code, body)
+	}
+}
+
+func pageBody(t *testing.T, h http.Handler, target string) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1"+target, nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%s: %d\n%s", target, rec.Code, rec.Body)
+	}
+	return rec.Body.String()
 }

@@ -151,6 +151,21 @@ func (a *app) flushOutput() {
 	}
 }
 
+// machineOut is standard output for what programs read: --json, --csv,
+// export. It is never escaped as visible does: the text must arrive as it
+// is stored (a CSV cell byte for byte). JSON is safe on a terminal anyway:
+// writeJSON and writeJSONLine write every control character as a JSON
+// escape, which decodes to the same text.
+func (a *app) machineOut() io.Writer {
+	if a.rawOut != nil {
+		return a.rawOut
+	}
+	if v, ok := a.stdout.(*visibleWriter); ok {
+		return v.w
+	}
+	return a.stdout
+}
+
 // terminalOut and terminalErr are the streams for a display that escapes
 // outside text itself (rawOut, rawErr when set).
 func (a *app) terminalOut() io.Writer {

@@ -16,7 +16,7 @@ const EntryColumns = `run_id, sweep, coord, agent, agent_hash, task_id, epoch, a
 
 // ScoreColumns are the columns of the scores table, in the order ScanScore
 // reads them and ScoreArgs gives them.
-const ScoreColumns = `run_id, scorer, version, description, value, explanation, grader_run_id, target_digest, scored_at`
+const ScoreColumns = `run_id, scorer, version, description, value, explanation, grader_run_id, target_digest, scored_at, error`
 
 // SweepInfoQuery lists the sweeps with their counts, newest first; its
 // table names are those of SQLite (pgstore qualifies them).
@@ -46,14 +46,14 @@ func EntryArgs(e ledger.Entry) []any {
 func ScanScore(row Row) (ledger.Score, error) {
 	var s ledger.Score
 	var at int64
-	err := row.Scan(&s.RunID, &s.Scorer, &s.Version, &s.Description, &s.Value, &s.Explanation, &s.GraderRunID, &s.TargetDigest, &at)
+	err := row.Scan(&s.RunID, &s.Scorer, &s.Version, &s.Description, &s.Value, &s.Explanation, &s.GraderRunID, &s.TargetDigest, &at, &s.Error)
 	s.ScoredAt = time.Unix(0, at).UTC()
 	return s, err
 }
 
 // ScoreArgs are the values of a score's row, in ScoreColumns order.
 func ScoreArgs(s ledger.Score) []any {
-	return []any{s.RunID, s.Scorer, s.Version, s.Description, s.Value, s.Explanation, s.GraderRunID, s.TargetDigest, s.ScoredAt.UnixNano()}
+	return []any{s.RunID, s.Scorer, s.Version, s.Description, s.Value, s.Explanation, s.GraderRunID, s.TargetDigest, s.ScoredAt.UnixNano(), s.Error}
 }
 
 // ScanInfo reads a row of SweepInfoQuery.

@@ -151,7 +151,8 @@ func (l LedgerSQL) states(ctx context.Context, q Querier, entries []ledger.Entry
 	}
 	out := make([]ledger.State, len(entries))
 	for i, e := range entries {
-		out[i] = ledger.State{Entry: e, Run: sums[e.RunID], Scores: scores[e.RunID]}
+		out[i] = ledger.State{Entry: e, Run: sums[e.RunID]}
+		out[i].Scores, out[i].Failed = ledger.SplitScores(scores[e.RunID])
 	}
 	return out, nil
 }
@@ -217,13 +218,13 @@ func (l LedgerSQL) WriteScores(ctx context.Context, x Execer, scores []ledger.Sc
 		var rows []string
 		var args []any
 		for _, s := range chunk {
-			rows = append(rows, "("+l.D.List(len(args)+1, 9)+")")
+			rows = append(rows, "("+l.D.List(len(args)+1, 10)+")")
 			args = append(args, ScoreArgs(s)...)
 		}
 		_, err := x(ctx, `INSERT INTO `+l.Scores+` (`+ScoreColumns+`) VALUES `+strings.Join(rows, ", ")+
 			` ON CONFLICT (run_id, scorer) DO UPDATE SET version = excluded.version, description = excluded.description,
 			value = excluded.value, explanation = excluded.explanation, grader_run_id = excluded.grader_run_id,
-			target_digest = excluded.target_digest, scored_at = excluded.scored_at`, args)
+			target_digest = excluded.target_digest, scored_at = excluded.scored_at, error = excluded.error`, args)
 		if err != nil {
 			return err
 		}

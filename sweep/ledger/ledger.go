@@ -67,7 +67,8 @@ type Ledger interface {
 	// run id, with their states. Fewer than limit means the last page.
 	Page(ctx context.Context, sweep, after string, limit int) ([]State, error)
 	// PutScores records scores, each replacing the score of its run and
-	// scorer.
+	// scorer. A score with Error set records a scorer's failure: the reads
+	// give it in State.Failed, never in State.Scores.
 	PutScores(ctx context.Context, scores []Score) error
 }
 
@@ -136,6 +137,23 @@ type State struct {
 	Run *polyloop.RunSummary `json:"run,omitempty"`
 	// Scores are the run's scores, ordered by scorer name.
 	Scores []Score `json:"scores,omitempty"`
+	// Failed are the scorers' failures (Score.Error set) of the run, ordered
+	// by scorer name: what could not be scored, and why.
+	Failed []Score `json:"failed,omitempty"`
+}
+
+// SplitScores parts a run's stored scores into the scores and the
+// failures (Score.Error set), keeping their order: how a store fills
+// State.Scores and State.Failed.
+func SplitScores(all []Score) (scores, failed []Score) {
+	for _, s := range all {
+		if s.Error != "" {
+			failed = append(failed, s)
+		} else {
+			scores = append(scores, s)
+		}
+	}
+	return scores, failed
 }
 
 // Score is one scorer's score of one run.
@@ -160,4 +178,8 @@ type Score struct {
 	TargetDigest string `json:"target_digest,omitempty"`
 	// ScoredAt is when, by the scorer's clock: for people.
 	ScoredAt time.Time `json:"scored_at"`
+	// Error, when set, says why the scorer could not score the run (its
+	// error, a command's standard error): the record of a failure, whose
+	// Value means nothing. Package sweep bounds it (sweep.MaxScoreError).
+	Error string `json:"error,omitempty"`
 }

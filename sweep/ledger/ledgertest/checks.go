@@ -257,7 +257,8 @@ func testPage(ctx context.Context, s Store) error {
 }
 
 // Contract: PutScores replaces the score of the same run and scorer and
-// keeps the others; every field round-trips.
+// keeps the others; every field round-trips; a failure (Error set) is
+// read in State.Failed, not in Scores, and a score replaces it.
 func testScores(ctx context.Context, s Store) error {
 	e := entry("s", "s.h.t.e1", 1)
 	if err := s.AddEntries(ctx, []ledger.Entry{e}); err != nil {
@@ -285,6 +286,28 @@ func testScores(ctx context.Context, s Store) error {
 	sc := got[0].Scores
 	if !sameScore(sc[0], other) || !sameScore(sc[1], again) {
 		return fmt.Errorf("scores %+v, want %+v then %+v (by scorer name, the second replaced)", sc, other, again)
+	}
+	failed := ledger.Score{RunID: e.RunID, Scorer: "cmd", Version: "command/1:abc", Description: "tests pass", ScoredAt: at,
+		Error: "scorer cmd: the command exited with status 7: AssertionError: 1 != 2"}
+	if err := s.PutScores(ctx, []ledger.Score{failed}); err != nil {
+		return fmt.Errorf("%s: %w", "PutScores of a failure", err)
+	}
+	if got, err = s.Runs(ctx, []string{e.RunID}); err != nil {
+		return fmt.Errorf("%s: %w", "Runs", err)
+	}
+	if len(got) != 1 || len(got[0].Scores) != 2 || len(got[0].Failed) != 1 || !sameScore(got[0].Failed[0], failed) {
+		return fmt.Errorf("after a failure: Runs = %+v, want the two scores and the failure %+v in Failed", got, failed)
+	}
+	fixed := failed
+	fixed.Error, fixed.Value, fixed.Explanation = "", 1, "tests pass"
+	if err := s.PutScores(ctx, []ledger.Score{fixed}); err != nil {
+		return fmt.Errorf("%s: %w", "PutScores of a score after a failure", err)
+	}
+	if got, err = s.Runs(ctx, []string{e.RunID}); err != nil {
+		return fmt.Errorf("%s: %w", "Runs", err)
+	}
+	if len(got) != 1 || len(got[0].Scores) != 3 || len(got[0].Failed) != 0 {
+		return fmt.Errorf("after a score replaced a failure: Runs = %+v, want three scores, no failure", got)
 	}
 	return nil
 }
