@@ -18,18 +18,20 @@ const LogVersion = 1
 // for a tool call (ActionIntent.ToolCall), which a reader that does not
 // know tool_call would misread. A reader refuses a record of a greater
 // version with ErrLogVersion; a record of version 2 that is not such an
-// intent does not decode.
-const MaxRecordVersion = 2
+// intent does not decode; and 3 for a run_started that refers to a shared
+// snapshot instead of holding it (SnapshotKeeper), which only a reader
+// that knows snapshot_ref reads.
+const MaxRecordVersion = 3
 
 // LogMinorVersion is the minor version of the format this library writes.
 // A reader of minor m reads every log of minor m or lower. A minor version
 // adds record kinds and fields that older readers skip, and records those
 // readers must refuse carry a greater "v" (MaxRecordVersion). The version is
 // written in RunStarted.LogVersion ("1.2"); a log without it is "1.0".
-const LogMinorVersion = 2
+const LogMinorVersion = 3
 
 // logVersionString is "<LogVersion>.<LogMinorVersion>".
-const logVersionString = "1.2"
+const logVersionString = "1.3"
 
 // RecordKind names a record's kind; it is the "kind" field of its JSON.
 type RecordKind string
@@ -90,7 +92,7 @@ type RunStarted struct {
 	SnapshotHash   string   `json:"snapshot_hash"`
 	LibraryVersion string   `json:"library_version"`
 	// LogVersion is the version of the format the run was started with
-	// ("1.2"); empty in logs of version 1.0.
+	// ("1.3"); empty in logs of version 1.0.
 	LogVersion string `json:"log_version,omitempty"`
 	// Parent identifies the parent run for a child run (InvokeChild).
 	Parent *ParentRef `json:"parent,omitempty"`

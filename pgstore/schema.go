@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -141,6 +141,15 @@ var migrations = []string{
 	// its first) can stay on its page without new index entries (a
 	// heap-only tuple). Pages written before get the room when rewritten.
 	`ALTER TABLE {s}.runs SET (fillfactor = 50);`,
+	// 9: configuration snapshots kept once (polyloop.SnapshotKeeper,
+	// design record 0045): the run_started row of a run written since
+	// names in snap the ref of its snapshot, the SHA-256 of data (NULL on
+	// every other row).
+	`CREATE TABLE {s}.snapshots (
+		ref  text PRIMARY KEY,
+		data bytea NOT NULL
+	);
+	ALTER TABLE {s}.records ADD COLUMN snap text;`,
 }
 
 // migrate creates the schema and brings it to SchemaVersion in one

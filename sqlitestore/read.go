@@ -19,8 +19,13 @@ func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, err
 	if err := s.usable(ctx, "read run "+runID); err != nil {
 		return nil, err
 	}
-	return readRows(ctx, s.read, "crc", runID)
+	return readRows(ctx, s.read, "crc", true, runID)
 }
+
+// SharesSnapshots implements polyloop.SnapshotKeeper: a configuration
+// snapshot is kept once in the snapshots table, and the run_started row
+// of each run refers to it.
+func (s *Store) SharesSnapshots() {}
 
 // RecordsWithoutChecksum counts the run's records stored without a
 // checksum: written before the store kept them (schema version 2), they are
@@ -33,17 +38,23 @@ func (s *Store) RecordsWithoutChecksum(ctx context.Context, runID string) (int64
 }
 
 // readRows reads a run's rows from db; crc is the checksum column, or NULL
-// in a file of a schema without one. With an error, it returns the rows
-// read before it.
-func readRows(ctx context.Context, db *sql.DB, crc, runID string) ([]polyloop.Row, error) {
-	rows, err := db.QueryContext(ctx, `SELECT seq, kind, data, `+crc+` FROM records WHERE run_id = ? ORDER BY seq`, runID)
+// in a file of a schema without one; shared, that the file has the
+// snapshots table (schema 7), whose snapshots come with the rows that
+// refer to them. With an error, it returns the rows read before it.
+func readRows(ctx context.Context, db *sql.DB, crc string, shared bool, runID string) ([]polyloop.Row, error) {
+	q := `SELECT seq, kind, data, ` + crc + `, NULL, NULL FROM records WHERE run_id = ? ORDER BY seq`
+	if shared {
+		q = `SELECT r.seq, r.kind, r.data, r.` + crc + `, r.snap, s.data FROM records r LEFT JOIN snapshots s ON s.ref = r.snap
+			WHERE r.run_id = ? ORDER BY r.seq`
+	}
+	rows, err := db.QueryContext(ctx, q, runID)
 	if err != nil {
 		return nil, readError(ctx, runID, 0, err)
 	}
 	defer rows.Close()
 	var out []polyloop.Row
 	for rows.Next() {
-		row, err := sqlrows.ScanRecord(rows)
+		row, err := sqlrows.ScanSharedRecord(rows)
 		if err != nil {
 			return out, readError(ctx, runID, int64(len(out)), err)
 		}

@@ -117,11 +117,20 @@ var migrations = []string{
 	// of its log and its runs row is written only when something else of
 	// its summary changes (summary.go).
 	`ALTER TABLE records ADD COLUMN at INTEGER;`,
+	// 7: configuration snapshots kept once (polyloop.SnapshotKeeper,
+	// design record 0045): the run_started row of a run written since
+	// names in snap the ref of its snapshot, the SHA-256 of data (NULL on
+	// every other row).
+	`CREATE TABLE snapshots (
+		ref  TEXT PRIMARY KEY,
+		data BLOB NOT NULL
+	) WITHOUT ROWID;
+	ALTER TABLE records ADD COLUMN snap TEXT;`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.
