@@ -27,10 +27,12 @@ func objectArgs(raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	var text string
-	if feedback.JSONKind(v) == "string" && json.Unmarshal(v, &text) == nil {
-		if v, err = compactValue([]byte(text)); err != nil {
-			return nil, err
+	if feedback.JSONKind(v) == "string" {
+		var text string // declared here: it escapes (Unmarshal), only for a string
+		if json.Unmarshal(v, &text) == nil {
+			if v, err = compactValue([]byte(text)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if k := feedback.JSONKind(v); k != "object" {
