@@ -19,7 +19,7 @@ func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, err
 	if err := s.usable(ctx, "read run "+runID); err != nil {
 		return nil, err
 	}
-	return readRows(ctx, s.read, "crc", true, runID)
+	return readRows(ctx, s.read, "crc", !s.noShared, runID)
 }
 
 // SharesSnapshots implements polyloop.SnapshotKeeper: a configuration

@@ -51,7 +51,7 @@ func OpenSalvage(path string) (*Salvage, error) {
 		db.Close()
 		return nil, fmt.Errorf("%w: the file has schema version %d, this package knows up to %d", ErrSchemaTooNew, v, SchemaVersion)
 	}
-	s := &Salvage{db: db, crc: "crc", shared: v >= 7}
+	s := &Salvage{db: db, crc: "crc", shared: v >= firstSharedSchema}
 	if v < 2 {
 		s.crc = "NULL"
 	}

@@ -190,6 +190,9 @@ func (w *batchWriter) insert(r *request) error {
 	}
 	for _, row := range r.rows {
 		if sh := row.Shared; sh != nil {
+			if w.s.stmts.snapshot == nil {
+				return fmt.Errorf("sqlitestore: run %q: the file (schema %d, read only) has no snapshots table", r.runID, firstSharedSchema-1)
+			}
 			if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.snapshot).ExecContext(w.ctx, sh.Ref, sh.Data); err != nil {
 				return interpretError(fmt.Sprintf("insert snapshot %s of run %q", sh.Ref, r.runID), err)
 			}
@@ -225,11 +228,14 @@ func (w *batchWriter) insertRows(r *request, from, to int) error {
 	args := make([]any, 0, 7*(to-from))
 	for i := from; i < to; i++ {
 		row := r.rows[i]
-		var snap *string
-		if row.Shared != nil {
-			snap = &row.Shared.Ref
+		args = append(args, r.runID, row.Seq, string(row.Kind), row.Data, sqlrows.CRC(row), sqlrows.ToNanos(row.Record.At))
+		if w.s.stmts.shared {
+			var snap *string
+			if row.Shared != nil {
+				snap = &row.Shared.Ref
+			}
+			args = append(args, snap)
 		}
-		args = append(args, r.runID, row.Seq, string(row.Kind), row.Data, sqlrows.CRC(row), sqlrows.ToNanos(row.Record.At), snap)
 	}
 	if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.insert[to-from-1]).ExecContext(w.ctx, args...); err != nil {
 		return interpretError(fmt.Sprintf("insert records %d to %d of run %q", r.rows[from].Seq, r.rows[to-1].Seq, r.runID), err)
@@ -266,9 +272,13 @@ func (w *batchWriter) writeSummary(prev, sum polyloop.RunSummary) error {
 type writeStmts struct {
 	summary, replace, update, dataVersion, snapshot *sql.Stmt
 	insert                                          [maxInsertRows]*sql.Stmt // insert[n-1] inserts n records
+	// shared: the file has the snapshots table and the snap column (a
+	// read-only store of a schema-6 file has neither, and never writes).
+	shared bool
 }
 
-func (w *writeStmts) prepare(db *sql.DB) error {
+func (w *writeStmts) prepare(db *sql.DB, shared bool) error {
+	w.shared = shared
 	var err error
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
@@ -282,13 +292,19 @@ func (w *writeStmts) prepare(db *sql.DB) error {
 		return st
 	}
 	w.summary = prep(`SELECT ` + summaryColumns + ` FROM runs WHERE run_id = ?`)
-	values := `(?, ?, ?, ?, ?, ?, ?)`
+	cols, one := `run_id, seq, kind, data, crc, at, snap`, `(?, ?, ?, ?, ?, ?, ?)`
+	if !shared {
+		cols, one = `run_id, seq, kind, data, crc, at`, `(?, ?, ?, ?, ?, ?)`
+	}
+	values := one
 	for n := range w.insert {
-		w.insert[n] = prep(`INSERT INTO records (run_id, seq, kind, data, crc, at, snap) VALUES ` + values)
-		values += `, (?, ?, ?, ?, ?, ?, ?)`
+		w.insert[n] = prep(`INSERT INTO records (` + cols + `) VALUES ` + values)
+		values += `, ` + one
 	}
 	w.dataVersion = prep(`PRAGMA data_version`)
-	w.snapshot = prep(`INSERT INTO snapshots (ref, data) VALUES (?, ?) ON CONFLICT (ref) DO NOTHING`)
+	if shared {
+		w.snapshot = prep(`INSERT INTO snapshots (ref, data) VALUES (?, ?) ON CONFLICT (ref) DO NOTHING`)
+	}
 	w.replace = prep(replaceSummary)
 	w.update = prep(updateSummary)
 	return err
