@@ -25,8 +25,11 @@ import (
 // children (the MCP server) from wait4's rusage (cpu-µs/sample-epoch;
 // goal ≤ 2,000), the SQLite file's size after the sweep (file-B; goal ≤
 // 1,600), the bytes of the records and snapshots tables' data
-// (records-B), and the wall time over the latency-bound ideal. With
-// POLYLOOP_BENCH_CPUPROFILE set, the CLI writes its CPU profile there;
+// (records-B), the wall time over the latency-bound ideal, and the
+// largest ru_maxrss of the CLI or the MCP server (an upper bound: exec
+// may fold the test binary's own high-water mark into it). With
+// POLYLOOP_BENCH_CPUPROFILE (POLYLOOP_BENCH_MEMPROFILE) set, the CLI
+// writes its CPU (memory) profile there;
 // with POLYLOOP_BENCH_KEEP, the SQLite file is copied there.
 func BenchmarkSweepSampleEpoch(b *testing.B) {
 	samples := envInt("POLYLOOP_BENCH_SAMPLES", 100)
@@ -46,7 +49,7 @@ func BenchmarkSweepSampleEpoch(b *testing.B) {
 	srv := httptest.NewServer(addModel(latency))
 	defer srv.Close()
 	var cpu, wall time.Duration
-	var file, records int64
+	var file, records, maxRSS int64
 	for b.Loop() {
 		dir := b.TempDir()
 		write := func(name, content string) {
@@ -67,6 +70,9 @@ func BenchmarkSweepSampleEpoch(b *testing.B) {
 		if p := os.Getenv("POLYLOOP_BENCH_CPUPROFILE"); p != "" {
 			args = append([]string{"--cpuprofile", p}, args...)
 		}
+		if p := os.Getenv("POLYLOOP_BENCH_MEMPROFILE"); p != "" {
+			args = append([]string{"--memprofile", p}, args...)
+		}
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "POLYLOOP_STORE=sqlite:"+db, "NO_COLOR=1")
@@ -79,6 +85,7 @@ func BenchmarkSweepSampleEpoch(b *testing.B) {
 		wall += time.Since(start)
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		maxRSS = max(maxRSS, ru.Maxrss)
 		st, err := os.Stat(db)
 		if err != nil {
 			b.Fatal(err)
@@ -99,6 +106,7 @@ func BenchmarkSweepSampleEpoch(b *testing.B) {
 	b.ReportMetric(float64(file)/n, "file-B/sample-epoch")
 	b.ReportMetric(float64(records)/n, "records-B/sample-epoch")
 	b.ReportMetric(wall.Seconds()/float64(b.N)/ideal.Seconds(), "x-ideal")
+	b.ReportMetric(float64(maxRSS)/1e3, "maxrss-MB")
 }
 
 // tableBytes is the length of the data the records and snapshots tables
