@@ -122,6 +122,9 @@ func (lr *logReader) resolve(row *Row, r Record, ref string) error {
 	if sh == nil {
 		return lr.corrupt(r.Seq, r.Kind(), fmt.Sprintf("run_started refers to shared snapshot %s, which the store did not return with it", ref))
 	}
+	if sh.Data == nil {
+		return lr.corrupt(r.Seq, r.Kind(), fmt.Sprintf("run_started refers to shared snapshot %s, which the store does not have", ref))
+	}
 	if sh.Ref != ref {
 		return lr.corrupt(r.Seq, r.Kind(), fmt.Sprintf("run_started refers to shared snapshot %s, and the store returned %s with it", ref, sh.Ref))
 	}
