@@ -432,7 +432,7 @@ func compactArgs(calls []ToolCall) error {
 		if err := CheckJSONLimits(a); err != nil {
 			return fmt.Errorf("%w: tool call %q: %w", ErrInvalidReply, calls[i].Name, err)
 		}
-		if len(a) == 0 || (isCompact(a) && json.Valid(a)) {
+		if len(a) == 0 || (isCompact(a) && validJSON(a)) {
 			continue
 		}
 		var buf bytes.Buffer
