@@ -45,7 +45,7 @@ func decodeStep(data []byte) (Record, bool) {
 	default:
 		return Record{}, false
 	}
-	if !ok || !d.end() || (v == 2 && !leavesOutAction(body)) {
+	if !ok || !d.end() || v > 2 || (v == 2 && !leavesOutAction(body)) {
 		return Record{}, false
 	}
 	return Record{Seq: seq, At: at, Body: body}, true

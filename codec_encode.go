@@ -34,18 +34,11 @@ func appendRecord(dst []byte, r Record, ref bool) ([]byte, error) {
 		return dst, err
 	}
 	start := len(dst)
-	dst = append(dst, `{"seq":`...)
-	dst = strconv.AppendInt(dst, r.Seq, 10)
-	dst = append(dst, `,"at":"`...)
-	dst = at.AppendFormat(dst, time.RFC3339Nano)
-	dst = append(dst, `","kind":"`...)
-	dst = append(dst, r.Body.Kind()...)
-	dst = append(dst, `","v":`...)
 	version := int64(1)
 	if ref {
 		version = 2
 	}
-	dst = strconv.AppendInt(dst, version, 10)
+	dst = appendEnvelope(dst, r, version)
 	ok := true
 	switch b := r.Body.(type) {
 	case *ModelCallIntent:
@@ -76,6 +69,19 @@ func appendRecord(dst []byte, r Record, ref bool) ([]byte, error) {
 		return dst[:start], err
 	}
 	return append(dst, '}'), nil
+}
+
+// appendEnvelope appends the envelope of r, left open: "seq", "at" (in
+// UTC; its year is checked by the caller), "kind" and "v".
+func appendEnvelope(dst []byte, r Record, version int64) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, r.Seq, 10)
+	dst = append(dst, `,"at":"`...)
+	dst = r.At.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, `","kind":"`...)
+	dst = append(dst, r.Body.Kind()...)
+	dst = append(dst, `","v":`...)
+	return strconv.AppendInt(dst, version, 10)
 }
 
 // recordSizeHint is about the size of r's encoding: room for its envelope

@@ -32,44 +32,68 @@ type envelope struct {
 // that is not an action intent leaving its action out, and an unknown kind.
 // The records of a step, as the library writes them, are decoded in one
 // pass (decodeStep); any other text is decoded the generic way.
+//
+// A run_started row that refers to a shared snapshot (version 3, written
+// to a SnapshotKeeper) does not decode alone: only ReadLog, which reads
+// the snapshot from the store, reads it.
 func (r *Record) UnmarshalJSON(data []byte) error {
+	ref, err := r.decode(data)
+	if err == nil && ref != "" {
+		*r = Record{}
+		return fmt.Errorf("polyloop: run_started record refers to shared snapshot %s, which only its store holds (read the log with ReadLog)", ref)
+	}
+	return err
+}
+
+// decode decodes a record; for a run_started row that refers to a shared
+// snapshot, it returns the record with its snapshot's task alone and the
+// reference.
+func (r *Record) decode(data []byte) (ref string, err error) {
 	if rec, ok := decodeStep(data); ok {
 		*r = rec
-		return nil
+		return "", nil
 	}
 	return r.unmarshalGeneric(data)
 }
 
 // unmarshalGeneric decodes a record with encoding/json: the envelope, then
 // the body.
-func (r *Record) unmarshalGeneric(data []byte) error {
+func (r *Record) unmarshalGeneric(data []byte) (string, error) {
 	env, ok := fastEnvelope(data)
 	if !ok {
 		if err := json.Unmarshal(data, &env); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if env.V > MaxRecordVersion {
-		return fmt.Errorf("%w: record has major version %d, this library reads up to %d", ErrLogVersion, env.V, MaxRecordVersion)
+		return "", fmt.Errorf("%w: record has major version %d, this library reads up to %d", ErrLogVersion, env.V, MaxRecordVersion)
 	}
 	if env.V < 1 {
-		return fmt.Errorf("%w: record has no version field", ErrLogVersion)
+		return "", fmt.Errorf("%w: record has no version field", ErrLogVersion)
 	}
 	if env.Seq == nil {
-		return fmt.Errorf("polyloop: record has no seq")
+		return "", fmt.Errorf("polyloop: record has no seq")
+	}
+	if env.V == sharedVersion {
+		rec, ref, err := decodeShared(data, env)
+		if err != nil {
+			return "", err
+		}
+		*r = rec
+		return ref, nil
 	}
 	body := newBody(env.Kind)
 	if body == nil {
-		return fmt.Errorf("polyloop: unknown record kind %q", env.Kind)
+		return "", fmt.Errorf("polyloop: unknown record kind %q", env.Kind)
 	}
 	if err := json.Unmarshal(data, body); err != nil {
-		return fmt.Errorf("polyloop: decoding %s record: %w", env.Kind, err)
+		return "", fmt.Errorf("polyloop: decoding %s record: %w", env.Kind, err)
 	}
 	if env.V == 2 && !leavesOutAction(body) {
-		return fmt.Errorf("polyloop: %s record has version 2, which only an action_intent that leaves its action out for a tool call has", env.Kind)
+		return "", fmt.Errorf("polyloop: %s record has version 2, which only an action_intent that leaves its action out for a tool call has", env.Kind)
 	}
 	r.Seq, r.At, r.Body = *env.Seq, env.At, body
-	return nil
+	return "", nil
 }
 
 func newBody(k RecordKind) RecordBody {

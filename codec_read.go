@@ -100,13 +100,38 @@ func (lr *logReader) decode(row *Row) (Record, error) {
 	if !utf8.Valid(row.Data) {
 		return r, lr.corrupt(row.Seq, row.Kind, fmt.Sprintf("stored record holds invalid UTF-8 at byte %d", invalidUTF8At(row.Data)))
 	}
-	if err := r.UnmarshalJSON(row.Data); err != nil {
+	ref, err := r.decode(row.Data)
+	if err != nil {
 		if errors.Is(err, ErrLogVersion) && newerVersion(row.Data) {
 			return r, &LogVersionError{RunID: lr.runID, Seq: row.Seq, Kind: row.Kind, Err: err}
 		}
 		return r, lr.corrupt(row.Seq, row.Kind, "stored record does not decode: "+err.Error())
 	}
+	if ref != "" {
+		if err := lr.resolve(row, r, ref); err != nil {
+			return r, err
+		}
+	}
 	return r, lr.same(row, r)
+}
+
+// resolve puts the shared snapshot a run_started row refers to, which the
+// store returned with the row (SnapshotKeeper), into the record.
+func (lr *logReader) resolve(row *Row, r Record, ref string) error {
+	sh := row.Shared
+	if sh == nil {
+		return lr.corrupt(r.Seq, r.Kind(), fmt.Sprintf("run_started refers to shared snapshot %s, which the store did not return with it", ref))
+	}
+	if sh.Data == nil {
+		return lr.corrupt(r.Seq, r.Kind(), fmt.Sprintf("run_started refers to shared snapshot %s, which the store does not have", ref))
+	}
+	if sh.Ref != ref {
+		return lr.corrupt(r.Seq, r.Kind(), fmt.Sprintf("run_started refers to shared snapshot %s, and the store returned %s with it", ref, sh.Ref))
+	}
+	if err := resolveShared(r.Body.(*RunStarted), ref, sh.Data); err != nil {
+		return lr.corrupt(r.Seq, r.Kind(), err.Error())
+	}
+	return nil
 }
 
 // same checks that a record says the seq and kind of its row.

@@ -123,7 +123,7 @@ func TestReadLogCorruption(t *testing.T) {
 // names the run and the seq.
 func TestReadLogNewerVersion(t *testing.T) {
 	t.Parallel()
-	rows := append(goodRows(t, 3), rawRow(3, polyloop.KindRunStarted, `{"seq":3,"at":"2026-01-01T00:00:00Z","kind":"run_started","v":3}`))
+	rows := append(goodRows(t, 3), rawRow(3, polyloop.KindRunStarted, `{"seq":3,"at":"2026-01-01T00:00:00Z","kind":"run_started","v":4}`))
 	_, err := readRows(rows...)
 	var ve *polyloop.LogVersionError
 	if !errors.Is(err, polyloop.ErrLogVersion) || errors.Is(err, polyloop.ErrCorruptLog) || !errors.As(err, &ve) || ve.Seq != 3 ||

@@ -32,6 +32,11 @@ type Row struct {
 	// everything but a change that leaves it valid. The Runner never sets
 	// it on Append.
 	Unchecked bool
+	// Shared, on the run_started row appended to a SnapshotKeeper, is the
+	// configuration snapshot the row refers to instead of holding it; the
+	// store keeps it with the row (SnapshotKeeper). Nil on every other row
+	// and for every other store.
+	Shared *SharedSnapshot
 	// Record is the record Data encodes, as the Runner built it: always
 	// set on Append, for a store that folds summaries (RunSummary.Apply)
 	// or keeps records (RecordKeeper); neither side modifies it. On
@@ -58,7 +63,8 @@ func AppendRecords(ctx context.Context, s Store, runID string, records ...Record
 		return nil
 	}
 	_, keeper := s.(RecordKeeper)
-	rows, _, err := rowsOf(runID, records, rowOpts{encode: !keeper}, nil, nil)
+	_, shares := s.(SnapshotKeeper)
+	rows, _, err := rowsOf(runID, records, rowOpts{encode: !keeper, share: shares && !keeper}, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -75,6 +81,9 @@ type rowOpts struct {
 	// reader for a log read back), so withinLimits need not check them
 	// again. Records from elsewhere (AppendRecords) are not.
 	checked bool
+	// share: the store keeps snapshots once (SnapshotKeeper): a
+	// run_started row refers to its snapshot (Row.Shared).
+	share bool
 }
 
 // rowsOf checks the records of one Append and makes their rows, in rows
@@ -110,6 +119,18 @@ func rowsOf(runID string, records []Record, o rowOpts, rows []Row, buf []byte) (
 		start := len(buf)
 		if buf, err = encodeChecked(runID, buf, r, ref); err != nil {
 			return rows, buf, err
+		}
+		if b, ok := r.Body.(*RunStarted); ok && o.share {
+			// Checked whole above, so that what one store accepts every
+			// store accepts; written with a reference to its snapshot.
+			sh, err := shareSnapshot(b.Snapshot)
+			if err != nil {
+				return rows, buf, fmt.Errorf("polyloop: run %q: encoding record %d: %w", runID, r.Seq, err)
+			}
+			if buf, err = appendSharedRunStarted(buf[:start], r, b, sh); err != nil {
+				return rows, buf, fmt.Errorf("polyloop: run %q: encoding record %d: %w", runID, r.Seq, err)
+			}
+			rows[i].Shared = &sh
 		}
 		data := buf[start:len(buf):len(buf)]
 		rows[i].Data, rows[i].Checksum = data, checksum(data)

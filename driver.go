@@ -34,15 +34,18 @@ type driver struct {
 	// encode: the store keeps rows' bytes (not a RecordKeeper); rows and
 	// buf are the scratch of the rows of each write.
 	encode bool
-	rows   []Row
-	buf    []byte
+	// share: the store keeps snapshots once (SnapshotKeeper).
+	share bool
+	rows  []Row
+	buf   []byte
 
 	driverMemory // the agent's view and maintainer (driver_memory.go)
 }
 
 func newDriver(r *Runner, runID string, m *machine, opts ResumeOptions) *driver {
 	_, keeper := r.Store.(RecordKeeper)
-	return &driver{r: r, runID: runID, m: m, opts: opts, sinks: newSinkSet(r.Sinks, r.SinkPolicy), encode: !keeper}
+	_, shares := r.Store.(SnapshotKeeper)
+	return &driver{r: r, runID: runID, m: m, opts: opts, sinks: newSinkSet(r.Sinks, r.SinkPolicy), encode: !keeper, share: shares && !keeper}
 }
 
 // now is the Runner's clock: the one the log's timestamps and the gates'
@@ -159,7 +162,7 @@ func (d *driver) write(ctx context.Context, recs []Record) error {
 		return d.broken
 	}
 	stamp(recs, d.now())
-	rows, buf, err := rowsOf(d.runID, recs, rowOpts{encode: d.encode, checked: true}, d.rows, d.buf)
+	rows, buf, err := rowsOf(d.runID, recs, rowOpts{encode: d.encode, checked: true, share: d.share}, d.rows, d.buf)
 	d.rows, d.buf = rows, buf // the store retains neither (Store contract)
 	if err != nil {
 		d.broken = err

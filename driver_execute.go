@@ -52,7 +52,8 @@ func (d *driver) noteAudit(in *ActionIntent, out ActionOutcome) {
 	if d.audit == nil {
 		d.audit = map[string]*ActionOutcome{}
 	}
-	d.audit[in.ActionID] = &out
+	kept := out // out itself stays on the stack when no sink listens
+	d.audit[in.ActionID] = &kept
 }
 
 type actionReturn struct {

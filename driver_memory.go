@@ -14,8 +14,8 @@ func (d *driver) maintain(ctx context.Context, step MaintainedStep) error {
 	if d.memory == nil || d.memory.Maintainer == nil {
 		return fmt.Errorf("%w: step %d waits for its maintenance, and the agent has no Maintainer", ErrInvalidConfig, step.Step)
 	}
-	scope := &actionScope{info: ActionInfo{RunID: d.runID, Step: step.Step}, d: d, maintenance: true}
-	err := d.memory.Maintainer.Maintain(context.WithValue(ctx, actionKey{}, scope), step)
+	scope := &actionScope{Context: ctx, info: ActionInfo{RunID: d.runID, Step: step.Step}, d: d, maintenance: true}
+	err := d.memory.Maintainer.Maintain(scope, step)
 	if n := scope.close(); n > 0 && err == nil {
 		// What is still under way would be recorded after maintenance_done.
 		err = fmt.Errorf("%w: the maintenance of step %d returned while %d of its children or operations were under way", ErrNotInAction, step.Step, n)

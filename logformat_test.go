@@ -63,7 +63,7 @@ func TestLogFormatGolden(t *testing.T) {
 // A reader refuses a log of an unknown major version.
 func TestLogVersionRefused(t *testing.T) {
 	var r polyloop.Record
-	err := json.Unmarshal([]byte(`{"seq":0,"at":"2026-01-01T00:00:00Z","kind":"run_started","v":3,"run_id":"x"}`), &r)
+	err := json.Unmarshal([]byte(`{"seq":0,"at":"2026-01-01T00:00:00Z","kind":"run_started","v":4,"run_id":"x"}`), &r)
 	if !errors.Is(err, polyloop.ErrLogVersion) {
 		t.Fatalf("err = %v, want ErrLogVersion", err)
 	}

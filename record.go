@@ -18,8 +18,10 @@ const LogVersion = 1
 // for a tool call (ActionIntent.ToolCall), which a reader that does not
 // know tool_call would misread. A reader refuses a record of a greater
 // version with ErrLogVersion; a record of version 2 that is not such an
-// intent does not decode.
-const MaxRecordVersion = 2
+// intent does not decode; and 3 for a run_started that refers to a shared
+// snapshot instead of holding it (SnapshotKeeper), which only a reader
+// that knows snapshot_ref reads.
+const MaxRecordVersion = 3
 
 // LogMinorVersion is the minor version of the format this library writes.
 // A reader of minor m reads every log of minor m or lower. A minor version

@@ -440,7 +440,13 @@ func (m *machine) modelReplied(reply ModelReply) {
 		m.add(&ModelCallResult{Step: st.step, CallID: st.callID, Attempt: st.attempt, Failure: diag.From(err), Usage: &u})
 		return
 	}
-	m.add(&ModelCallResult{Step: st.step, CallID: st.callID, Attempt: st.attempt, Reply: &reply})
+	// The record and its reply in one allocation.
+	x := &struct {
+		r     ModelCallResult
+		reply ModelReply
+	}{reply: reply}
+	x.r = ModelCallResult{Step: st.step, CallID: st.callID, Attempt: st.attempt, Reply: &x.reply}
+	m.add(&x.r)
 }
 
 // modelFailed feeds the failure of the call under way (not a cancellation:
@@ -469,7 +475,7 @@ func compactArgs(calls []ToolCall) error {
 		if err := CheckJSONLimits(a); err != nil {
 			return fmt.Errorf("%w: tool call %q: %w", ErrInvalidReply, calls[i].Name, err)
 		}
-		if len(a) == 0 || (isCompact(a) && json.Valid(a)) {
+		if len(a) == 0 || (isCompact(a) && validJSON(a)) {
 			continue
 		}
 		var buf bytes.Buffer
@@ -721,8 +727,7 @@ func (m *machine) actionDone(i int, out ActionOutcome) error {
 // reports whether that completed the batch.
 func (m *machine) settleOutcome(i int, out ActionOutcome, id string, attempt int) bool {
 	st := m.st
-	s := SettledAction{ResultID: id, Attempt: attempt,
-		Outcome: &StepOutcome{Status: out.Status, Done: out.Done, ExecutorTruncated: out.TruncatedChars}}
+	s := SettledAction{ResultID: id, Attempt: attempt}
 	switch out.Status {
 	case Executed:
 		obs, dropped := boundObservation(out.Observation, st.snap.Limits.ObservationLimit)
@@ -732,19 +737,32 @@ func (m *machine) settleOutcome(i int, out ActionOutcome, id string, attempt int
 	case EnvError:
 		s.Observation, s.Synthetic, s.Audit = st.synth.EnvError, true, truncateBytes(out.Observation, MaxAuditBytes)
 	}
-	return m.record(s)
+	return m.record(s, StepOutcome{Status: out.Status, Done: out.Done, ExecutorTruncated: out.TruncatedChars})
 }
 
-// record writes a settlement: in an ActionResult, or in the step record when
-// it is the last of the batch. It reports whether the batch is complete.
-func (m *machine) record(s SettledAction) bool {
+// record writes a settlement with its outcome: in an ActionResult, or in
+// the step record when it is the last of the batch (each record and its
+// outcome in one allocation). It reports whether the batch is complete.
+func (m *machine) record(s SettledAction, outcome StepOutcome) bool {
 	st := m.st
 	if st.unsettled() == 1 {
-		m.add(&StepCompleted{Step: st.step, ModelCallID: st.callID, Decision: DecisionAct, SettledAction: s})
+		x := &struct {
+			r StepCompleted
+			o StepOutcome
+		}{o: outcome}
+		s.Outcome = &x.o
+		x.r = StepCompleted{Step: st.step, ModelCallID: st.callID, Decision: DecisionAct, SettledAction: s}
+		m.add(&x.r)
 		m.actions = nil
 		return true
 	}
-	m.add(&ActionResult{Step: st.step, SettledAction: s})
+	x := &struct {
+		r ActionResult
+		o StepOutcome
+	}{o: outcome}
+	s.Outcome = &x.o
+	x.r = ActionResult{Step: st.step, SettledAction: s}
+	m.add(&x.r)
 	return false
 }
 

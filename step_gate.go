@@ -66,7 +66,7 @@ func (m *machine) settleGate(i int) bool {
 	if g.delivered != nil {
 		return m.settleOutcome(i, g.delivered.Outcome, g.request.ActionID, 0)
 	}
-	s := SettledAction{ResultID: g.request.ActionID, Outcome: &StepOutcome{Status: NotExecuted},
+	s := SettledAction{ResultID: g.request.ActionID,
 		Observation: m.st.synth.Denied, Synthetic: true, Audit: truncateBytes(g.decided.Note, MaxAuditBytes)}
-	return m.record(s)
+	return m.record(s, StepOutcome{Status: NotExecuted})
 }

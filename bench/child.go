@@ -59,6 +59,11 @@ type childResult struct {
 	// WallNS and Commits, for the sweep benchmark.
 	WallNS  int64 `json:"wall_ns,omitempty"`
 	Commits int64 `json:"commits,omitempty"`
+	// CPUNS is the CPU (user and system) the sweep took in the child, from
+	// its start to its end; FileBytes the SQLite file's size once the
+	// store is closed (the write-ahead log folded in).
+	CPUNS     int64 `json:"cpu_ns,omitempty"`
+	FileBytes int64 `json:"file_bytes,omitempty"`
 	// PeakRSSKB is VmHWM of /proc/self/status at the end, in KiB (0 when
 	// unknown). AnonKB and FileKB split the resident set at the end into
 	// anonymous memory (heap, stacks) and pages of files (the executable).

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -34,6 +35,13 @@ const (
 	DefaultSweepReps        = 5
 	// TargetSweepRatio bounds the wall time over the ideal.
 	TargetSweepRatio = 1.2
+	// SweepSampleSteps is the steps of a run of issue 36's workload (a
+	// tool call, then the answer), at which its per-sample-epoch goals
+	// are judged: TargetSweepCPUMicros of CPU and TargetSweepBytes of
+	// SQLite file per run.
+	SweepSampleSteps     = 2
+	TargetSweepCPUMicros = 2000
+	TargetSweepBytes     = 1600
 )
 
 // SweepOptions say what RunSweep measures. Zero fields take the defaults.
@@ -102,7 +110,7 @@ func RunSweep(ctx context.Context, opts SweepOptions) (*SweepReport, error) {
 	defer os.RemoveAll(dir)
 	rep := &SweepReport{Machine: currentMachine(), Runs: o.Runs, Steps: o.Steps, Latency: o.Latency, Concurrency: o.Concurrency,
 		Reps: o.Reps, Ideal: o.Ideal(), Started: time.Now()}
-	var wall, ratio, stepsPerSec, commits, peak, anon, base []float64
+	var wall, ratio, stepsPerSec, commits, peak, anon, base, cpu, bytes []float64
 	for i := range o.Reps {
 		res, err := sweepChild(ctx, o, modeSweep, dir)
 		if err != nil {
@@ -113,6 +121,8 @@ func RunSweep(ctx context.Context, opts SweepOptions) (*SweepReport, error) {
 		stepsPerSec = append(stepsPerSec, float64(res.Steps)/w.Seconds())
 		commits = append(commits, float64(res.Commits)/float64(res.Steps))
 		peak, anon = append(peak, kibToMB(res.PeakRSSKB)), append(anon, kibToMB(res.AnonKB))
+		cpu = append(cpu, float64(res.CPUNS)/1e3/float64(o.Runs))
+		bytes = append(bytes, float64(res.FileBytes)/float64(o.Runs))
 		bres, err := sweepChild(ctx, o, modeSweepBaseline, dir)
 		if err != nil {
 			return nil, err
@@ -131,6 +141,22 @@ func RunSweep(ctx context.Context, opts SweepOptions) (*SweepReport, error) {
 		}
 	}
 	r.Target = target
+	// A run of the sweep is one sample-epoch. Issue 36's goals are set for
+	// its workload — one tool call, then the answer: two steps —, so they
+	// are judged only at --sweep-steps 2.
+	perRun := func(name, label, unit string, vs []float64, goal float64) Figure {
+		g := f.named(name, label, unit).summarize(vs)
+		if o.Steps == SweepSampleSteps {
+			g.Target = &Target{Op: "<=", Value: goal, Verdict: VerdictTooFew}
+			if g.N >= MinRepsForVerdict {
+				g.Target.Verdict = VerdictMissed
+				if g.Median <= goal {
+					g.Target.Verdict = VerdictMet
+				}
+			}
+		}
+		return g
+	}
 	rep.Figures = []Figure{
 		f.named("sweep_wall", "sweep wall time", "s").summarize(wall), r,
 		f.named("sweep_baseline_ratio", "the same runs without the sweep (Runner.Run, as many at once) ÷ ideal", "×").summarize(base),
@@ -138,6 +164,8 @@ func RunSweep(ctx context.Context, opts SweepOptions) (*SweepReport, error) {
 		f.named("sweep_commits_per_step", "commits per step (runs and ledger)", "commits").summarize(commits),
 		f.named("sweep_peak_rss", "peak RSS (child process)", "MB").summarize(peak),
 		f.named("sweep_rss_anon", "anonymous RSS at exit (heap, stacks)", "MB").summarize(anon),
+		perRun("sweep_cpu_per_run", "CPU per sample-epoch (run), the sweep process", "µs", cpu, TargetSweepCPUMicros),
+		perRun("sweep_bytes_per_run", "SQLite file bytes per sample-epoch (run)", "B", bytes, TargetSweepBytes),
 	}
 	rep.Machine.LoadEnd = loadAvg()
 	rep.Elapsed = time.Since(rep.Started)
@@ -263,9 +291,11 @@ func childSweep(ctx context.Context, t childTask) (childResult, error) {
 	if err != nil {
 		return res, err
 	}
+	cpu0 := processCPU()
 	start := time.Now()
 	out, err := s.Run(ctx, sweep.RunOptions{Store: st})
 	res.WallNS = int64(time.Since(start))
+	res.CPUNS = int64(processCPU() - cpu0)
 	if err != nil {
 		return res, err
 	}
@@ -274,5 +304,22 @@ func childSweep(ctx context.Context, t childTask) (childResult, error) {
 	}
 	res.Steps = t.Runs * t.Steps
 	res.Commits = st.Stats().Commits
+	if err := st.Close(); err != nil {
+		return res, err
+	}
+	fi, err := os.Stat(t.Store.Path)
+	if err != nil {
+		return res, err
+	}
+	res.FileBytes = fi.Size()
 	return res, nil
+}
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

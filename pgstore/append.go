@@ -110,6 +110,12 @@ type recordColumns struct {
 	data    [][]byte
 	crcs    []int64
 	records []polyloop.Record
+	// snaps is each row's shared snapshot ref, or nil (the snap column);
+	// snapRefs and snapData are the shared snapshots the rows refer to
+	// (polyloop.SnapshotKeeper), stored in the same transaction.
+	snaps    []*string
+	snapRefs []string
+	snapData [][]byte
 }
 
 // size is the length of the rows' data.
@@ -125,9 +131,13 @@ func (e recordColumns) size() int {
 func columnsOf(rows []polyloop.Row) recordColumns {
 	n := len(rows)
 	c := recordColumns{seqs: make([]int64, n), kinds: make([]string, n), data: make([][]byte, n), crcs: make([]int64, n),
-		records: make([]polyloop.Record, n)}
+		records: make([]polyloop.Record, n), snaps: make([]*string, n)}
 	for i, r := range rows {
 		c.seqs[i], c.kinds[i], c.data[i], c.crcs[i], c.records[i] = r.Seq, string(r.Kind), r.Data, sqlrows.CRC(r), r.Record
+		if sh := r.Shared; sh != nil {
+			c.snapRefs, c.snapData = append(c.snapRefs, sh.Ref), append(c.snapData, sh.Data)
+			c.snaps[i] = &c.snapRefs[len(c.snapRefs)-1]
+		}
 	}
 	return c
 }

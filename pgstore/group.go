@@ -150,24 +150,32 @@ func (s *Store) queueGroup(b *pgx.Batch, batch []*request, live []int) {
 		runs, kinds []string
 		seqs, crcs  []int64
 		data        [][]byte
+		snaps       []*string
 	}
 	cols := make([][]any, 11)
 	fail := false
+	var refs []string
+	var snaps [][]byte
 	for _, i := range live {
 		r := batch[i]
+		refs, snaps = append(refs, r.rows.snapRefs...), append(snaps, r.rows.snapData...)
 		for j := range r.rows.seqs {
 			recs.runs = append(recs.runs, r.runID)
 			recs.seqs = append(recs.seqs, r.rows.seqs[j])
 			recs.kinds = append(recs.kinds, r.rows.kinds[j])
 			recs.data = append(recs.data, r.rows.data[j])
 			recs.crcs = append(recs.crcs, r.rows.crcs[j])
+			recs.snaps = append(recs.snaps, r.rows.snaps[j])
 		}
 		for c, v := range r.args {
 			cols[c] = append(cols[c], v)
 		}
 		fail = fail || r.fail
 	}
-	b.Queue(s.q.insertMany, recs.runs, recs.seqs, recs.kinds, recs.data, recs.crcs)
+	if len(refs) > 0 {
+		b.Queue(s.q.snapshots, refs, snaps)
+	}
+	b.Queue(s.q.insertMany, recs.runs, recs.seqs, recs.kinds, recs.data, recs.crcs, recs.snaps)
 	b.Queue(s.q.upsertMany, summaryArrays(cols)...)
 	if fail {
 		b.Queue(failing)
@@ -212,7 +220,10 @@ const failing = `SELECT 1 / (0 * random())::int`
 // queueAppend queues r's statements on b: a group of one, and each
 // savepoint of the careful path.
 func (s *Store) queueAppend(b *pgx.Batch, r *request) {
-	b.Queue(s.q.insert, r.runID, r.rows.seqs, r.rows.kinds, r.rows.data, r.rows.crcs)
+	if len(r.rows.snapRefs) > 0 {
+		b.Queue(s.q.snapshots, r.rows.snapRefs, r.rows.snapData)
+	}
+	b.Queue(s.q.insert, r.runID, r.rows.seqs, r.rows.kinds, r.rows.data, r.rows.crcs, r.rows.snaps)
 	b.Queue(s.q.upsert, r.args...)
 	if r.fail {
 		b.Queue(failing)

@@ -19,7 +19,7 @@ func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, err
 	defer rows.Close()
 	var out []polyloop.Row
 	for rows.Next() {
-		row, err := sqlrows.ScanRecord(rows)
+		row, err := sqlrows.ScanSharedRecord(rows)
 		if err != nil {
 			return nil, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
 		}
@@ -30,6 +30,11 @@ func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, err
 	}
 	return out, nil
 }
+
+// SharesSnapshots implements polyloop.SnapshotKeeper: a configuration
+// snapshot is kept once in the snapshots table, and the run_started row
+// of each run refers to it.
+func (s *Store) SharesSnapshots() {}
 
 // RecordsWithoutChecksum counts the run's records stored without a
 // checksum: written before the store kept them (schema versions up to 3;

@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // migrations[i] takes the schema from version i to version i+1. "{s}" stands
 // for the quoted schema name. Never edit a released migration: add one.
@@ -145,6 +145,15 @@ var migrations = []string{
 	// 9: error, a scorer's failure to score a run (ledger.Score.Error), so
 	// that what could not be scored can say why; '' for a score.
 	`ALTER TABLE {s}.scores ADD COLUMN error text NOT NULL DEFAULT '';`,
+	// 10: configuration snapshots kept once (polyloop.SnapshotKeeper,
+	// design record 0045): the run_started row of a run written since
+	// names in snap the ref of its snapshot, the SHA-256 of data (NULL on
+	// every other row).
+	`CREATE TABLE {s}.snapshots (
+		ref  text PRIMARY KEY,
+		data bytea NOT NULL
+	);
+	ALTER TABLE {s}.records ADD COLUMN snap text;`,
 }
 
 // migrate creates the schema and brings it to SchemaVersion in one

@@ -20,14 +20,16 @@ func TestTaskMigration(t *testing.T) {
 	for id, task := range map[string]string{"a": "find the needle", "b": long} {
 		st := storetest.Started(id, "agent")
 		st.Body.(*polyloop.RunStarted).Snapshot.Task.Input = task
-		if err := polyloop.AppendRecords(ctx, s, id, st, storetest.Intent(1, 1)); err != nil {
+		// Written whole, as a store of schema 5 holds them (it kept no
+		// shared snapshots).
+		if err := polyloop.AppendRecords(ctx, struct{ polyloop.Store }{s}, id, st, storetest.Intent(1, 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	q := pgx.Identifier{s.schema}.Sanitize()
-	// Back to schema 5: without the task column (6) and the sweep ledger
-	// (7).
-	for _, stmt := range []string{"ALTER TABLE " + q + ".runs DROP COLUMN task", "DROP TABLE " + q + ".sweeps, " + q + ".sweep_runs, " + q + ".scores",
+	// Back to schema 5: without the task column (6), the sweep ledger
+	// (7), the scorers' errors (9) and the shared snapshots (10).
+	for _, stmt := range []string{"ALTER TABLE " + q + ".records DROP COLUMN snap", "DROP TABLE " + q + ".snapshots", "ALTER TABLE " + q + ".runs DROP COLUMN task", "DROP TABLE " + q + ".sweeps, " + q + ".sweep_runs, " + q + ".scores",
 		"UPDATE " + q + ".schema_version SET version = 5"} {
 		if _, err := s.pool.Exec(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)

@@ -337,6 +337,25 @@ func (s *panickingStore) ReadRows(context.Context, string) ([]polyloop.Row, erro
 	panic("panickingStore: nil map")
 }
 
+// sharerDropping says it shares snapshots, and keeps none: its run_started
+// rows come back without the snapshot they refer to.
+type sharerDropping struct{ goodStore }
+
+func (*sharerDropping) SharesSnapshots() {}
+
+func (s *sharerDropping) Append(ctx context.Context, runID string, rows []polyloop.Row) error {
+	rows = slices.Clone(rows)
+	for i := range rows {
+		rows[i].Shared = nil
+	}
+	return s.goodStore.Append(ctx, runID, rows)
+}
+
+// sharerRetaining keeps the caller's shared snapshot instead of a copy.
+type sharerRetaining struct{ goodStore }
+
+func (*sharerRetaining) SharesSnapshots() {}
+
 // keeperDropping is a RecordKeeper that keeps rows' bytes but not their
 // records: it reads back rows the Runner cannot use.
 type keeperDropping struct{ goodStore }
@@ -368,7 +387,13 @@ func brokenStoreCases() []brokenCase {
 	panics.New = func(testing.TB) polyloop.Store { return &panickingStore{*newGoodStore()} }
 	dropping := goodStoreHarness()
 	dropping.New = func(testing.TB) polyloop.Store { return &keeperDropping{*newGoodStore()} }
+	sharerDrops := goodStoreHarness()
+	sharerDrops.New = func(testing.TB) polyloop.Store { return &sharerDropping{*newGoodStore()} }
+	sharerRetains := goodStoreHarness()
+	sharerRetains.New = func(testing.TB) polyloop.Store { return &sharerRetaining{*newGoodStore()} }
 	return []brokenCase{
+		c("SharedSnapshot", ruleSharedKept, sharerDrops),
+		c("SharedSnapshot", ruleSharedKept, sharerRetains),
 		c("EmptyLogForUnknownRun", ruleEmptyLog, storeWith(storeFaults{notFound: true})),
 		c("EmptyLogForUnknownRun", ruleReturns, hang),
 		c("EmptyLogForUnknownRun", ruleNoPanic, panics),

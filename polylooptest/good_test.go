@@ -303,3 +303,19 @@ func goodSinkHarness() SinkHarness {
 		},
 	}
 }
+
+// goodSharer is a SnapshotKeeper: it keeps each row's shared snapshot
+// with it (a copy).
+type goodSharer struct{ goodStore }
+
+func (*goodSharer) SharesSnapshots() {}
+
+func (s *goodSharer) Append(ctx context.Context, runID string, rows []polyloop.Row) error {
+	rows = slices.Clone(rows)
+	for i := range rows {
+		if sh := rows[i].Shared; sh != nil {
+			rows[i].Shared = &polyloop.SharedSnapshot{Ref: sh.Ref, Data: slices.Clone(sh.Data)}
+		}
+	}
+	return s.goodStore.Append(ctx, runID, rows)
+}

@@ -93,6 +93,12 @@ const DefaultLargeBody = 1 << 20
 //     RunFilter.TaskContains keeps the runs whose summary's task contains
 //     the text: case-sensitive, literal (% and _ are no wildcards), and
 //     searching the first polyloop.MaxSummaryTask characters only.
+//   - SharedSnapshot: if the store implements polyloop.SnapshotKeeper, two
+//     runs of one configuration on different tasks, appended as the Runner
+//     appends them, refer to one shared snapshot; ReadRows returns each
+//     row with the Shared snapshot it was appended with (not retained:
+//     the kit overwrites it once Append returned), and ReadLog gives each
+//     run's records back whole, its own task in its snapshot.
 //
 // Each failure names the rule of the contract it found broken.
 func TestStore(t *testing.T, h StoreHarness) {
@@ -119,6 +125,7 @@ var storeChecks = []check[StoreHarness]{
 	{"ListRunsOrder", checkStoreListOrder},
 	{"ListRunsPages", checkStoreListPages},
 	{"ListRunsTask", checkStoreListTask},
+	{"SharedSnapshot", checkStoreShared},
 }
 
 func (h StoreHarness) largeBody() int {

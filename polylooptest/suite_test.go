@@ -24,5 +24,20 @@ func TestGoodRecordKeeperPasses(t *testing.T) {
 	}
 	TestStore(t, h)
 }
+
+// A SnapshotKeeper is read back with its shared snapshots.
+func TestGoodSnapshotKeeperPasses(t *testing.T) {
+	h := goodStoreHarness()
+	h.New = func(testing.TB) polyloop.Store { return &goodSharer{*newGoodStore()} }
+	h.NewFaulty = func(testing.TB) (polyloop.Store, func()) {
+		s := &goodSharer{*newGoodStore()}
+		return s, func() { s.armed = true }
+	}
+	h.Reopen = func(_ testing.TB, s polyloop.Store) polyloop.Store {
+		return &goodSharer{goodStore{b: s.(*goodSharer).b}}
+	}
+	TestStore(t, h)
+}
+
 func TestGoodSinkPasses(t *testing.T)      { TestEventSink(t, goodSinkHarness()) }
 func TestGoodStreamingPasses(t *testing.T) { TestStreamingModelClient(t, goodStreamHarness()) }

@@ -47,7 +47,8 @@ func (f rawFile) Rows(t testing.TB, runID string) []polyloop.Row {
 
 func (f rawFile) Put(t testing.TB, runID string, r polyloop.Row) {
 	t.Helper()
-	if _, err := f.db.Exec(`INSERT OR REPLACE INTO records (run_id, seq, kind, data, crc) VALUES (?, ?, ?, ?, ?)`,
+	if _, err := f.db.Exec(`INSERT INTO records (run_id, seq, kind, data, crc) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (run_id, seq) DO UPDATE SET kind = excluded.kind, data = excluded.data, crc = excluded.crc`,
 		runID, r.Seq, r.Kind, r.Data, crcArg(r)); err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,13 @@ func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, err
 	if err := s.usable(ctx, "read run "+runID); err != nil {
 		return nil, err
 	}
-	return readRows(ctx, s.read, "crc", runID)
+	return readRows(ctx, s.read, "crc", !s.noShared, runID)
 }
+
+// SharesSnapshots implements polyloop.SnapshotKeeper: a configuration
+// snapshot is kept once in the snapshots table, and the run_started row
+// of each run refers to it.
+func (s *Store) SharesSnapshots() {}
 
 // RecordsWithoutChecksum counts the run's records stored without a
 // checksum: written before the store kept them (schema version 2), they are
@@ -33,9 +38,10 @@ func (s *Store) RecordsWithoutChecksum(ctx context.Context, runID string) (int64
 }
 
 // readRows reads a run's rows from db; crc is the checksum column, or NULL
-// in a file of a schema without one. With an error, it returns the rows
-// read before it.
-func readRows(ctx context.Context, db *sql.DB, crc, runID string) ([]polyloop.Row, error) {
+// in a file of a schema without one; shared, that the file has the
+// snapshots table (schema 8), whose snapshots come with the rows that
+// refer to them. With an error, it returns the rows read before it.
+func readRows(ctx context.Context, db *sql.DB, crc string, shared bool, runID string) ([]polyloop.Row, error) {
 	rows, err := db.QueryContext(ctx, `SELECT seq, kind, data, `+crc+` FROM records WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, readError(ctx, runID, 0, err)
@@ -51,6 +57,37 @@ func readRows(ctx context.Context, db *sql.DB, crc, runID string) ([]polyloop.Ro
 	}
 	if err := rows.Err(); err != nil {
 		return out, readError(ctx, runID, int64(len(out)), err)
+	}
+	rows.Close()
+	if shared && len(out) > 0 {
+		return withShared(ctx, db, runID, out)
+	}
+	return out, nil
+}
+
+// withShared sets the Shared snapshot of the rows that refer to one (the
+// run_started row's, one per run), read apart from the records so that
+// the rows are scanned without a join or a column more: SQLite walks the
+// run's rows for the few whose snap is set.
+func withShared(ctx context.Context, db *sql.DB, runID string, out []polyloop.Row) ([]polyloop.Row, error) {
+	rows, err := db.QueryContext(ctx, `SELECT r.seq, r.snap, s.data FROM records r LEFT JOIN snapshots s ON s.ref = r.snap
+		WHERE r.run_id = ? AND r.snap IS NOT NULL`, runID)
+	if err != nil {
+		return nil, readError(ctx, runID, 0, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		sh := &polyloop.SharedSnapshot{}
+		if err := rows.Scan(&seq, &sh.Ref, &sh.Data); err != nil { // no data: the reader reports the row corrupt
+			return nil, readError(ctx, runID, seq, err)
+		}
+		if seq >= 0 && seq < int64(len(out)) && out[seq].Seq == seq {
+			out[seq].Shared = sh
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, readError(ctx, runID, 0, err)
 	}
 	return out, nil
 }

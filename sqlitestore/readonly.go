@@ -37,6 +37,7 @@ func (s *Store) openReadOnly() error {
 	}
 	if err == nil {
 		err = checkReadOnlyVersion(v)
+		s.noShared = v < firstSharedSchema
 	}
 	if err != nil {
 		s.write.Close()
@@ -75,12 +76,17 @@ func (s *Store) readOnlyDSN() string {
 	return "file:" + (&url.URL{Path: s.path}).EscapedPath() + "?" + q.Encode()
 }
 
+// firstSharedSchema is the schema that added shared snapshots (8); a
+// read-only store reads a file of the schema before it as it is, since
+// that file holds whole rows only.
+const firstSharedSchema = 8
+
 // checkReadOnlyVersion refuses a schema a read-only store cannot read.
 func checkReadOnlyVersion(v int) error {
 	switch {
 	case v > SchemaVersion:
 		return fmt.Errorf("%w: the file has schema version %d, this package knows up to %d; upgrade polyloop to open it", ErrSchemaTooNew, v, SchemaVersion)
-	case v < SchemaVersion:
+	case v < SchemaVersion && v != firstSharedSchema-1:
 		return fmt.Errorf("%w: the file has schema version %d, this version of polyloop reads %d; a command that writes (polyloop run, resume) migrates it, as a user who can write the file", ErrNeedsMigration, v, SchemaVersion)
 	}
 	return nil

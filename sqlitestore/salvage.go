@@ -26,6 +26,8 @@ var ErrDamaged = errors.New("sqlitestore: the database file is damaged")
 type Salvage struct {
 	db  *sql.DB
 	crc string // the checksum column, or NULL in a file of schema 1
+	// shared: the file has the snapshots table (schema 8).
+	shared bool
 }
 
 // OpenSalvage opens the file at path for reading only. It fails when the
@@ -49,7 +51,7 @@ func OpenSalvage(path string) (*Salvage, error) {
 		db.Close()
 		return nil, fmt.Errorf("%w: the file has schema version %d, this package knows up to %d", ErrSchemaTooNew, v, SchemaVersion)
 	}
-	s := &Salvage{db: db, crc: "crc"}
+	s := &Salvage{db: db, crc: "crc", shared: v >= firstSharedSchema}
 	if v < 2 {
 		s.crc = "NULL"
 	}
@@ -79,7 +81,7 @@ func (s *Salvage) RunIDs(ctx context.Context) ([]string, error) {
 // ReadRows reads the run's rows as Store.ReadRows does, up to the damage
 // (polyloop.ReadLog reads it).
 func (s *Salvage) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
-	return readRows(ctx, s.db, s.crc, runID)
+	return readRows(ctx, s.db, s.crc, s.shared, runID)
 }
 
 // RecordsWithoutChecksum is Store.RecordsWithoutChecksum.

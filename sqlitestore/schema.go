@@ -120,11 +120,20 @@ var migrations = []string{
 	// 7: error, a scorer's failure to score a run (ledger.Score.Error), so
 	// that what could not be scored can say why; '' for a score.
 	`ALTER TABLE scores ADD COLUMN error TEXT NOT NULL DEFAULT '';`,
+	// 8: configuration snapshots kept once (polyloop.SnapshotKeeper,
+	// design record 0045): the run_started row of a run written since
+	// names in snap the ref of its snapshot, the SHA-256 of data (NULL on
+	// every other row).
+	`CREATE TABLE snapshots (
+		ref  TEXT PRIMARY KEY,
+		data BLOB NOT NULL
+	) WITHOUT ROWID;
+	ALTER TABLE records ADD COLUMN snap TEXT;`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.

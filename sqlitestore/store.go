@@ -80,6 +80,9 @@ type Store struct {
 	// leaseDir holds the lock files of the leases: the database's resolved
 	// path (absolute, symlinks followed) with ".leases" added.
 	leaseDir string
+	// noShared: a read-only store of a file of schema 7, before the
+	// snapshots table: its rows are all whole.
+	noShared bool
 	// afterInsert, when set (tests only, before the first Append), runs in
 	// the leader after an Append's records are inserted and before its
 	// summary is written, on the fast or the careful path; an error fails
@@ -122,7 +125,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 	s.read.SetMaxOpenConns(s.opts.MaxReaders)
 	s.read.SetMaxIdleConns(s.opts.MaxReaders)
-	if err := s.stmts.prepare(s.write); err != nil {
+	if err := s.stmts.prepare(s.write, !s.noShared); err != nil {
 		s.closeDBs()
 		return nil, err
 	}

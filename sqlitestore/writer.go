@@ -188,6 +188,16 @@ func (w *batchWriter) insert(r *request) error {
 	if first := r.rows[0].Seq; first != sum.Records {
 		return conflict(r.runID, first, sum.Records)
 	}
+	for _, row := range r.rows {
+		if sh := row.Shared; sh != nil {
+			if w.s.stmts.snapshot == nil {
+				return fmt.Errorf("sqlitestore: run %q: the file (schema %d, read only) has no snapshots table", r.runID, firstSharedSchema-1)
+			}
+			if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.snapshot).ExecContext(w.ctx, sh.Ref, sh.Data); err != nil {
+				return interpretError(fmt.Sprintf("insert snapshot %s of run %q", sh.Ref, r.runID), err)
+			}
+		}
+	}
 	for from := 0; from < len(r.rows); from += maxInsertRows {
 		if err := w.insertRows(r, from, min(from+maxInsertRows, len(r.rows))); err != nil {
 			return err
@@ -215,10 +225,17 @@ const maxInsertRows = 4
 // insertRows inserts the records of r from from up to to (at most
 // maxInsertRows) with one statement.
 func (w *batchWriter) insertRows(r *request, from, to int) error {
-	args := make([]any, 0, 6*(to-from))
+	args := make([]any, 0, 7*(to-from))
 	for i := from; i < to; i++ {
 		row := r.rows[i]
 		args = append(args, r.runID, row.Seq, string(row.Kind), row.Data, sqlrows.CRC(row), sqlrows.ToNanos(row.Record.At))
+		if w.s.stmts.shared {
+			var snap *string
+			if row.Shared != nil {
+				snap = &row.Shared.Ref
+			}
+			args = append(args, snap)
+		}
 	}
 	if _, err := w.tx.StmtContext(w.ctx, w.s.stmts.insert[to-from-1]).ExecContext(w.ctx, args...); err != nil {
 		return interpretError(fmt.Sprintf("insert records %d to %d of run %q", r.rows[from].Seq, r.rows[to-1].Seq, r.runID), err)
@@ -253,11 +270,15 @@ func (w *batchWriter) writeSummary(prev, sum polyloop.RunSummary) error {
 
 // writeStmts are the writer's prepared statements.
 type writeStmts struct {
-	summary, replace, update, dataVersion *sql.Stmt
-	insert                                [maxInsertRows]*sql.Stmt // insert[n-1] inserts n records
+	summary, replace, update, dataVersion, snapshot *sql.Stmt
+	insert                                          [maxInsertRows]*sql.Stmt // insert[n-1] inserts n records
+	// shared: the file has the snapshots table and the snap column (a
+	// read-only store of a schema-7 file has neither, and never writes).
+	shared bool
 }
 
-func (w *writeStmts) prepare(db *sql.DB) error {
+func (w *writeStmts) prepare(db *sql.DB, shared bool) error {
+	w.shared = shared
 	var err error
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
@@ -271,19 +292,26 @@ func (w *writeStmts) prepare(db *sql.DB) error {
 		return st
 	}
 	w.summary = prep(`SELECT ` + summaryColumns + ` FROM runs WHERE run_id = ?`)
-	values := `(?, ?, ?, ?, ?, ?)`
+	cols, one := `run_id, seq, kind, data, crc, at, snap`, `(?, ?, ?, ?, ?, ?, ?)`
+	if !shared {
+		cols, one = `run_id, seq, kind, data, crc, at`, `(?, ?, ?, ?, ?, ?)`
+	}
+	values := one
 	for n := range w.insert {
-		w.insert[n] = prep(`INSERT INTO records (run_id, seq, kind, data, crc, at) VALUES ` + values)
-		values += `, (?, ?, ?, ?, ?, ?)`
+		w.insert[n] = prep(`INSERT INTO records (` + cols + `) VALUES ` + values)
+		values += `, ` + one
 	}
 	w.dataVersion = prep(`PRAGMA data_version`)
+	if shared {
+		w.snapshot = prep(`INSERT INTO snapshots (ref, data) VALUES (?, ?) ON CONFLICT (ref) DO NOTHING`)
+	}
 	w.replace = prep(replaceSummary)
 	w.update = prep(updateSummary)
 	return err
 }
 
 func (w *writeStmts) close() {
-	for _, st := range append([]*sql.Stmt{w.summary, w.replace, w.update, w.dataVersion}, w.insert[:]...) {
+	for _, st := range append([]*sql.Stmt{w.summary, w.replace, w.update, w.dataVersion, w.snapshot}, w.insert[:]...) {
 		if st != nil {
 			st.Close()
 		}

@@ -27,10 +27,12 @@ func objectArgs(raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	var text string
-	if feedback.JSONKind(v) == "string" && json.Unmarshal(v, &text) == nil {
-		if v, err = compactValue([]byte(text)); err != nil {
-			return nil, err
+	if feedback.JSONKind(v) == "string" {
+		var text string // declared here: it escapes (Unmarshal), only for a string
+		if json.Unmarshal(v, &text) == nil {
+			if v, err = compactValue([]byte(text)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if k := feedback.JSONKind(v); k != "object" {
@@ -48,14 +50,16 @@ func compactValue(raw []byte) (json.RawMessage, error) {
 	if !utf8.Valid(raw) {
 		return nil, errNotUTF8
 	}
-	// Unmarshal validates exactly one value and reports the offset of a
-	// syntax error in raw; Compact then copies without whitespace.
-	var v json.RawMessage
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
+	// Compact checks that raw is exactly one value (the scanner Unmarshal
+	// uses) as it copies it without whitespace, in one pass and one
+	// allocation. When it refuses raw, Unmarshal says why, with the offset
+	// of the syntax error in raw, as it always did.
+	buf := bytes.NewBuffer(make([]byte, 0, len(raw)))
+	if err := json.Compact(buf, raw); err != nil {
+		var v json.RawMessage
+		if uerr := json.Unmarshal(raw, &v); uerr != nil {
+			return nil, uerr
+		}
 		return nil, err
 	}
 	if err := polyloop.CheckJSONLimits(buf.Bytes()); err != nil {

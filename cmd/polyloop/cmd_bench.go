@@ -21,8 +21,9 @@ type benchFlags struct {
 	steps  int
 	reps   int
 	// sweep runs the sweep benchmark instead, of sweepRuns runs.
-	sweep     bool
-	sweepRuns int
+	sweep      bool
+	sweepRuns  int
+	sweepSteps int
 	// peers, when set, is the peers program: PolyLoop beside the peers.
 	peers string
 }
@@ -46,9 +47,12 @@ peak RSS are measured in child processes of this binary.
 
 --sweep runs the sweep benchmark instead: a sweep of 1,000 runs of W of 10
 steps each, whose scripted model takes 20 ms a call, 64 runs at a time, on a
-fresh SQLite file (--sweep-runs sets the number of runs); its wall time is
-judged against the latency-bound ideal (at most 1.2 times it), and the child
-process's peak RSS is reported.
+fresh SQLite file (--sweep-runs sets the number of runs, --sweep-steps their
+steps); its wall time is judged against the latency-bound ideal (at most 1.2
+times it), and the child process's peak RSS is reported, with the CPU and
+the SQLite file's bytes per run (a sample-epoch): at --sweep-steps 2, the
+shape of a sample-epoch of issue 36's sweep (a tool call, then the answer),
+they are judged against its goals (at most 2,000 µs and 1,600 bytes).
 
 --peers PROGRAM compares PolyLoop with other agent runtimes instead: PROGRAM
 is built from the module bench/peers of PolyLoop's repository (cd bench/peers
@@ -68,6 +72,7 @@ stored, peak RSS) for both, and their ratio pair by pair.`,
 	c.Flags().IntVar(&f.reps, "reps", 0, fmt.Sprintf("repetitions of each figure (default %d)", bench.DefaultReps))
 	c.Flags().BoolVar(&f.sweep, "sweep", false, "run the sweep benchmark (SQLite) instead")
 	c.Flags().IntVar(&f.sweepRuns, "sweep-runs", 0, fmt.Sprintf("runs of the sweep benchmark (default %d)", bench.DefaultSweepRuns))
+	c.Flags().IntVar(&f.sweepSteps, "sweep-steps", 0, fmt.Sprintf("steps of each run of the sweep benchmark (default %d)", bench.DefaultSweepSteps))
 	c.Flags().StringVar(&f.peers, "peers", "", "compare PolyLoop with the peers this program runs (built from bench/peers)")
 	return c
 }
@@ -118,10 +123,10 @@ func (a *app) benchSweep(ctx context.Context, f benchFlags, interrupted func() b
 	if len(f.stores) > 0 || f.steps != 0 {
 		return fmt.Errorf("--sweep measures SQLite at its own sizes: it takes no --store or --steps")
 	}
-	if f.sweepRuns < 0 {
-		return fmt.Errorf("--sweep-runs must not be negative")
+	if f.sweepRuns < 0 || f.sweepSteps < 0 {
+		return fmt.Errorf("--sweep-runs and --sweep-steps must not be negative")
 	}
-	rep, err := bench.RunSweep(ctx, bench.SweepOptions{Runs: f.sweepRuns, Reps: f.reps, Progress: a.stderr})
+	rep, err := bench.RunSweep(ctx, bench.SweepOptions{Runs: f.sweepRuns, Steps: f.sweepSteps, Reps: f.reps, Progress: a.stderr})
 	return a.benchOutcome(rep, err, f.json, interrupted)
 }
 

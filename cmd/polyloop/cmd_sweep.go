@@ -112,6 +112,7 @@ func (a *app) sweep(parent context.Context, path string, f sweepFlags, seedGiven
 	if f.queue != "" {
 		return a.enqueue(ctx, l, f)
 	}
+	throughputGC()
 	st, err := openStore(ctx, a.store, createStore)
 	if err != nil {
 		return err

@@ -88,6 +88,7 @@ func (a *app) worker(parent context.Context, f workerFlags) error {
 	if err := f.check(); err != nil {
 		return err
 	}
+	throughputGC()
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	q, store, closeQueue, err := a.openQueue(ctx, f.queue)

@@ -101,7 +101,7 @@ func damage(raw *rawRecords, id, shape string) error {
 	case "gap":
 		return raw.exec(`DELETE FROM {records} WHERE run_id = $1 AND seq = 2`, id)
 	case "v3":
-		return edit(3, false, replace(`,"v":1,`, `,"v":3,`))
+		return edit(3, false, replace(`,"v":1,`, `,"v":4,`))
 	case "no-version":
 		return edit(3, false, replace(`,"v":1,`, `,`))
 	}

@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 		"writelog":  writeLogMain,
 		"damagelog": damageLogMain,
 		"mcpslow":   mcpSlowMain,
+		"mcpadd":    mcpAddMain,
 		"procpeek":  procPeekMain,
 		"mcppeek":   mcpPeekMain,
 	})

@@ -47,6 +47,31 @@ func ScanRecord(row Row) (polyloop.Row, error) {
 	return r, nil
 }
 
+// ScanSharedRecord reads a records row as ScanRecord does, followed by
+// the ref of the shared snapshot the row refers to and the snapshot's
+// bytes (both NULL on a row that refers to none): a row that has them
+// comes with its Shared snapshot (polyloop.SnapshotKeeper).
+func ScanSharedRecord(row Row) (polyloop.Row, error) {
+	var r polyloop.Row
+	var kind string
+	var crc *int64
+	var ref *string
+	var data []byte
+	if err := row.Scan(&r.Seq, &kind, &r.Data, &crc, &ref, &data); err != nil {
+		return r, err
+	}
+	r.Kind = polyloop.RecordKind(kind)
+	if crc == nil {
+		r.Unchecked = true
+	} else {
+		r.Checksum = uint32(*crc)
+	}
+	if ref != nil {
+		r.Shared = &polyloop.SharedSnapshot{Ref: *ref, Data: data}
+	}
+	return r, nil
+}
+
 // CRC is a row's checksum as the crc column keeps it: an int64 (both
 // drivers' integer), never negative.
 func CRC(r polyloop.Row) int64 { return int64(r.Checksum) }

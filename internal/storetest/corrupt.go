@@ -268,11 +268,11 @@ func testSeqGap(t *testing.T, d *damaged) {
 // reported as corruption.
 func testNewerVersion(t *testing.T, d *damaged) {
 	r := d.row(6)
-	r.Data = bytes.Replace(r.Data, []byte(`,"v":1,`), []byte(`,"v":3,`), 1)
+	r.Data = bytes.Replace(r.Data, []byte(`,"v":1,`), []byte(`,"v":4,`), 1)
 	d.raw.Put(t, d.run, withCRC(r))
 	_, err := polyloop.ReadLog(context.Background(), d.s, d.run)
 	if !errors.Is(err, polyloop.ErrLogVersion) || errors.Is(err, polyloop.ErrCorruptLog) || !strings.Contains(err.Error(), fmt.Sprintf("run %q: record 6", d.run)) {
-		t.Fatalf("ReadLog of a log with a v3 record: %v, want ErrLogVersion naming the run and record 6", err)
+		t.Fatalf("ReadLog of a log with a v4 record: %v, want ErrLogVersion naming the run and record 6", err)
 	}
 	d.resumeRefused(t, polyloop.ErrLogVersion)
 }
