@@ -122,19 +122,33 @@ const (
 	// NeverReplay: an action of unknown outcome is never run again; the run
 	// finishes with StopResumeStateUnknown.
 	NeverReplay ReplayPolicy = "never_replay"
+	// RestoreAndReplay: the tool acts only inside the run's environment,
+	// which has no network (NetworkNone): an action of unknown outcome is
+	// run again after the environment is restored to the snapshot its
+	// intent names (ActionIntent.EnvSnapshot), the state before its
+	// effect, so running it again is running it once. It is the default of
+	// the tools that run inside such an environment (shellexec with
+	// Options.InEnvironment); an agent with a tool of this policy and no
+	// network-isolated environment is refused (SPEC §13). Since log 1.3.
+	RestoreAndReplay ReplayPolicy = "restore_and_replay"
 )
 
 func (p ReplayPolicy) normalize() ReplayPolicy {
-	if p == ReplaySafe {
-		return ReplaySafe
+	switch p {
+	case ReplaySafe, RestoreAndReplay:
+		return p
 	}
 	return NeverReplay
 }
 
+// replayable reports whether an action of unknown outcome under the policy
+// runs again on resume.
+func (p ReplayPolicy) replayable() bool { return p == ReplaySafe || p == RestoreAndReplay }
+
 func (p ReplayPolicy) validate() error {
 	switch p {
-	case "", ReplaySafe, NeverReplay:
+	case "", ReplaySafe, NeverReplay, RestoreAndReplay:
 		return nil
 	}
-	return fmt.Errorf("polyloop: unknown replay policy %q (want %q or %q)", string(p), ReplaySafe, NeverReplay)
+	return fmt.Errorf("polyloop: unknown replay policy %q (want %q, %q or %q)", string(p), ReplaySafe, NeverReplay, RestoreAndReplay)
 }

@@ -22,6 +22,7 @@ type actionKey struct{}
 type actionScope struct {
 	info ActionInfo
 	d    *driver
+	env  Environment // the run's environment, when it has one
 	// maintenance: the scope of a step's maintenance, not of an action
 	// (driver_memory.go); info then holds the run and the step.
 	maintenance bool
@@ -48,6 +49,7 @@ func withAction(ctx context.Context, d *driver, in *ActionIntent) (context.Conte
 	scope := &actionScope{
 		info: ActionInfo{RunID: d.runID, Step: in.Step, Index: in.Index, ActionID: in.ActionID, Attempt: in.Attempt},
 		d:    d,
+		env:  d.env,
 	}
 	return context.WithValue(ctx, actionKey{}, scope), scope
 }

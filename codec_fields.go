@@ -220,8 +220,12 @@ func (b *ActionIntent) field(d *decoder, key []byte) bool {
 		ok = d.once(4) && d.object(false, b.Action.field)
 	case "replay":
 		var s string
-		s, ok = knownOnce(d, 5, string(ReplaySafe), string(NeverReplay))
+		s, ok = knownOnce(d, 5, string(ReplaySafe), string(NeverReplay), string(RestoreAndReplay))
 		b.Replay = ReplayPolicy(s)
+	case "env_snapshot":
+		var s string
+		s, ok = stringOnce(d, 9)
+		b.EnvSnapshot = EnvSnapshot(s)
 	case "index":
 		b.Index, ok = intOnce(d, 6)
 	case "of":
@@ -302,6 +306,10 @@ func (s *SettledAction) field(d *decoder, key []byte) bool {
 		s.TruncatedChars, ok = intOnce(d, 13)
 	case "audit":
 		s.Audit, ok = stringOnce(d, 14)
+	case "env_snapshot":
+		var v string
+		v, ok = stringOnce(d, 15)
+		s.EnvSnapshot = EnvSnapshot(v)
 	}
 	return ok
 }

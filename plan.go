@@ -27,6 +27,13 @@ const (
 	// attempt) with the same action id; actions of the batch not yet
 	// started then run.
 	PlanReplayAction PlanAction = "replay_action"
+	// PlanRestoreAndReplay: an action of the open batch has an intent but
+	// no outcome and its policy is restore_and_replay (it acts only inside
+	// the run's network-isolated environment): the environment is restored
+	// to the snapshot its intent names (EnvSnapshot), the state before its
+	// effect, and the action runs again under a new intent (the next
+	// attempt). Since log 1.3.
+	PlanRestoreAndReplay PlanAction = "restore_and_replay"
 	// PlanContinueBatch: the open batch has no action of unknown outcome
 	// but some actions not yet started (the run was cancelled between two
 	// actions); the stored reply is parsed again and they run.
@@ -76,6 +83,12 @@ type ResumePlan struct {
 	// no answer.
 	Unknown []string `json:"unknown,omitempty"`
 	Pending []string `json:"pending,omitempty"`
+	// EnvSnapshot, for a run with an environment, is the durable snapshot
+	// the resume starts the environment from: the one the replayed
+	// action's intent names (PlanRestoreAndReplay), else the last the log
+	// names. A lost environment is restored from it, never recreated
+	// empty.
+	EnvSnapshot EnvSnapshot `json:"env_snapshot,omitempty"`
 	// Reason explains the plan in words, for people.
 	Reason string `json:"reason"`
 	// LastSeq is the seq of the last record of the log planned from.
@@ -112,6 +125,9 @@ func PlanResume(log RunLog) (ResumePlan, error) {
 // plan describes what resuming from this state does.
 func (st *logState) plan() ResumePlan {
 	p := ResumePlan{LastSeq: st.next - 1, Step: st.step}
+	if st.phase != phaseFinished {
+		p.EnvSnapshot = st.envRef
+	}
 	if st.maintenancePending() {
 		p.Action = PlanMaintain
 		p.Reason = fmt.Sprintf("step %d's maintenance is not done; the maintainer runs again, reusing what the log records of it", st.step)
@@ -145,7 +161,7 @@ func (st *logState) plan() ResumePlan {
 // planBatch describes the resume of an open batch.
 func (st *logState) planBatch(p *ResumePlan) {
 	p.ModelCallID = st.callID
-	var first, never *ActionIntent
+	var first, never, restore *ActionIntent
 	runnable := false
 	for _, a := range st.batch {
 		switch {
@@ -162,14 +178,22 @@ func (st *logState) planBatch(p *ResumePlan) {
 		if first == nil {
 			first = a.intent
 		}
-		if never == nil && a.intent.policy() != ReplaySafe {
+		if never == nil && !a.intent.policy().replayable() {
 			never = a.intent
+		}
+		if restore == nil && a.intent.policy() == RestoreAndReplay {
+			restore = a.intent
 		}
 	}
 	switch {
 	case never != nil:
 		p.Action, p.StopReason, p.ActionID, p.Tool = PlanStopUnknown, StopResumeStateUnknown, never.ActionID, never.Action.Tool
 		p.Reason = fmt.Sprintf("action %s has an intent but no outcome; its policy is never_replay, so whether it happened is unknown", never.ActionID)
+	case restore != nil:
+		p.Action, p.Attempt, p.ActionID, p.Tool = PlanRestoreAndReplay, restore.Attempt+1, restore.ActionID, restore.Action.Tool
+		p.EnvSnapshot = restore.EnvSnapshot
+		p.Reason = fmt.Sprintf("action %s has an intent but no outcome; its policy is restore_and_replay (it acts only inside the run's environment, which has no network), so the environment is restored to %s, the snapshot its intent names, and it runs again",
+			restore.ActionID, shortRef(restore.EnvSnapshot))
 	case len(p.Unknown) == 1:
 		p.Action, p.Attempt, p.ActionID, p.Tool = PlanReplayAction, first.Attempt+1, first.ActionID, first.Action.Tool
 		p.Reason = fmt.Sprintf("action %s has an intent but no outcome; its policy is replay_safe, so it runs again", first.ActionID)
@@ -183,4 +207,13 @@ func (st *logState) planBatch(p *ResumePlan) {
 		p.Action = PlanContinueBatch
 		p.Reason = fmt.Sprintf("step %d's batch has actions not yet settled and none of unknown outcome; the stored reply is parsed again and they go on", st.step)
 	}
+}
+
+// shortRef is a snapshot reference cut for people: "sha256:" and 12 hex
+// digits.
+func shortRef(ref EnvSnapshot) string {
+	if len(ref) > len("sha256:")+12 {
+		return string(ref[:len("sha256:")+12])
+	}
+	return string(ref)
 }

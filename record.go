@@ -26,10 +26,10 @@ const MaxRecordVersion = 2
 // adds record kinds and fields that older readers skip, and records those
 // readers must refuse carry a greater "v" (MaxRecordVersion). The version is
 // written in RunStarted.LogVersion ("1.2"); a log without it is "1.0".
-const LogMinorVersion = 2
+const LogMinorVersion = 3
 
 // logVersionString is "<LogVersion>.<LogMinorVersion>".
-const logVersionString = "1.2"
+const logVersionString = "1.3"
 
 // RecordKind names a record's kind; it is the "kind" field of its JSON.
 type RecordKind string
@@ -183,6 +183,11 @@ type ActionIntent struct {
 	// of every log), so every store reads back what memstore keeps.
 	// The library sets it only in runs started with log format 1.2 or later.
 	ToolCall int `json:"tool_call,omitempty"`
+	// EnvSnapshot names the durable snapshot of the run's environment the
+	// action starts from (SPEC §13: intent before every effect, extended to
+	// the environment); empty for a run without an environment. A resume
+	// of a restore_and_replay action restores it. Since 1.3.
+	EnvSnapshot EnvSnapshot `json:"env_snapshot,omitempty"`
 }
 
 // BatchSize is the size of the intent's batch: Of, or 1 when omitted.
@@ -211,6 +216,12 @@ type SettledAction struct {
 	// for people (show, export, events) and never enters the history: it
 	// is not in the snapshot and could differ between runs.
 	Audit string `json:"audit,omitempty"`
+	// EnvSnapshot names the durable snapshot of the run's environment
+	// taken after the action: the world the next action starts from, and
+	// what a resume between steps restores. Empty for a run without an
+	// environment, or when the snapshot could not be taken (the outcome is
+	// then env_error). Since 1.3.
+	EnvSnapshot EnvSnapshot `json:"env_snapshot,omitempty"`
 }
 
 // MaxAuditBytes bounds SettledAction.Audit.
@@ -373,7 +384,7 @@ func (b *ActionIntent) Validate() error {
 	if b.Step < 1 || b.ActionID == "" || b.Attempt < 1 || b.ModelCallID == "" {
 		return fmt.Errorf("action_intent: step %d, action_id %q, attempt %d, model_call_id %q", b.Step, b.ActionID, b.Attempt, b.ModelCallID)
 	}
-	if b.Replay != ReplaySafe && b.Replay != NeverReplay {
+	if b.Replay != ReplaySafe && b.Replay != NeverReplay && b.Replay != RestoreAndReplay {
 		return fmt.Errorf("action_intent: replay policy %q", b.Replay)
 	}
 	if b.Of < 0 || b.Index < 0 || b.Index >= b.BatchSize() {
@@ -381,6 +392,9 @@ func (b *ActionIntent) Validate() error {
 	}
 	if b.ToolCall < 0 || (b.ToolCall > 0 && b.Action.IsCode() && !b.Action.empty()) {
 		return fmt.Errorf("action_intent: code action as tool call %d", b.ToolCall)
+	}
+	if b.Replay == RestoreAndReplay && b.EnvSnapshot == "" {
+		return fmt.Errorf("action_intent: restore_and_replay without an env_snapshot")
 	}
 	return nil
 }

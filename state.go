@@ -50,6 +50,11 @@ type logState struct {
 	reply   *ModelReply
 	batch   []batchAction
 
+	// envRef is the last snapshot of the run's environment the log names
+	// (an intent's, the state before its action; a settlement's, the state
+	// after it): the durable state a resume restores.
+	envRef EnvSnapshot
+
 	decided StopReason // when phase is phaseDecided
 	answer  string
 	fin     *RunFinished
@@ -255,6 +260,9 @@ func (st *logState) fold(body RecordBody) {
 	case *ActionIntent:
 		st.openBatch(b.BatchSize())
 		st.batch[b.Index].intent = b
+		if b.EnvSnapshot != "" {
+			st.envRef = b.EnvSnapshot
+		}
 	case *ApprovalRequested:
 		st.openBatch(max(b.Of, 1))
 		st.batch[b.Index].gate = &gateState{kind: KindApprovalRequested, request: &b.GateRequest}
@@ -301,6 +309,9 @@ func (st *logState) settle(s *SettledAction) {
 		st.totals.settledWithoutIntent++
 	}
 	st.batch[i].settled = s
+	if s.EnvSnapshot != "" {
+		st.envRef = s.EnvSnapshot
+	}
 }
 
 func (st *logState) completeStep(b *StepCompleted) {

@@ -133,7 +133,7 @@ func (st *logState) checkActionIntent(r Record, b *ActionIntent) error {
 		return st.corrupt(r, "action_intent %q after its outcome", b.ActionID)
 	case b.ActionID != a.intent.ActionID || b.Attempt <= a.intent.Attempt || !b.Action.Equal(a.intent.Action):
 		return st.corrupt(r, "action_intent %q does not replay action %q", b.ActionID, a.intent.ActionID)
-	case a.intent.policy() != ReplaySafe:
+	case !a.intent.policy().replayable():
 		return st.corrupt(r, "replay of never_replay action %q", b.ActionID)
 	}
 	return st.checkIDFree(r, b.Index, b.ActionID)
