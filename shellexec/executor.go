@@ -54,6 +54,9 @@ func (e *Executor) Execute(ctx context.Context, action polyloop.Action) (polyloo
 	if why != "" {
 		return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: why}, nil
 	}
+	if e.opts.InEnvironment {
+		return e.runInEnv(ctx, command)
+	}
 	return e.run(ctx, command)
 }
 
@@ -128,10 +131,11 @@ func (e *Executor) Describe() polyloop.Component {
 		DefaultPath  string                `json:"default_path"`
 		DefaultLang  string                `json:"default_lang"`
 		EnvAllow     []string              `json:"env_allow,omitempty"`
+		InEnv        bool                  `json:"in_environment,omitempty"`
 		Env          []string              `json:"env,omitempty"`
 		DoneSentinel string                `json:"done_sentinel,omitempty"`
 		ToolReplay   polyloop.ReplayPolicy `json:"tool_replay"`
 	}{e.opts.Shell, e.opts.Timeout.Milliseconds(), e.opts.OutputLimit, DefaultPath, DefaultLang,
-		allow, envNames, e.opts.DoneSentinel, e.opts.ToolReplay})
+		allow, e.opts.InEnvironment, envNames, e.opts.DoneSentinel, e.opts.ToolReplay})
 	return polyloop.Component{Name: "shellexec", Config: cfg}
 }
