@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("BWRAPENV_TEST_DRIVER"); dir != "" {
 		os.Exit(driver(dir))
 	}
+	if spec := os.Getenv("BWRAPENV_TEST_LOOP"); spec != "" {
+		os.Exit(loopDriver(spec))
+	}
 	os.Exit(m.Run())
 }
 
