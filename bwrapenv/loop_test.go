@@ -276,3 +276,39 @@ func intentOf(t testing.TB, l *loop, runID, actionID string) bool {
 	}
 	return false
 }
+
+// TestLoopIsolation: an action cannot read the driving process's
+// environment (its keys) through /proc/$PPID/environ or any /proc entry,
+// nor a host file outside what the agent mounts.
+func TestLoopIsolation(t *testing.T) {
+	const secret = "sk-polyloop-test-7d1c0ffee"
+	t.Setenv("POLYLOOP_TEST_API_KEY", secret)
+	dir := t.TempDir()
+	hostFile := filepath.Join(dir, "secret.txt")
+	if err := os.WriteFile(hostFile, []byte("host-only-"+secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	probe := "cat /proc/$PPID/environ; echo ppid-status=$?; cat /proc/*/environ; env; cat " + hostFile + "; echo host-status=$?; " +
+		"grep -rs " + secret + " /work /etc /tmp /root /host /home 2>/dev/null | head -3; echo probed"
+	l := newLoop(t, dir, []scriptmodel.Turn{
+		scriptmodel.Call("call_1", shellexec.ToolName, map[string]string{"command": probe}), scriptmodel.Reply("done")})
+	if _, err := l.runOrResume(context.Background(), "iso"); err != nil {
+		t.Fatal(err)
+	}
+	var obs string
+	for _, r := range readLog(t, l, "iso").Records {
+		if b, ok := r.Body.(*polyloop.StepCompleted); ok && b.Outcome != nil {
+			obs = b.Observation
+		}
+	}
+	t.Logf("the probe saw:\n%s", obs)
+	if !strings.Contains(obs, "probed") {
+		t.Fatalf("the probe did not run: %q", obs)
+	}
+	if strings.Contains(obs, secret) {
+		t.Fatalf("the action read the driver's key or the host's file: %q", obs)
+	}
+	if strings.Contains(obs, "ppid-status=0") || strings.Contains(obs, "host-status=0") {
+		t.Fatalf("a read that must fail succeeded: %q", obs)
+	}
+}
