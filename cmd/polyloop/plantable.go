@@ -20,6 +20,9 @@ func planRow(p polyloop.ResumePlan) string {
 		return fmt.Sprintf("model call %s: intent yes, result yes → done, skip; its action has no intent → parse the stored reply again and go on", p.ModelCallID)
 	case polyloop.PlanReplayAction:
 		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is replay_safe → run it again (attempt %d)", p.ActionID, p.Tool, p.Attempt)
+	case polyloop.PlanRestoreAndReplay:
+		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is restore_and_replay (it acts only inside the run's environment, which has no network) → restore the environment to the snapshot its intent names, %s, and run it again (attempt %d)",
+			p.ActionID, p.Tool, p.EnvSnapshot, p.Attempt)
 	case polyloop.PlanStopUnknown:
 		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is never_replay → finish %s", p.ActionID, toolOrCode(p.Tool), polyloop.StopResumeStateUnknown)
 	case polyloop.PlanWriteFinish:
@@ -49,4 +52,7 @@ func printPlan(w io.Writer, p polyloop.ResumePlan) {
 	fmt.Fprintf(w, "resume plan: %s (log read up to record %d)\n", p.Action, p.LastSeq)
 	fmt.Fprintf(w, "  row:    %s\n", planRow(p))
 	fmt.Fprintf(w, "  reason: %s\n", p.Reason)
+	if p.EnvSnapshot != "" && p.Action != polyloop.PlanRestoreAndReplay {
+		fmt.Fprintf(w, "  environment: restored from its last durable snapshot, %s\n", p.EnvSnapshot)
+	}
 }
