@@ -174,3 +174,58 @@ func envFailureText(err error) string {
 	}
 	return fmt.Sprintf("environment %s failed before the action: %s", op, diag.From(err).Message)
 }
+
+// LastEnvSnapshot is the last snapshot of the run's environment the log
+// names (an intent's or a settlement's): the world the run left when it
+// finished, or the durable state a resume restores. Empty for a run
+// without an environment.
+func LastEnvSnapshot(log RunLog) EnvSnapshot {
+	var ref EnvSnapshot
+	for _, r := range log.Records {
+		var s EnvSnapshot
+		switch b := r.Body.(type) {
+		case *ActionIntent:
+			s = b.EnvSnapshot
+		case *ActionResult:
+			s = b.EnvSnapshot
+		case *StepCompleted:
+			s = b.EnvSnapshot
+		}
+		if s != "" {
+			ref = s
+		}
+	}
+	return ref
+}
+
+// EnvSnapshotAt is the snapshot of the run's environment at the end of step
+// (the last one its records up to that step's record name): the world a
+// fork at that step starts from, and what `polyloop env export --step`
+// gives. Empty when the log names none by then.
+func EnvSnapshotAt(log RunLog, step int) EnvSnapshot {
+	var ref EnvSnapshot
+	for _, r := range log.Records {
+		var s EnvSnapshot
+		switch b := r.Body.(type) {
+		case *ActionIntent:
+			if b.Step > step {
+				return ref
+			}
+			s = b.EnvSnapshot
+		case *ActionResult:
+			if b.Step > step {
+				return ref
+			}
+			s = b.EnvSnapshot
+		case *StepCompleted:
+			if b.Step > step {
+				return ref
+			}
+			s = b.EnvSnapshot
+		}
+		if s != "" {
+			ref = s
+		}
+	}
+	return ref
+}

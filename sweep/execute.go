@@ -94,6 +94,13 @@ func (s *Sweep) execute(ctx context.Context, store Store, st ledger.State, step 
 	r := agent.runner(store)
 	var res polyloop.RunResult
 	var err error
+	if agent.Agent.Environment != nil && step != stepScore {
+		release, aerr := acquireEnv(ctx, s.envSlots)
+		if aerr != nil {
+			return out, aerr
+		}
+		defer release() // the run's environment is destroyed when its invocation returns
+	}
 	switch step {
 	case stepStart:
 		s.emit(s.runEvent(EventRunStarted, st.Entry))
@@ -128,6 +135,14 @@ func (s *Sweep) execute(ctx context.Context, store Store, st ledger.State, step 
 		return out, nil
 	}
 	in := ScoreInput{RunID: st.RunID, Task: task, StopReason: res.StopReason, store: store, slots: s.slots}
+	if spec := agent.Agent.Environment; spec != nil && agent.Environments != nil {
+		log, err := polyloop.ReadLog(ctx, store, st.RunID)
+		if err != nil {
+			return out, err
+		}
+		in.env = &runEnv{provider: agent.Environments, spec: *spec, ref: polyloop.LastEnvSnapshot(log),
+			keep: s.def.KeepEnvironments, slots: s.envSlots}
+	}
 	if res.StopReason == polyloop.StopCompleted {
 		in.Answer = res.FinalAnswer
 	}
