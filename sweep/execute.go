@@ -94,12 +94,14 @@ func (s *Sweep) execute(ctx context.Context, store Store, st ledger.State, step 
 	r := agent.runner(store)
 	var res polyloop.RunResult
 	var err error
+	release := func() {}
 	if agent.Agent.Environment != nil && step != stepScore {
-		release, aerr := acquireEnv(ctx, s.envSlots)
-		if aerr != nil {
-			return out, aerr
+		// The run's environment exists while its invocation runs (it is
+		// destroyed when Run or Resume returns); the slot is given back
+		// then, before a command scorer takes one of its own.
+		if release, err = acquireEnv(ctx, s.envSlots); err != nil {
+			return out, err
 		}
-		defer release() // the run's environment is destroyed when its invocation returns
 	}
 	switch step {
 	case stepStart:
@@ -117,6 +119,7 @@ func (s *Sweep) execute(ctx context.Context, store Store, st ledger.State, step 
 	default: // a finished run: its stored result
 		res, err = r.Resume(ctx, st.RunID, agent.Agent)
 	}
+	release()
 	if err != nil {
 		return out, err
 	}
