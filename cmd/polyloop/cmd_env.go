@@ -20,7 +20,7 @@ func newEnvCmd(a *app) *cobra.Command {
 		Use:   "env",
 		Short: "Manage the environments (sandboxes, containers) runs execute in",
 	}
-	env.AddCommand(newEnvPruneCmd(a))
+	env.AddCommand(newEnvPruneCmd(a), newEnvExportCmd(a))
 	return env
 }
 
