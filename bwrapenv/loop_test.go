@@ -5,7 +5,6 @@ package bwrapenv_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,156 +13,42 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/bwrapenv"
+	"github.com/polyloop/polyloop/internal/envloop"
 	"github.com/polyloop/polyloop/scriptmodel"
 	"github.com/polyloop/polyloop/shellexec"
-	"github.com/polyloop/polyloop/snapshotstore"
-	"github.com/polyloop/polyloop/sqlitestore"
-	"github.com/polyloop/polyloop/toolcallparser"
 )
 
-// The loop with a sandbox: a runner whose agent runs its shell actions in
-// an environment of the sandbox backend, its log in SQLite and its
-// snapshots in a directory beside it (dir/log.db, dir/snapshots,
-// dir/envs), as one machine keeps them.
+// The loop with a sandbox (internal/envloop): a runner whose agent runs its
+// shell actions in a sandbox, its log in SQLite and its snapshots in a
+// directory beside it, as one machine keeps them.
 
-// loopSteps is how many actions a loop test's run takes; action i appends
-// "line-i" to /work/lines and then sleeps a little (the crash campaign's
-// kills land inside it too).
-const loopSteps = 4
-
-func loopTurns(steps int, command func(i int) string) []scriptmodel.Turn {
-	var turns []scriptmodel.Turn
-	for i := 1; i <= steps; i++ {
-		turns = append(turns, scriptmodel.Call(fmt.Sprintf("call_%d", i), shellexec.ToolName, map[string]string{"command": command(i)}))
-	}
-	return append(turns, scriptmodel.Reply("done"))
+// sandbox is the backend under test, for envloop.
+func sandbox(images string) envloop.Backend {
+	return envloop.Backend{Name: "bwrap", Image: "busybox", Mounts: true,
+		Provider: func(dir string, snaps polyloop.BlobStore) (polyloop.EnvProvider, error) {
+			return bwrapenv.New(bwrapenv.Options{Images: images, StateDir: filepath.Join(dir, "envs"), Snapshots: snaps})
+		}}
 }
 
-func appendLine(i int) string {
-	return fmt.Sprintf("echo line-%d >> /work/lines && sleep 0.05 && echo appended %d", i, i)
+type loop struct{ *envloop.Loop }
+
+func newLoop(t testing.TB, dir string, turns []scriptmodel.Turn) loop {
+	return loop{envloop.MustOpen(t, dir, sandbox(testImages(t)), turns)}
 }
 
-type loop struct {
-	runner   *polyloop.Runner
-	agent    polyloop.Agent
-	store    *sqlitestore.Store
-	provider *bwrapenv.Provider
+func (l loop) runOrResume(ctx context.Context, runID string) (polyloop.RunResult, error) {
+	return l.RunOrResume(ctx, runID)
 }
 
-// newLoop opens the loop of dir; turns script the model.
-func newLoop(t testing.TB, dir string, turns []scriptmodel.Turn) *loop {
-	l, err := openLoop(dir, testImages(t), turns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.store.Close() })
-	return l
-}
+func readLog(t testing.TB, l loop, runID string) polyloop.RunLog { return l.ReadLog(t, runID) }
 
-func openLoop(dir, images string, turns []scriptmodel.Turn) (*loop, error) {
-	snaps, err := snapshotstore.OpenDir(filepath.Join(dir, "snapshots"))
-	if err != nil {
-		return nil, err
-	}
-	p, err := bwrapenv.New(bwrapenv.Options{Images: images, StateDir: filepath.Join(dir, "envs"), Snapshots: snaps})
-	if err != nil {
-		return nil, err
-	}
-	st, err := sqlitestore.Open(filepath.Join(dir, "log.db"), nil)
-	if err != nil {
-		return nil, err
-	}
-	ex, err := shellexec.New(shellexec.Options{InEnvironment: true, Dir: "/work", Timeout: 20 * time.Second})
-	if err != nil {
-		return nil, err
-	}
-	host := filepath.Join(dir, "host")
-	if err := os.MkdirAll(host, 0o755); err != nil {
-		return nil, err
-	}
-	agent := polyloop.Agent{Name: "envloop", Tools: ex.ToolSpecs(), Limits: polyloop.Limits{MaxSteps: 20},
-		Environment: &polyloop.EnvSpec{Image: "busybox", WorkDir: "/work", Limits: polyloop.EnvLimits{PIDs: 64},
-			Mounts: []polyloop.EnvMount{{Source: host, Target: "/host"}}}}
-	r := &polyloop.Runner{Model: scriptmodel.New(turns...), Parser: toolcallparser.New(toolcallparser.Options{Tools: agent.Tools}),
-		Executor: ex, Store: st, Environments: p}
-	return &loop{runner: r, agent: agent, store: st, provider: p}, nil
-}
+const loopSteps = envloop.Steps
 
-// runOrResume starts the run, or resumes it when its log has records.
-func (l *loop) runOrResume(ctx context.Context, runID string) (polyloop.RunResult, error) {
-	log, err := polyloop.ReadLog(ctx, l.store, runID)
-	if err != nil {
-		return polyloop.RunResult{}, err
-	}
-	if log.Empty() {
-		return l.runner.Run(ctx, runID, l.agent, polyloop.Task{Input: "append the lines"})
-	}
-	return l.runner.ResumeWith(ctx, runID, l.agent, polyloop.ResumeOptions{TakeOver: true})
-}
-
-// lastSnapshot is the last environment snapshot the run's log names.
-func lastSnapshot(t testing.TB, log polyloop.RunLog) polyloop.EnvSnapshot {
-	t.Helper()
-	var ref polyloop.EnvSnapshot
-	for _, r := range log.Records {
-		switch b := r.Body.(type) {
-		case *polyloop.ActionIntent:
-			if b.EnvSnapshot != "" {
-				ref = b.EnvSnapshot
-			}
-		case *polyloop.ActionResult:
-			if b.EnvSnapshot != "" {
-				ref = b.EnvSnapshot
-			}
-		case *polyloop.StepCompleted:
-			if b.EnvSnapshot != "" {
-				ref = b.EnvSnapshot
-			}
-		}
-	}
-	if ref == "" {
-		t.Fatal("the log names no environment snapshot")
-	}
-	return ref
-}
-
-// readFile reads path in an environment created from ref.
-func (l *loop) readFile(t testing.TB, runID string, ref polyloop.EnvSnapshot, path string) string {
-	t.Helper()
-	ctx := context.Background()
-	e, err := l.provider.Create(ctx, polyloop.EnvSpec{RunID: runID + "-check", Image: "busybox", From: ref})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Destroy(ctx)
-	res, err := e.Exec(ctx, polyloop.ExecRequest{Argv: []string{"cat", path}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(res.Stdout)
-}
-
-func readLog(t testing.TB, l *loop, runID string) polyloop.RunLog {
-	t.Helper()
-	log, err := polyloop.ReadLog(context.Background(), l.store, runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log.RunID = runID
-	return log
-}
-
-// checkLines: the file holds line-1 … line-n, each exactly once, in order.
-func checkLines(t testing.TB, got string, n int) {
-	t.Helper()
-	var want strings.Builder
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&want, "line-%d\n", i)
-	}
-	if got != want.String() {
-		t.Fatalf("/work/lines holds %q, want %q", got, want.String())
-	}
-}
+var (
+	loopTurns  = envloop.Turns
+	appendLine = envloop.AppendLine
+	checkLines = envloop.CheckLines
+)
 
 // TestLoopInEnvironment: every action's intent names the snapshot it
 // starts from and its settlement the snapshot after it; the environment's
@@ -210,8 +95,8 @@ func TestLoopInEnvironment(t *testing.T) {
 	if intents != loopSteps || settled != loopSteps {
 		t.Fatalf("%d intents, %d settled, want %d", intents, settled, loopSteps)
 	}
-	checkLines(t, l.readFile(t, "run-1", lastSnapshot(t, log), "/work/lines"), loopSteps)
-	if left := leftovers(t, l.provider, "run-1"); len(left) > 0 {
+	checkLines(t, l.ReadFile(t, log, "/work/lines"), loopSteps)
+	if left := leftovers(t, l.Provider, "run-1"); len(left) > 0 {
 		t.Fatalf("the run's environment was not destroyed: %v", left)
 	}
 }
@@ -261,11 +146,11 @@ func TestLoopRestoreAndReplay(t *testing.T) {
 		t.Fatalf("resume: %s, plan %+v", res.StopReason, res.Plan)
 	}
 	log := readLog(t, l, "run-2")
-	checkLines(t, l.readFile(t, "run-2", lastSnapshot(t, log), "/work/lines"), 3)
+	checkLines(t, l.ReadFile(t, log, "/work/lines"), 3)
 }
 
-func intentOf(t testing.TB, l *loop, runID, actionID string) bool {
-	log, err := polyloop.ReadLog(context.Background(), l.store, runID)
+func intentOf(t testing.TB, l loop, runID, actionID string) bool {
+	log, err := polyloop.ReadLog(context.Background(), l.Store, runID)
 	if err != nil {
 		return false
 	}
