@@ -114,6 +114,8 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 		if err := os.WriteFile(filepath.Join(dir, "images-dir"), []byte(images), 0o644); err != nil {
 			return err
 		}
+	} else if missing == "off" {
+		fmt.Fprintf(a.stdout, "== 0. no sandbox here (POLYLOOP_DEMO_SANDBOX=off): the shell runs on this machine.\n")
 	} else {
 		fmt.Fprintf(a.stdout, "== 0. no sandbox here: the part where a killed action's file is restored needs %s.\n"+
 			"   Showing the rest with the shell on this machine.\n", missing)
