@@ -103,7 +103,7 @@ func (a *app) worker(parent context.Context, f workerFlags) error {
 		}
 	}()
 	resolve := func(ctx context.Context, name string) (*sweep.Sweep, error) {
-		s, c, err := resolveSweep(ctx, store, name, f.concurrency)
+		s, c, err := resolveSweep(ctx, store, name, f.concurrency, a.envProvider)
 		if err != nil {
 			return nil, err
 		}
