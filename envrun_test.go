@@ -41,7 +41,10 @@ func (p *fakeEnvs) Create(_ context.Context, spec polyloop.EnvSpec) (polyloop.En
 
 type fakeEnv struct{ p *fakeEnvs }
 
-func (e *fakeEnv) Description() polyloop.EnvDescription { d, _ := e.p.Describe(context.Background(), polyloop.EnvSpec{}); return d }
+func (e *fakeEnv) Description() polyloop.EnvDescription {
+	d, _ := e.p.Describe(context.Background(), polyloop.EnvSpec{})
+	return d
+}
 func (e *fakeEnv) Exec(context.Context, polyloop.ExecRequest) (polyloop.ExecResult, error) {
 	return e.p.exec, e.p.execErr
 }
