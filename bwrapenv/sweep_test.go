@@ -3,9 +3,13 @@
 package bwrapenv_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"sync"
 	"testing"
 	"time"
@@ -48,6 +52,11 @@ func (c *counting) Create(ctx context.Context, spec polyloop.EnvSpec) (polyloop.
 	return &countedEnv{Environment: e, c: c}, nil
 }
 
+// Prune passes through to the sandbox's pruner.
+func (c *counting) Prune(ctx context.Context, dryRun bool) ([]polyloop.EnvOrphan, error) {
+	return c.EnvProvider.(polyloop.EnvPruner).Prune(ctx, dryRun)
+}
+
 func (e *countedEnv) Destroy(ctx context.Context) error {
 	e.once.Do(func() {
 		e.c.mu.Lock()
@@ -57,7 +66,8 @@ func (e *countedEnv) Destroy(ctx context.Context) error {
 	return e.Environment.Destroy(ctx)
 }
 
-// TestSweepEnvironments: a sweep of eight runs, four at once, at most two
+// TestSweepEnvironments: an environment a killed driver left is pruned
+// when the sweep starts; then a sweep of eight runs, four at once, at most two
 // environments at once. Each run's action writes /work/mark, and /work/seen
 // when it finds a mark already there (another run's file); the command
 // scorer runs in the finished run's environment and scores 1 only when the
@@ -66,6 +76,8 @@ func (e *countedEnv) Destroy(ctx context.Context) error {
 func TestSweepEnvironments(t *testing.T) {
 	images := testImages(t)
 	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	killedSweep(t, dir) // an environment a killed driver left in dir/envs
 	snaps, err := snapshotstore.OpenDir(filepath.Join(dir, "snapshots"))
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +134,34 @@ func TestSweepEnvironments(t *testing.T) {
 	if p.max > 2 || p.created != 16 || p.live != 0 {
 		t.Fatalf("environments: at most %d at once (max_environments 2), %d created (want 8 runs + 8 scorers), %d left", p.max, p.created, p.live)
 	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "envs", "*", "state.json")); len(left) > 0 {
+		t.Fatalf("environments left after the sweep (the killed driver's is pruned when the sweep starts): %q", left)
+	}
 	t.Logf("%d environments, at most %d at once", p.created, p.max)
+}
+
+// killedSweep leaves in dir/envs the environment of a driving process
+// killed with SIGKILL (TestDriverKilled's driver), as a killed sweep or
+// worker leaves its runs'.
+func killedSweep(t *testing.T, dir string) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BWRAPENV_TEST_DRIVER="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if line != "started\n" {
+		t.Fatalf("the driver did not start its environment: %q", line)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "envs", "*", "state.json")); len(left) != 1 {
+		t.Fatalf("state files after the kill: %q", left)
+	}
 }
 
 // BenchmarkSweep: a sweep of 40 runs, four at once, each of two steps with
