@@ -9,8 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
