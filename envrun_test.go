@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -62,25 +63,80 @@ func (e *fakeEnv) Snapshot(context.Context) (polyloop.EnvSnapshot, error) {
 func (e *fakeEnv) Restore(context.Context, polyloop.EnvSnapshot) error { return nil }
 func (e *fakeEnv) Destroy(context.Context) error                       { return nil }
 
-func envRun(t *testing.T, p *fakeEnvs) (polyloop.RunResult, polyloop.RunLog) {
+// envRunner is a runner whose shell runs in p's environments, scripted
+// with a call of make, a call of make test, then an answer.
+func envRunner(t *testing.T, p *fakeEnvs, store polyloop.Store) (*polyloop.Runner, polyloop.Agent) {
 	t.Helper()
 	ex, err := shellexec.New(shellexec.Options{InEnvironment: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := memstore.New()
-	r := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Call("c1", shellexec.ToolName, map[string]string{"command": "make"}), scriptmodel.Reply("done")),
+	r := &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Call("c1", shellexec.ToolName, map[string]string{"command": "make"}),
+		scriptmodel.Call("c2", shellexec.ToolName, map[string]string{"command": "make test"}), scriptmodel.Reply("done")),
 		Parser: toolcallparser.New(toolcallparser.Options{}), Executor: ex, Store: store, Environments: p}
-	agent := polyloop.Agent{Name: "env", Limits: polyloop.Limits{MaxSteps: 3}, Environment: &polyloop.EnvSpec{Image: "img"}}
-	res, err := r.Run(context.Background(), "r", agent, polyloop.Task{Input: "build"})
+	return r, polyloop.Agent{Name: "env", Limits: polyloop.Limits{MaxSteps: 4}, Environment: &polyloop.EnvSpec{Image: "img"}}
+}
+
+func envRun(t *testing.T, p *fakeEnvs) (polyloop.RunResult, polyloop.RunLog) {
+	t.Helper()
+	store := memstore.New()
+	r, agent := envRunner(t, p, store)
+	res, err := r.Run(context.Background(), "ref", agent, polyloop.Task{Input: "build"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := polyloop.ReadLog(context.Background(), store, "r")
+	log, err := polyloop.ReadLog(context.Background(), store, "ref")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res, log
+}
+
+// A log of format 1.3 with an environment (testdata/logs, written once by
+// this test with POLYLOOP_WRITE_V13_LOG set) reads, plans and resumes from
+// every prefix: a prefix that ends with an action's intent plans
+// restore_and_replay from the snapshot the intent names; every resume
+// finishes completed, in an environment restored from the log's last
+// snapshot.
+func TestLogFormat13EnvironmentResumes(t *testing.T) {
+	const file = "testdata/logs/v1.3-environment.jsonl"
+	if os.Getenv("POLYLOOP_WRITE_V13_LOG") != "" {
+		_, log := envRun(t, &fakeEnvs{})
+		data, err := polyloop.EncodeRecords(log.Records)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := readJSONL(t, file)
+	if v := logFormatOf(old); v != "1.3" {
+		t.Fatalf("the stored log has format %s", v)
+	}
+	if snap, _ := old.Snapshot(); snap.Environment == nil || snap.Environment.Backend != "fake" {
+		t.Fatalf("the stored log's snapshot has environment %+v", snap.Environment)
+	}
+	ctx := context.Background()
+	for k := 1; k < len(old.Records); k++ {
+		prefix := polyloop.RunLog{RunID: "ref", Records: old.Records[:k]}
+		plan, err := polyloop.PlanResume(prefix)
+		if err != nil {
+			t.Fatalf("prefix %d: %v", k, err)
+		}
+		if in, ok := prefix.Records[k-1].Body.(*polyloop.ActionIntent); ok {
+			if in.EnvSnapshot == "" || plan.Action != polyloop.PlanRestoreAndReplay || plan.EnvSnapshot != in.EnvSnapshot {
+				t.Fatalf("prefix %d ends with intent %s (snapshot %q): plan %+v", k, in.ActionID, in.EnvSnapshot, plan)
+			}
+		}
+		store := memstore.New()
+		store.Put("ref", old.Records[:k])
+		r, agent := envRunner(t, &fakeEnvs{}, store)
+		res, err := r.Resume(ctx, "ref", agent)
+		if err != nil || res.StopReason != polyloop.StopCompleted {
+			t.Fatalf("resume of the prefix of %d records: %+v, %v", k, res, err)
+		}
+	}
 }
 
 func settledStep(t *testing.T, log polyloop.RunLog) *polyloop.StepCompleted {
