@@ -102,13 +102,19 @@ func orEmpty(raw json.RawMessage) json.RawMessage {
 // ToolSpecs returns the spec of the bash tool, for polyloop.Agent.Tools.
 func (e *Executor) ToolSpecs() []polyloop.ToolSpec {
 	params, _ := bashSchema()
+	desc := "Run a shell command with bash in the working directory. Each call starts a fresh shell: " +
+		"only files persist between calls. Output (stdout and stderr) is returned, cut to " +
+		fmt.Sprint(e.opts.OutputLimit) + " characters."
+	if e.opts.InEnvironment {
+		desc = "Run a shell command with " + e.opts.Shell + " in the working directory of an isolated environment " +
+			"(no network unless allowed). Each call starts a fresh shell: only files persist between calls. " +
+			"Output (stdout, then stderr) is returned, cut to " + fmt.Sprint(e.opts.OutputLimit) + " characters."
+	}
 	return []polyloop.ToolSpec{{
-		Name: ToolName,
-		Description: "Run a shell command with bash in the working directory. Each call starts a fresh shell: " +
-			"only files persist between calls. Output (stdout and stderr) is returned, cut to " +
-			fmt.Sprint(e.opts.OutputLimit) + " characters.",
-		Parameters: slices.Clone(params),
-		Replay:     e.opts.ToolReplay,
+		Name:        ToolName,
+		Description: desc,
+		Parameters:  slices.Clone(params),
+		Replay:      e.opts.ToolReplay,
 	}}
 }
 
