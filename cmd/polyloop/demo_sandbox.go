@@ -58,12 +58,24 @@ func demoSandbox(dir string) (images string, missing string) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		return "", "bubblewrap (Debian/Ubuntu: apt-get install bubblewrap busybox-static)"
 	}
-	if fi, err := os.Stat(filepath.Join(envImagesDir(), "busybox", "rootfs")); err == nil && fi.IsDir() {
-		return envImagesDir(), ""
+	images = envImagesDir()
+	if fi, err := os.Stat(filepath.Join(images, "busybox", "rootfs")); err != nil || !fi.IsDir() {
+		images = filepath.Join(dir, "images")
+		if err := buildBusyboxImage(images); err != nil {
+			return "", fmt.Sprintf("a busybox image (apt-get install busybox-static, or .ci/env-images %s): %v", envImagesDir(), err)
+		}
 	}
-	images = filepath.Join(dir, "images")
-	if err := buildBusyboxImage(images); err != nil {
-		return "", fmt.Sprintf("a busybox image (apt-get install busybox-static, or .ci/env-images %s): %v", envImagesDir(), err)
+	// A sandbox must start here: a kernel or a host may forbid the user
+	// namespaces or the overlay it needs.
+	p, err := demoAgentOptions(filepath.Join(dir, "probe"), images).Environments("bwrap")
+	if err == nil {
+		var e polyloop.Environment
+		if e, err = p.Create(context.Background(), polyloop.EnvSpec{RunID: "demo-probe", Image: "busybox"}); err == nil {
+			e.Destroy(context.Background())
+		}
+	}
+	if err != nil {
+		return "", fmt.Sprintf("a sandbox that starts on this machine (bubblewrap with unprivileged user namespaces and overlayfs, Linux 5.11 or later): %v", err)
 	}
 	return images, ""
 }
