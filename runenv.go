@@ -167,6 +167,9 @@ func (d *driver) closeEnv(ctx context.Context) {
 // envFailureText is the diagnostic of an environment that could not be
 // brought to the state an action starts from: which operation failed.
 func envFailureText(err error) string {
+	if errors.Is(err, errEnvBrokenInStep) {
+		return "not run: " + diag.From(err).Message
+	}
 	op := "prepare"
 	var oe *EnvOpError
 	if errors.As(err, &oe) {

@@ -367,6 +367,17 @@ func (st *logState) setSnapshot(snap Snapshot, hash string) {
 	st.synth = snap.Synthetic.withDefaults()
 }
 
+// envBroken reports whether an action of the open batch was settled
+// env_error.
+func (st *logState) envBroken() bool {
+	for _, a := range st.batch {
+		if a.settled != nil && a.settled.Outcome != nil && a.settled.Outcome.Status == EnvError {
+			return true
+		}
+	}
+	return false
+}
+
 // replyCalls are the tool calls of the open step's reply, or none.
 func (st *logState) replyCalls() []ToolCall {
 	if st.reply == nil {

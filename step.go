@@ -623,6 +623,15 @@ func (m *machine) act() effect {
 				continue
 			}
 		}
+		if inEnv && m.st.envBroken() {
+			// An action of this step met a broken environment: the rest of
+			// the batch is not run in a world that may have lost its effects.
+			if m.envFailed(i, errEnvBrokenInStep) {
+				m.intents = intents
+				return m.advance()
+			}
+			continue
+		}
 		if inEnv {
 			if from, ok := m.envNeeded(i); !ok {
 				m.intents = intents
@@ -719,14 +728,19 @@ func (m *machine) envReady(ref EnvSnapshot) { m.envAt = ref }
 // action i starts from (created, restored or snapshotted): the action is
 // written with its intent, which names no snapshot and is never replayed,
 // and settled at once as env_error, with a diagnostic that says which
-// operation failed. Nothing of it ran.
-func (m *machine) envFailed(i int, err error) {
+// operation failed. Nothing of it ran. It reports whether that completed
+// the batch.
+func (m *machine) envFailed(i int, err error) bool {
 	in := m.intent(i)
 	in.Replay = NeverReplay
 	m.add(in)
 	m.envAt = ""
-	m.settleOutcome(i, ActionOutcome{Status: EnvError, Observation: envFailureText(err)}, in.ActionID, in.Attempt, "")
+	return m.settleOutcome(i, ActionOutcome{Status: EnvError, Observation: envFailureText(err)}, in.ActionID, in.Attempt, "")
 }
+
+// errEnvBrokenInStep is why the actions of a batch after one that met a
+// broken environment do not run.
+var errEnvBrokenInStep = fmt.Errorf("%w: an earlier action of this step met a broken environment", ErrEnvFailed)
 
 // settleOutcome settles action i with an outcome, as the log keeps it, and
 // reports whether that completed the batch.
