@@ -7,6 +7,7 @@ package envloop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -141,16 +142,25 @@ func (l *Loop) ReadFile(t testing.TB, log polyloop.RunLog, path string) string {
 		t.Fatal("the log names no environment snapshot")
 	}
 	ctx := context.Background()
-	e, err := l.Provider.Create(ctx, polyloop.EnvSpec{RunID: log.RunID + "-check", Image: l.Image, From: ref})
-	if err != nil {
-		t.Fatal(err)
+	for attempt := 1; ; attempt++ {
+		e, err := l.Provider.Create(ctx, polyloop.EnvSpec{RunID: log.RunID + "-check", Image: l.Image, From: ref})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Exec(ctx, polyloop.ExecRequest{Argv: []string{"cat", path}})
+		e.Destroy(ctx)
+		if err == nil {
+			return string(res.Stdout)
+		}
+		if attempt == 2 || !errors.Is(err, polyloop.ErrEnvFailed) {
+			t.Fatal(err)
+		}
+		// Seen on Docker 20.10, about once in three campaigns: the exec
+		// right after a create finds the container stopped. That is the
+		// backend's (reported); the check reads the snapshot again from a
+		// new environment, which is what it checks.
+		t.Logf("reading %s of %s: %v; trying a new environment from the same snapshot", path, ref, err)
 	}
-	defer e.Destroy(ctx)
-	res, err := e.Exec(ctx, polyloop.ExecRequest{Argv: []string{"cat", path}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(res.Stdout)
 }
 
 // CheckLines: the file holds line-1 … line-n, each exactly once, in order.
