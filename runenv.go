@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/polyloop/polyloop/diag"
@@ -115,6 +118,9 @@ func (d *driver) envAt(ctx context.Context, from EnvSnapshot) (EnvSnapshot, erro
 	case d.env == nil:
 		spec := *d.envSpec
 		spec.RunID, spec.From = d.runID, from
+		if from == "" {
+			spec.Files = append(append([]EnvFile(nil), spec.Files...), TaskFiles(d.m.st.snap.Task)...)
+		}
 		env, err := d.r.Environments.Create(ctx, spec)
 		if err != nil {
 			return "", err
@@ -231,4 +237,23 @@ func EnvSnapshotAt(log RunLog, step int) EnvSnapshot {
 		}
 	}
 	return ref
+}
+
+// TaskFilePrefix marks a task's metadata key that is a file to copy into
+// the run's environment when it is created: "file:/work/input.txt" and
+// the file's content as its value. The files are the task's (in the
+// snapshot's task, and its hash), not the environment's description.
+const TaskFilePrefix = "file:"
+
+// TaskFiles are the files a task carries for the run's environment
+// (TaskFilePrefix), sorted by path.
+func TaskFiles(task Task) []EnvFile {
+	var out []EnvFile
+	for k, v := range task.Meta {
+		if p, ok := strings.CutPrefix(k, TaskFilePrefix); ok && path.IsAbs(p) {
+			out = append(out, EnvFile{Path: path.Clean(p), Content: []byte(v)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }

@@ -71,8 +71,10 @@ func (e *countedEnv) Destroy(ctx context.Context) error {
 // environments at once. Each run's action writes /work/mark, and /work/seen
 // when it finds a mark already there (another run's file); the command
 // scorer runs in the finished run's environment and scores 1 only when the
-// mark is there and nothing was seen. Accuracy 1 over every run: the runs
-// never saw each other's files, and the scorer saw each run's.
+// mark is there, nothing was seen, and the file the task carried
+// (metadata "file:/work/task.txt") is there. Accuracy 1 over every run: the
+// runs never saw each other's files, each got its task's, and the scorer
+// saw each run's.
 func TestSweepEnvironments(t *testing.T) {
 	images := testImages(t)
 	dir := t.TempDir()
@@ -104,9 +106,10 @@ func TestSweepEnvironments(t *testing.T) {
 	}
 	var tasks sweep.TaskList
 	for i := range 8 {
-		tasks = append(tasks, sweep.Task{ID: fmt.Sprint("t", i), Input: fmt.Sprint("mark ", i)})
+		tasks = append(tasks, sweep.Task{ID: fmt.Sprint("t", i), Input: fmt.Sprint("mark ", i),
+			Metadata: map[string]string{polyloop.TaskFilePrefix + "/work/task.txt": fmt.Sprint("task ", i)}})
 	}
-	scorer, err := sweep.Command("mark", sweep.CommandOptions{Args: []string{"sh", "-c", "test -s /work/mark && test ! -e /work/seen"}})
+	scorer, err := sweep.Command("mark", sweep.CommandOptions{Args: []string{"sh", "-c", "test -s /work/mark && test ! -e /work/seen && grep -q '^task [0-9]$' /work/task.txt"}})
 	if err != nil {
 		t.Fatal(err)
 	}
