@@ -22,9 +22,10 @@ func container(image string) envloop.Backend {
 
 // TestCrashCampaign: envloop.Campaign on Docker, with fewer points than
 // the sandbox's (each of its steps costs ~0.5 s of Engine calls):
-// POLYLOOP_TEST_DOCKER_CRASH_POINTS, else 15 (5 with -short; the two campaigns stay near 90 s of CI together). Every line
-// once, every run completed, every log plans; the containers the killed
-// drivers left are found and pruned.
+// POLYLOOP_TEST_DOCKER_CRASH_POINTS, else 15 (5 with -short: the two
+// campaigns stay near 90 s of CI together). Every line once, every run
+// completed, every log plans; the containers the killed drivers left are
+// found and pruned.
 func TestCrashCampaign(t *testing.T) {
 	image := testImage(t)
 	points := 15
