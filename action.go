@@ -129,11 +129,21 @@ const (
 	// and the second request finds the first. A tool that does not pass the
 	// key on MUST NOT be declared idempotent. Since log format 1.3.
 	ReplayIdempotent ReplayPolicy = "idempotent"
+
+	// RestoreAndReplay: the tool acts only inside the run's environment,
+	// which has no network (NetworkNone): an action of unknown outcome is
+	// run again after the environment is restored to the snapshot its
+	// intent names (ActionIntent.EnvSnapshot), the state before its
+	// effect, so running it again is running it once. It is the default of
+	// the tools that run inside such an environment (shellexec with
+	// Options.InEnvironment); an agent with a tool of this policy and no
+	// network-isolated environment is refused (SPEC §13). Since log 1.3.
+	RestoreAndReplay ReplayPolicy = "restore_and_replay"
 )
 
 func (p ReplayPolicy) normalize() ReplayPolicy {
 	switch p {
-	case ReplaySafe, ReplayIdempotent:
+	case ReplaySafe, ReplayIdempotent, RestoreAndReplay:
 		return p
 	}
 	return NeverReplay
@@ -143,13 +153,13 @@ func (p ReplayPolicy) normalize() ReplayPolicy {
 // runs again on resume.
 func (p ReplayPolicy) replayable() bool {
 	p = p.normalize()
-	return p == ReplaySafe || p == ReplayIdempotent
+	return p == ReplaySafe || p == ReplayIdempotent || p == RestoreAndReplay
 }
 
 func (p ReplayPolicy) validate() error {
 	switch p {
-	case "", ReplaySafe, NeverReplay, ReplayIdempotent:
+	case "", ReplaySafe, NeverReplay, ReplayIdempotent, RestoreAndReplay:
 		return nil
 	}
-	return fmt.Errorf("polyloop: unknown replay policy %q (want %q, %q or %q)", string(p), ReplaySafe, NeverReplay, ReplayIdempotent)
+	return fmt.Errorf("polyloop: unknown replay policy %q (want %q, %q, %q or %q)", string(p), ReplaySafe, NeverReplay, ReplayIdempotent, RestoreAndReplay)
 }

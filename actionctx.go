@@ -30,6 +30,7 @@ type actionScope struct {
 	context.Context
 	info ActionInfo
 	d    *driver
+	env  Environment // the run's environment, when it has one
 	// maintenance: the scope of a step's maintenance, not of an action
 	// (driver_memory.go); info then holds the run and the step.
 	maintenance bool
@@ -57,7 +58,8 @@ func withAction(ctx context.Context, d *driver, in *ActionIntent) (context.Conte
 		Context: ctx,
 		info: ActionInfo{RunID: d.runID, Step: in.Step, Index: in.Index, ActionID: in.ActionID, Attempt: in.Attempt,
 			IdempotencyKey: in.key(d.runID)},
-		d: d,
+		d:   d,
+		env: d.env,
 	}
 	return scope, scope
 }

@@ -27,6 +27,17 @@ type Agent struct {
 	// maintenance after each step (package memory); the identities of its
 	// parts and the view's template are in the snapshot. Nil: none.
 	Memory *AgentMemory `json:"-"`
+	// Environment, when set, runs the agent's actions in an environment of
+	// their own, made by Runner.Environments for each run (SPEC §13):
+	// created before the run's first action, its state made durable before
+	// every action (the intent names the snapshot), restored on resume,
+	// destroyed when the invocation ends. RunID and From are the runner's
+	// to set. Its description (EnvDescription) enters the snapshot. Nil:
+	// none.
+	Environment *EnvSpec `json:"-"`
+
+	// envDesc is Environment's description, resolved by prepare.
+	envDesc *EnvDescription
 }
 
 // ToolSpec describes one tool to the model and to the library.

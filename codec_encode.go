@@ -280,6 +280,7 @@ func appendActionIntent(dst []byte, b *ActionIntent, ref bool) ([]byte, bool) {
 	dst = appendIntOmit(dst, "of", b.Of)
 	dst = appendIntOmit(dst, "tool_call", b.ToolCall)
 	dst = appendStringOmit(dst, "idempotency_key", b.IdempotencyKey)
+	dst = appendStringOmit(dst, "env_snapshot", string(b.EnvSnapshot))
 	return dst, true
 }
 
@@ -305,7 +306,8 @@ func appendSettled(dst []byte, s *SettledAction) []byte {
 	dst = appendStringOmit(dst, "observation", s.Observation)
 	dst = appendBoolOmit(dst, "synthetic", s.Synthetic)
 	dst = appendIntOmit(dst, "truncated_chars", s.TruncatedChars)
-	return appendStringOmit(dst, "audit", s.Audit)
+	dst = appendStringOmit(dst, "audit", s.Audit)
+	return appendStringOmit(dst, "env_snapshot", string(s.EnvSnapshot))
 }
 
 // appendKey appends `"name":`, after a comma unless it opens its object.

@@ -220,8 +220,12 @@ func (b *ActionIntent) field(d *decoder, key []byte) bool {
 		ok = d.once(4) && d.object(false, b.Action.field)
 	case "replay":
 		var s string
-		s, ok = knownOnce(d, 5, string(ReplaySafe), string(NeverReplay), string(ReplayIdempotent))
+		s, ok = knownOnce(d, 5, string(ReplaySafe), string(NeverReplay), string(ReplayIdempotent), string(RestoreAndReplay))
 		b.Replay = ReplayPolicy(s)
+	case "env_snapshot":
+		var s string
+		s, ok = stringOnce(d, 9)
+		b.EnvSnapshot = EnvSnapshot(s)
 	case "index":
 		b.Index, ok = intOnce(d, 6)
 	case "of":
@@ -229,7 +233,7 @@ func (b *ActionIntent) field(d *decoder, key []byte) bool {
 	case "tool_call":
 		b.ToolCall, ok = intOnce(d, 8)
 	case "idempotency_key":
-		b.IdempotencyKey, ok = stringOnce(d, 9)
+		b.IdempotencyKey, ok = stringOnce(d, 10)
 	}
 	return ok
 }
@@ -304,6 +308,10 @@ func (s *SettledAction) field(d *decoder, key []byte) bool {
 		s.TruncatedChars, ok = intOnce(d, 13)
 	case "audit":
 		s.Audit, ok = stringOnce(d, 14)
+	case "env_snapshot":
+		var v string
+		v, ok = stringOnce(d, 15)
+		s.EnvSnapshot = EnvSnapshot(v)
 	}
 	return ok
 }

@@ -195,7 +195,7 @@ func withinLimits(r Record, ref, checked bool) bool {
 		n, ok = resultBound(b, checked)
 	case *ActionIntent:
 		a := &b.Action
-		n = 512 + stringBound(b.ActionID) + stringBound(b.ModelCallID) + stringBound(string(b.Replay)) +
+		n = 512 + stringBound(b.ActionID) + stringBound(b.ModelCallID) + stringBound(string(b.Replay)) + stringBound(string(b.EnvSnapshot)) +
 			stringBound(a.CallID) + stringBound(a.Tool) + stringBound(a.Code) + stringBound(a.Lang) + len(a.Args)
 		ok = ref || checked || validValue(a.Args)
 	case *StepCompleted:
@@ -236,7 +236,7 @@ func resultBound(b *ModelCallResult, checked bool) (int, bool) {
 }
 
 func settledBound(s *SettledAction) int {
-	n := 256 + stringBound(s.ResultID) + stringBound(s.Observation) + stringBound(s.Audit)
+	n := 256 + stringBound(s.ResultID) + stringBound(s.Observation) + stringBound(s.Audit) + stringBound(string(s.EnvSnapshot))
 	if o := s.Outcome; o != nil {
 		n += 128 + stringBound(string(o.Status))
 	}

@@ -39,6 +39,11 @@ type driver struct {
 	rows  []Row
 	buf   []byte
 
+	// envSpec is the agent's environment (nil: none); env the
+	// environment this invocation made, destroyed when it ends (runenv.go).
+	envSpec *EnvSpec
+	env     Environment
+
 	driverMemory // the agent's view and maintainer (driver_memory.go)
 }
 
@@ -54,6 +59,7 @@ func (d *driver) now() time.Time { return d.r.now() }
 
 // run drives the machine until the run finishes or an error stops it.
 func (d *driver) run(ctx context.Context) (RunResult, error) {
+	defer d.closeEnv(ctx)
 	rd := d.next()
 	for {
 		var err error
@@ -89,6 +95,10 @@ func (d *driver) run(ctx context.Context) (RunResult, error) {
 			}
 		case effectView:
 			if err = d.fetchView(ctx); err == nil {
+				rd = d.next()
+			}
+		case effectEnv:
+			if err = d.prepareEnv(ctx, e); err == nil {
 				rd = d.next()
 			}
 		case effectMaintain:

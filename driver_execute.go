@@ -21,7 +21,11 @@ func (d *driver) execute(ctx context.Context, intents []*ActionIntent) (ready, e
 			return ready{}, err
 		}
 		d.tickFact()
-		if err := d.m.actionDone(intents[0].Index, out); err != nil {
+		env, err := d.envAfter(ctx, &out)
+		if err != nil {
+			return ready{}, err
+		}
+		if err := d.m.actionDoneEnv(intents[0].Index, out, env); err != nil {
 			return ready{}, err
 		}
 		d.noteAudit(intents[0], out)

@@ -17,7 +17,9 @@ import (
 //   - Create makes a new environment for spec.RunID from spec.Image (a name
 //     or a "sha256:" digest), with spec's limits, network policy, files,
 //     host variables and read-only mounts, or — when spec.From is set —
-//     with the filesystem of that snapshot instead of the bare image. The
+//     with the filesystem of that snapshot instead of the bare image, which
+//     it then pins under spec.RunID (BlobStore.Pin: a fork holds the
+//     snapshot it starts from, whatever becomes of its source). The
 //     environment is labelled with the run id (a container label, a state
 //     file) so that EnvPruner can find it once its driver is gone.
 //   - Nothing of the host is visible inside an environment but what spec

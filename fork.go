@@ -29,7 +29,7 @@ var ErrForkPoint = errors.New("polyloop: cannot fork at that step")
 // does not exist is ErrRunNotFound. The new run's lease is held while it runs,
 // as for Run.
 func (r *Runner) Fork(ctx context.Context, src string, atStep int, newID string, agent Agent) (RunResult, error) {
-	agent, err := r.prepare(agent)
+	agent, err := r.prepare(ctx, agent)
 	if err != nil {
 		return RunResult{}, err
 	}

@@ -18,9 +18,9 @@ import (
 //	start
 //	intent S.A                         model_call_intent of step S, attempt A
 //	result S.A [fail] [tool=T] [text=X]
-//	action S.J [from=S.A] [tool=T|code] [replay=safe|never|idempotent] [index=I of=N]
-//	settle S ID [status=executed|not_executed|env_error] [done]
-//	step S act|invalid|final [from=S.A] [id=ID] [status=...] [done] [noresult]
+//	action S.J [from=S.A] [tool=T|code] [replay=safe|never|idempotent|restore] [index=I of=N] [env=REF]
+//	settle S ID [status=executed|not_executed|env_error] [done] [env=REF]
+//	step S act|invalid|final [from=S.A] [id=ID] [status=...] [done] [noresult] [env=REF]
 //	finish REASON
 //	override
 //	reception S [action=I]
@@ -173,9 +173,14 @@ func scriptAction(t testing.TB, pos []string, o map[string]string) *ActionIntent
 		replay = ReplaySafe
 	case "idempotent":
 		replay = ReplayIdempotent
+	case "restore":
+		replay = RestoreAndReplay
 	}
 	in := &ActionIntent{Step: s, ActionID: actionID(s, index, of), Attempt: j, ModelCallID: "m" + from,
 		Action: a, Replay: replay, Index: index}
+	if env := o["env"]; env != "" {
+		in.EnvSnapshot = EnvSnapshot("sha256:" + env)
+	}
 	if of > 1 {
 		in.Of = of
 	}
@@ -187,7 +192,11 @@ func scriptSettled(o map[string]string, id string, done bool) SettledAction {
 	if st == "" {
 		st = Executed
 	}
-	return SettledAction{ResultID: id, Outcome: &StepOutcome{Status: st, Done: done}, Synthetic: st != Executed}
+	sa := SettledAction{ResultID: id, Outcome: &StepOutcome{Status: st, Done: done}, Synthetic: st != Executed}
+	if env := o["env"]; env != "" {
+		sa.EnvSnapshot = EnvSnapshot("sha256:" + env)
+	}
+	return sa
 }
 
 func scriptStep(t testing.TB, pos []string, o map[string]string) *StepCompleted {

@@ -80,6 +80,7 @@ func (o *opened) driver(agent Agent, opts ResumeOptions, boot ...Record) *driver
 	o.held.record(m)
 	d := newDriver(o.r, o.runID, m, opts)
 	d.memory = agent.Memory
+	d.envSpec = agent.Environment
 	return d
 }
 
@@ -113,10 +114,13 @@ func (r *Runner) started(runID string, agent Agent, task Task, start *RunStarted
 }
 
 // prepare resolves and checks the agent an entry point runs.
-func (r *Runner) prepare(agent Agent) (Agent, error) {
+func (r *Runner) prepare(ctx context.Context, agent Agent) (Agent, error) {
 	agent, err := r.resolveAgent(agent) // tools.go
 	if err != nil {
 		return agent, err
 	}
-	return agent, r.validate(agent)
+	if err := r.validate(agent); err != nil {
+		return agent, err
+	}
+	return r.describeEnv(ctx, agent) // runenv.go
 }

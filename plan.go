@@ -27,6 +27,13 @@ const (
 	// attempt) with the same action id; actions of the batch not yet
 	// started then run.
 	PlanReplayAction PlanAction = "replay_action"
+	// PlanRestoreAndReplay: an action of the open batch has an intent but
+	// no outcome and its policy is restore_and_replay (it acts only inside
+	// the run's network-isolated environment): the environment is restored
+	// to the snapshot its intent names (EnvSnapshot), the state before its
+	// effect, and the action runs again under a new intent (the next
+	// attempt). Since log 1.3.
+	PlanRestoreAndReplay PlanAction = "restore_and_replay"
 	// PlanContinueBatch: the open batch has no action of unknown outcome
 	// but some actions not yet started (the run was cancelled between two
 	// actions); the stored reply is parsed again and they run.
@@ -92,6 +99,12 @@ type ResumePlan struct {
 	// Idempotent: an action replayed is idempotent, and runs again with
 	// its idempotency key (PlanReplayAction).
 	Idempotent bool `json:"idempotent,omitempty"`
+	// EnvSnapshot, for a run with an environment, is the durable snapshot
+	// the resume starts the environment from: the one the replayed
+	// action's intent names (PlanRestoreAndReplay), else the last the log
+	// names. A lost environment is restored from it, never recreated
+	// empty.
+	EnvSnapshot EnvSnapshot `json:"env_snapshot,omitempty"`
 	// Reason explains the plan in words, for people.
 	Reason string `json:"reason"`
 	// LastSeq is the seq of the last record of the log planned from.
@@ -128,6 +141,9 @@ func PlanResume(log RunLog) (ResumePlan, error) {
 // plan describes what resuming from this state does.
 func (st *logState) plan() ResumePlan {
 	p := ResumePlan{LastSeq: st.next - 1, Step: st.step}
+	if st.phase != phaseFinished {
+		p.EnvSnapshot = st.envRef
+	}
 	if st.maintenancePending() {
 		p.Action = PlanMaintain
 		p.Reason = fmt.Sprintf("step %d's maintenance is not done; the maintainer runs again, reusing what the log records of it", st.step)
@@ -161,7 +177,7 @@ func (st *logState) plan() ResumePlan {
 // planBatch describes the resume of an open batch.
 func (st *logState) planBatch(p *ResumePlan) {
 	p.ModelCallID = st.callID
-	var first, never, ask *ActionIntent
+	var first, never, ask, restore *ActionIntent
 	runnable, idempotent := false, false
 	for _, a := range st.batch {
 		switch {
@@ -195,6 +211,9 @@ func (st *logState) planBatch(p *ResumePlan) {
 		if first == nil {
 			first = a.intent
 		}
+		if restore == nil && a.intent.policy() == RestoreAndReplay {
+			restore = a.intent
+		}
 	}
 	switch {
 	case never != nil:
@@ -207,6 +226,11 @@ func (st *logState) planBatch(p *ResumePlan) {
 		p.Action, p.StopReason, p.ActionID, p.Tool = PlanReconcile, StopResumeStateUnknown, ask.ActionID, ask.Action.Tool
 		p.Reason = fmt.Sprintf("%s of unknown outcome and never_replay: the executor's reconciler is asked whether %s happened (an outcome it reports is adopted, one that did not happen runs again with the same key); "+
 			"without a reconciler, or if it cannot tell, the run finishes resume_state_unknown", strings.Join(p.Reconcile, ", "), pronoun(len(p.Reconcile)))
+	case restore != nil:
+		p.Action, p.Attempt, p.ActionID, p.Tool = PlanRestoreAndReplay, restore.Attempt+1, restore.ActionID, restore.Action.Tool
+		p.EnvSnapshot = restore.EnvSnapshot
+		p.Reason = fmt.Sprintf("action %s has an intent but no outcome; its policy is restore_and_replay (it acts only inside the run's environment, which has no network), so the environment is restored to %s, the snapshot its intent names, and it runs again",
+			restore.ActionID, shortRef(restore.EnvSnapshot))
 	case first != nil:
 		p.Action, p.Attempt, p.ActionID, p.Tool = PlanReplayAction, first.Attempt+1, first.ActionID, first.Action.Tool
 		p.Idempotent = idempotent
@@ -258,4 +282,13 @@ func replayReason(p *ResumePlan, idempotent bool) string {
 		why = "; their policy is replay_safe"
 	}
 	return fmt.Sprintf("actions %s have intents but no outcome%s, so they run again", strings.Join(p.Unknown, ", "), why)
+}
+
+// shortRef is a snapshot reference cut for people: "sha256:" and 12 hex
+// digits.
+func shortRef(ref EnvSnapshot) string {
+	if len(ref) > len("sha256:")+12 {
+		return string(ref[:len("sha256:")+12])
+	}
+	return string(ref)
 }

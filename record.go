@@ -207,6 +207,11 @@ type ActionIntent struct {
 	// every replay. Omitted in logs of a format before 1.3, where it is
 	// derived from the intent when needed. Since 1.3.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// EnvSnapshot names the durable snapshot of the run's environment the
+	// action starts from (SPEC §13: intent before every effect, extended to
+	// the environment); empty for a run without an environment. A resume
+	// of a restore_and_replay action restores it. Since 1.3.
+	EnvSnapshot EnvSnapshot `json:"env_snapshot,omitempty"`
 }
 
 // BatchSize is the size of the intent's batch: Of, or 1 when omitted.
@@ -235,6 +240,12 @@ type SettledAction struct {
 	// for people (show, export, events) and never enters the history: it
 	// is not in the snapshot and could differ between runs.
 	Audit string `json:"audit,omitempty"`
+	// EnvSnapshot names the durable snapshot of the run's environment
+	// taken after the action: the world the next action starts from, and
+	// what a resume between steps restores. Empty for a run without an
+	// environment, or when the snapshot could not be taken (the outcome is
+	// then env_error). Since 1.3.
+	EnvSnapshot EnvSnapshot `json:"env_snapshot,omitempty"`
 }
 
 // MaxAuditBytes bounds SettledAction.Audit.
@@ -397,7 +408,7 @@ func (b *ActionIntent) Validate() error {
 	if b.Step < 1 || b.ActionID == "" || b.Attempt < 1 || b.ModelCallID == "" {
 		return fmt.Errorf("action_intent: step %d, action_id %q, attempt %d, model_call_id %q", b.Step, b.ActionID, b.Attempt, b.ModelCallID)
 	}
-	if b.Replay != ReplaySafe && b.Replay != NeverReplay && b.Replay != ReplayIdempotent {
+	if b.Replay != ReplaySafe && b.Replay != NeverReplay && b.Replay != ReplayIdempotent && b.Replay != RestoreAndReplay {
 		return fmt.Errorf("action_intent: replay policy %q", b.Replay)
 	}
 	if b.Of < 0 || b.Index < 0 || b.Index >= b.BatchSize() {
@@ -405,6 +416,9 @@ func (b *ActionIntent) Validate() error {
 	}
 	if b.ToolCall < 0 || (b.ToolCall > 0 && b.Action.IsCode() && !b.Action.empty()) {
 		return fmt.Errorf("action_intent: code action as tool call %d", b.ToolCall)
+	}
+	if b.Replay == RestoreAndReplay && b.EnvSnapshot == "" {
+		return fmt.Errorf("action_intent: restore_and_replay without an env_snapshot")
 	}
 	return nil
 }

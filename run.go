@@ -60,7 +60,7 @@ func (r *Runner) RunWith(ctx context.Context, runID string, agent Agent, task Ta
 // run starts a run; start holds the fields of its RunStarted that name
 // where it comes from (a parent, a replayed run).
 func (r *Runner) run(ctx context.Context, runID string, agent Agent, task Task, start *RunStarted) (RunResult, error) {
-	agent, err := r.prepare(agent)
+	agent, err := r.prepare(ctx, agent)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -96,7 +96,7 @@ func (r *Runner) Resume(ctx context.Context, runID string, agent Agent) (RunResu
 
 // ResumeWith is Resume with options.
 func (r *Runner) ResumeWith(ctx context.Context, runID string, agent Agent, opts ResumeOptions) (RunResult, error) {
-	agent, err := r.prepare(agent)
+	agent, err := r.prepare(ctx, agent)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -232,6 +232,7 @@ func (r *Runner) validate(agent Agent) error {
 	if err := agent.Memory.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, validateEnv(agent)...)
 	l := agent.Limits
 	if l.MaxSteps < 0 || l.MaxTokens < 0 || l.MaxCostUSD < 0 || l.ObservationLimit < 0 || l.TimeLimit < 0 || l.WorkingLimit < 0 {
 		errs = append(errs, fmt.Errorf("limits must not be negative: %+v", l))

@@ -20,6 +20,10 @@ type Runner struct {
 	Sinks    []EventSink
 	// SinkPolicy bounds event delivery; the zero value takes the defaults.
 	SinkPolicy SinkPolicy
+	// Environments creates the environments of agents that ask for one
+	// (Agent.Environment); its snapshots live in the provider's own
+	// BlobStore. Nil: an agent with an environment is refused.
+	Environments EnvProvider
 	// Clock stamps records (for people, never for logic); nil: time.Now.
 	Clock func() time.Time
 }

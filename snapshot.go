@@ -78,6 +78,7 @@ func (r *Runner) snapshot(agent Agent, task Task) Snapshot {
 		Parser:          Describe(r.Parser),
 		Executor:        Describe(r.Executor),
 		Memory:          agent.Memory.snapshot(),
+		Environment:     agent.envDesc,
 	}
 }
 

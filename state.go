@@ -55,6 +55,11 @@ type logState struct {
 	reply   *ModelReply
 	batch   []batchAction
 
+	// envRef is the last snapshot of the run's environment the log names
+	// (an intent's, the state before its action; a settlement's, the state
+	// after it): the durable state a resume restores.
+	envRef EnvSnapshot
+
 	decided StopReason // when phase is phaseDecided
 	answer  string
 	fin     *RunFinished
@@ -284,6 +289,9 @@ func (st *logState) fold(body RecordBody) {
 		st.openBatch(b.BatchSize())
 		st.batch[b.Index].intent = b
 		st.batch[b.Index].reconciled = nil
+		if b.EnvSnapshot != "" {
+			st.envRef = b.EnvSnapshot
+		}
 	case *ActionReconciled:
 		st.foldReconciled(b)
 	case *ApprovalRequested:
@@ -332,6 +340,9 @@ func (st *logState) settle(s *SettledAction) {
 		st.totals.settledWithoutIntent++
 	}
 	st.batch[i].settled = s
+	if s.EnvSnapshot != "" {
+		st.envRef = s.EnvSnapshot
+	}
 }
 
 func (st *logState) completeStep(b *StepCompleted) {
@@ -385,6 +396,17 @@ func (st *logState) setSnapshot(snap Snapshot, hash string) {
 		st.deadlines = st.deadlines || t.Deadline > 0
 	}
 	st.synth = snap.Synthetic.withDefaults()
+}
+
+// envBroken reports whether an action of the open batch was settled
+// env_error.
+func (st *logState) envBroken() bool {
+	for _, a := range st.batch {
+		if a.settled != nil && a.settled.Outcome != nil && a.settled.Outcome.Status == EnvError {
+			return true
+		}
+	}
+	return false
 }
 
 // replyCalls are the tool calls of the open step's reply, or none.

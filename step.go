@@ -71,6 +71,11 @@ type machine struct {
 	// none. A fact the driver feeds in, like needsApproval.
 	reconciles func(Action) bool
 
+	// envAt is the durable snapshot the run's environment is in now, in
+	// this invocation; empty until the driver made one (effectEnv), and
+	// after a snapshot that failed.
+	envAt EnvSnapshot
+
 	machineMemory // the view fed and the maintenance under way (step_memory.go)
 }
 
@@ -109,6 +114,15 @@ const (
 	// reconciled for each answer. Asking has no side effect the run owns,
 	// so a reconcile ready carries no records.
 	effectReconcile
+
+	// effectEnv: bring the run's environment to effect.envFrom (create it
+	// from that snapshot, or restore it; with envFrom empty, create it from
+	// the image and snapshot it), then feed envReady with the snapshot it
+	// is in, or envFailed. It comes before the intent of the action
+	// effect.envFor, whose intent names that snapshot: no action starts
+	// whose pre-effect state is not durable. Like a parse, it carries no
+	// records: what is pending waits for the intent's write.
+	effectEnv
 )
 
 type effect struct {
@@ -120,6 +134,8 @@ type effect struct {
 	answer    string
 	suspended *Suspension
 	maint     MaintainedStep
+	envFrom   EnvSnapshot
+	envFor    int
 }
 
 // ready is what the machine asks of its driver: make records durable, then
@@ -330,7 +346,7 @@ func (m *machine) finishAt() time.Time {
 // with it.
 func (m *machine) next() ready {
 	e := m.advance()
-	if e.kind == effectParse || e.kind == effectView || e.kind == effectReconcile {
+	if e.kind == effectParse || e.kind == effectView || e.kind == effectReconcile || e.kind == effectEnv {
 		return ready{effect: e} // what is pending waits for the next write
 	}
 	return ready{records: m.take(), effect: e}
@@ -626,7 +642,11 @@ func (m *machine) startBatch(actions []Action) {
 // the driver waits for the actions in flight.
 func (m *machine) act() effect {
 	m.expireGates()
-	parallel := m.st.snap.ParallelActions
+	inEnv := m.st.snap.Environment != nil
+	// In an environment the actions of a batch run one after another: each
+	// starts from the snapshot the previous one left, which a replay
+	// restores.
+	parallel := m.st.snap.ParallelActions && !inEnv
 	intents := m.intents[:0]
 	blocked := false
 	for i := range m.actions {
@@ -659,7 +679,23 @@ func (m *machine) act() effect {
 				continue
 			}
 		}
+		if inEnv && m.st.envBroken() {
+			// An action of this step met a broken environment: the rest of
+			// the batch is not run in a world that may have lost its effects.
+			if m.envFailed(i, errEnvBrokenInStep) {
+				m.intents = intents
+				return m.advance()
+			}
+			continue
+		}
+		if inEnv {
+			if from, ok := m.envNeeded(i); !ok {
+				m.intents = intents
+				return effect{kind: effectEnv, envFrom: from, envFor: i}
+			}
+		}
 		in := m.intent(i)
+		in.EnvSnapshot = m.envAt
 		m.add(in)
 		m.running[i] = true
 		intents = append(intents, in)
@@ -713,21 +749,69 @@ func (m *machine) intent(i int) *ActionIntent {
 // last of the batch to be settled. A status outside the three is an
 // executor bug (ErrInvalidOutcome) and nothing is recorded.
 func (m *machine) actionDone(i int, out ActionOutcome) error {
+	return m.actionDoneEnv(i, out, "")
+}
+
+// actionDoneEnv is actionDone in a run with an environment: env is the
+// snapshot the driver took after the action (empty when it could not).
+func (m *machine) actionDoneEnv(i int, out ActionOutcome, env EnvSnapshot) error {
 	st := m.st
 	in := st.batch[i].intent
 	if !out.Status.Valid() {
 		return fmt.Errorf("%w: status %q for action %s", ErrInvalidOutcome, out.Status, in.ActionID)
 	}
 	m.running[i] = false
-	m.settleOutcome(i, out, in.ActionID, in.Attempt)
+	if st.snap.Environment != nil {
+		m.envAt = env
+	}
+	m.settleOutcome(i, out, in.ActionID, in.Attempt, env)
 	return nil
 }
 
+// envNeeded reports whether the environment is in the state action i
+// starts from, and if not, the snapshot to bring it to: the one the
+// action's open restore_and_replay intent names (a replay restores the
+// state before its first attempt), else the last the log names (empty for
+// a run that has none yet: a new environment from the image).
+func (m *machine) envNeeded(i int) (EnvSnapshot, bool) {
+	want := m.st.envRef
+	if i < len(m.st.batch) {
+		if in := m.st.batch[i].intent; in != nil && in.policy() == RestoreAndReplay && in.EnvSnapshot != "" {
+			want = in.EnvSnapshot
+		}
+	}
+	if m.envAt == "" || (want != "" && m.envAt != want) {
+		return want, false
+	}
+	return "", true
+}
+
+// envReady feeds the snapshot the environment is in after effectEnv.
+func (m *machine) envReady(ref EnvSnapshot) { m.envAt = ref }
+
+// envFailed feeds an environment that could not be brought to the state
+// action i starts from (created, restored or snapshotted): the action is
+// written with its intent, which names no snapshot and is never replayed,
+// and settled at once as env_error, with a diagnostic that says which
+// operation failed. Nothing of it ran. It reports whether that completed
+// the batch.
+func (m *machine) envFailed(i int, err error) bool {
+	in := m.intent(i)
+	in.Replay = NeverReplay
+	m.add(in)
+	m.envAt = ""
+	return m.settleOutcome(i, ActionOutcome{Status: EnvError, Observation: envFailureText(err)}, in.ActionID, in.Attempt, "")
+}
+
+// errEnvBrokenInStep is why the actions of a batch after one that met a
+// broken environment do not run.
+var errEnvBrokenInStep = fmt.Errorf("%w: an earlier action of this step met a broken environment", ErrEnvFailed)
+
 // settleOutcome settles action i with an outcome, as the log keeps it, and
 // reports whether that completed the batch.
-func (m *machine) settleOutcome(i int, out ActionOutcome, id string, attempt int) bool {
+func (m *machine) settleOutcome(i int, out ActionOutcome, id string, attempt int, env EnvSnapshot) bool {
 	st := m.st
-	s := SettledAction{ResultID: id, Attempt: attempt}
+	s := SettledAction{ResultID: id, Attempt: attempt, EnvSnapshot: env}
 	switch out.Status {
 	case Executed:
 		obs, dropped := boundObservation(out.Observation, st.snap.Limits.ObservationLimit)

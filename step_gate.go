@@ -64,7 +64,7 @@ func (m *machine) expireGates() {
 func (m *machine) settleGate(i int) bool {
 	g := m.st.batch[i].gate
 	if g.delivered != nil {
-		return m.settleOutcome(i, g.delivered.Outcome, g.request.ActionID, 0)
+		return m.settleOutcome(i, g.delivered.Outcome, g.request.ActionID, 0, "")
 	}
 	s := SettledAction{ResultID: g.request.ActionID,
 		Observation: m.st.synth.Denied, Synthetic: true, Audit: truncateBytes(g.decided.Note, MaxAuditBytes)}

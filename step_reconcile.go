@@ -36,7 +36,7 @@ func (m *machine) reconciled(in *ActionIntent, v Verdict) error {
 	}
 	m.add(rec)
 	if v.Kind == VerdictCompleted {
-		m.settleOutcome(i, *v.Outcome, in.ActionID, in.Attempt)
+		m.settleOutcome(i, *v.Outcome, in.ActionID, in.Attempt, "")
 	}
 	return nil
 }

@@ -62,6 +62,9 @@ func renderPlan(p ResumePlan, err error) string {
 	if len(p.Rerun) > 0 {
 		fmt.Fprintf(&b, " rerun=%s", strings.Join(p.Rerun, ","))
 	}
+	if p.EnvSnapshot != "" {
+		fmt.Fprintf(&b, " env=%s", strings.TrimPrefix(string(p.EnvSnapshot), "sha256:"))
+	}
 	fmt.Fprintf(&b, "\n%s\n", p.Reason)
 	return b.String()
 }
@@ -86,6 +89,11 @@ func renderPlan(p ResumePlan, err error) string {
 //	view V [text=S]                  the agent's view is at version V (rendered S)
 //	op NAME [outcome=O]              a maintenance operation's record
 //	maintained                       the step's maintenance returned
+//	env REF                          the environment is in snapshot REF (effectEnv done)
+//	envfail I                        the environment could not be made ready for action I
+//
+// `new env` / `resume env`: the run has an environment (tool box,
+// restore_and_replay); `done I ... env=REF` is the snapshot after it.
 //
 // `new` and `resume` take `view` (the snapshot has a view) and `maintain`
 // (it has a maintainer).
@@ -245,6 +253,10 @@ func traceSnapshot(t *testing.T, d *datadriven.TestData) Snapshot {
 			{Name: "askd", Replay: ReplaySafe, Approval: ApprovalRequired, Deadline: time.Hour},
 			{Name: "hook", Deferred: true, Deadline: time.Hour}, {Name: "pay", Replay: ReplayIdempotent}},
 		ParallelActions: d.HasArg("parallel")}
+	if d.HasArg("env") {
+		snap.Environment = &EnvDescription{Backend: "trace", Image: "sha256:" + strings.Repeat("0", 64), Network: NetworkNone}
+		snap.Tools = append(snap.Tools, ToolSpec{Name: "box", Replay: RestoreAndReplay})
+	}
 	if d.HasArg("view") || d.HasArg("maintain") {
 		snap.Memory = &MemorySnapshot{}
 		if d.HasArg("view") {
@@ -357,7 +369,20 @@ func feedTrace(t *testing.T, d *datadriven.TestData, m *machine) error {
 		}
 		out := ActionOutcome{Status: ActionStatus(status), Done: d.HasArg("done")}
 		d.MaybeScanArgs(t, "obs", &out.Observation)
-		return m.actionDone(i, out)
+		var env string
+		d.MaybeScanArgs(t, "env", &env)
+		if env != "" {
+			env = "sha256:" + env
+		}
+		return m.actionDoneEnv(i, out, EnvSnapshot(env))
+	case "env":
+		m.envReady(EnvSnapshot("sha256:" + d.CmdArgs[0].Key))
+	case "envfail":
+		var i int
+		if _, err := fmt.Sscan(d.CmdArgs[0].Key, &i); err != nil {
+			d.Fatalf(t, "envfail: action index: %v", err)
+		}
+		m.envFailed(i, &EnvOpError{Op: "restore", Backend: "trace", RunID: "r", Kind: ErrEnvSnapshotNotFound})
 	case "receive":
 		var i int
 		if _, err := fmt.Sscan(d.CmdArgs[0].Key, &i); err != nil {
@@ -457,6 +482,12 @@ func renderReady(m *machine, rd ready) (string, []Record) {
 			ids[i] = in.ActionID + "@" + strconv.Itoa(in.Attempt)
 		}
 		fmt.Fprintf(&b, "effect reconcile %s\n", strings.Join(ids, " "))
+	case effectEnv:
+		from := strings.TrimPrefix(string(e.envFrom), "sha256:")
+		if from == "" {
+			from = "(image)"
+		}
+		fmt.Fprintf(&b, "effect env from=%s for=%d\n", from, e.envFor)
 	case effectMaintain:
 		fmt.Fprintf(&b, "effect maintain step=%d decision=%s messages=%s", e.maint.Step, e.maint.Decision, renderMessages(e.maint.Messages))
 		if e.maint.View != nil {
@@ -464,7 +495,7 @@ func renderReady(m *machine, rd ready) (string, []Record) {
 		}
 		b.WriteString("\n")
 	}
-	if e.kind == effectParse || e.kind == effectView || e.kind == effectReconcile {
+	if e.kind == effectParse || e.kind == effectView || e.kind == effectReconcile || e.kind == effectEnv {
 		recs = nil // what is pending waits for the next write
 	}
 	return b.String(), recs
@@ -524,7 +555,11 @@ func renderBody(body RecordBody) string {
 		}
 		return fmt.Sprintf("model_call_result %s calls=%d", b.CallID, len(b.Reply.ToolCalls))
 	case *ActionIntent:
-		return fmt.Sprintf("action_intent %s attempt=%d tool=%s replay=%s", b.ActionID, b.Attempt, b.Action.Tool, b.Replay)
+		out := fmt.Sprintf("action_intent %s attempt=%d tool=%s replay=%s", b.ActionID, b.Attempt, b.Action.Tool, b.Replay)
+		if b.EnvSnapshot != "" {
+			out += " env=" + strings.TrimPrefix(string(b.EnvSnapshot), "sha256:")
+		}
+		return out
 	case *ActionResult:
 		return "action_result " + renderSettled(&b.SettledAction)
 	case *StepCompleted:
@@ -581,6 +616,9 @@ func renderSettled(s *SettledAction) string {
 	}
 	if s.Audit != "" {
 		out += fmt.Sprintf(" audit=%q", s.Audit)
+	}
+	if s.EnvSnapshot != "" {
+		out += " env=" + strings.TrimPrefix(string(s.EnvSnapshot), "sha256:")
 	}
 	return out
 }

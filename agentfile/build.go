@@ -84,6 +84,19 @@ func (b *builder) build(ctx context.Context) (*Config, error) {
 			return nil, err
 		}
 	}
+	if e := b.f.Environment; e != nil {
+		if cfg.Agent.Environment, err = b.envSpec(); err != nil {
+			cfg.Close()
+			return nil, err
+		}
+		cfg.EnvBackend = e.Backend
+		if b.opts != nil && b.opts.Environments != nil {
+			if cfg.Environments, err = b.opts.Environments(e.Backend); err != nil {
+				cfg.Close()
+				return nil, b.loc.errorAt(path{"environment", "backend"}, fmt.Sprintf("the %s backend is not available here: %v", e.Backend, err))
+			}
+		}
+	}
 	return cfg, nil
 }
 
@@ -401,6 +414,9 @@ func clashHint(name string) string {
 }
 
 func (b *builder) shell(s ShellSpec) (*shellexec.Executor, error) {
+	if b.f.Environment != nil {
+		return b.shellInEnv(s)
+	}
 	dir := resolve(b.file, s.Dir)
 	if b.opts != nil && b.opts.ShellDir != "" {
 		dir = b.opts.ShellDir
@@ -419,6 +435,23 @@ func (b *builder) shell(s ShellSpec) (*shellexec.Executor, error) {
 		Dir: dir, Timeout: time.Duration(s.TimeoutMS) * time.Millisecond, OutputLimit: s.OutputLimit,
 		EnvAllow: s.EnvAllow, Env: s.Env, DoneSentinel: s.DoneSentinel, Shell: s.Shell,
 		ToolReplay: polyloop.ReplayPolicy(s.Replay), Reconcile: s.Reconcile,
+	})
+	if err != nil {
+		return nil, b.loc.errorAt(path{"tools", "shell"}, fmt.Sprintf("cannot set up the shell: %v", err))
+	}
+	return ex, nil
+}
+
+// shellInEnv is the shell of an agent with an environment: its commands
+// run inside the run's environment.
+func (b *builder) shellInEnv(s ShellSpec) (*shellexec.Executor, error) {
+	replay := polyloop.ReplayPolicy(s.Replay)
+	if replay == "" && b.f.Environment.Network == "allow" {
+		replay = polyloop.NeverReplay
+	}
+	ex, err := shellexec.New(shellexec.Options{
+		InEnvironment: true, Dir: s.Dir, Timeout: time.Duration(s.TimeoutMS) * time.Millisecond, OutputLimit: s.OutputLimit,
+		Env: s.Env, DoneSentinel: s.DoneSentinel, Shell: s.Shell, ToolReplay: replay,
 	})
 	if err != nil {
 		return nil, b.loc.errorAt(path{"tools", "shell"}, fmt.Sprintf("cannot set up the shell: %v", err))

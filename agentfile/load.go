@@ -29,6 +29,11 @@ type Options struct {
 	// each MCP server as it starts (its command or URL) and once it is
 	// ready. It may be called from several goroutines at once.
 	Progress func(line string)
+	// Environments makes the provider of an environment backend ("bwrap",
+	// "docker") for an agent file with an environment section: Config's
+	// Environments, which Runner sets. Nil: the Config has none, and the
+	// caller sets Runner.Environments itself.
+	Environments func(backend string) (polyloop.EnvProvider, error)
 }
 
 func (o *Options) connections() int {
@@ -66,6 +71,10 @@ type Config struct {
 	Model    polyloop.ModelClient
 	Parser   polyloop.DecisionParser
 	Executor polyloop.ActionExecutor
+	// EnvBackend is the environment section's backend ("" without one);
+	// Environments its provider, when Options.Environments made one.
+	EnvBackend   string
+	Environments polyloop.EnvProvider
 
 	closers []io.Closer
 	memory  *memoryParts // the memory section's parts, bound by Runner
@@ -77,7 +86,7 @@ type Config struct {
 // PostgreSQL stores do): Runner binds the agent's memory to it.
 func (c *Config) Runner(store polyloop.Store, sinks ...polyloop.EventSink) *polyloop.Runner {
 	c.memory.bind(store, sinks)
-	return &polyloop.Runner{Model: c.Model, Parser: c.Parser, Executor: c.Executor, Store: store, Sinks: sinks}
+	return &polyloop.Runner{Model: c.Model, Parser: c.Parser, Executor: c.Executor, Store: store, Sinks: sinks, Environments: c.Environments}
 }
 
 // Close releases what the Config holds open: the MCP server sessions (and

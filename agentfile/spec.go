@@ -23,6 +23,64 @@ type File struct {
 	ParallelActions bool `yaml:"parallel_actions"`
 	// Memory is what the agent remembers (memory_spec.go); nil: nothing.
 	Memory *MemorySpec `yaml:"memory"`
+	// Environment runs the agent's actions in an isolated environment of
+	// each run's own (docs/environments.md); nil: the shell runs on the
+	// host, in tools.shell.dir.
+	Environment *EnvironmentSpec `yaml:"environment"`
+}
+
+// EnvironmentSpec is the environment each run of the agent gets
+// (polyloop.EnvSpec): the shell tool runs inside it.
+type EnvironmentSpec struct {
+	// Backend is "bwrap" (the daemonless sandbox) or "docker".
+	Backend string `yaml:"backend"`
+	// Image is the image: a directory name under the sandbox's image
+	// directory, or a Docker image name or "sha256:" id.
+	Image string `yaml:"image"`
+	// WorkDir is the commands' working directory inside (absolute;
+	// default "/").
+	WorkDir string `yaml:"workdir"`
+	// Limits bound the environment's processes together.
+	Limits EnvLimitsSpec `yaml:"limits"`
+	// Network is "none" (the default: no network but its own loopback) or
+	// "allow" (the backend's ordinary outside access; the shell's actions
+	// are then never_replay by default, their effects may have left).
+	Network string `yaml:"network"`
+	// EnvAllow names host variables every command sees (values read at
+	// creation; only the names enter the snapshot).
+	EnvAllow []string `yaml:"env_allow"`
+	// Mounts are host paths visible read-only inside.
+	Mounts []EnvMountSpec `yaml:"mounts"`
+	// Files are copied in when the environment is created.
+	Files []EnvFileSpec `yaml:"files"`
+}
+
+// EnvLimitsSpec bounds an environment; zero is no limit.
+type EnvLimitsSpec struct {
+	// CPUs is CPU time per wall second, in cores (0.5: half a core).
+	CPUs float64 `yaml:"cpus"`
+	// MemoryMB bounds the memory of all its processes, in MiB.
+	MemoryMB int64 `yaml:"memory_mb"`
+	// PIDs bounds how many processes and threads exist at once.
+	PIDs int64 `yaml:"pids"`
+}
+
+// EnvMountSpec is a read-only mount: Source on the host (relative to the
+// agent file's directory), Target inside (absolute).
+type EnvMountSpec struct {
+	Source string `yaml:"source"`
+	Target string `yaml:"target"`
+}
+
+// EnvFileSpec is a file copied in: its Path inside (absolute), and its
+// content, inline (Content) or from a host file relative to the agent
+// file's directory (From).
+type EnvFileSpec struct {
+	Path    string `yaml:"path"`
+	Content string `yaml:"content"`
+	From    string `yaml:"from"`
+	// Executable sets mode 0755 (default 0644).
+	Executable bool `yaml:"executable"`
 }
 
 // ModelSpec configures the model client. Every field except the script,
@@ -133,7 +191,12 @@ type ToolsSpec struct {
 	Deferred []DeferredSpec `yaml:"deferred"`
 }
 
-// ShellSpec configures the shell executor (package shellexec).
+// ShellSpec configures the shell executor (package shellexec). With an
+// environment section, the shell runs inside the run's environment: Dir is
+// then a directory inside it (absolute; default the environment's
+// workdir), Shell defaults to sh, EnvAllow is refused (the environment's
+// env_allow names what it lets in) and Replay defaults to
+// restore_and_replay (never_replay with network allow).
 type ShellSpec struct {
 	// Dir is the working directory, relative to the agent file's directory;
 	// empty means the directory polyloop runs in. Options.ShellDir

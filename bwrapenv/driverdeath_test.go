@@ -17,6 +17,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/bwrapenv"
+	"github.com/polyloop/polyloop/internal/envloop"
 	"github.com/polyloop/polyloop/snapshotstore"
 )
 
@@ -26,6 +27,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("BWRAPENV_TEST_DRIVER"); dir != "" {
 		os.Exit(driver(dir))
 	}
+	envloop.Child(sandbox(os.Getenv("POLYLOOP_TEST_BWRAP_IMAGES")))
 	os.Exit(m.Run())
 }
 

@@ -128,6 +128,11 @@ func (p *Provider) create(ctx context.Context, spec polyloop.EnvSpec, desc polyl
 		if err != nil {
 			return nil, err
 		}
+		// The run created from it holds it too (a fork, until the source
+		// lets it go): polyloop.EnvProvider.
+		if err := p.opts.Snapshots.Pin(ctx, spec.RunID, string(spec.From)); err != nil {
+			return nil, err
+		}
 		m = &mf
 	}
 	for _, mt := range spec.Mounts {

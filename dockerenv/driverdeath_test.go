@@ -12,6 +12,7 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/envloop"
 )
 
 // TestMain lets the test binary play a driving process for TestDriverKilled.
@@ -19,6 +20,7 @@ func TestMain(m *testing.M) {
 	if im := os.Getenv("DOCKERENV_TEST_DRIVER"); im != "" {
 		os.Exit(driver(im))
 	}
+	envloop.Child(container(os.Getenv("POLYLOOP_TEST_DOCKER_IMAGE")))
 	os.Exit(m.Run())
 }
 

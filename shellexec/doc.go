@@ -2,6 +2,19 @@
 // a working directory: code actions in bash (Lang "bash", "sh", "shell" or
 // empty) and a "bash" tool whose arguments are {"command": "..."}.
 //
+// # In the run's environment
+//
+// With Options.InEnvironment, nothing runs on the host: each command is
+// Shell -c COMMAND (sh by default) through Environment.Exec in the run's
+// environment (polyloop.EnvironmentFromContext; Agent.Environment), in
+// Options.Dir inside it, its timeout enforced by the backend. What follows
+// about process groups, the watchdog and the host's variables is then the
+// backend's affair (docs/environments.md). The bash tool's replay policy
+// defaults to polyloop.RestoreAndReplay: a resume restores the snapshot the
+// action's intent names and runs it again. A command's exit, whatever it
+// is, is executed; an exec the environment cannot run, and a run without
+// an environment, are env_error.
+//
 // # State between actions
 //
 // Every action runs in a fresh shell: Shell -c COMMAND (bash by default), the

@@ -54,6 +54,9 @@ func (e *Executor) Execute(ctx context.Context, action polyloop.Action) (polyloo
 	if why != "" {
 		return polyloop.ActionOutcome{Status: polyloop.NotExecuted, Observation: why}, nil
 	}
+	if e.opts.InEnvironment {
+		return e.runInEnv(ctx, command)
+	}
 	return e.run(ctx, command)
 }
 
@@ -99,13 +102,19 @@ func orEmpty(raw json.RawMessage) json.RawMessage {
 // ToolSpecs returns the spec of the bash tool, for polyloop.Agent.Tools.
 func (e *Executor) ToolSpecs() []polyloop.ToolSpec {
 	params, _ := bashSchema()
+	desc := "Run a shell command with bash in the working directory. Each call starts a fresh shell: " +
+		"only files persist between calls. Output (stdout and stderr) is returned, cut to " +
+		fmt.Sprint(e.opts.OutputLimit) + " characters."
+	if e.opts.InEnvironment {
+		desc = "Run a shell command with " + e.opts.Shell + " in the working directory of an isolated environment " +
+			"(no network unless allowed). Each call starts a fresh shell: only files persist between calls. " +
+			"Output (stdout, then stderr) is returned, cut to " + fmt.Sprint(e.opts.OutputLimit) + " characters."
+	}
 	return []polyloop.ToolSpec{{
-		Name: ToolName,
-		Description: "Run a shell command with bash in the working directory. Each call starts a fresh shell: " +
-			"only files persist between calls. Output (stdout and stderr) is returned, cut to " +
-			fmt.Sprint(e.opts.OutputLimit) + " characters.",
-		Parameters: slices.Clone(params),
-		Replay:     e.opts.ToolReplay,
+		Name:        ToolName,
+		Description: desc,
+		Parameters:  slices.Clone(params),
+		Replay:      e.opts.ToolReplay,
 	}}
 }
 
@@ -128,11 +137,12 @@ func (e *Executor) Describe() polyloop.Component {
 		DefaultPath  string                `json:"default_path"`
 		DefaultLang  string                `json:"default_lang"`
 		EnvAllow     []string              `json:"env_allow,omitempty"`
+		InEnv        bool                  `json:"in_environment,omitempty"`
 		Env          []string              `json:"env,omitempty"`
 		DoneSentinel string                `json:"done_sentinel,omitempty"`
 		ToolReplay   polyloop.ReplayPolicy `json:"tool_replay"`
 		Reconcile    string                `json:"reconcile,omitempty"`
 	}{e.opts.Shell, e.opts.Timeout.Milliseconds(), e.opts.OutputLimit, DefaultPath, DefaultLang,
-		allow, envNames, e.opts.DoneSentinel, e.opts.ToolReplay, e.opts.Reconcile})
+		allow, e.opts.InEnvironment, envNames, e.opts.DoneSentinel, e.opts.ToolReplay, e.opts.Reconcile})
 	return polyloop.Component{Name: "shellexec", Config: cfg}
 }

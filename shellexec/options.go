@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -61,8 +62,8 @@ type Options struct {
 	// DefaultShell.
 	Shell string
 	// ToolReplay is the replay policy of the bash tool. Zero means
-	// polyloop.NeverReplay. Code actions are never replayed, whatever this
-	// says.
+	// polyloop.NeverReplay (polyloop.RestoreAndReplay with InEnvironment).
+	// Code actions are never replayed, whatever this says.
 	ToolReplay polyloop.ReplayPolicy
 	// Reconcile, when set, is a shell command that answers, on resume, for
 	// a shell action (the bash tool or a code action) of unknown outcome:
@@ -73,6 +74,15 @@ type Options struct {
 	// A command that cannot run, exits non-zero or prints anything else is
 	// an error of the reconciler, which propagates out of Resume.
 	Reconcile string
+	// InEnvironment runs every command inside the run's environment
+	// (polyloop.EnvironmentFromContext, Agent.Environment) through
+	// Environment.Exec, never on the host: Dir is then the working
+	// directory inside it (empty: the environment's), Shell defaults to
+	// "sh", EnvAllow must be empty (the environment's spec names the host
+	// variables it lets in) and Env is added to each command's. An action
+	// of a run without an environment is an env_error. The timeout is
+	// enforced by the environment's backend.
+	InEnvironment bool
 }
 
 // Executor runs shell commands. It is safe for concurrent use; concurrent
@@ -85,6 +95,9 @@ type Executor struct {
 // New checks the options, fills in defaults and computes the commands'
 // environment.
 func New(opts Options) (*Executor, error) {
+	if opts.InEnvironment {
+		return newInEnvironment(opts)
+	}
 	if opts.Dir == "" {
 		return nil, errors.New("shellexec: Options.Dir is required")
 	}
@@ -93,6 +106,11 @@ func New(opts Options) (*Executor, error) {
 		return nil, fmt.Errorf("shellexec: working directory: %w", err)
 	}
 	opts.Dir = dir
+	return finish(opts)
+}
+
+// finish checks the options common to both modes and fills in defaults.
+func finish(opts Options) (*Executor, error) {
 	if opts.Timeout < 0 || opts.OutputLimit < 0 {
 		return nil, errors.New("shellexec: Timeout and OutputLimit must not be negative")
 	}
@@ -111,9 +129,34 @@ func New(opts Options) (*Executor, error) {
 	switch opts.ToolReplay {
 	case "":
 		opts.ToolReplay = polyloop.NeverReplay
+		if opts.InEnvironment {
+			opts.ToolReplay = polyloop.RestoreAndReplay
+		}
 	case polyloop.ReplaySafe, polyloop.NeverReplay, polyloop.ReplayIdempotent:
+	case polyloop.RestoreAndReplay:
+		if !opts.InEnvironment {
+			return nil, errors.New("shellexec: replay policy restore_and_replay needs InEnvironment")
+		}
 	default:
 		return nil, fmt.Errorf("shellexec: unknown replay policy %q", string(opts.ToolReplay))
 	}
+	if opts.InEnvironment {
+		return &Executor{opts: opts}, nil
+	}
 	return &Executor{opts: opts, env: environ(opts, os.LookupEnv)}, nil
+}
+
+// newInEnvironment checks the options of an executor whose commands run in
+// the run's environment.
+func newInEnvironment(opts Options) (*Executor, error) {
+	if opts.Dir != "" && !path.IsAbs(opts.Dir) {
+		return nil, fmt.Errorf("shellexec: working directory %q inside the environment is not absolute", opts.Dir)
+	}
+	if len(opts.EnvAllow) > 0 {
+		return nil, errors.New("shellexec: EnvAllow lets host variables in; in an environment its spec names them (EnvSpec.HostEnv)")
+	}
+	if opts.Shell == "" {
+		opts.Shell = "sh"
+	}
+	return finish(opts)
 }

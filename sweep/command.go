@@ -126,6 +126,9 @@ func (s *commandScorer) Score(ctx context.Context, in ScoreInput) (ScoreResult, 
 				s.name, cap(in.slots), ctx.Err())
 		}
 	}
+	if in.env != nil {
+		return s.scoreInEnv(ctx, in, stdin)
+	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
@@ -155,6 +158,12 @@ func (s *commandScorer) Score(ctx context.Context, in ScoreInput) (ScoreResult, 
 	case err != nil:
 		return ScoreResult{}, fmt.Errorf("scorer %s: %w", s.name, err)
 	}
+	return s.verdict(code, stdout.Bytes(), stderr.String())
+}
+
+// verdict is the score a command's exit status and output give.
+func (s *commandScorer) verdict(code int, stdoutBytes []byte, stderrText string) (ScoreResult, error) {
+	stdout := bytes.NewBuffer(stdoutBytes)
 	if r, ok := jsonVerdict(stdout.Bytes()); ok && code == 0 {
 		return r, nil
 	}
@@ -166,7 +175,7 @@ func (s *commandScorer) Score(ctx context.Context, in ScoreInput) (ScoreResult, 
 		return ScoreResult{Value: 0, Explanation: why}, nil
 	}
 	return ScoreResult{}, fmt.Errorf("scorer %s: the command exited with status %d (0 means correct, 1 incorrect): %s",
-		s.name, code, stderrTail(stderr.String()))
+		s.name, code, stderrTail(stderrText))
 }
 
 // maxStderrTail bounds what a scorer's error keeps of the command's

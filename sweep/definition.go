@@ -27,6 +27,10 @@ type Agent struct {
 	// Origin says where the agent comes from (its agent file), as JSON
 	// kept in the sweep's manifest; nil for none.
 	Origin json.RawMessage
+	// Environments creates the environments of an agent with one
+	// (polyloop.Agent.Environment): each run of the sweep gets its own
+	// (polyloop.Runner.Environments).
+	Environments polyloop.EnvProvider
 
 	hash  string
 	model polyloop.ModelClient // Model behind the provider's gate
@@ -49,7 +53,7 @@ func (a *Agent) provider() string {
 
 // runner is a Runner on the agent's seams and store.
 func (a *Agent) runner(store polyloop.Store) *polyloop.Runner {
-	return &polyloop.Runner{Model: a.model, Parser: a.Parser, Executor: a.Executor, Store: store}
+	return &polyloop.Runner{Model: a.model, Parser: a.Parser, Executor: a.Executor, Store: store, Environments: a.Environments}
 }
 
 // RetryPolicy says which runs a sweep runs again, as new runs: a run that
@@ -130,6 +134,16 @@ type Definition struct {
 	// scoring program competes for the machine, and its timeout counts
 	// from when it starts, not while it waits for a slot.
 	MaxScorers int
+	// MaxEnvironments bounds the environments the sweep's runs and
+	// command scorers hold at once in this process, apart from
+	// Concurrency (a run holds one while it runs; a command scorer of a
+	// run with an environment holds one while it scores). Zero: no bound
+	// but Concurrency.
+	MaxEnvironments int
+	// KeepEnvironments leaves the environment a command scorer ran in
+	// (the run's last snapshot) in place after scoring, for people to
+	// look at; pruned by label once its driver is gone.
+	KeepEnvironments bool
 	// Providers bound the model calls by provider key (Agent.Provider).
 	Providers map[string]ProviderLimit
 	// RateLimit is the shared pause after a 429 (Backoff's defaults when
@@ -156,8 +170,8 @@ func (d *Definition) validate() error {
 	if d.Tasks == nil {
 		errs = append(errs, "no tasks")
 	}
-	if d.Epochs < 0 || d.Concurrency < 0 || d.Retry.Attempts < 0 || d.MaxScorers < 0 {
-		errs = append(errs, "epochs, concurrency, max scorers and retry attempts must not be negative")
+	if d.Epochs < 0 || d.Concurrency < 0 || d.Retry.Attempts < 0 || d.MaxScorers < 0 || d.MaxEnvironments < 0 {
+		errs = append(errs, "epochs, concurrency, max scorers, max environments and retry attempts must not be negative")
 	}
 	for _, r := range d.Retry.On {
 		if !r.Valid() {

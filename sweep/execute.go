@@ -95,6 +95,15 @@ func (s *Sweep) execute(ctx context.Context, store Store, st ledger.State, step 
 	r := agent.runner(store)
 	var res polyloop.RunResult
 	var err error
+	release := func() {}
+	if agent.Agent.Environment != nil && step != stepScore {
+		// The run's environment exists while its invocation runs (it is
+		// destroyed when Run or Resume returns); the slot is given back
+		// then, before a command scorer takes one of its own.
+		if release, err = acquireEnv(ctx, s.envSlots); err != nil {
+			return out, err
+		}
+	}
 	switch step {
 	case stepStart:
 		s.emit(s.runEvent(EventRunStarted, st.Entry))
@@ -111,6 +120,7 @@ func (s *Sweep) execute(ctx context.Context, store Store, st ledger.State, step 
 	default: // a finished run: its stored result
 		res, err = r.Resume(ctx, st.RunID, agent.Agent)
 	}
+	release()
 	if err != nil {
 		return out, err
 	}
@@ -129,6 +139,14 @@ func (s *Sweep) execute(ctx context.Context, store Store, st ledger.State, step 
 		return out, nil
 	}
 	in := ScoreInput{RunID: st.RunID, Task: task, StopReason: res.StopReason, store: store, slots: s.slots}
+	if spec := agent.Agent.Environment; spec != nil && agent.Environments != nil {
+		log, err := polyloop.ReadLog(ctx, store, st.RunID)
+		if err != nil {
+			return out, err
+		}
+		in.env = &runEnv{provider: agent.Environments, spec: *spec, ref: polyloop.LastEnvSnapshot(log),
+			keep: s.def.KeepEnvironments, slots: s.envSlots}
+	}
 	if res.StopReason == polyloop.StopCompleted {
 		in.Answer = res.FinalAnswer
 	}

@@ -84,6 +84,7 @@ func (s *Sweep) Run(ctx context.Context, opts RunOptions) (*Result, error) {
 	if err := s.record(ctx, opts.Store); err != nil {
 		return nil, err
 	}
+	s.pruneEnvironments(ctx)
 	sc := newScheduler(s, opts, n*len(s.def.Agents)*s.def.Epochs)
 	s.mu.Lock()
 	if s.observer != nil {

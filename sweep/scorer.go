@@ -51,6 +51,9 @@ type ScoreInput struct {
 	// slots bound the command scorers running at once (the sweep's
 	// MaxScorers); nil: no bound.
 	slots chan struct{}
+	// env is the run's environment, for a run that had one: a command
+	// scorer runs inside it (envscore.go).
+	env *runEnv
 }
 
 // ScoreResult is a scorer's score of one run.

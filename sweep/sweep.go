@@ -29,6 +29,8 @@ type Sweep struct {
 	agents map[string]*Agent // by hash
 	gates  map[string]*gate  // by provider key
 	slots  chan struct{}     // the command scorers running (MaxScorers)
+	// envSlots are the environments held (MaxEnvironments); nil: no bound.
+	envSlots chan struct{}
 
 	mu       sync.Mutex
 	observer func(Event) // Run's, while it runs
@@ -53,6 +55,9 @@ func New(def Definition) (*Sweep, error) {
 	def.Retry = def.Retry.withDefaults()
 	def.RateLimit = def.RateLimit.withDefaults()
 	s := &Sweep{def: def, agents: map[string]*Agent{}, gates: map[string]*gate{}, slots: make(chan struct{}, def.MaxScorers)}
+	if def.MaxEnvironments > 0 {
+		s.envSlots = make(chan struct{}, def.MaxEnvironments)
+	}
 	names := map[string]bool{}
 	for i, a := range def.Agents {
 		if err := s.prepare(a); err != nil {
@@ -83,7 +88,7 @@ func New(def Definition) (*Sweep, error) {
 // prepare hashes an agent and puts its model calls behind its provider's
 // gate.
 func (s *Sweep) prepare(a *Agent) error {
-	r := &polyloop.Runner{Model: a.Model, Parser: a.Parser, Executor: a.Executor}
+	r := &polyloop.Runner{Model: a.Model, Parser: a.Parser, Executor: a.Executor, Environments: a.Environments}
 	_, hash, err := r.SnapshotOf(a.Agent, polyloop.Task{})
 	if err != nil {
 		return err

@@ -50,6 +50,9 @@ type Options struct {
 	// Select chooses the tasks of the task file that the sweep runs
 	// (sweep.Select); zero: every task.
 	Select sweep.Selection
+	// KeepEnvironments leaves in place the environment each command
+	// scorer ran in (polyloop sweep --keep-environments).
+	KeepEnvironments bool
 }
 
 // Loaded is a sweep file loaded: the sweep, ready to run, and the agent
@@ -139,9 +142,10 @@ func (l *Loaded) rel(p string) string {
 // definition builds the sweep's definition from the file.
 func (l *Loaded) definition(ctx context.Context, f *File, opts *Options) (sweep.Definition, error) {
 	def := sweep.Definition{Name: f.Name, Tasks: sweep.TaskFile{Path: l.rel(f.Tasks)}, Epochs: f.Epochs, Concurrency: f.Concurrency, MaxScorers: f.MaxScorers,
-		Retry:     sweep.RetryPolicy{Attempts: f.Retry.Attempts, Backoff: ms(f.Retry.BackoffMS), MaxBackoff: ms(f.Retry.MaxBackoffMS)},
-		RateLimit: sweep.Backoff{Initial: ms(f.RateLimit.BackoffMS), Max: ms(f.RateLimit.MaxBackoffMS)},
-		Providers: map[string]sweep.ProviderLimit{}}
+		MaxEnvironments: f.MaxEnvironments,
+		Retry:           sweep.RetryPolicy{Attempts: f.Retry.Attempts, Backoff: ms(f.Retry.BackoffMS), MaxBackoff: ms(f.Retry.MaxBackoffMS)},
+		RateLimit:       sweep.Backoff{Initial: ms(f.RateLimit.BackoffMS), Max: ms(f.RateLimit.MaxBackoffMS)},
+		Providers:       map[string]sweep.ProviderLimit{}}
 	if f.Retry.On != nil {
 		def.Retry.On = []polyloop.StopReason{}
 		for _, r := range *f.Retry.On {
@@ -156,6 +160,7 @@ func (l *Loaded) definition(ctx context.Context, f *File, opts *Options) (sweep.
 			def.Epochs = opts.Epochs
 		}
 		def.Tasks = sweep.Select(def.Tasks, opts.Select)
+		def.KeepEnvironments = opts.KeepEnvironments
 	}
 	for _, p := range f.Agents {
 		a, err := l.agent(ctx, l.rel(p), f, opts)
@@ -196,7 +201,8 @@ func (l *Loaded) agent(ctx context.Context, path string, f *File, opts *Options)
 		return nil, err
 	}
 	o, _ := json.Marshal(origin{File: absPath(path), Source: string(src)})
-	return &sweep.Agent{Agent: cfg.Agent, Model: cfg.Model, Parser: cfg.Parser, Executor: cfg.Executor, Provider: provider, Origin: o}, nil
+	return &sweep.Agent{Agent: cfg.Agent, Model: cfg.Model, Parser: cfg.Parser, Executor: cfg.Executor, Provider: provider, Origin: o,
+		Environments: cfg.Environments}, nil
 }
 
 // providerKey is the key of the providers section that bounds an agent's
@@ -288,7 +294,7 @@ func check(c *agentfile.Checker, f *File) {
 	for _, n := range []struct {
 		v   int
 		key []any
-	}{{f.Epochs, []any{"epochs"}}, {f.Concurrency, []any{"concurrency"}}, {f.MaxScorers, []any{"max_scorers"}}, {f.Retry.Attempts, []any{"retry", "attempts"}},
+	}{{f.Epochs, []any{"epochs"}}, {f.Concurrency, []any{"concurrency"}}, {f.MaxScorers, []any{"max_scorers"}}, {f.MaxEnvironments, []any{"max_environments"}}, {f.Retry.Attempts, []any{"retry", "attempts"}},
 		{f.Retry.BackoffMS, []any{"retry", "backoff_ms"}}, {f.Retry.MaxBackoffMS, []any{"retry", "max_backoff_ms"}},
 		{f.RateLimit.BackoffMS, []any{"rate_limit", "backoff_ms"}}, {f.RateLimit.MaxBackoffMS, []any{"rate_limit", "max_backoff_ms"}}} {
 		if n.v < 0 {

@@ -17,8 +17,12 @@ type File struct {
 	Concurrency int `yaml:"concurrency"`
 	// MaxScorers bounds the command scorers running at once in one
 	// process (default: the number of CPUs).
-	MaxScorers int       `yaml:"max_scorers"`
-	Retry      RetrySpec `yaml:"retry"`
+	MaxScorers int `yaml:"max_scorers"`
+	// MaxEnvironments bounds the environments (sandboxes, containers) the
+	// sweep's runs and command scorers hold at once in one process, apart
+	// from concurrency (default: no bound but concurrency).
+	MaxEnvironments int       `yaml:"max_environments"`
+	Retry           RetrySpec `yaml:"retry"`
 	// TimeLimit and WorkingLimit (Go durations: "10m", "1h") bound each
 	// run of the sweep, replacing the agent files' limits.time_limit and
 	// limits.working_limit: the wall clock of a run, and the time its

@@ -124,7 +124,7 @@ concurency: 3
 		path + ":11:5: scorers[2]: the scorer name \"regex\" is taken by scorers[1]: give each scorer its own name",
 		path + ":13:14: scorers[2].pattern: not a regular expression (RE2 syntax): error parsing regexp: missing closing ): `(`",
 		path + ":14:11: scorers[3].kind: kind \"judge\": expected one of exact, includes, regex, numeric, command, model",
-		path + `:15:1: concurency: unknown field "concurency" (did you mean concurrency?): the keys of the top level are name, agents, tasks, epochs, concurrency, max_scorers, retry, time_limit, working_limit, providers, rate_limit, scorers (docs/sweeps.md)`,
+		path + `:15:1: concurency: unknown field "concurency" (did you mean concurrency?): the keys of the top level are name, agents, tasks, epochs, concurrency, max_scorers, max_environments, retry, time_limit, working_limit, providers, rate_limit, scorers (docs/sweeps.md)`,
 	}
 	if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("problems:\n%s\nwant:\n%s", err, strings.Join(want, "\n"))

@@ -20,7 +20,7 @@ func newEnvCmd(a *app) *cobra.Command {
 		Use:   "env",
 		Short: "Manage the environments (sandboxes, containers) runs execute in",
 	}
-	env.AddCommand(newEnvPruneCmd(a))
+	env.AddCommand(newEnvPruneCmd(a), newEnvExportCmd(a))
 	return env
 }
 
@@ -31,6 +31,69 @@ func envStateDir(storeSpec string) string {
 		return filepath.Join(filepath.Dir(p), "envs")
 	}
 	return filepath.Join(".polyloop", "envs")
+}
+
+// envSnapshotDir is where snapshots of environments live: beside a SQLite
+// store (the run can be resumed from that machine), under ./.polyloop
+// otherwise; POLYLOOP_ENV_SNAPSHOTS names another directory (one every
+// worker mounts, for a PostgreSQL store shared by several machines).
+func envSnapshotDir(storeSpec string) string {
+	if d := os.Getenv("POLYLOOP_ENV_SNAPSHOTS"); d != "" {
+		return d
+	}
+	if p, ok := strings.CutPrefix(storeSpec, "sqlite:"); ok {
+		return filepath.Join(filepath.Dir(p), "snapshots")
+	}
+	return filepath.Join(".polyloop", "snapshots")
+}
+
+// envImagesDir is the sandbox backend's image directory:
+// POLYLOOP_ENV_IMAGES, else ~/.cache/polyloop/env-images (.ci/env-images
+// DIR builds the busybox image into DIR).
+func envImagesDir() string {
+	if d := os.Getenv("POLYLOOP_ENV_IMAGES"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(".polyloop", "env-images")
+	}
+	return filepath.Join(home, ".cache", "polyloop", "env-images")
+}
+
+// envProvider is the provider of an environment backend for the agent files
+// this invocation loads: its environments beside the store, its snapshots
+// in envSnapshotDir. One per backend and invocation.
+func (a *app) envProvider(backend string) (polyloop.EnvProvider, error) {
+	a.envMu.Lock()
+	defer a.envMu.Unlock()
+	if p, ok := a.envs[backend]; ok {
+		return p, nil
+	}
+	snaps, err := snapshotstore.OpenDir(envSnapshotDir(a.store))
+	if err != nil {
+		return nil, err
+	}
+	var p polyloop.EnvProvider
+	switch backend {
+	case "bwrap":
+		p, err = bwrapenv.New(bwrapenv.Options{Images: envImagesDir(), StateDir: envStateDir(a.store), Snapshots: snaps})
+		if err != nil {
+			err = fmt.Errorf("%w (install bubblewrap: apt-get install bubblewrap; images: .ci/env-images %s)", err, envImagesDir())
+		}
+	case "docker":
+		p, err = dockerenv.New(dockerenv.Options{Snapshots: snaps})
+	default:
+		err = fmt.Errorf("unknown environment backend %q", backend)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a.envs == nil {
+		a.envs = map[string]polyloop.EnvProvider{}
+	}
+	a.envs[backend] = p
+	return p, nil
 }
 
 func newEnvPruneCmd(a *app) *cobra.Command {

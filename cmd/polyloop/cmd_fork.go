@@ -214,7 +214,13 @@ func orUnfinished(res polyloop.RunResult) string {
 	return string(res.StopReason)
 }
 
-type diffFlags struct{ json bool }
+type diffFlags struct {
+	json bool
+	// files: the files that differ between the runs' environments, at
+	// step (0: their last snapshots).
+	files bool
+	step  int
+}
 
 func newDiffCmd(a *app) *cobra.Command {
 	var f diffFlags
@@ -231,6 +237,8 @@ first step where they part; exit 0 when they agree, 1 when they differ.`,
 		},
 	}
 	c.Flags().BoolVar(&f.json, "json", false, "print the comparison as JSON")
+	c.Flags().BoolVar(&f.files, "files", false, "also list the files that differ between the runs' environments (their snapshots at --step, else their last)")
+	c.Flags().IntVar(&f.step, "step", 0, "with --files: compare the environments at the end of this step")
 	return c
 }
 
@@ -253,6 +261,19 @@ func (a *app) diff(ctx context.Context, ida, idb string, f diffFlags) error {
 		}
 	} else {
 		printDivergence(a.stdout, d, logs)
+	}
+	if f.files {
+		paths, err := a.envFileDiff(ctx, ida, idb, f.step)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "files that differ between the environments: %d\n", len(paths))
+		for _, p := range paths {
+			fmt.Fprintf(a.stdout, "  %s\n", p)
+		}
+		if len(paths) > 0 {
+			return &exitErr{code: exitStopped}
+		}
 	}
 	if d.First != nil || len(d.Snapshot) > 0 {
 		return &exitErr{code: exitStopped}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/polyloop/polyloop/agentfile"
 	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweep/ledger"
@@ -126,11 +127,11 @@ func (a *app) scoreOne(ctx context.Context, ss sweep.Store, j scoreJob, missing 
 	var l *sweepfile.Loaded
 	var err error
 	if j.sweepFile != "" {
-		l, err = sweepfile.Load(ctx, j.sweepFile, nil)
+		l, err = sweepfile.Load(ctx, j.sweepFile, &sweepfile.Options{Agent: &agentfile.Options{Environments: a.envProvider}})
 	} else {
 		var m sweep.Manifest
 		if m, err = sweep.ReadManifest(ctx, ss, j.name); err == nil {
-			l, err = sweepfile.Reload(ctx, m, nil)
+			l, err = sweepfile.Reload(ctx, m, &sweepfile.Options{Agent: &agentfile.Options{Environments: a.envProvider}})
 		}
 	}
 	if err != nil {

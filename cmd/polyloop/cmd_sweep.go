@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/polyloop/polyloop/agentfile"
 	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweepfile"
@@ -14,6 +15,7 @@ import (
 
 type sweepFlags struct {
 	queue       string
+	keepEnvs    bool
 	concurrency int
 	json, quiet bool
 	// The dataset controls: --epochs, --tasks, --shuffle, --seed, --limit.
@@ -73,6 +75,7 @@ statistics. Exit code 0 once enqueued.`,
 	}
 	c.Flags().StringVar(&f.queue, "queue", "", "enqueue the runs as jobs for polyloop worker instead of running them: "+queueFlag)
 	c.Flags().IntVar(&f.concurrency, "concurrency", 0, "runs at once (default: the sweep file's concurrency, else 4)")
+	c.Flags().BoolVar(&f.keepEnvs, "keep-environments", false, "keep the environment each command scorer ran in (the run's last snapshot) instead of destroying it")
 	c.Flags().BoolVar(&f.json, "json", false, "print progress events and the statistics as JSON lines on standard output")
 	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress, only the summary")
 	c.Flags().IntVar(&f.epochs, "epochs", 0, "runs of each agent on each task (default: the sweep file's epochs)")
@@ -104,7 +107,8 @@ func (a *app) sweep(parent context.Context, path string, f sweepFlags, seedGiven
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
-	l, err := sweepfile.Load(ctx, path, &sweepfile.Options{Concurrency: f.concurrency, Epochs: f.epochs, Select: f.sel})
+	l, err := sweepfile.Load(ctx, path, &sweepfile.Options{Concurrency: f.concurrency, Epochs: f.epochs, Select: f.sel,
+		KeepEnvironments: f.keepEnvs, Agent: &agentfile.Options{Environments: a.envProvider}})
 	if err != nil {
 		return a.loadFailed(path, err, in.wasCanceled())
 	}

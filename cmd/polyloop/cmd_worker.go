@@ -104,7 +104,7 @@ func (a *app) worker(parent context.Context, f workerFlags) error {
 		}
 	}()
 	resolve := func(ctx context.Context, name string) (*sweep.Sweep, error) {
-		s, c, err := resolveSweep(ctx, store, name, f.concurrency)
+		s, c, err := resolveSweep(ctx, store, name, f.concurrency, a.envProvider)
 		if err != nil {
 			return nil, err
 		}

@@ -77,7 +77,8 @@ of the resume table applied and why — resumes the run and prints the trajector
 // demoChild is the killed process: it runs the demo agent on the SQLite
 // file of dir, printing progress on stderr.
 func (a *app) demoChild(ctx context.Context, dir string) error {
-	cfg, err := agentfile.Load(ctx, filepath.Join(dir, "agent.yaml"), nil)
+	images, _ := os.ReadFile(filepath.Join(dir, "images-dir"))
+	cfg, err := agentfile.Load(ctx, filepath.Join(dir, "agent.yaml"), demoAgentOptions(dir, string(images)))
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,21 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 		defer os.RemoveAll(dir)
 	}
 	agentPath := filepath.Join(dir, "agent.yaml")
-	if err := os.WriteFile(agentPath, []byte(demoAgent), 0o644); err != nil {
+	agentText := demoAgent
+	images, missing := demoSandbox(dir)
+	if missing == "" {
+		agentText = demoSandboxAgent
+		fmt.Fprintf(a.stdout, "== 0. the agent's shell runs in a sandbox of its own (bubblewrap, image %s)\n", filepath.Join(images, "busybox"))
+		if err := os.WriteFile(filepath.Join(dir, "images-dir"), []byte(images), 0o644); err != nil {
+			return err
+		}
+	} else if missing == "off" {
+		fmt.Fprintf(a.stdout, "== 0. no sandbox here (POLYLOOP_DEMO_SANDBOX=off): the shell runs on this machine.\n")
+	} else {
+		fmt.Fprintf(a.stdout, "== 0. no sandbox here: the part where a killed action's file is restored needs %s.\n"+
+			"   Showing the rest with the shell on this machine.\n", missing)
+	}
+	if err := os.WriteFile(agentPath, []byte(agentText), 0o644); err != nil {
 		return err
 	}
 	st, err := sqlitestore.Open(filepath.Join(dir, "polyloop.db"), nil)
@@ -126,7 +141,7 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 	if err := a.demoPlan(log); err != nil {
 		return err
 	}
-	return a.demoResume(ctx, agentPath, st)
+	return a.demoResume(ctx, dir, images, agentPath, st)
 }
 
 // demoKill starts the child and kills it with SIGKILL once step 2's action
@@ -219,9 +234,9 @@ func withPolicy(log polyloop.RunLog, p polyloop.ReplayPolicy) polyloop.RunLog {
 	return polyloop.RunLog{RunID: log.RunID, Records: recs}
 }
 
-func (a *app) demoResume(ctx context.Context, agentPath string, st *sqlitestore.Store) error {
+func (a *app) demoResume(ctx context.Context, dir, images, agentPath string, st *sqlitestore.Store) error {
 	fmt.Fprintf(a.stdout, "\n== 4. resume in this process\n")
-	cfg, err := agentfile.Load(ctx, agentPath, oneRun())
+	cfg, err := agentfile.Load(ctx, agentPath, demoAgentOptions(dir, images))
 	if err != nil {
 		return err
 	}
@@ -239,6 +254,15 @@ func (a *app) demoResume(ctx context.Context, agentPath string, st *sqlitestore.
 	log.RunID = demoRunID
 	fmt.Fprintf(a.stdout, "\n== 5. the trajectory (polyloop show %s)\n", demoRunID)
 	(&showWriter{w: a.stdout, limit: 200}).trajectory(buildTrajectory(log))
+	if cfg.Environments != nil {
+		if err := a.demoShowJournal(ctx, cfg, log); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "\nresult: %s — %q\n(the killed attempt of step 2 had appended its line before the kill; its intent named the sandbox's snapshot taken before it, "+
+			"so resume restored that snapshot — the half-done attempt's line went with it — and ran the action again: the line is in the journal once. "+
+			"bash is restore_and_replay here: it acts only inside a sandbox without network)\n", res.StopReason, res.FinalAnswer)
+		return nil
+	}
 	fmt.Fprintf(a.stdout, "\nresult: %s — %q\n(step 2's command ran twice: attempt 1 was killed, attempt 2 replayed it because bash is replay_safe in this agent)\n",
 		res.StopReason, res.FinalAnswer)
 	return nil
@@ -254,7 +278,11 @@ func recordLine(r polyloop.Record) string {
 	case *polyloop.ModelCallResult:
 		return fmt.Sprintf("model_call_result  step %d %s", b.Step, b.CallID)
 	case *polyloop.ActionIntent:
-		return fmt.Sprintf("action_intent      step %d %s attempt %d %s: %s", b.Step, b.ActionID, b.Attempt, b.Replay, describeAction(&b.Action, 50))
+		line := fmt.Sprintf("action_intent      step %d %s attempt %d %s: %s", b.Step, b.ActionID, b.Attempt, b.Replay, describeAction(&b.Action, 50))
+		if b.EnvSnapshot != "" {
+			line += " (from snapshot " + shortSnap(b.EnvSnapshot) + ")"
+		}
+		return line
 	case *polyloop.StepCompleted:
 		status := string(b.Decision)
 		if b.Outcome != nil {

@@ -33,6 +33,6 @@ func (a *app) loadAgent(ctx context.Context, path string, quiet bool) (*agentfil
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(a.stderr, "%s: %s\n", path, line)
-	}}
+	}, Environments: a.envProvider}
 	return agentfile.Load(ctx, path, opts)
 }

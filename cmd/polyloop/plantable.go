@@ -29,6 +29,9 @@ func planRow(p polyloop.ResumePlan) string {
 	case polyloop.PlanReconcile:
 		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is never_replay → ask the executor's reconciler about %s: completed → adopt the outcome, not_happened → run again with the same key, unknown (or no reconciler) → finish %s",
 			p.ActionID, toolOrCode(p.Tool), strings.Join(p.Reconcile, ", "), polyloop.StopResumeStateUnknown)
+	case polyloop.PlanRestoreAndReplay:
+		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is restore_and_replay (it acts only inside the run's environment, which has no network) → restore the environment to the snapshot its intent names, %s, and run it again (attempt %d)",
+			p.ActionID, p.Tool, p.EnvSnapshot, p.Attempt)
 	case polyloop.PlanStopUnknown:
 		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is never_replay → finish %s", p.ActionID, toolOrCode(p.Tool), polyloop.StopResumeStateUnknown)
 	case polyloop.PlanWriteFinish:
@@ -58,6 +61,9 @@ func printPlan(w io.Writer, p polyloop.ResumePlan) {
 	fmt.Fprintf(w, "resume plan: %s (log read up to record %d)\n", p.Action, p.LastSeq)
 	fmt.Fprintf(w, "  row:    %s\n", planRow(p))
 	fmt.Fprintf(w, "  reason: %s\n", p.Reason)
+	if p.EnvSnapshot != "" && p.Action != polyloop.PlanRestoreAndReplay {
+		fmt.Fprintf(w, "  environment: restored from its last durable snapshot, %s\n", p.EnvSnapshot)
+	}
 }
 
 // printReconciled prints the reconciliations a resume wrote (the log's

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/agentfile"
 	"github.com/polyloop/polyloop/internal/dsn"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweep/ledger"
@@ -82,7 +83,7 @@ func readQueue(ctx context.Context, queueDSN string) (*sweepqueue.Queue, error) 
 // store failure is a *polyloop.PersistenceError (the job is retried); any
 // other error cancels the job.
 // Tests replace it.
-var resolveSweep = func(ctx context.Context, store sweep.Store, name string, concurrency int) (s *sweep.Sweep, close func(), err error) {
+var resolveSweep = func(ctx context.Context, store sweep.Store, name string, concurrency int, envs func(string) (polyloop.EnvProvider, error)) (s *sweep.Sweep, close func(), err error) {
 	m, err := sweep.ReadManifest(ctx, store, name)
 	if errors.Is(err, ledger.ErrNotFound) {
 		return nil, nil, fmt.Errorf("sweep %s: %w", name, err)
@@ -90,7 +91,7 @@ var resolveSweep = func(ctx context.Context, store sweep.Store, name string, con
 	if err != nil { // the store failed: the job is retried
 		return nil, nil, &polyloop.PersistenceError{Op: "read", Err: fmt.Errorf("the manifest of sweep %s: %w", name, err)}
 	}
-	l, err := sweepfile.Reload(ctx, m, &sweepfile.Options{Concurrency: concurrency})
+	l, err := sweepfile.Reload(ctx, m, &sweepfile.Options{Concurrency: concurrency, Agent: &agentfile.Options{Environments: envs}})
 	if err != nil {
 		return nil, nil, err
 	}

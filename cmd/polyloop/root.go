@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 
 	"github.com/polyloop/polyloop"
@@ -27,6 +28,10 @@ type app struct {
 	store string
 	// storeGiven is set when --store is on the command line.
 	storeGiven bool
+	// envs are the environment providers made for agent files with an
+	// environment section, by backend (cmd_env.go).
+	envMu sync.Mutex
+	envs  map[string]polyloop.EnvProvider
 }
 
 const exitCodesHelp = `Exit codes:

@@ -44,7 +44,7 @@ const benchFlagsEnv = "POLYLOOP_BENCH_WORKER_FLAGS"
 
 func init() {
 	if dsn := os.Getenv(benchChildEnv); dsn != "" {
-		resolveSweep = func(_ context.Context, _ sweep.Store, name string, _ int) (*sweep.Sweep, func(), error) {
+		resolveSweep = func(_ context.Context, _ sweep.Store, name string, _ int, _ func(string) (polyloop.EnvProvider, error)) (*sweep.Sweep, func(), error) {
 			s, err := benchSweepNamed(name)
 			return s, func() {}, err
 		}

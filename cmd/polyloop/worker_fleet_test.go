@@ -62,7 +62,7 @@ func fleetWorker(dsn string) int {
 		return 2
 	}
 	defer pool.Close()
-	resolveSweep = func(_ context.Context, _ sweep.Store, name string, _ int) (*sweep.Sweep, func(), error) {
+	resolveSweep = func(_ context.Context, _ sweep.Store, name string, _ int, _ func(string) (polyloop.EnvProvider, error)) (*sweep.Sweep, func(), error) {
 		if name != fleetSweep {
 			return nil, nil, fmt.Errorf("no sweep %s", name)
 		}

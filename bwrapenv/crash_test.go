@@ -1,0 +1,48 @@
+//go:build linux
+
+package bwrapenv_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/envloop"
+)
+
+// crashPoints is how many SIGKILLs the campaign lands:
+// POLYLOOP_TEST_CRASH_POINTS, else 200 (20 with -short).
+func crashPoints(t *testing.T, full int) int {
+	if s := os.Getenv("POLYLOOP_TEST_CRASH_POINTS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if testing.Short() {
+		return 20
+	}
+	return full
+}
+
+// TestCrashCampaign: envloop.Campaign on the sandbox backend — SIGKILL of
+// the driving process at ≥ 200 random points, each run resumed until it
+// finishes: every line once, every run completed, every log plans — and
+// the environments the killed drivers left are found and pruned.
+func TestCrashCampaign(t *testing.T) {
+	p := envloop.Campaign(t, sandbox(testImages(t)), crashPoints(t, 200), 350*time.Millisecond)
+	orphans, err := p.(polyloop.EnvPruner).Prune(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range orphans {
+		if !o.Removed {
+			t.Errorf("orphan %s of %s not removed", o.ID, o.RunID)
+		}
+	}
+	t.Logf("%d orphans pruned", len(orphans))
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/envsnap"
+	"github.com/polyloop/polyloop/snapshotstore"
+	"github.com/spf13/cobra"
+)
+
+func newEnvExportCmd(a *app) *cobra.Command {
+	var (
+		step int
+		from string
+	)
+	cmd := &cobra.Command{
+		Use:   "export RUN DIR|-",
+		Short: "Write the files a run's environment held, at the end or at a step, to DIR (or a tar on standard output)",
+		Long: `Restore the run's environment from the snapshot its log names — the last one, or
+with --step N the one at the end of step N — and copy a directory of it (--path,
+default the environment's working directory) into DIR, or as a tar stream to
+standard output with DIR "-". The environment is made for the export and
+destroyed after it; the run and its snapshots are not changed.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.envExport(cmd.Context(), args[0], step, from, args[1])
+		},
+	}
+	cmd.Flags().IntVar(&step, "step", 0, "the environment at the end of this step (default: the last snapshot)")
+	cmd.Flags().StringVar(&from, "path", "", "the directory inside to export (default: the environment's working directory, else /)")
+	return cmd
+}
+
+// runEnvironment reads a run's log and finds its environment's description
+// and the snapshot at step (0: the last).
+func (a *app) runEnvironment(ctx context.Context, runID string, step int) (polyloop.EnvDescription, polyloop.EnvSnapshot, error) {
+	st, err := openStore(ctx, a.store, readOnlyStore)
+	if err != nil {
+		return polyloop.EnvDescription{}, "", err
+	}
+	defer st.Close()
+	log, err := readRun(ctx, st, runID)
+	if err != nil {
+		return polyloop.EnvDescription{}, "", err
+	}
+	snap, _ := log.Snapshot()
+	if snap.Environment == nil {
+		return polyloop.EnvDescription{}, "", fmt.Errorf("run %s has no environment", runID)
+	}
+	ref := polyloop.LastEnvSnapshot(log)
+	if step > 0 {
+		ref = polyloop.EnvSnapshotAt(log, step)
+	}
+	if ref == "" {
+		return *snap.Environment, "", fmt.Errorf("the log of run %s names no snapshot of its environment by then", runID)
+	}
+	return *snap.Environment, ref, nil
+}
+
+func (a *app) envExport(ctx context.Context, runID string, step int, from, dir string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	desc, ref, err := a.runEnvironment(ctx, runID, step)
+	if err != nil {
+		return err
+	}
+	p, err := a.envProvider(desc.Backend)
+	if err != nil {
+		return err
+	}
+	e, err := p.Create(ctx, polyloop.EnvSpec{RunID: runID + "-export", Image: desc.Image, From: ref})
+	if err != nil {
+		return err
+	}
+	defer e.Destroy(context.WithoutCancel(ctx))
+	if from == "" {
+		from = desc.WorkDir
+	}
+	if from == "" {
+		from = "/"
+	}
+	if dir == "-" {
+		return e.CopyOut(ctx, from, a.rawOut) // binary: never through the escaping writer
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	strip := "" // the stream names the directory's own entry first ("work/f1" for /work)
+	if from != "/" {
+		strip = path.Base(path.Clean(from))
+	}
+	go func() { done <- untar(pr, dir, strip) }()
+	err = e.CopyOut(ctx, from, pw)
+	pw.CloseWithError(err)
+	if uerr := <-done; err == nil {
+		err = uerr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "exported %s of run %s (snapshot %s) to %s\n", from, runID, shortSnap(ref), dir)
+	return nil
+}
+
+// untar extracts a tar stream under dir, refusing paths that leave it,
+// with the leading component strip (when set) taken off every name.
+func untar(r io.Reader, dir, strip string) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			_, _ = io.Copy(io.Discard, r)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := path.Clean("/" + h.Name)
+		if strip != "" {
+			if name == "/"+strip {
+				name = "/"
+			} else {
+				name = "/" + strings.TrimPrefix(strings.TrimPrefix(name, "/"+strip+"/"), "/")
+			}
+		}
+		if name == "/" && h.Typeflag == tar.TypeDir {
+			continue
+		}
+		target := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(name, "/")))
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode).Perm()|0o200)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		case tar.TypeSymlink:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			_ = os.Remove(target)
+			if err := os.Symlink(h.Linkname, target); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// envFileDiff names the paths whose state differs between two runs'
+// environments (the snapshots at step, or the last ones): a path changed
+// in one and not the other, or changed differently (kind, mode, content,
+// link target). Nil, nil when neither run has an environment.
+func (a *app) envFileDiff(ctx context.Context, ida, idb string, step int) ([]string, error) {
+	var refs [2]polyloop.EnvSnapshot
+	any := false
+	for i, id := range []string{ida, idb} {
+		_, ref, err := a.runEnvironment(ctx, id, step)
+		if err != nil && ref == "" && strings.Contains(err.Error(), "has no environment") {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		refs[i], any = ref, true
+	}
+	if !any {
+		return nil, nil
+	}
+	store, err := snapshotstore.OpenDir(envSnapshotDir(a.store))
+	if err != nil {
+		return nil, err
+	}
+	var sigs [2]map[string]string
+	for i, ref := range refs {
+		sigs[i] = map[string]string{}
+		if ref == "" {
+			continue
+		}
+		m, err := envsnap.Load(ctx, store, ref)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range m.Entries {
+			if e.Kind == envsnap.Dir && !e.Opaque {
+				sigs[i][e.Path] = fmt.Sprintf("%s %o", e.Kind, e.Mode)
+				continue
+			}
+			sigs[i][e.Path] = fmt.Sprintf("%s %o %d %s %s", e.Kind, e.Mode, e.Size, strings.Join(e.Chunks, ","), e.Target)
+		}
+	}
+	var out []string
+	for p, s := range sigs[0] {
+		if sigs[1][p] != s {
+			out = append(out, p)
+		}
+	}
+	for p := range sigs[1] {
+		if _, ok := sigs[0][p]; !ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

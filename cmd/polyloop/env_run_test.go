@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const envRunAgent = `name: files
+model:
+  provider: script
+  script:
+    - tool: bash
+      args: {command: "echo one > /work/f1"}
+    - tool: bash
+      args: {command: "echo two > /work/f2"}
+    - text: done
+tools:
+  shell: {dir: /work}
+environment: {backend: bwrap, image: busybox, workdir: /work}
+limits: {max_steps: 5}
+`
+
+// TestEnvForkExportDiff: a run with a sandbox, then a fork at step 1 with
+// another step 2: the fork starts from step 1's environment (f1, not f2),
+// env export writes the files a run left (at its end and at a step), and
+// diff --files names the paths whose state differs.
+func TestEnvForkExportDiff(t *testing.T) {
+	images := os.Getenv("POLYLOOP_TEST_BWRAP_IMAGES")
+	if images == "" {
+		t.Skip("POLYLOOP_TEST_BWRAP_IMAGES is not set (.ci/env-images DIR builds the test image)")
+	}
+	t.Setenv("POLYLOOP_ENV_IMAGES", images)
+	dir := t.TempDir()
+	store := "sqlite:" + filepath.Join(dir, "p.db")
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.yaml", envRunAgent)
+	b := write("b.yaml", strings.Replace(envRunAgent, "echo two > /work/f2", "echo three > /work/f3 && cat /work/f1", 1))
+	polyloopOut(t, "--store", store, "run", a, "write files", "--id", "r1", "-q")
+	out := string(polyloopOut(t, "--store", store, "fork", "r1", "--at-step", "1", "--agent", b, "--id", "r2", "--json"))
+	if !strings.Contains(out, `"completed"`) {
+		t.Fatalf("fork: %s", out)
+	}
+	for _, tc := range []struct {
+		run, step string
+		want      []string
+		not       string
+	}{{"r1", "", []string{"f1", "f2"}, "f3"}, {"r2", "", []string{"f1", "f3"}, "f2"}, {"r1", "1", []string{"f1"}, "f2"}} {
+		to := filepath.Join(t.TempDir(), "out")
+		args := []string{"--store", store, "env", "export", tc.run, to}
+		if tc.step != "" {
+			args = append(args, "--step", tc.step)
+		}
+		polyloopOut(t, args...)
+		for _, f := range tc.want {
+			if _, err := os.Stat(filepath.Join(to, f)); err != nil {
+				t.Errorf("export of %s (step %q): %v", tc.run, tc.step, err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(to, tc.not)); err == nil {
+			t.Errorf("export of %s (step %q) holds %s", tc.run, tc.step, tc.not)
+		}
+	}
+	var stdout, stderr strings.Builder
+	execute([]string{"--store", store, "diff", "r1", "r2", "--files"}, strings.NewReader(""), &stdout, &stderr)
+	got := stdout.String()
+	if !strings.Contains(got, "files that differ between the environments: 2") || !strings.Contains(got, "/work/f2") || !strings.Contains(got, "/work/f3") {
+		t.Fatalf("diff --files:\n%s\n%s", got, stderr.String())
+	}
+}
