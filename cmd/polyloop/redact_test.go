@@ -53,7 +53,10 @@ func TestViewBannerHidesPassword(t *testing.T) {
 	a := &app{stdin: strings.NewReader(""), stdout: pw2, stderr: io.Discard, store: spec}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- a.view(ctx, &viewFlags{addr: "127.0.0.1:0", poll: time.Second}) }()
+	go func() {
+		done <- a.view(ctx, &viewFlags{addr: "127.0.0.1:0", poll: time.Second})
+		pw2.Close() // a view that fails before its banner ends the read
+	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	go io.Copy(io.Discard, pr)
 	cancel()
