@@ -138,7 +138,8 @@ func envRuns(t *testing.T, runs map[string][]string) (*memstore.Store, *snapshot
 // TestCompareEnvironmentFiles: the comparison of two runs with
 // environments lists the files that differ between them at the last step
 // both have, or at ?step=N, by kind, escaped, at most 200 with a count of
-// the rest; without a snapshot store it shows no such section.
+// the rest; snapshots the store lacks are said so; without a snapshot
+// store it shows no such section.
 func TestCompareEnvironmentFiles(t *testing.T) {
 	st, blobs := envRuns(t, map[string][]string{
 		"ra": {"write /work/f1 one", "write /work/f2 two", "write /work/<b>&x two"},
@@ -177,6 +178,11 @@ func TestCompareEnvironmentFiles(t *testing.T) {
 	if strings.Contains(body, "/work/many/249") {
 		t.Errorf("compare ra rc lists more than 200 paths")
 	}
+
+	// Snapshots the store does not hold: the rest of the comparison is
+	// still shown, the section says why it has no list.
+	lost, _ := newServer(t, view.Options{Store: st, Snapshots: snapshotstore.NewMemory()})
+	contains(t, "compare with lost snapshots", mustGet(t, lost, "/compare?a=ra&b=rb"), "the snapshots could not be read", "First divergence")
 
 	plain, _ := newServer(t, view.Options{Store: st})
 	if body := mustGet(t, plain, "/compare?a=ra&b=rb"); strings.Contains(body, `id="files"`) {
