@@ -128,3 +128,38 @@ func dirSize(b *testing.B, dir string) int64 {
 	})
 	return n
 }
+
+// BenchmarkSnapshotFresh: the snapshot of an environment just created
+// from its image, with nothing copied in or run (the one a run takes
+// before its first action), then the one after a command that wrote a
+// file: ms per snapshot of each, and the Destroy after them.
+func BenchmarkSnapshotFresh(b *testing.B) {
+	p, _ := newProvider(b)
+	ctx := context.Background()
+	var fresh, after, destroy time.Duration
+	for i := 0; b.Loop(); i++ {
+		e, err := p.Create(ctx, polyloop.EnvSpec{RunID: fmt.Sprint("bench-fresh-", i), Image: "busybox", WorkDir: "/work"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := e.Snapshot(ctx); err != nil {
+			b.Fatal(err)
+		}
+		fresh += time.Since(start)
+		if r, err := e.Exec(ctx, polyloop.ExecRequest{Argv: []string{"sh", "-c", "echo one >> f"}}); err != nil || r.ExitCode != 0 {
+			b.Fatal(r, err)
+		}
+		start = time.Now()
+		if _, err := e.Snapshot(ctx); err != nil {
+			b.Fatal(err)
+		}
+		after += time.Since(start)
+		start = time.Now()
+		e.Destroy(ctx)
+		destroy += time.Since(start)
+	}
+	b.ReportMetric(float64(fresh.Microseconds())/1000/float64(b.N), "ms/fresh")
+	b.ReportMetric(float64(after.Microseconds())/1000/float64(b.N), "ms/after")
+	b.ReportMetric(float64(destroy.Microseconds())/1000/float64(b.N), "ms/destroy")
+}

@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/envsnap"
@@ -35,6 +36,11 @@ type environment struct {
 
 	snapMu sync.Mutex // one snapshot at a time (the writer is not concurrent)
 	writer *envsnap.Writer
+	// pristine: the environment holds its image only — created from the
+	// image with no files copied in and no mounts (whose missing targets
+	// the init would create), and nothing run, copied in or restored since
+	// — so its upper layer is empty and a snapshot needs no walk of it.
+	pristine atomic.Bool
 }
 
 var _ polyloop.Environment = (*environment)(nil)
@@ -138,6 +144,7 @@ func (e *environment) Exec(ctx context.Context, req polyloop.ExecRequest) (polyl
 	if err := req.Validate(); err != nil {
 		return polyloop.ExecResult{}, e.p.fail("exec", e.spec.RunID, polyloop.ErrEnvInvalid, err)
 	}
+	e.pristine.Store(false) // before the command can write anything
 	if err := ctx.Err(); err != nil {
 		return polyloop.ExecResult{}, e.fail("exec", err)
 	}
@@ -174,6 +181,7 @@ func (e *environment) CopyIn(ctx context.Context, dir string, tarStream io.Reade
 }
 
 func (e *environment) copyIn(ctx context.Context, dir string, data []byte) error {
+	e.pristine.Store(false)
 	sb, err := e.current()
 	if err == nil {
 		var r response
@@ -224,9 +232,12 @@ func (e *environment) Snapshot(ctx context.Context) (polyloop.EnvSnapshot, error
 	}
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
-	scanned, err := scanUpper(filepath.Join(e.dir, "rw", "upper"), e.skip, e.hostUID)
-	if err != nil {
-		return "", e.fail("snapshot", err)
+	var scanned []envsnap.Scanned // a pristine environment's: none, without a walk
+	if !e.pristine.Load() {
+		var err error
+		if scanned, err = scanUpper(filepath.Join(e.dir, "rw", "upper"), e.skip, e.hostUID); err != nil {
+			return "", e.fail("snapshot", err)
+		}
 	}
 	ref, err := e.writer.Write(ctx, scanned)
 	if err != nil {
@@ -245,6 +256,7 @@ func (e *environment) Restore(ctx context.Context, ref polyloop.EnvSnapshot) err
 	}
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
+	e.pristine.Store(false)
 	e.mu.Lock()
 	sb := e.sb
 	e.sb = nil

@@ -172,6 +172,7 @@ func (p *Provider) create(ctx context.Context, spec polyloop.EnvSpec, desc polyl
 			return nil, err
 		}
 	}
+	e.pristine.Store(m == nil && len(spec.Files) == 0 && len(spec.Mounts) == 0)
 	ok = true
 	return e, nil
 }

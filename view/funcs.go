@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/envsnap"
 	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/polyloop/polyloop/internal/trajectory"
 	sweeps "github.com/polyloop/polyloop/sweep"
@@ -47,6 +48,7 @@ var funcs = template.FuncMap{
 	"awaiting": awaitingText,
 	"snapshot": func(s polyloop.Snapshot) string { return prettyJSON(s) },
 	"short":    shortHash,
+	"fileKind": fileKind,
 	"stepOf":   func(st *trajectory.Step, p *runPage) stepData { return stepData{Step: st, Page: p} },
 	"pick":     pick,
 	"excerpt":  excerpt,
@@ -326,3 +328,21 @@ func excerpt(s string, n int) string {
 // divIndex reports whether a divergence names one action of its step's
 // batch (Divergence.Index applies).
 func divIndex(d *polyloop.Divergence) bool { return d.What == "outcome" || d.What == "observation" }
+
+// fileKind names how a path differs between the environments of the
+// compared runs A and B.
+func fileKind(k envsnap.ChangeKind) string {
+	switch k {
+	case envsnap.Added:
+		return "added"
+	case envsnap.Removed:
+		return "removed"
+	case envsnap.Changed:
+		return "changed"
+	case envsnap.OnlyA:
+		return "A only"
+	case envsnap.OnlyB:
+		return "B only"
+	}
+	return string(k)
+}

@@ -141,6 +141,9 @@ type comparePage struct {
 	// the first divergence.
 	Window window
 	DivURL string
+	// Files is the files that differ between the runs' environments (nil:
+	// not both have one, or the view has no snapshot store).
+	Files *envFiles
 }
 
 // compareRow is one step of both runs (either may be missing).
@@ -177,8 +180,9 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &comparePage{Title: "Compare " + ids[0] + " and " + ids[1], A: trajectory.Build(logs[0]), B: trajectory.Build(logs[1]),
 		Diff: polyloop.DiffRuns(logs[0], logs[1]), Full: q.Get("full") == "1"}
+	step := q.Get("step")
 	rows := alignSteps(p.A, p.B, p.Diff.First)
-	link := func(n int) string { return compareURL(ids, n, p.Full) }
+	link := func(n int) string { return compareURL(ids, n, p.Full, step) }
 	p.Window = newWindow(len(rows), s.opts.StepsPerPage, page, false, link)
 	p.Rows = rows[p.Window.From:p.Window.To]
 	for i, row := range rows {
@@ -186,14 +190,23 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 			p.DivURL = link(pageOf(i, s.opts.StepsPerPage))
 		}
 	}
+	stepLink := func(n int) string { return compareURL(ids, p.Window.Page, p.Full, strconv.Itoa(n)) + "#files" }
+	if p.Files, err = s.envFilesOf(r.Context(), logs, [2]*trajectory.Trajectory{p.A, p.B}, q, stepLink); err != nil {
+		s.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
 	s.render(w, r, "compare", p)
 }
 
-// compareURL is the URL of page n of a comparison.
-func compareURL(ids [2]string, n int, full bool) string {
+// compareURL is the URL of page n of a comparison (with the environments'
+// files at step, unless "").
+func compareURL(ids [2]string, n int, full bool, step string) string {
 	v := url.Values{"a": {ids[0]}, "b": {ids[1]}, "page": {strconv.Itoa(n)}}
 	if full {
 		v.Set("full", "1")
+	}
+	if step != "" {
+		v.Set("step", step)
 	}
 	return "/compare?" + v.Encode()
 }

@@ -31,6 +31,10 @@ type Options struct {
 	// Previews gives the live page the model's text while it streams; nil
 	// shows the records only.
 	Previews Previews
+	// Snapshots is the store of environment snapshots (the one the runs'
+	// environments wrote to): the comparison of two runs with environments
+	// lists the files that differ between them. Nil shows none.
+	Snapshots polyloop.BlobStore
 	// PageSize is the number of runs per page (default 50).
 	PageSize int
 	// MaxSort bounds the runs sorted by a column other than the start time,

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/polyloop/polyloop"
@@ -169,11 +168,10 @@ func untar(r io.Reader, dir, strip string) error {
 	}
 }
 
-// envFileDiff names the paths whose state differs between two runs'
-// environments (the snapshots at step, or the last ones): a path changed
-// in one and not the other, or changed differently (kind, mode, content,
-// link target). Nil, nil when neither run has an environment.
-func (a *app) envFileDiff(ctx context.Context, ida, idb string, step int) ([]string, error) {
+// envFileDiff lists the paths whose state differs between two runs'
+// environments (the snapshots at step, or the last ones), by
+// envsnap.DiffRefs. Nil, nil when neither run has an environment.
+func (a *app) envFileDiff(ctx context.Context, ida, idb string, step int) ([]envsnap.Change, error) {
 	var refs [2]polyloop.EnvSnapshot
 	any := false
 	for i, id := range []string{ida, idb} {
@@ -193,35 +191,5 @@ func (a *app) envFileDiff(ctx context.Context, ida, idb string, step int) ([]str
 	if err != nil {
 		return nil, err
 	}
-	var sigs [2]map[string]string
-	for i, ref := range refs {
-		sigs[i] = map[string]string{}
-		if ref == "" {
-			continue
-		}
-		m, err := envsnap.Load(ctx, store, ref)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range m.Entries {
-			if e.Kind == envsnap.Dir && !e.Opaque {
-				sigs[i][e.Path] = fmt.Sprintf("%s %o", e.Kind, e.Mode)
-				continue
-			}
-			sigs[i][e.Path] = fmt.Sprintf("%s %o %d %s %s", e.Kind, e.Mode, e.Size, strings.Join(e.Chunks, ","), e.Target)
-		}
-	}
-	var out []string
-	for p, s := range sigs[0] {
-		if sigs[1][p] != s {
-			out = append(out, p)
-		}
-	}
-	for p := range sigs[1] {
-		if _, ok := sigs[0][p]; !ok {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return envsnap.DiffRefs(ctx, store, refs[0], refs[1])
 }

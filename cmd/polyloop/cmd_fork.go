@@ -269,7 +269,7 @@ func (a *app) diff(ctx context.Context, ida, idb string, f diffFlags) error {
 		}
 		fmt.Fprintf(a.stdout, "files that differ between the environments: %d\n", len(paths))
 		for _, p := range paths {
-			fmt.Fprintf(a.stdout, "  %s\n", p)
+			fmt.Fprintf(a.stdout, "  %-8s %s\n", p.Kind, p.Path)
 		}
 		if len(paths) > 0 {
 			return &exitErr{code: exitStopped}

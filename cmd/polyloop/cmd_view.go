@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/polyloop/polyloop/internal/dsn"
+	"github.com/polyloop/polyloop/snapshotstore"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweep/sweepview"
 	"github.com/polyloop/polyloop/view"
@@ -65,6 +67,13 @@ func (a *app) view(ctx context.Context, f *viewFlags) error {
 	}
 	defer st.Close()
 	opts := view.Options{Store: st, Poll: f.poll, AllowedHosts: f.hosts}
+	// The snapshot store diff --files reads, when it exists (the view
+	// creates nothing).
+	if dir := envSnapshotDir(a.store); isDir(dir) {
+		if opts.Snapshots, err = snapshotstore.OpenDir(dir); err != nil {
+			return err
+		}
+	}
 	if ss, ok := st.(sweep.Store); ok {
 		opts.Sweeps = sweepview.New(ss)
 	}
@@ -99,4 +108,10 @@ func serveUntilInterrupted(ctx context.Context, ln net.Listener, h http.Handler)
 		return err
 	}
 	return nil
+}
+
+// isDir reports whether path is a directory.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

@@ -71,7 +71,7 @@ func TestEnvForkExportDiff(t *testing.T) {
 	var stdout, stderr strings.Builder
 	execute([]string{"--store", store, "diff", "r1", "r2", "--files"}, strings.NewReader(""), &stdout, &stderr)
 	got := stdout.String()
-	if !strings.Contains(got, "files that differ between the environments: 2") || !strings.Contains(got, "/work/f2") || !strings.Contains(got, "/work/f3") {
+	if !strings.Contains(got, "files that differ between the environments: 2") || !strings.Contains(got, "only_a   /work/f2") || !strings.Contains(got, "only_b   /work/f3") {
 		t.Fatalf("diff --files:\n%s\n%s", got, stderr.String())
 	}
 }
