@@ -23,7 +23,7 @@ func (d *driver) reconcile(ctx context.Context, intents []*ActionIntent) error {
 			Action: cloneAction(in.Action), Key: in.key(d.runID)}
 		v, err := rec.Reconcile(ctx, q)
 		if err != nil {
-			return fmt.Errorf("reconciler %T: action %s: %w", rec, in.ActionID, err)
+			return fmt.Errorf("reconciling action %s: %w", in.ActionID, err)
 		}
 		if err := d.m.reconciled(in, v); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 )
 
@@ -282,6 +283,9 @@ func ParseVerdict(data []byte) (Verdict, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
 		return Verdict{}, fmt.Errorf("%w: not a verdict object: %v", ErrInvalidVerdict, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Verdict{}, fmt.Errorf("%w: more after the verdict object", ErrInvalidVerdict)
 	}
 	v := Verdict{Kind: j.Verdict, Said: j.Said}
 	if j.Verdict == VerdictCompleted {

@@ -323,8 +323,12 @@ func TestReconcilerFailuresPropagate(t *testing.T) {
 				t.Fatalf("run: %v", err)
 			}
 			before, _ := polyloop.ReadLog(context.Background(), store, "p")
-			if _, err := r.Resume(context.Background(), "p", agent); !errors.Is(err, tc.want) {
+			_, err := r.Resume(context.Background(), "p", agent)
+			if !errors.Is(err, tc.want) {
 				t.Fatalf("resume: %v, want %v", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), "action a1: ") || strings.Contains(err.Error(), "brokenPayReconciler") {
+				t.Fatalf("resume: %q, want the action named and no Go type", err)
 			}
 			after, _ := polyloop.ReadLog(context.Background(), store, "p")
 			if len(after.Records) != len(before.Records) {
@@ -334,5 +338,24 @@ func TestReconcilerFailuresPropagate(t *testing.T) {
 				t.Fatalf("plan %v, %v; want reconcile", plan.Action, err)
 			}
 		})
+	}
+}
+
+// A verdict is one JSON object and nothing after it: text that follows
+// (a second object, a word) makes it no verdict.
+func TestParseVerdictRefusesTrailingData(t *testing.T) {
+	for _, in := range []string{
+		`{"verdict":"completed","observation":"ok"} trailing`,
+		`{"verdict":"not_happened"}{"verdict":"completed","observation":"ok"}`,
+		`{"verdict":"unknown"} 1`,
+	} {
+		if _, err := polyloop.ParseVerdict([]byte(in)); !errors.Is(err, polyloop.ErrInvalidVerdict) {
+			t.Errorf("ParseVerdict(%s) = %v, want ErrInvalidVerdict", in, err)
+		}
+	}
+	for _, in := range []string{`{"verdict":"completed","observation":"ok"}`, "{\"verdict\":\"not_happened\"}\n  \n"} {
+		if _, err := polyloop.ParseVerdict([]byte(in)); err != nil {
+			t.Errorf("ParseVerdict(%q) = %v", in, err)
+		}
 	}
 }

@@ -42,6 +42,20 @@ func (b *builder) modelError(err error, env string) error {
 	return e
 }
 
+// reconcileKey is the key of reconcile that names tool: the tool itself,
+// or the tool whose companion it is.
+func reconcileKey(reconcile map[string]string, tool string) string {
+	if _, ok := reconcile[tool]; ok {
+		return tool
+	}
+	for k, v := range reconcile {
+		if v == tool {
+			return k
+		}
+	}
+	return tool
+}
+
 func otherVariable(env, def string) string {
 	if env != def {
 		return ""
@@ -55,8 +69,11 @@ func (b *builder) mcpError(p path, m MCPSpec, err error) error {
 	if errors.As(err, &unknown) {
 		at := p.at("replay", unknown.Tool)
 		key := "replay"
-		if unknown.Option == "Tools" {
+		switch unknown.Option {
+		case "Tools":
 			at, key = p.at("tools", slices.Index(m.Tools, unknown.Tool)), "tools"
+		case "Reconcile":
+			at, key = p.at("reconcile", reconcileKey(m.Reconcile, unknown.Tool)), "reconcile"
 		}
 		msg := fmt.Sprintf("%s names the tool %q, which the MCP server %q does not offer", key, unknown.Tool, m.Name)
 		if near := closest(unknown.Tool, unknown.Offered); near != "" {

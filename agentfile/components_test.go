@@ -65,7 +65,7 @@ func TestMissingKeysSpeakTheAgentFile(t *testing.T) {
 }
 
 // TestUnknownMCPToolsSpeakTheAgentFile names a tool the server lacks, in
-// tools and in replay: the error is at that entry, in agent-file words, with
+// tools, in replay and in reconcile (a tool or its companion): the error is at that entry, in agent-file words, with
 // the server's tools.
 func TestUnknownMCPToolsSpeakTheAgentFile(t *testing.T) {
 	t.Parallel()
@@ -79,6 +79,8 @@ func TestUnknownMCPToolsSpeakTheAgentFile(t *testing.T) {
 	for key, want := range map[string]string{
 		"tools: [whoami, whoam]":     `10:23: tools.mcp[0].tools[1]: tools names the tool "whoam", which the MCP server "remote" does not offer (did you mean whoami?); its tools: whoami`,
 		"replay: {who: replay_safe}": `10:21: tools.mcp[0].replay.who: replay names the tool "who", which the MCP server "remote" does not offer; its tools: whoami`,
+		"reconcile: {whoami: whoam}": `10:27: tools.mcp[0].reconcile.whoami: reconcile names the tool "whoam", which the MCP server "remote" does not offer (did you mean whoami?); its tools: whoami`,
+		"reconcile: {who: whoami}":   `10:24: tools.mcp[0].reconcile.who: reconcile names the tool "who", which the MCP server "remote" does not offer; its tools: whoami`,
 	} {
 		p := writeFile(t, "agent.yaml", scriptHead+"tools:\n  mcp:\n    - name: remote\n      url: "+hs.URL+"/mcp\n      "+key+"\n")
 		_, err := Load(context.Background(), p, nil)
