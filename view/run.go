@@ -79,8 +79,8 @@ func share(seq int64, t *trajectory.Trajectory) float64 {
 // finished run, the last of an unfinished one, where its steps land).
 func newRunPage(t *trajectory.Trajectory, page, per int, full bool) *runPage {
 	p := &runPage{Title: "Run " + t.RunID, T: t, Timeline: timeline(t), Takeovers: takeoverMarks(t), Full: full}
-	p.Window = newWindow(len(t.Steps), per, page, t.Finished == nil, func(n int) string { return runURL(t.RunID, n, full) })
-	p.Steps = t.Steps[p.Window.From:p.Window.To]
+	p.Window = newWindow(t.StepCount, per, page, t.Finished == nil, func(n int) string { return runURL(t.RunID, n, full) })
+	p.Steps = t.Steps[p.Window.From-t.FirstIndex : p.Window.To-t.FirstIndex] // t holds the page's steps (BuildPage) or all (Build)
 	return p
 }
 
@@ -105,7 +105,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
-	t, err := trajectory.Load(r.Context(), s.opts.Store, id)
+	t, err := trajectory.LoadPage(r.Context(), s.opts.Store, id, trajectory.Page{Number: page, Per: s.opts.StepsPerPage})
 	if err != nil {
 		s.fail(w, r, notFound(err), err)
 		return
