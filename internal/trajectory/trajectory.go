@@ -37,10 +37,10 @@ type Trajectory struct {
 	// Steps are the run's steps (Build), or those of one page (BuildPage):
 	// Steps[i] is the run's step number FirstIndex+i counted from 0, of
 	// StepCount.
-	Steps      []*Step `json:"steps"`
-	FirstIndex int     `json:"-"`
-	StepCount  int     `json:"-"`
-	Overrides []*Override       `json:"config_overrides,omitempty"`
+	Steps      []*Step     `json:"steps"`
+	FirstIndex int         `json:"-"`
+	StepCount  int         `json:"-"`
+	Overrides  []*Override `json:"config_overrides,omitempty"`
 	// Awaiting lists the gates an unfinished run waits at (approvals,
 	// deliveries), with the actions' arguments.
 	Awaiting *polyloop.Suspension `json:"awaiting,omitempty"`
