@@ -55,7 +55,7 @@ type StepView struct {
 // break of the log's grammar are left out.
 func Steps(log RunLog) []StepView {
 	var out []StepView
-	st := &logState{runID: log.RunID}
+	st := &logState{runID: log.RunID, lastStepOnly: true} // the steps, not the history
 	st.onStep = func(sc *StepCompleted, reply *ModelReply, batch []batchAction) {
 		v := StepView{Step: sc.Step, Reply: reply, Decision: sc.Decision, Feedback: sc.Feedback, Answer: sc.Answer}
 		for _, a := range batch {
