@@ -85,8 +85,8 @@ type logState struct {
 	// lastStepOnly: the fold keeps of the history only the last completed
 	// step's messages (what its maintenance reads), not the whole
 	// conversation — for folds that only read the log (ObserveLog,
-	// ComputeTotals, RunLog.Snapshot, Steps), so that their memory does not grow
-	// with the run's length. History and the Runner never set it.
+	// ComputeTotals, RunLog.Snapshot, Steps), so that their memory does
+	// not grow with the run's length. History and the Runner never set it.
 	lastStepOnly bool
 	maint        maintState // the last completed step's maintenance (state_memory.go)
 

@@ -87,6 +87,7 @@ func TestRunPageMemory(t *testing.T) {
 		bytes[n] = requestBytes(t, s, "/run?id=long&page=1")
 		held[n] = pageHeldBytes(t, st, "long", trajectory.Page{Number: 1, Per: 100})
 		t.Logf("a run of %d steps: its first page (100 steps) allocates %d KB and holds %d KB", n, bytes[n]/1024, held[n]/1024)
+		t.Logf("two runs of %d steps: their comparison's first page allocates %d KB", n, requestBytes(t, s, "/compare?a=long&b=long2&page=1")/1024)
 	}
 	if held[10000] > 2*held[100] {
 		t.Errorf("the page of a 10,000-step run holds %d KB, more than twice the %d KB of a 100-step run's", held[10000]/1024, held[100]/1024)
