@@ -55,21 +55,52 @@ type StepView struct {
 // break of the log's grammar are left out.
 func Steps(log RunLog) []StepView {
 	var out []StepView
-	st := &logState{runID: log.RunID}
-	st.onStep = func(sc *StepCompleted, reply *ModelReply, batch []batchAction) {
+	it := newStepIter(log)
+	for v, ok := it.next(); ok; v, ok = it.next() {
+		out = append(out, v)
+	}
+	return out
+}
+
+// stepIter gives a log's completed steps one at a time, folding its
+// records as far as the next step's record: DiffRuns walks two runs side
+// by side without holding every step of either.
+type stepIter struct {
+	st      *logState
+	records []Record
+	i       int
+	view    *StepView // the step the last record folded completed
+}
+
+func newStepIter(log RunLog) *stepIter {
+	it := &stepIter{st: &logState{runID: log.RunID, lastStepOnly: true}, records: log.Records} // the steps, not the history
+	it.st.onStep = func(sc *StepCompleted, reply *ModelReply, batch []batchAction) {
 		v := StepView{Step: sc.Step, Reply: reply, Decision: sc.Decision, Feedback: sc.Feedback, Answer: sc.Answer}
 		for _, a := range batch {
 			v.Actions = append(v.Actions, a.action())
 			v.Settled = append(v.Settled, *a.settled)
 		}
-		out = append(out, v)
+		it.view = &v
 	}
-	for _, r := range log.Records {
-		if st.apply(r) != nil {
+	return it
+}
+
+// next is the log's next completed step; false past the last, or at a
+// break of the grammar.
+func (it *stepIter) next() (StepView, bool) {
+	for it.view == nil && it.i < len(it.records) {
+		if it.st.apply(it.records[it.i]) != nil {
+			it.i = len(it.records)
 			break
 		}
+		it.i++
 	}
-	return out
+	v := it.view
+	it.view = nil
+	if v == nil {
+		return StepView{}, false
+	}
+	return *v, true
 }
 
 // DiffRuns compares two runs step by step, aligned by step number, and says
@@ -84,22 +115,36 @@ func DiffRuns(a, b RunLog) RunDiff {
 	if ha != hb {
 		d.Snapshot = DiffSnapshots(sa, sb)
 	}
-	va, vb := Steps(a), Steps(b)
-	d.StepsA, d.StepsB = len(va), len(vb)
-	for i := 0; i < len(va) && i < len(vb); i++ {
-		if div := diffStep(va[i], vb[i]); div != nil {
-			d.First = div
-			return d
+	// The two runs' steps side by side, one pair at a time: what DiffRuns
+	// holds does not grow with the runs' length.
+	ia, ib := newStepIter(a), newStepIter(b)
+	for {
+		va, okA := ia.next()
+		vb, okB := ib.next()
+		if okA {
+			d.StepsA++
+		}
+		if okB {
+			d.StepsB++
+		}
+		if !okA && !okB {
+			break
+		}
+		if okA && okB && d.First == nil {
+			d.First = diffStep(va, vb)
 		}
 	}
+	if d.First != nil {
+		return d
+	}
 	switch {
-	case len(va) != len(vb):
-		step := min(len(va), len(vb)) + 1
-		d.First = &Divergence{Step: step, What: "length", A: fmt.Sprintf("%d steps", len(va)), B: fmt.Sprintf("%d steps", len(vb))}
+	case d.StepsA != d.StepsB:
+		step := min(d.StepsA, d.StepsB) + 1
+		d.First = &Divergence{Step: step, What: "length", A: fmt.Sprintf("%d steps", d.StepsA), B: fmt.Sprintf("%d steps", d.StepsB)}
 	default:
 		fa, fb := finishOf(a), finishOf(b)
 		if fa != fb {
-			d.First = &Divergence{Step: len(va), What: "finish", A: fa, B: fb}
+			d.First = &Divergence{Step: d.StepsA, What: "finish", A: fa, B: fb}
 		}
 	}
 	return d

@@ -58,7 +58,7 @@ func (l RunLog) Receptions() []*ChildReception { return bodies[*ChildReception](
 // source, whatever they hold. A corrupt log gives the snapshot in force
 // before the break.
 func (l RunLog) Snapshot() (Snapshot, string) {
-	st := foldPrefix(l)
+	st := foldPrefixWithoutHistory(l)
 	return st.snap, st.hash
 }
 

@@ -82,7 +82,13 @@ type logState struct {
 	// in the source's totals, and in the fork's budgets.
 	copied totalsAcc
 	hist   historyBuilder
-	maint  maintState // the last completed step's maintenance (state_memory.go)
+	// lastStepOnly: the fold keeps of the history only the last completed
+	// step's messages (what its maintenance reads), not the whole
+	// conversation — for folds that only read the log (ObserveLog,
+	// ComputeTotals, RunLog.Snapshot, Steps), so that their memory does
+	// not grow with the run's length. History and the Runner never set it.
+	lastStepOnly bool
+	maint        maintState // the last completed step's maintenance (state_memory.go)
 
 	// onStep, when set, is told of each completed step before the state
 	// moves past it (Steps).
@@ -153,7 +159,18 @@ func foldLog(log RunLog) (*logState, error) {
 // foldPrefix folds a log up to its first record the grammar refuses: the
 // state of what a corrupt log holds before the break.
 func foldPrefix(log RunLog) *logState {
-	st := &logState{runID: log.RunID}
+	return foldPrefixOf(&logState{runID: log.RunID}, log)
+}
+
+// foldPrefixWithoutHistory is foldPrefix for the readers that do not read
+// the history (lastStepOnly).
+func foldPrefixWithoutHistory(log RunLog) *logState {
+	return foldPrefixOf(&logState{runID: log.RunID, lastStepOnly: true}, log)
+}
+
+// foldPrefixOf folds log into st up to its first record the grammar
+// refuses.
+func foldPrefixOf(st *logState, log RunLog) *logState {
 	for i := range log.Records {
 		if st.apply(log.Records[i]) != nil {
 			break
@@ -346,6 +363,10 @@ func (st *logState) settle(s *SettledAction) {
 }
 
 func (st *logState) completeStep(b *StepCompleted) {
+	if st.lastStepOnly {
+		clear(st.hist.msgs)
+		st.hist.msgs = st.hist.msgs[:0]
+	}
 	from := len(st.hist.msgs)
 	if b.Outcome != nil {
 		st.settle(&b.SettledAction)

@@ -68,7 +68,7 @@ type Fact struct {
 // stops at the first record the log's grammar refuses, and returns that
 // *CorruptLogError: o has then seen what the log holds before the break.
 func ObserveLog(log RunLog, o LogObserver) error {
-	st := &logState{runID: log.RunID, obs: o}
+	st := &logState{runID: log.RunID, obs: o, lastStepOnly: true} // observers read records, not the history
 	for i, r := range log.Records {
 		var prev *Record
 		if i > 0 {

@@ -90,5 +90,5 @@ func (a *totalsAcc) totals() Totals {
 // result's usage carried a cost (a price is known). A log that breaks
 // the grammar gives the totals of the records before the break.
 func ComputeTotals(log RunLog) Totals {
-	return foldPrefix(log).totals.totals()
+	return foldPrefixWithoutHistory(log).totals.totals()
 }

@@ -121,7 +121,8 @@ func fill(b *testing.B, st polyloop.Store, n int) {
 // first page of its comparison with a run as long, for runs of 1,000 and
 // 10,000 steps (go test -bench LongRunPages -benchmem): the page's bytes
 // (MB/page) stay the same whatever the run's length; the allocations per
-// page (B/op) are the log read and folded whole, which grow with it.
+// page (B/op) are the log read and folded whole (keeping only the page's
+// steps), which grow with it.
 func BenchmarkLongRunPages(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		st := longRun(b, n)

@@ -52,11 +52,16 @@
 // Options.MaxStreams live streams (default polyloop.MaxViewStreams), and
 // refuses one more with 503. A sweep's page shows its samples table
 // StepsPerPage rows a page, and reads the ledger keeping only the rows up
-// to the page's end (sweep.SampleQuery.Limit). A page still reads and folds its run's whole
-// log: its memory grows with the run's length (BenchmarkLongRunPages;
-// TestRunPageMemory measures about 2.7 KB allocated per step of the run
-// for a page of 100 steps, 28 MB for a run of 10,000 steps, and holds it
-// to 4 KB per step).
+// to the page's end (sweep.SampleQuery.Limit). A run's page, its live
+// stream and a comparison fold the log keeping only the page's steps
+// (trajectory.LoadPage, BuildPage) and no conversation history, and a
+// comparison's diff walks the two runs side by side, so what a page holds
+// does not grow with the run (TestRunPageMemory: about 50 KB for page 1 of
+// a 100-step and of a 10,000-step run, 100 KB for a comparison); but a
+// page still reads the run's rows and records whole (Store.ReadRows), so
+// what it allocates, and holds at its peak, grows with the run: about 1.1
+// KB a step for a run's page (12.5 MB for 10,000 steps, 28 MB before the
+// paged fold), 3.3 KB for a comparison (checked at 1.5 and 4 KB a step).
 // The live stream splits every text at each line terminator an event
 // stream knows (CRLF, LF, CR) into data lines, so no text can end a field
 // and forge another (an end event, an id).

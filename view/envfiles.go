@@ -38,10 +38,10 @@ type envFiles struct {
 
 // lastStep is the number of a trajectory's last step (0: none).
 func lastStep(t *trajectory.Trajectory) int {
-	if len(t.Steps) == 0 {
-		return 0
+	if last := t.Last(); last != nil {
+		return last.Step // the run's, whichever page Steps holds
 	}
-	return t.Steps[len(t.Steps)-1].Step
+	return 0
 }
 
 // envFilesOf builds the section for two runs at the step the query's

@@ -170,3 +170,35 @@ func TestRunAndComparePagesArePaged(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareDivergenceOnALaterPage: a comparison whose runs part on its
+// second page links the divergence to that page, which marks the step,
+// and its first page does not.
+func TestCompareDivergenceOnALaterPage(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	for _, id := range []string{"a", "b"} {
+		turns := make([]scriptmodel.Turn, 0, 251)
+		for i := range 250 {
+			obs := fmt.Sprintf("observation of step %d", i+1)
+			if id == "b" && i+1 == 150 {
+				obs = "another observation"
+			}
+			turns = append(turns, runfixture.Echo(fmt.Sprintf("c%d", i), obs))
+		}
+		turns = append(turns, scriptmodel.Reply("done"))
+		agent := runfixture.Agent("long", "")
+		agent.Limits.MaxSteps = 251
+		runfixture.Run(t, runfixture.Runner(st, runfixture.NewClock(runfixture.Base), 0.000001, turns...), id, agent, "a long task")
+	}
+	s, err := view.New(view.Options{Store: st, StepsPerPage: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := mustGet(t, s, "/compare?a=a&b=b")
+	contains(t, "compare page 1", first, `First divergence: <a href="/compare?a=a&amp;b=b&amp;page=2#cmp-150">step 150</a>`)
+	if strings.Contains(first, "divmark") {
+		t.Error("compare page 1 marks a divergence it does not hold")
+	}
+	contains(t, "compare page 2", mustGet(t, s, "/compare?a=a&b=b&page=2"), `class="cmprow diverges" id="cmp-150"`)
+}

@@ -201,15 +201,15 @@ func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, page i
 	}
 	*running = holder != nil
 	log.RunID = id
-	t := trajectory.Build(log)
+	t := trajectory.BuildPage(log, trajectory.Page{Number: page, Per: s.opts.StepsPerPage})
 	if holder != nil {
 		t.MarkRunning(*holder)
 	}
 	var steps, status bytes.Buffer
 	p := newRunPage(t, page, s.opts.StepsPerPage, false)
 	last := int64(-1) // the run's last step reads differently when its holder came or went
-	if n := len(t.Steps); changed && n > 0 {
-		last = t.Steps[n-1].LastSeq
+	if l := t.Last(); changed && l != nil {
+		last = l.LastSeq
 	}
 	for _, st := range p.Steps {
 		if st.LastSeq >= int64(*seq) || st.LastSeq == last {

@@ -79,8 +79,8 @@ func share(seq int64, t *trajectory.Trajectory) float64 {
 // finished run, the last of an unfinished one, where its steps land).
 func newRunPage(t *trajectory.Trajectory, page, per int, full bool) *runPage {
 	p := &runPage{Title: "Run " + t.RunID, T: t, Timeline: timeline(t), Takeovers: takeoverMarks(t), Full: full}
-	p.Window = newWindow(len(t.Steps), per, page, t.Finished == nil, func(n int) string { return runURL(t.RunID, n, full) })
-	p.Steps = t.Steps[p.Window.From:p.Window.To]
+	p.Window = newWindow(t.StepCount, per, page, t.Finished == nil, func(n int) string { return runURL(t.RunID, n, full) })
+	p.Steps = t.Steps[p.Window.From-t.FirstIndex : p.Window.To-t.FirstIndex] // t holds the page's steps (BuildPage) or all (Build)
 	return p
 }
 
@@ -105,7 +105,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
-	t, err := trajectory.Load(r.Context(), s.opts.Store, id)
+	t, err := trajectory.LoadPage(r.Context(), s.opts.Store, id, trajectory.Page{Number: page, Per: s.opts.StepsPerPage})
 	if err != nil {
 		s.fail(w, r, notFound(err), err)
 		return
@@ -178,17 +178,20 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 		log.RunID = id
 		logs[i] = log
 	}
-	p := &comparePage{Title: "Compare " + ids[0] + " and " + ids[1], A: trajectory.Build(logs[0]), B: trajectory.Build(logs[1]),
+	// Each side keeps only the page's steps (its rows pair the runs' steps
+	// by their index: the page is the same page of both).
+	tp := trajectory.Page{Number: max(page, 1), Per: s.opts.StepsPerPage}
+	p := &comparePage{Title: "Compare " + ids[0] + " and " + ids[1], A: trajectory.BuildPage(logs[0], tp), B: trajectory.BuildPage(logs[1], tp),
 		Diff: polyloop.DiffRuns(logs[0], logs[1]), Full: q.Get("full") == "1"}
 	step := q.Get("step")
-	rows := alignSteps(p.A, p.B, p.Diff.First)
 	link := func(n int) string { return compareURL(ids, n, p.Full, step) }
-	p.Window = newWindow(len(rows), s.opts.StepsPerPage, page, false, link)
-	p.Rows = rows[p.Window.From:p.Window.To]
-	for i, row := range rows {
-		if row.Diverges {
-			p.DivURL = link(pageOf(i, s.opts.StepsPerPage))
-		}
+	n := max(p.A.StepCount, p.B.StepCount)
+	p.Window = newWindow(n, s.opts.StepsPerPage, page, false, link)
+	p.Rows = alignSteps(p.A, p.B, p.Diff.First, p.Window)
+	if d := p.Diff.First; d != nil && d.Step >= 1 && d.Step <= n {
+		// A trajectory's steps are numbered from 1 in order, one for
+		// each number: step k is row k-1.
+		p.DivURL = link(pageOf(d.Step-1, s.opts.StepsPerPage))
 	}
 	stepLink := func(n int) string { return compareURL(ids, p.Window.Page, p.Full, strconv.Itoa(n)) + "#files" }
 	if p.Files, err = s.envFilesOf(r.Context(), logs, [2]*trajectory.Trajectory{p.A, p.B}, q, stepLink); err != nil {
@@ -211,20 +214,29 @@ func compareURL(ids [2]string, n int, full bool, step string) string {
 	return "/compare?" + v.Encode()
 }
 
-// alignSteps pairs the steps of two runs by number, marking the step of
-// the first divergence.
-func alignSteps(a, b *trajectory.Trajectory, d *polyloop.Divergence) []compareRow {
+// alignSteps pairs the steps of two runs by their index in the run, for
+// the rows of window w (a and b hold those steps, BuildPage), marking the
+// step of the first divergence.
+func alignSteps(a, b *trajectory.Trajectory, d *polyloop.Divergence, w window) []compareRow {
 	var rows []compareRow
-	for i := 0; i < max(len(a.Steps), len(b.Steps)); i++ {
+	for i := w.From; i < w.To; i++ {
 		row := compareRow{Step: i + 1}
-		if i < len(a.Steps) {
-			row.A, row.Step = a.Steps[i], a.Steps[i].Step
+		if s := stepAt(a, i); s != nil {
+			row.A, row.Step = s, s.Step
 		}
-		if i < len(b.Steps) {
-			row.B, row.Step = b.Steps[i], b.Steps[i].Step
+		if s := stepAt(b, i); s != nil {
+			row.B, row.Step = s, s.Step
 		}
 		row.Diverges = d != nil && d.Step == row.Step
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// stepAt is the run's step of index i, if t holds it.
+func stepAt(t *trajectory.Trajectory, i int) *trajectory.Step {
+	if j := i - t.FirstIndex; j >= 0 && j < len(t.Steps) {
+		return t.Steps[j]
+	}
+	return nil
 }

@@ -1,11 +1,15 @@
 package view_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"testing"
 
+	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/trajectory"
+	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/view"
 )
 
@@ -30,32 +34,105 @@ func requestBytes(t *testing.T, h http.Handler, target string) uint64 {
 	return (after.TotalAlloc - before.TotalAlloc) / n
 }
 
+// heldBytes is the live heap that what build returns holds: the heap
+// after a collection with it alive, less the heap after one before it.
+func heldBytes(t *testing.T, st *memstore.Store, build func() any) uint64 {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC() // the second frees what sync.Pools kept through the first
+	runtime.ReadMemStats(&before)
+	v := build()
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(v)
+	runtime.KeepAlive(st) // alive in both measures
+	return after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+}
+
+// runPageHeld is what a run's page holds: the trajectory of its steps, as
+// the run page loads it (trajectory.LoadPage).
+func runPageHeld(t *testing.T, st *memstore.Store, id string, p trajectory.Page) uint64 {
+	return heldBytes(t, st, func() any {
+		tr, err := trajectory.LoadPage(context.Background(), st, id, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	})
+}
+
+// comparePageHeld is what a comparison's page holds, built as the compare
+// page builds it: the page's steps of both runs and their diff.
+func comparePageHeld(t *testing.T, st *memstore.Store, a, b string, p trajectory.Page) uint64 {
+	return heldBytes(t, st, func() any {
+		var logs [2]polyloop.RunLog
+		for i, id := range []string{a, b} {
+			log, err := polyloop.ReadLog(context.Background(), st, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log.RunID, logs[i] = id, log
+		}
+		return []any{trajectory.BuildPage(logs[0], p), trajectory.BuildPage(logs[1], p), polyloop.DiffRuns(logs[0], logs[1])}
+	})
+}
+
 // TestRunPageMemory measures the server's memory for the first page (100
-// steps) of a 100-step and of a 10,000-step run, and holds it to the
-// bound it has today, which is not independent of the run's length: the
-// page's HTML is (TestRunAndComparePagesArePaged), but the server still
-// reads and folds the whole log (the fold builds the history the model
-// would see at each step) and builds every step before it cuts the page.
-// Measured (2026-12-07, memstore): 100 steps ≈ 1.6 MB, 10,000 steps ≈ 28
-// MB allocated per request, about 2.7 KB per step of the run. The bound
-// checked: 4 KB per step beyond the first page, so a regression shows;
-// bounding it by the page needs a fold without the history and a read of
-// the page's records only (not done).
+// steps) of a 100-step and of a 10,000-step run, and of the comparison of
+// two runs as long.
+//
+// What is bounded by the page, not the run: what the page keeps — the
+// trajectory of the page's steps (trajectory.LoadPage and BuildPage fold
+// the log keeping only them, and the read-only fold keeps no conversation
+// history), and for a comparison the two runs' page and their diff
+// (DiffRuns walks the runs' steps side by side). Measured (2026-12-07,
+// memstore): about 50 KB held by a run's page and 100 KB by a comparison,
+// for 100 and for 10,000 steps alike, against 4.9 MB for a 10,000-step
+// run's page when every step is kept (checked: the 10,000-step figure at
+// most twice the 100-step one).
+//
+// What still grows with the run: what the request reads. Store.ReadRows
+// gives a run's rows whole, and polyloop.ReadLog decodes them whole, so
+// the request allocates, and holds at its peak while it folds, the run's
+// rows and records: a run's page about 1.1 KB a step (1.5 MB for 100
+// steps, 12.5 MB for 10,000, down from 1.6 MB and 28 MB when the page
+// folded the whole trajectory and history), a comparison about 3.3 KB a
+// step of the two runs (3.2 MB and 35.9 MB, down from 3.7 MB and 107 MB).
+// Checked: at most 1.5 KB and 4 KB a step beyond the page, so that a
+// regression shows. Bounding the peak too needs a Store that reads a
+// run's rows in pieces.
 func TestRunPageMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 10,000-step run")
 	}
-	bytes := map[int]uint64{}
+	bytes, held, cmpBytes, cmpHeld := map[int]uint64{}, map[int]uint64{}, map[int]uint64{}, map[int]uint64{}
+	page := trajectory.Page{Number: 1, Per: 100}
 	for _, n := range []int{100, 10000} {
-		s, err := view.New(view.Options{Store: longRun(t, n), StepsPerPage: 100})
+		st := longRun(t, n)
+		s, err := view.New(view.Options{Store: st, StepsPerPage: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
 		bytes[n] = requestBytes(t, s, "/run?id=long&page=1")
-		t.Logf("a run of %d steps: its first page (100 steps) allocates %d KB", n, bytes[n]/1024)
+		held[n] = runPageHeld(t, st, "long", page)
+		t.Logf("a run of %d steps: its first page (100 steps) allocates %d KB and holds %d KB", n, bytes[n]/1024, held[n]/1024)
+		cmpBytes[n] = requestBytes(t, s, "/compare?a=long&b=long2&page=1")
+		cmpHeld[n] = comparePageHeld(t, st, "long", "long2", page)
+		t.Logf("two runs of %d steps: their comparison's first page allocates %d KB and holds %d KB", n, cmpBytes[n]/1024, cmpHeld[n]/1024)
 	}
-	if perStep := (bytes[10000] - min(bytes[10000], bytes[100])) / 9900; perStep > 4096 {
-		t.Errorf("a run page allocates %d bytes per step of the run beyond its page, more than the 4 KB measured", perStep)
+	if held[10000] > 2*held[100] {
+		t.Errorf("the page of a 10,000-step run holds %d KB, more than twice the %d KB of a 100-step run's", held[10000]/1024, held[100]/1024)
+	}
+	if cmpHeld[10000] > 2*cmpHeld[100] {
+		t.Errorf("the comparison of two 10,000-step runs holds %d KB, more than twice the %d KB of two 100-step runs'", cmpHeld[10000]/1024, cmpHeld[100]/1024)
+	}
+	if perStep := (cmpBytes[10000] - min(cmpBytes[10000], cmpBytes[100])) / 9900; perStep > 4096 {
+		t.Errorf("a comparison allocates %d bytes per step of the runs beyond its page, more than 4 KB", perStep)
+	}
+	if perStep := (bytes[10000] - min(bytes[10000], bytes[100])) / 9900; perStep > 1536 {
+		t.Errorf("a run page allocates %d bytes per step of the run beyond its page, more than 1.5 KB", perStep)
 	}
 	if bytes[100] > 4<<20 {
 		t.Errorf("the page of a 100-step run allocates %d KB, more than 4 MB", bytes[100]/1024)

@@ -17,6 +17,15 @@ type Store interface {
 // process drives it (Probe). A run without records is an error wrapping
 // polyloop.ErrRunNotFound.
 func Load(ctx context.Context, st Store, id string) (*Trajectory, error) {
+	return load(ctx, st, id, nil)
+}
+
+// LoadPage is Load keeping only the steps of page p (BuildPage).
+func LoadPage(ctx context.Context, st Store, id string, p Page) (*Trajectory, error) {
+	return load(ctx, st, id, &p)
+}
+
+func load(ctx context.Context, st Store, id string, p *Page) (*Trajectory, error) {
 	log, err := polyloop.ReadLog(ctx, st, id)
 	if err != nil {
 		return nil, err
@@ -25,7 +34,7 @@ func Load(ctx context.Context, st Store, id string) (*Trajectory, error) {
 		return nil, fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
 	}
 	log.RunID = id
-	t := Build(log)
+	t := build(log, p)
 	if t.Children, err = st.ListRuns(ctx, polyloop.RunFilter{ParentRunID: id}); err != nil {
 		return nil, err
 	}

@@ -44,10 +44,10 @@ func Holder(ctx context.Context, st polyloop.Store, runID string) (*polyloop.Lea
 // would be refused while the holder lives.
 func (t *Trajectory) MarkRunning(holder polyloop.LeaseOwner) {
 	t.Running, t.Plan = &holder, nil
-	if len(t.Steps) == 0 {
+	last := t.Last()
+	if last == nil {
 		return
 	}
-	last := t.Steps[len(t.Steps)-1]
 	if n := len(last.ModelCalls); n > 0 && last.ModelCalls[n-1].Unknown {
 		c := last.ModelCalls[n-1]
 		c.Unknown, c.InFlight = false, true
@@ -59,4 +59,13 @@ func (t *Trajectory) MarkRunning(holder polyloop.LeaseOwner) {
 			t.Totals.UnknownActions--
 		}
 	}
+}
+
+// Last is the run's last step, whether or not its page is in Steps; nil
+// when the run has none.
+func (t *Trajectory) Last() *Step {
+	if t.last == nil && len(t.Steps) > 0 { // a trajectory not built here
+		return t.Steps[len(t.Steps)-1]
+	}
+	return t.last
 }

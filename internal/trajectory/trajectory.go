@@ -32,10 +32,15 @@ type Trajectory struct {
 	ForkedFrom *polyloop.RunSource `json:"forked_from,omitempty"`
 	ReplayOf   *polyloop.RunSource `json:"replay_of,omitempty"`
 	// Snapshot is the RunStarted snapshot (overrides carry their own).
-	Snapshot  polyloop.Snapshot `json:"-"`
-	Records   int               `json:"records"`
-	Steps     []*Step           `json:"steps"`
-	Overrides []*Override       `json:"config_overrides,omitempty"`
+	Snapshot polyloop.Snapshot `json:"-"`
+	Records  int               `json:"records"`
+	// Steps are the run's steps (Build), or those of one page (BuildPage):
+	// Steps[i] is the run's step number FirstIndex+i counted from 0, of
+	// StepCount.
+	Steps      []*Step     `json:"steps"`
+	FirstIndex int         `json:"-"`
+	StepCount  int         `json:"-"`
+	Overrides  []*Override `json:"config_overrides,omitempty"`
 	// Awaiting lists the gates an unfinished run waits at (approvals,
 	// deliveries), with the actions' arguments.
 	Awaiting *polyloop.Suspension `json:"awaiting,omitempty"`
@@ -58,6 +63,15 @@ type Trajectory struct {
 	// Invocations are the processes (or calls of Run and Resume) that
 	// wrote the log, inferred from it (see Invocations).
 	Invocations []Invocation `json:"invocations,omitempty"`
+	// last is the run's last step (in Steps or not).
+	last *Step
+}
+
+// Page says which of a run's steps BuildPage keeps: page Number (from 1)
+// of Per steps; Number 0 is the first page of a finished run and the last
+// of an unfinished one (where its steps land).
+type Page struct {
+	Number, Per int
 }
 
 // Override is a config_override record and where it stands in the log,
@@ -193,10 +207,23 @@ type Reception struct {
 // trajectory of what it holds before the break, with PlanError saying what
 // is wrong.
 func Build(log polyloop.RunLog) *Trajectory {
+	return build(log, nil)
+}
+
+// BuildPage is Build keeping only the steps of page p (at most 2×p.Per
+// steps while it folds, p.Per after): what it holds does not grow with the
+// run's length beyond its invocations, overrides and take-overs. p.Per
+// must be positive.
+func BuildPage(log polyloop.RunLog, p Page) *Trajectory {
+	return build(log, &p)
+}
+
+func build(log polyloop.RunLog, p *Page) *Trajectory {
 	t := &Trajectory{RunID: log.RunID, Records: len(log.Records), Steps: []*Step{}, Totals: polyloop.ComputeTotals(log)}
-	b := builder{t: t}
+	b := builder{t: t, page: p}
 	_ = polyloop.ObserveLog(log, &b) // a break: the plan below says what it is
-	for _, s := range t.Steps {      // the reply's order: actions settled at their gate come in last
+	b.done()
+	for _, s := range t.Steps { // the reply's order: actions settled at their gate come in last
 		slices.SortStableFunc(s.Actions, func(x, y *Action) int { return cmp.Compare(x.Index, y.Index) })
 	}
 	if n := len(log.Records); n > 0 {
@@ -220,17 +247,60 @@ func Build(log polyloop.RunLog) *Trajectory {
 // polyloop.LogObserver) onto the trajectory.
 type builder struct {
 	t *Trajectory
+	// page, when set, is the page whose steps are kept (BuildPage); for
+	// page 0, the first page is kept in t.Steps and the last one so far in
+	// tail, from step index tailFrom, until the end says which is shown.
+	page     *Page
+	tail     []*Step
+	tailFrom int
 }
 
 // step is the trajectory's step of a record, opened at its first record.
 func (b *builder) step(f polyloop.Fact) *Step {
 	t := b.t
-	if len(t.Steps) == 0 || t.Steps[len(t.Steps)-1].Step != f.Step {
-		t.Steps = append(t.Steps, &Step{Step: f.Step, ModelCalls: []*Call{}, FirstSeq: f.Seq, Copied: f.Copied})
+	if t.last == nil || t.last.Step != f.Step {
+		t.last = &Step{Step: f.Step, ModelCalls: []*Call{}, FirstSeq: f.Seq, Copied: f.Copied}
+		b.keep(t.last, t.StepCount)
+		t.StepCount++
 	}
-	s := t.Steps[len(t.Steps)-1]
-	s.LastSeq = f.Seq
-	return s
+	t.last.LastSeq = f.Seq
+	return t.last
+}
+
+// keep keeps step s, the run's step index i (from 0), if its page is
+// shown.
+func (b *builder) keep(s *Step, i int) {
+	t, p := b.t, b.page
+	switch {
+	case p == nil:
+		t.Steps = append(t.Steps, s)
+	case p.Number > 0:
+		if from := (p.Number - 1) * p.Per; i >= from && i-from < p.Per {
+			t.Steps = append(t.Steps, s)
+		}
+	default: // the first page, and the last page so far
+		if i < p.Per {
+			t.Steps = append(t.Steps, s)
+		}
+		if i%p.Per == 0 {
+			clear(b.tail)
+			b.tail, b.tailFrom = b.tail[:0], i
+		}
+		b.tail = append(b.tail, s)
+	}
+}
+
+// done settles which steps a page 0 shows: the first page of a finished
+// run, the last of an unfinished one.
+func (b *builder) done() {
+	t, p := b.t, b.page
+	switch {
+	case p == nil:
+	case p.Number > 0:
+		t.FirstIndex = min((p.Number-1)*p.Per, t.StepCount)
+	case t.Finished == nil:
+		t.Steps, t.FirstIndex = b.tail, b.tailFrom
+	}
 }
 
 // Record notes the record in the invocation that wrote it.
