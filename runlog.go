@@ -144,6 +144,11 @@ type RunSummary struct {
 	// nothing. Stores do not keep it: a reader that folds the run's log
 	// (PendingGates) sets it.
 	Awaiting string `json:"awaiting,omitempty"`
+	// Running is the live process that drives an unfinished run now (the
+	// live holder of its lease), nil when none does or the store cannot
+	// tell. Stores do not keep it: a reader that asks the store's
+	// LeaseProber sets it.
+	Running *LeaseOwner `json:"running,omitempty"`
 	// Task is the start of the task's input: its first MaxSummaryTask
 	// characters (runes), for lists and searches; invalid UTF-8 and NUL
 	// characters are replaced by U+FFFD.

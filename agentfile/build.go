@@ -33,6 +33,9 @@ type builder struct {
 	f    *File
 	loc  *locator
 	opts *Options
+	// priceCheck builds a client only to ask it for prices
+	// (priceClient): without its API key, which a price does not need.
+	priceCheck bool
 }
 
 func (b *builder) build(ctx context.Context) (*Config, error) {
@@ -149,6 +152,9 @@ func (b *builder) model() (polyloop.ModelClient, error) {
 func (b *builder) remote(defEnv string, build func(key string) (polyloop.ModelClient, error)) (polyloop.ModelClient, error) {
 	env := keyEnv(b.f.Model.APIKeyEnv, defEnv)
 	key := b.opts.getenv(env)
+	if key == "" && b.priceCheck {
+		key = "unset: prices only"
+	}
 	if key == "" && b.f.Model.APIKeyEnv != "" {
 		return nil, b.keyNotSet(env)
 	}

@@ -165,8 +165,8 @@ func Load(ctx context.Context, name string, opts *Options) (*Config, error) {
 		return nil, err
 	}
 	b := &builder{file: name, f: c.f, loc: c.loc, opts: opts}
-	if len(c.problems) > 0 {
-		return nil, b.unchecked(b.staticProblems(c))
+	if problems := b.staticProblems(c); len(problems) > 0 {
+		return nil, b.unchecked(problems)
 	}
 	cfg, err := b.build(ctx)
 	if err != nil {
@@ -184,16 +184,41 @@ func (b *builder) staticProblems(c *checked) ErrorList {
 		return problems
 	}
 	client, err := b.model()
-	if err == nil {
-		err = b.checkBudget(client)
+	errs := []error{err}
+	switch {
+	case err == nil:
+		errs[0] = b.checkBudget(client)
+	case b.f.Limits.MaxCostUSD > 0:
+		// The client did not build (a key not set): a price needs no
+		// key, so the budget is checked now, not after the key is set.
+		if pc := b.priceClient(); pc != nil {
+			errs = append(errs, b.checkBudget(pc))
+		}
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		problems = append(problems, e)
+	added := false
+	for _, err := range errs {
+		var e *Error
+		if errors.As(err, &e) {
+			problems, added = append(problems, e), true
+		}
+	}
+	if added {
 		v := validator{errs: problems}
 		problems = v.sorted()
 	}
 	return problems
+}
+
+// priceClient is the model client built only to ask it for prices, without
+// its API key; nil when it does not build either.
+func (b *builder) priceClient() polyloop.ModelClient {
+	pb := *b
+	pb.priceCheck = true
+	client, err := pb.model()
+	if err != nil {
+		return nil
+	}
+	return client
 }
 
 // UncheckedError is the problems of an agent file that Load found before

@@ -171,10 +171,13 @@ func (a *app) replay(parent context.Context, src string, f replayFlags) error {
 		return fmt.Errorf("replay of %s: %w", src, err)
 	}
 	if f.json {
-		return writeJSON(a.machineOut(), struct {
+		if err := writeJSON(a.machineOut(), struct {
 			Result polyloop.RunResult `json:"result"`
 			Diff   polyloop.RunDiff   `json:"diff"`
-		}{res, diff})
+		}{res, diff}); err != nil {
+			return err
+		}
+		return resultExit(res)
 	}
 	fmt.Fprintf(a.stdout, "replay %s of %s: %s after %s\n", id, src, orUnfinished(res), traj.StepsPhrase(res.Totals))
 	replayLog, err := readRun(ctx, st, id)
@@ -182,7 +185,7 @@ func (a *app) replay(parent context.Context, src string, f replayFlags) error {
 		return err
 	}
 	printDivergence(a.stdout, diff, [2]polyloop.RunLog{log, replayLog})
-	return nil
+	return resultExit(res)
 }
 
 // replayID is the replay's run id, and whether that run exists already: a

@@ -174,6 +174,13 @@ func (a *app) report(res polyloop.RunResult, agentPath string, asJSON bool) erro
 		fmt.Fprintf(a.stderr, "warning: event sink %d (%s): %d errors, %d panics, %d timeouts, disabled=%v\n",
 			s.Index, s.Sink, s.Errors, s.Panics, s.Timeouts, s.Disabled)
 	}
+	return resultExit(res)
+}
+
+// resultExit is the exit of a command that ran a run (run, resume, fork,
+// replay), as exitCodesHelp says: nil (0) for a completed run, exit 3 for
+// a suspended one, 1 for any other stop.
+func resultExit(res polyloop.RunResult) error {
 	switch {
 	case res.Suspended != nil:
 		return &exitErr{code: exitSuspended}

@@ -60,7 +60,7 @@ func (a *app) show(ctx context.Context, id string, asJSON, full bool) error {
 	if full {
 		limit = -1
 	}
-	w := &showWriter{w: a.stdout, limit: limit}
+	w := &showWriter{w: a.stdout, limit: limit, sourceClient: replayedClient(ctx, st, t)}
 	w.trajectory(t)
 	if sw != nil {
 		sw.write(a.stdout, w.cut)
@@ -72,6 +72,23 @@ func (a *app) show(ctx context.Context, id string, asJSON, full bool) error {
 type showWriter struct {
 	w     io.Writer
 	limit int
+	// sourceClient is the model client of a replay's recorded run (""
+	// when unknown: that run is gone or unreadable).
+	sourceClient string
+}
+
+// replayedClient is the name of the model client of the run t replays,
+// "" when t is no replay or that run cannot be read (it may be deleted).
+func replayedClient(ctx context.Context, st polyloop.Store, t *trajectory) string {
+	if t.ReplayOf == nil {
+		return ""
+	}
+	log, err := polyloop.ReadLog(ctx, st, t.ReplayOf.RunID)
+	if err != nil || log.Empty() {
+		return ""
+	}
+	snap, _ := log.Snapshot()
+	return snap.ModelClient.Name
 }
 
 func (s *showWriter) cut(text string) string {
@@ -102,7 +119,7 @@ func (s *showWriter) trajectory(t *trajectory) {
 		fmt.Fprintf(s.w, "forked from run %s at step %d: %d records copied%s\n", f.RunID, f.AtStep, f.Copied, changedFields(f.Fields))
 	}
 	if f := t.ReplayOf; f != nil {
-		fmt.Fprintf(s.w, "replay of run %s: the model answered from its log%s\n", f.RunID, changedFields(f.Fields))
+		fmt.Fprintf(s.w, "replay of run %s: the model answered from its log; %s\n", f.RunID, replayDiffers(s.sourceClient, t.Snapshot.ModelClient.Name, f.Fields))
 	}
 	fmt.Fprintf(s.w, "task: %s\n", s.cut(t.Task))
 	for _, o := range t.Overrides {
@@ -301,6 +318,17 @@ func changedFields(fields []string) string {
 		return "; the agent unchanged"
 	}
 	return "; the agent changed in " + strings.Join(fields, ", ")
+}
+
+// replayDiffers says how a replay's configuration differs from its
+// recorded run's as replay says it (configDiff): the model client, always
+// replaced, said once by its names, then the agent's own changes.
+func replayDiffers(recorded, replay string, fields []string) string {
+	client := "the model client (replaced by " + replay + ")"
+	if recorded != "" {
+		client = "the model client (" + recorded + ", replaced by " + replay + ")"
+	}
+	return "configuration differs in: " + strings.Join(append([]string{client}, fields...), ", ")
 }
 
 func noteText(note string) string {

@@ -26,7 +26,7 @@ func newStatsCmd(a *app) *cobra.Command {
 	var f statsFlags
 	c := &cobra.Command{
 		Use:   "stats",
-		Short: "Statistics over runs: stop reasons, steps/tokens/cost sums and percentiles, spend, unfinished runs",
+		Short: "Statistics over runs: stop reasons, steps/tokens/cost sums and percentiles, spend, unfinished and running runs",
 		Long: `Statistics over the selected runs, optionally grouped by agent name, agent
 configuration (--by hash: the hash of the snapshot without the task, so the runs
 of one configuration on many tasks form one group; it reads each run's first
@@ -38,7 +38,9 @@ each as n, sum and percentiles (p50, p90, max; nearest rank); the number of
 runs whose tokens or cost are partly unknown, which those distributions leave
 out; what all the runs spent, finished or not, and the unfinished runs' part
 of it; model calls and actions of unknown outcome (intents without results);
-and the unfinished runs, counted and listed by id — never dropped.
+and the unfinished runs, counted and listed by id — never dropped; those a live
+process drives now (the live holder of their lease) are counted and listed as
+running, and what they have under way is not of unknown outcome.
 
 A spend that is partly unknown (a model call of unknown outcome, a reply
 without usage or without a price) is a lower bound: text shows it as
@@ -162,6 +164,9 @@ func writeStatsText(a *app, g *groupStats, by string) {
 		label = by + " " + g.Group
 	}
 	fmt.Fprintf(w, "%s: %d runs, %d finished, %d unfinished", label, g.Runs, g.Finished, g.Unfinished)
+	if g.Running > 0 {
+		fmt.Fprintf(w, " (%d running)", g.Running)
+	}
 	if g.Awaiting > 0 {
 		fmt.Fprintf(w, " (%d awaiting approval or delivery)", g.Awaiting)
 	}
@@ -197,9 +202,23 @@ func writeStatsText(a *app, g *groupStats, by string) {
 		fmt.Fprintf(w, "  reconciled: %d actions in %d runs (%d completed): %d adopted, %d re-run, %d still unknown\n",
 			rc.Total(), g.ReconciledRuns, g.ReconciledCompleted, rc.Adopted, rc.Rerun, rc.Unknown)
 	}
-	if g.Unfinished > 0 {
-		fmt.Fprintf(w, "  unfinished: %s\n", someIDs(g.UnfinishedRuns, "polyloop ls --unfinished lists them all"))
+	if g.Running > 0 {
+		fmt.Fprintf(w, "  running: %s\n", someIDs(g.RunningRuns, "polyloop ls --unfinished lists them all, with their processes"))
 	}
+	if stopped := notRunning(g); len(stopped) > 0 {
+		fmt.Fprintf(w, "  unfinished: %s\n", someIDs(stopped, "polyloop ls --unfinished lists them all"))
+	}
+}
+
+// notRunning lists the group's unfinished runs no live process drives.
+func notRunning(g *groupStats) []string {
+	var ids []string
+	for _, id := range g.UnfinishedRuns {
+		if !slices.Contains(g.RunningRuns, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // distText is a distribution as text, "unknown" without values.

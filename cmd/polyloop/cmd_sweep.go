@@ -70,6 +70,15 @@ machine run them; polyloop workers shows the queue, polyloop stats --sweep the
 statistics. Exit code 0 once enqueued.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, n := range []struct {
+				flag string
+				v    int
+			}{{"epochs", f.epochs}, {"limit", f.sel.Limit}} {
+				if n.v < 0 || n.v == 0 && cmd.Flags().Changed(n.flag) {
+					return fmt.Errorf("--%s %d: expected a positive number (leave the flag out for %s)", n.flag, n.v, map[string]string{
+						"epochs": "the sweep file's epochs", "limit": "every task"}[n.flag])
+				}
+			}
 			return a.sweep(cmd.Context(), args[0], f, cmd.Flags().Changed("seed"))
 		},
 	}
@@ -89,9 +98,6 @@ statistics. Exit code 0 once enqueued.`,
 func (a *app) sweep(parent context.Context, path string, f sweepFlags, seedGiven bool) error {
 	if f.concurrency < 0 {
 		return fmt.Errorf("--concurrency must not be negative")
-	}
-	if f.epochs < 0 || f.sel.Limit < 0 {
-		return fmt.Errorf("--epochs and --limit must not be negative")
 	}
 	if seedGiven && !f.sel.Shuffle {
 		return fmt.Errorf("--seed goes with --shuffle")

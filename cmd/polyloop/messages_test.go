@@ -76,9 +76,47 @@ func TestReplaySaysTheClientWasReplaced(t *testing.T) {
 			t.Errorf("replay under %s: exit %d, want %q\n%s%s", agent, code, want, stdout, stderr)
 		}
 	}
-	_, stdout, _ := c.run("show", "r-brief")
-	if !strings.Contains(stdout, "replay of run e1: the model answered from its log; the agent changed in system") {
-		t.Errorf("show of a replay under a changed agent:\n%s", stdout)
+	for id, want := range map[string]string{
+		"r-echo":  "replay of run e1: the model answered from its log; configuration differs in: the model client (scriptmodel, replaced by replaymodel)\n",
+		"r-brief": "replay of run e1: the model answered from its log; configuration differs in: the model client (scriptmodel, replaced by replaymodel), system\n",
+	} {
+		if _, stdout, _ := c.run("show", id); !strings.Contains(stdout, want) || strings.Contains(stdout, "the agent unchanged") {
+			t.Errorf("show of replay %s, want %q, as replay said:\n%s", id, want, stdout)
+		}
+	}
+}
+
+// TestReplayExitCodes: replay exits as run, resume and fork do: 0 for a
+// replay that completed, 1 for one that stopped for another reason,
+// whatever --match.
+func TestReplayExitCodes(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, "")
+	c.write("echo.yaml", echoAgent)
+	c.write("short.yaml", strings.Replace(echoAgent, "max_steps: 3", "max_steps: 1", 1))
+	if code, stdout, stderr := c.run("run", "short.yaml", "task", "--id", "s1", "-q"); code != exitStopped {
+		t.Fatalf("run stopped at max_steps: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := c.run("run", "echo.yaml", "task", "--id", "e1", "-q"); code != exitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, tc := range []struct {
+		src, agent, match string
+		want              int
+	}{
+		{"s1", "short.yaml", "exact", exitStopped},
+		{"s1", "short.yaml", "structure", exitStopped},
+		{"s1", "short.yaml", "steps", exitStopped},
+		{"e1", "echo.yaml", "exact", exitOK},
+	} {
+		code, stdout, stderr := c.run("replay", tc.src, "--agent", tc.agent, "--match", tc.match)
+		if code != tc.want {
+			t.Errorf("replay %s --agent %s --match %s: exit %d, want %d\n%s%s", tc.src, tc.agent, tc.match, code, tc.want, stdout, stderr)
+		}
+		code, stdout, stderr = c.run("replay", tc.src, "--agent", tc.agent, "--match", tc.match, "--json")
+		if code != tc.want {
+			t.Errorf("replay %s --match %s --json: exit %d, want %d\n%s%s", tc.src, tc.match, code, tc.want, stdout, stderr)
+		}
 	}
 }
 

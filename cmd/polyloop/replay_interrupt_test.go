@@ -83,7 +83,8 @@ func TestReplayGracefulStop(t *testing.T) {
 
 // TestReplaySecondSignalCancels: a second signal cancels the replay's
 // action at once; the command says so and what resume will do (the
-// never_replay action was in flight), and exits 130.
+// never_replay action was in flight), and exits 130; continued, it
+// finishes resume_state_unknown, exit 1 (a stop other than completed).
 func TestReplaySecondSignalCancels(t *testing.T) {
 	t.Parallel()
 	c, code, stderr := replaySignalled(t, syscall.SIGTERM, os.Interrupt)
@@ -97,7 +98,7 @@ func TestReplaySecondSignalCancels(t *testing.T) {
 		"resume can only finish it resume_state_unknown: never_replay action a2 (bash) was in flight",
 		"polyloop replay src --agent agent.yaml --id rp --store sqlite:")
 	code, stdout, stderr := c.run("replay", "src", "--agent", "agent.yaml", "--id", "rp")
-	if code != exitOK || !strings.Contains(stdout, "replay rp of src: resume_state_unknown") {
+	if code != exitStopped || !strings.Contains(stdout, "replay rp of src: resume_state_unknown") {
 		t.Fatalf("continuing the cancelled replay: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

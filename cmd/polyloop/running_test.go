@@ -20,7 +20,8 @@ model:
 // PostgreSQL: while a polyloop process drives a run — in its action, or
 // in its model call —, show and ls say "running (pid N on HOST, since T)",
 // what is open is under way, and there is no resume plan and nothing of
-// "unknown outcome"; they take no lease (the run goes on, and a resume is
+// "unknown outcome"; stats counts and lists it as running, with nothing of
+// unknown outcome; they take no lease (the run goes on, and a resume is
 // still refused). Once the holder is killed, the same log reads as a
 // crashed run.
 func TestLiveRunShownRunning(t *testing.T) {
@@ -31,7 +32,7 @@ func TestLiveRunShownRunning(t *testing.T) {
 			c := newCLI(t, store)
 			uniq := strconv.FormatInt(time.Now().UnixNano(), 36)
 			id := "a-" + uniq
-			c.write(id+".yaml", strings.ReplaceAll(holdAgent, "ID", id))
+			c.write(id+".yaml", strings.Replace(strings.ReplaceAll(holdAgent, "ID", id), "name: holder", "name: "+id, 1))
 			holder, _, _ := c.background("run", id+".yaml", "task", "--id", id)
 			c.waitFile("started-" + id)
 			c.checkRunning(id, holder.Process.Pid, "under way: no outcome recorded yet")
@@ -46,7 +47,7 @@ func TestLiveRunShownRunning(t *testing.T) {
 			}
 
 			id = "m-" + uniq
-			c.write(id+".yaml", slowModelAgent)
+			c.write(id+".yaml", strings.Replace(slowModelAgent, "name: slow-model", "name: "+id, 1))
 			holder, sc, seen := c.background("run", id+".yaml", "task", "--id", id)
 			go drain(sc, seen)
 			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -62,7 +63,8 @@ func TestLiveRunShownRunning(t *testing.T) {
 	}
 }
 
-// checkRunning checks what show and ls say of run id, driven by process
+// checkRunning checks what show, ls and stats say of run id (its agent
+// named id too), driven by process
 // pid, whose open execution show says is under way as inFlight says.
 func (c *cli) checkRunning(id string, pid int, inFlight string) {
 	c.t.Helper()
@@ -79,6 +81,11 @@ func (c *cli) checkRunning(id string, pid int, inFlight string) {
 	_, stdout, _ = c.run("ls")
 	if !strings.Contains(stdout, running) {
 		c.t.Errorf("ls does not say the run is %s…:\n%s", running, stdout)
+	}
+	_, stdout, _ = c.run("stats", "--agent", id)
+	if !strings.Contains(stdout, "(1 running)") || !strings.Contains(stdout, "running: "+id) ||
+		!strings.Contains(stdout, "unknown outcome: 0 model calls, 0 actions") || strings.Contains(stdout, "unfinished: "+id) {
+		c.t.Errorf("stats does not count run %s as running (nothing of unknown outcome):\n%s", id, stdout)
 	}
 	_, stdout, _ = c.run("ls", "--json")
 	if !strings.Contains(stdout, `"running": {`) || !strings.Contains(stdout, `"pid": `+strconv.Itoa(pid)) {

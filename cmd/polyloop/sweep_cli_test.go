@@ -341,7 +341,8 @@ func TestSweepCompare(t *testing.T) {
 
 // The dataset controls: --tasks, --epochs, --shuffle --seed, --limit
 // select what runs without changing run ids: the same command again finds
-// its runs, a wider selection runs only what it adds.
+// its runs, a wider selection runs only what it adds. --limit and --epochs
+// given take a positive number: 0 does not quietly mean all.
 func TestSweepDatasetControls(t *testing.T) {
 	t.Parallel()
 	c := newSweepCLI(t)
@@ -379,10 +380,13 @@ func TestSweepDatasetControls(t *testing.T) {
 	if n := runs(); n != 2*len(union) {
 		t.Fatalf("%d runs, want 2 agents × %d tasks (%v)", n, len(union), union)
 	}
-	for _, bad := range [][]string{{"--seed", "3"}, {"--tasks", "q1,nope"}, {"--limit", "-1"}, {"--epochs", "-2"}} {
-		code, _, stderr := c.run(append([]string{"sweep", "sweep.yaml", "-q"}, bad...)...)
-		if code != exitError {
-			t.Errorf("sweep %v: exit %d, want %d\n%s", bad, code, exitError, stderr)
+	for _, bad := range [][]string{{"--seed", "3"}, {"--tasks", "q1,nope"}, {"--limit", "-1"}, {"--epochs", "-2"}, {"--limit", "0"}, {"--epochs", "0"}} {
+		code, stdout, stderr := c.run(append([]string{"sweep", "sweep.yaml", "--json"}, bad...)...)
+		if code != exitError || strings.Contains(stdout, `"event":"run_started"`) {
+			t.Errorf("sweep %v: exit %d, want %d, nothing run\n%s", bad, code, exitError, stderr)
+		}
+		if (bad[0] == "--limit" || bad[0] == "--epochs") && !strings.Contains(stderr, bad[0]+" "+bad[1]+":") {
+			t.Errorf("sweep %v: the error does not name the flag:\n%s", bad, stderr)
 		}
 		if bad[0] == "--tasks" && !strings.Contains(stderr, `the task file does not hold`) || bad[0] == "--tasks" && !strings.Contains(stderr, `"nope"`) {
 			t.Errorf("--tasks nope: %s", stderr)

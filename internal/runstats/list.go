@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/trajectory"
 )
 
 // Store is what List reads.
@@ -28,7 +29,10 @@ func List(ctx context.Context, st Store, f polyloop.RunFilter) ([]polyloop.RunSu
 }
 
 // FillTotals sets the Totals of the runs that have none (unfinished runs)
-// from their logs.
+// from their logs, and their Running: the live process that drives a run
+// now (trajectory.Holder). What a running run's log holds at the tail
+// without a result is under way, not of unknown outcome, and is left out
+// of its unknown counts (trajectory.MarkRunning).
 func FillTotals(ctx context.Context, st polyloop.Store, runs []polyloop.RunSummary) error {
 	for i := range runs {
 		if runs[i].Totals != nil {
@@ -38,8 +42,20 @@ func FillTotals(ctx context.Context, st polyloop.Store, runs []polyloop.RunSumma
 		if err != nil {
 			return err
 		}
-		t := polyloop.ComputeTotals(log)
-		runs[i].Totals = &t
+		holder, err := trajectory.Holder(ctx, st, runs[i].RunID)
+		if err != nil {
+			return err
+		}
+		var t polyloop.Totals
+		if holder != nil {
+			log.RunID = runs[i].RunID
+			tr := trajectory.Build(log)
+			tr.MarkRunning(*holder)
+			t = tr.Totals
+		} else {
+			t = polyloop.ComputeTotals(log)
+		}
+		runs[i].Totals, runs[i].Running = &t, holder
 		runs[i].Awaiting = awaiting(log)
 	}
 	return nil

@@ -35,6 +35,10 @@ type Group struct {
 	// Awaiting counts the unfinished runs suspended at a gate, waiting for
 	// an approval or a delivery (RunSummary.Awaiting): part of Unfinished.
 	Awaiting int `json:"awaiting"`
+	// Running counts the unfinished runs a live process drives now
+	// (RunSummary.Running): part of Unfinished, listed in RunningRuns.
+	// Their executions under way are not of unknown outcome.
+	Running int `json:"running,omitempty"`
 	// StopReasons counts finished runs by stop reason (every reason, zeros
 	// included).
 	StopReasons map[polyloop.StopReason]int `json:"stop_reasons"`
@@ -69,6 +73,7 @@ type Group struct {
 	Spend           Spend    `json:"spend"`
 	UnfinishedSpend Spend    `json:"unfinished_spend"`
 	UnfinishedRuns  []string `json:"unfinished_runs"`
+	RunningRuns     []string `json:"running_runs,omitempty"`
 	// Samples are the values the distributions summarize, sorted (for
 	// histograms).
 	Samples Samples `json:"-"`
@@ -217,6 +222,10 @@ func summarize(group string, runs []polyloop.RunSummary) *Group {
 			g.Unfinished++
 			if r.Awaiting != "" {
 				g.Awaiting++
+			}
+			if r.Running != nil {
+				g.Running++
+				g.RunningRuns = append(g.RunningRuns, r.RunID)
 			}
 			g.UnfinishedRuns = append(g.UnfinishedRuns, r.RunID)
 			g.UnfinishedSpend.add(t)
