@@ -137,13 +137,14 @@ func writeSweepGroup(w io.Writer, st *sweep.Stats, g *sweep.GroupStats) {
 	if r.Finished > 0 {
 		fmt.Fprintf(w, "  steps   %s\n", distText(r.Steps, count))
 		fmt.Fprintf(w, "  tokens  %s\n", distText(r.Tokens, count))
-		fmt.Fprintf(w, "  cost    %s", distText(r.CostUSD, func(v *float64) string { return "$" + usd(v) }))
+		fmt.Fprintf(w, "  cost    %s", distText(r.CostUSD, dollars))
 		if r.CostUnknownRuns > 0 {
 			fmt.Fprintf(w, "  (%d runs with unknown cost, left out)", r.CostUnknownRuns)
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "  sums: %d tokens%s, %s\n", g.TokensSum, partly(g.TokensUnknownRuns, "tokens"), "$"+usd(&g.CostSum)+partly(g.CostUnknownRuns, "cost"))
+	fmt.Fprintf(w, "  sums: %s, %s\n", sumText(tokens(g.TokensSum, g.TokensUnknownRuns > 0), g.TokensUnknownRuns, "tokens"),
+		sumText(costLong.cost(g.CostSum, g.CostUnknownRuns > 0), g.CostUnknownRuns, "cost"))
 	fmt.Fprintf(w, "  unknown outcome: %d model calls, %d actions\n", r.UnknownModelCalls, r.UnknownActions)
 	every := "polyloop stats --sweep " + st.Sweep + " --json lists them all"
 	if len(g.Unsettled) > 0 {
@@ -154,12 +155,16 @@ func writeSweepGroup(w io.Writer, st *sweep.Stats, g *sweep.GroupStats) {
 	}
 }
 
-// partly says how many runs a sum is a lower bound for.
-func partly(n int, what string) string {
-	if n == 0 {
-		return ""
+// sumText is a sum as tokens or costLong says it, and, when it is a lower
+// bound ("≥ "), how many runs it is a lower bound for. A sum none of which
+// is known ("cost unknown") is no bound of anything: it says so and no
+// more.
+func sumText(sum string, unknownRuns int, what string) string {
+	if !strings.HasPrefix(sum, "≥ ") {
+		return sum
 	}
-	return fmt.Sprintf(" (a lower bound: %d runs with %s partly unknown)", n, what)
+	sum = strings.TrimSuffix(sum, costLong.partly)
+	return fmt.Sprintf("%s (a lower bound: %d runs with %s partly unknown)", sum, unknownRuns, what)
 }
 
 func percentages[K ~string](m map[K]int, total int) string {

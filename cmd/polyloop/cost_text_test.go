@@ -1,0 +1,46 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// An unknown cost is "cost unknown", never $0, and a sum with unknown
+// parts is a lower bound only when some of it is known; a known small
+// cost shows its digits ("$0.000014"), never "$0.0000" nor "$1.4e-05".
+// The sweep's "slow" agent has no price (every cost unknown); "quick"
+// costs a millionth of a dollar a token (a few hundred-thousandths a
+// run).
+func TestSweepCostText(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	if code, _, stderr := c.run("sweep", "sweep.yaml", "-q"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	code, out, stderr := c.run("stats", "--sweep", "cli", "--by", "agent")
+	if code != exitOK {
+		t.Fatalf("stats: exit %d\n%s", code, stderr)
+	}
+	slow, quick, _ := strings.Cut(out, "agent quick:")
+	if !strings.Contains(slow, "  sums: ") || !regexp.MustCompile(`(?m)^  sums: .*, cost unknown$`).MatchString(slow) {
+		t.Errorf("an agent none of whose cost is known:\n%s", slow)
+	}
+	if !regexp.MustCompile(`(?m)^  sums: \d+ tokens, \$0\.0001\d*$`).MatchString(quick) {
+		t.Errorf("an agent of known small costs:\n%s", quick)
+	}
+	for _, bad := range []string{"$0 ", "$0.0000 ", "e-0", "partly unknown"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("stats shows %q:\n%s", bad, out)
+		}
+	}
+	for _, args := range [][]string{{"samples", "--sweep", "cli"}, {"ls"}} {
+		code, out, stderr := c.run(args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		if strings.Contains(out, "$0.0000 ") || strings.Contains(out, "e-0") || !regexp.MustCompile(`\$0\.0000[1-9]`).MatchString(out) {
+			t.Errorf("%v: a known small cost unreadable:\n%s", args, out)
+		}
+	}
+}
