@@ -1,9 +1,16 @@
 package main
 
 import (
+	"context"
+	"html"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/polyloop/polyloop/sweep"
+	"github.com/polyloop/polyloop/sweep/sweepview"
+	"github.com/polyloop/polyloop/view"
 )
 
 // An unknown cost is "cost unknown", never $0, and a sum with unknown
@@ -42,5 +49,45 @@ func TestSweepCostText(t *testing.T) {
 		if strings.Contains(out, "$0.0000 ") || strings.Contains(out, "e-0") || !regexp.MustCompile(`\$0\.0000[1-9]`).MatchString(out) {
 			t.Errorf("%v: a known small cost unreadable:\n%s", args, out)
 		}
+	}
+}
+
+// The sweep's page says the sums as stats --sweep does, says nothing of
+// "0 runs partly unknown", and draws the costs of "quick", all the same,
+// as one bar labelled with that cost.
+func TestViewSweepCostText(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	if code, _, stderr := c.run("sweep", "sweep.yaml", "-q"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	st, err := openStore(context.Background(), "sqlite:"+filepath.Join(c.dir, "store.db"), existingStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv, err := view.New(view.Options{Store: st, Sweeps: sweepview.New(st.(sweep.Store))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := html.UnescapeString(pageBody(t, srv, "/sweep?name=cli&by=agent"))
+	slow, quick, _ := strings.Cut(body, `data-group="quick"`)
+	tags := regexp.MustCompile(`<[^>]*>`)
+	spend := func(part string) string {
+		_, p, _ := strings.Cut(part, `<p class="spend">`)
+		p, _, _ = strings.Cut(p, "</p>")
+		return strings.Join(strings.Fields(tags.ReplaceAllString(p, "")), " ")
+	}
+	if got := spend(slow); !strings.HasSuffix(got, ", cost unknown (10 runs)") {
+		t.Errorf("slow's sums: %q", got)
+	}
+	if got := spend(quick); !regexp.MustCompile(`^sums over every run: 140 tokens, \$0\.00014$`).MatchString(got) {
+		t.Errorf("quick's sums: %q", got)
+	}
+	if text := tags.ReplaceAllString(body, ""); strings.Contains(text, "(0 runs partly unknown") || strings.Contains(text, "e-05") {
+		t.Errorf("the page says nothing of 0 runs, nor a cost in scientific notation:\n%s", body)
+	}
+	if !strings.Contains(quick, "<title>$0.000014: 10 runs</title>") {
+		t.Errorf("quick's costs, all $0.000014: no single bar labelled with it:\n%s", quick)
 	}
 }
