@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"html"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/polyloop/polyloop/sweep"
 	"github.com/polyloop/polyloop/sweep/sweepview"
 	"github.com/polyloop/polyloop/view"
@@ -89,5 +92,67 @@ func TestViewSweepCostText(t *testing.T) {
 	}
 	if !strings.Contains(quick, "<title>$0.000014: 10 runs</title>") {
 		t.Errorf("quick's costs, all $0.000014: no single bar labelled with it:\n%s", quick)
+	}
+}
+
+// samples --parquet, --csv and --json leave a cost none of which is known
+// null (an optional Parquet column, an empty CSV cell, JSON null), so a
+// sum over the column does not count it as $0; a known cost is a number.
+func TestSamplesUnknownCostIsNull(t *testing.T) {
+	t.Parallel()
+	c := newSweepCLI(t)
+	if code, _, stderr := c.run("sweep", "sweep.yaml", "-q"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	pq := filepath.Join(c.dir, "samples.parquet")
+	if code, _, stderr := c.run("samples", "--sweep", "cli", "--parquet", pq); code != exitOK {
+		t.Fatalf("samples --parquet: exit %d\n%s", code, stderr)
+	}
+	if schema := parquetSchema(t, pq); !strings.Contains(schema, "optional double cost_usd;") {
+		t.Errorf("Parquet schema: cost_usd not optional:\n%s", schema)
+	}
+	rows, err := parquet.ReadFile[any](pq)
+	if err != nil || len(rows) != 20 {
+		t.Fatalf("reading the Parquet file back: %d rows, %v", len(rows), err)
+	}
+	for _, row := range rows {
+		r := row.(map[string]any)
+		cost, isNum := r["cost_usd"].(float64)
+		switch r["agent"] {
+		case "slow": // no price: every cost unknown
+			if r["cost_usd"] != nil || r["cost_unknown"] != true {
+				t.Errorf("slow's row: cost_usd %v (cost_unknown %v), want null", r["cost_usd"], r["cost_unknown"])
+			}
+		case "quick":
+			if !isNum || cost <= 0 || r["tokens"] == nil {
+				t.Errorf("quick's row: cost_usd %v, tokens %v, want numbers", r["cost_usd"], r["tokens"])
+			}
+		}
+	}
+	_, out, _ := c.run("samples", "--sweep", "cli", "--csv")
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(recs) != 21 {
+		t.Fatalf("--csv: %v\n%s", err, out)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	for _, rec := range recs[1:] {
+		if empty := rec[col["cost_usd"]] == ""; empty != (rec[col["agent"]] == "slow") {
+			t.Errorf("CSV row of %s: cost_usd %q", rec[col["agent"]], rec[col["cost_usd"]])
+		}
+	}
+	_, out, _ = c.run("samples", "--sweep", "cli", "--json")
+	var doc struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Rows) != 20 {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	for _, r := range doc.Rows {
+		if isNull := r["cost_usd"] == nil; isNull != (r["agent"] == "slow") {
+			t.Errorf("JSON row of %s: cost_usd %v", r["agent"], r["cost_usd"])
+		}
 	}
 }
