@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // A sample's cost or tokens none of which is known are null in JSON, a
@@ -35,5 +36,20 @@ func TestSampleJSONUnknownIsNull(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil || back.CostUnknown != c.s.CostUnknown || back.CostUSD != c.s.CostUSD || back.Tokens != c.s.Tokens {
 			t.Errorf("%s read back as %+v (%v)", b, back, err)
 		}
+	}
+}
+
+// cutText keeps a long error's start and end, on one line, within n
+// bytes, at character boundaries.
+func TestCutText(t *testing.T) {
+	t.Parallel()
+	long := "scorer s: exited\n" + strings.Repeat("é", 300) + "\nAssertionError: 5 != 4"
+	got := cutText(long, 100)
+	if len(got) > 100 || !strings.HasPrefix(got, "scorer s: exited ") || !strings.HasSuffix(got, "AssertionError: 5 != 4") ||
+		!strings.Contains(got, " … ") || !utf8.ValidString(got) || strings.Contains(got, "\n") {
+		t.Errorf("cutText: %q (%d bytes)", got, len(got))
+	}
+	if got := cutText("short\nerror", 100); got != "short error" {
+		t.Errorf("cutText of a short error: %q", got)
 	}
 }

@@ -115,6 +115,9 @@ func writeSweepGroup(w io.Writer, st *sweep.Stats, g *sweep.GroupStats) {
 		fmt.Fprintf(w, "  attempts per outcome: %s\n", attemptsText(g.Attempts, " | "))
 	}
 	fmt.Fprintf(w, "  accuracy (%s): %s; %d unscored\n", st.Scorer, accuracyText(g.Accuracy), g.Unscored)
+	for _, f := range g.ScorerFailures {
+		fmt.Fprintf(w, "  scorer %s failed on %d outcomes; the first (run %s): %s\n", f.Scorer, f.Outcomes, f.FirstRun, f.FirstError)
+	}
 	for _, l := range []struct {
 		name string
 		ps   []sweep.PassAtK
@@ -320,7 +323,7 @@ func writeSweepCSV(w io.Writer, st *sweep.Stats) error {
 		head = append(head, m+"_p50", m+"_p90", m+"_max")
 	}
 	head = append(head, "tokens_sum", "tokens_unknown_runs", "cost_usd_sum", "cost_unknown_runs", "unknown_model_calls", "unknown_actions",
-		"unsettled_outcomes", "unfinished_runs")
+		"unsettled_outcomes", "unfinished_runs", "scorer_failures")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -370,7 +373,17 @@ func sweepCSVRow(st *sweep.Stats, g *sweep.GroupStats) []string {
 		row = append(row, opt(d.P50), opt(d.P90), opt(d.Max))
 	}
 	return append(row, strconv.FormatInt(g.TokensSum, 10), strconv.Itoa(g.TokensUnknownRuns), num(g.CostSum), strconv.Itoa(g.CostUnknownRuns),
-		strconv.Itoa(r.UnknownModelCalls), strconv.Itoa(r.UnknownActions), strings.Join(g.Unsettled, " "), strings.Join(r.UnfinishedRuns, " "))
+		strconv.Itoa(r.UnknownModelCalls), strconv.Itoa(r.UnknownActions), strings.Join(g.Unsettled, " "), strings.Join(r.UnfinishedRuns, " "),
+		failureCounts(g.ScorerFailures))
+}
+
+// failureCounts is "exact:10 near:2", the outcomes each scorer failed on.
+func failureCounts(fs []sweep.ScorerFailure) string {
+	var parts []string
+	for _, f := range fs {
+		parts = append(parts, f.Scorer+":"+strconv.Itoa(f.Outcomes))
+	}
+	return strings.Join(parts, " ")
 }
 
 // listedIDs is how many ids a text list shows before it summarises.
