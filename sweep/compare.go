@@ -26,6 +26,10 @@ type Comparison struct {
 	Pairs     int `json:"pairs"`
 	UnpairedA int `json:"unpaired_a"`
 	UnpairedB int `json:"unpaired_b"`
+	// ScorerFailures counts the settled outcomes of A and B the scorer
+	// could not score (left out, as unscored), with the first error: why
+	// a comparison has no pair when the scorer failed everywhere.
+	ScorerFailures ScorerFailure `json:"scorer_failures"`
 	// MeanA and MeanB are the agents' mean scores over the pairs.
 	MeanA float64 `json:"mean_a"`
 	MeanB float64 `json:"mean_b"`
@@ -97,6 +101,7 @@ func Compare(ctx context.Context, store Store, name, a, b, scorer string) (*Comp
 	scores := map[string]map[key]float64{ha: {}, hb: {}}
 	var tasks []string
 	var passA, passB passTable
+	var failed []ScorerFailure
 	err = coordinates(ctx, store, name, func(states []ledger.State) {
 		last := states[len(states)-1]
 		by, ok := scores[last.AgentHash]
@@ -105,6 +110,7 @@ func Compare(ctx context.Context, store Store, name, a, b, scorer string) (*Comp
 		}
 		v, ok := scoreOf(last, scorer)
 		if !ok {
+			failed = addFailures(failed, last)
 			return
 		}
 		by[key{last.TaskID, last.Epoch}] = v
@@ -120,6 +126,7 @@ func Compare(ctx context.Context, store Store, name, a, b, scorer string) (*Comp
 	if err != nil {
 		return nil, err
 	}
+	c.ScorerFailures = failuresOf(failed, scorer)
 	c.pair(tasks, m.Epochs, func(task string, epoch int) (float64, bool, float64, bool) {
 		va, oka := scores[ha][key{task, epoch}]
 		vb, okb := scores[hb][key{task, epoch}]

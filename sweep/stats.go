@@ -116,6 +116,11 @@ type GroupStats struct {
 	// scored; or a scorer that failed).
 	Scored   int `json:"scored"`
 	Unscored int `json:"unscored"`
+	// ScorerFailures count, per scorer (every scorer of the sweep, not only
+	// Stats.Scorer) with a failure, the settled outcomes it could not
+	// score, with the first error; ordered by scorer name, empty when
+	// every scorer scored every outcome it was asked to.
+	ScorerFailures []ScorerFailure `json:"scorer_failures"`
 	// Accuracy is the mean score over the scored outcomes with its
 	// standard error and 95% interval, clustered by task (the epochs of a
 	// task are not independent); nil with no scored outcome.
@@ -241,7 +246,7 @@ func (a *accumulator) group(e ledger.Entry, agentOrder int) *groupAcc {
 	g, ok := a.groups[key]
 	if !ok {
 		g = &groupAcc{out: &GroupStats{Group: key, OutcomeStopReasons: map[polyloop.StopReason]int{},
-			Attempts: map[polyloop.StopReason]map[string]int{}, Unsettled: []string{}}, first: first}
+			Attempts: map[polyloop.StopReason]map[string]int{}, Unsettled: []string{}, ScorerFailures: []ScorerFailure{}}, first: first}
 		for _, r := range runstats.StopReasons {
 			g.out.OutcomeStopReasons[r] = 0
 		}
@@ -266,6 +271,7 @@ func (a *accumulator) outcome(g *groupAcc, last ledger.State) {
 		out.Attempts[r.StopReason] = map[string]int{}
 	}
 	out.Attempts[r.StopReason][strconv.Itoa(last.Attempt)]++
+	out.ScorerFailures = addFailures(out.ScorerFailures, last)
 	v, ok := scoreOf(last, a.st.Scorer)
 	if !ok {
 		out.Unscored++

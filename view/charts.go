@@ -51,19 +51,24 @@ func stopChart(g *runstats.Group) chart {
 }
 
 // histogram bins sorted values: one bin per integer for a small integer
-// range, else ten equal bins from the least to the greatest value.
+// range, else ten equal bins from the least to the greatest value; one
+// bin, labelled with the value, when every value is the same.
 func histogram(sorted []float64, isCost bool) chart {
 	c := chart{W: chartW, H: chartH}
 	if len(sorted) == 0 {
 		return c
 	}
 	lo, hi := sorted[0], sorted[len(sorted)-1]
+	c.From, c.To = label(lo, isCost), label(hi, isCost)
+	if lo == hi {
+		// Every value the same: one bar, labelled with the value (a range
+		// around it would be made up).
+		c.Bars = []bar{{X: 1, Y: 0, W: chartW - 2, H: chartH - 16, TextY: chartH - 2, Label: c.From, Value: strconv.Itoa(len(sorted))}}
+		return c
+	}
 	bins, width := 10, (hi-lo)/10
 	if integral(sorted) && hi-lo < 20 {
 		bins, width = int(hi-lo)+1, 1
-	}
-	if width == 0 {
-		bins, width = 1, 1
 	}
 	counts := make([]int, bins)
 	for _, v := range sorted {
@@ -82,7 +87,6 @@ func histogram(sorted []float64, isCost bool) chart {
 		c.Bars = append(c.Bars, bar{X: float64(i)*bw + 1, Y: plot - h, W: bw - 2, H: h, TextY: chartH - 2,
 			Label: label(from, isCost) + "–" + label(from+width, isCost), Value: strconv.Itoa(n)})
 	}
-	c.From, c.To = label(lo, isCost), label(hi, isCost)
 	return c
 }
 

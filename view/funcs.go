@@ -11,6 +11,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/envsnap"
+	"github.com/polyloop/polyloop/internal/costtext"
 	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/polyloop/polyloop/internal/trajectory"
 	sweeps "github.com/polyloop/polyloop/sweep"
@@ -194,7 +195,7 @@ func unescapeHTML(b []byte) string {
 var htmlEscapes = map[string]byte{"003c": '<', "003e": '>', "0026": '&'}
 
 // usd is a cost to 6 significant digits, as polyloop stats prints it.
-func usd(v float64) string { return "$" + strconv.FormatFloat(v, 'g', 6, 64) }
+func usd(v float64) string { return costtext.USD(v, -1) }
 
 // callCost is a call's cost, or "cost unknown".
 func callCost(u polyloop.Usage) string {

@@ -161,7 +161,16 @@ func writeSamplesCSV(w io.Writer, s *sweep.Samples) error {
 		if !r.StartedAt.IsZero() {
 			started = r.StartedAt.UTC().Format(time.RFC3339Nano)
 		}
-		row = append(row, strconv.Itoa(r.Steps), strconv.FormatInt(r.Tokens, 10), strconv.FormatBool(r.TokensUnknown), num(r.CostUSD),
+		// A cost or token count none of which is known is an empty cell
+		// (pandas reads NaN, which its sums skip), never 0.
+		tokens, cost := "", ""
+		if n := r.KnownTokens(); n != nil {
+			tokens = strconv.FormatInt(*n, 10)
+		}
+		if c := r.KnownCost(); c != nil {
+			cost = num(*c)
+		}
+		row = append(row, strconv.Itoa(r.Steps), tokens, strconv.FormatBool(r.TokensUnknown), cost,
 			strconv.FormatBool(r.CostUnknown), started, num(r.Duration.Seconds()))
 		if err := cw.Write(row); err != nil {
 			return err

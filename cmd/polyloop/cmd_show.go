@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/costtext"
 	traj "github.com/polyloop/polyloop/internal/trajectory"
 	"github.com/spf13/cobra"
 )
@@ -412,7 +413,7 @@ func usageText(u polyloop.Usage) string {
 	}
 	cost := "cost unknown"
 	if u.CostUSD != nil {
-		cost = fmt.Sprintf("$%.6f", *u.CostUSD)
+		cost = costtext.USD(*u.CostUSD, 6)
 	}
 	atLeast := ""
 	if u.TokensUnknown {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/polyloop/polyloop/internal/costtext"
 	"github.com/polyloop/polyloop/internal/runstats"
 	"github.com/spf13/cobra"
 )
@@ -229,15 +230,20 @@ func distText(d dist, format func(*float64) string) string {
 	return fmt.Sprintf("n %d  sum %s  p50 %s  p90 %s  max %s", d.N, format(d.Sum), format(d.P50), format(d.P90), format(d.Max))
 }
 
-// dollars is a cost statistic, "$0.12".
-func dollars(v *float64) string { return "$" + usd(v) }
+// dollars is a cost statistic, "$0.12", "$0.000084", or "" when unknown.
+func dollars(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return costtext.USD(*v, -1)
+}
 
 // spendText is what runs spent: "1200 tokens, $0.12", with a lower bound
 // marked "≥" and a sum none of which is known "unknown".
 func spendText(s runstats.Spend) string {
 	cost := "cost unknown"
 	if !s.CostUnknown || s.CostUSD != 0 {
-		cost = "$" + usd(&s.CostUSD)
+		cost = dollars(&s.CostUSD)
 		if s.CostUnknown {
 			cost = "≥ " + cost
 		}
@@ -253,8 +259,8 @@ func count(v *float64) string {
 	return strconv.FormatFloat(*v, 'f', -1, 64)
 }
 
-// usd is a cost to 6 significant digits (sums of float costs carry noise
-// such as 0.00020899999999999998), or "" when unknown.
+// usd is a cost for machines (CSV) to 6 significant digits (sums of float
+// costs carry noise such as 0.00020899999999999998), or "" when unknown.
 func usd(v *float64) string {
 	if v == nil {
 		return ""

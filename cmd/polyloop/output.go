@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/polyloop/polyloop/internal/costtext"
 )
 
 // writeJSON prints v as indented JSON, with &, < and > as they are: the
@@ -50,6 +52,8 @@ func jsonControls(b []byte) []byte {
 
 // Ways of saying a cost of which part may be unknown.
 type costStyle struct {
+	// decimals are the places a cost shows, more for a small one
+	// (costtext.USD).
 	decimals int
 	// unknown is the text of a cost none of which is known.
 	unknown string
@@ -73,7 +77,7 @@ var (
 // so unknown and known-zero parts cannot be told apart: a zero sum with an
 // unknown part reads as unknown.
 func (s costStyle) cost(usd float64, unknown bool) string {
-	known := fmt.Sprintf("$%.*f", s.decimals, usd)
+	known := costtext.USD(usd, s.decimals)
 	switch {
 	case !unknown:
 		return known

@@ -141,6 +141,8 @@ func TestCostStyles(t *testing.T) {
 	}{
 		{costShort, 0.00125, false, "$0.0013"},
 		{costShort, 0, false, "$0.0000"},
+		{costShort, 0.000014, false, "$0.000014"},
+		{costShort, 0.000014, true, "≥ $0.000014"},
 		{costShort, 0.00125, true, "≥ $0.0013"},
 		{costShort, 0, true, "unknown"},
 		{costLong, 0.000484, false, "$0.000484"},

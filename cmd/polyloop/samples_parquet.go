@@ -11,15 +11,17 @@ import (
 
 // samplesSchema is the Parquet schema of a samples table: the columns of
 // sampleColumns, typed (a score and an explanation are null where a scorer
-// has no score, started_at where the run has not started). Parquet orders
+// has no score, started_at where the run has not started, tokens and
+// cost_usd where none of them is known: a sum over the column must not
+// count an unknown cost as $0). Parquet orders
 // a group's columns by name.
 func samplesSchema(scorers []string) *parquet.Schema {
 	g := parquet.Group{
 		"run_id": parquet.String(), "agent": parquet.String(), "agent_hash": parquet.String(), "snapshot_hash": parquet.String(),
 		"task": parquet.String(), "epoch": parquet.Int(64), "attempt": parquet.Int(64), "last": parquet.Leaf(parquet.BooleanType),
 		"left_out": parquet.Leaf(parquet.BooleanType), "status": parquet.String(), "stop_reason": parquet.String(),
-		"steps": parquet.Int(64), "tokens": parquet.Int(64), "tokens_unknown": parquet.Leaf(parquet.BooleanType),
-		"cost_usd": parquet.Leaf(parquet.DoubleType), "cost_unknown": parquet.Leaf(parquet.BooleanType),
+		"steps": parquet.Int(64), "tokens": parquet.Optional(parquet.Int(64)), "tokens_unknown": parquet.Leaf(parquet.BooleanType),
+		"cost_usd": parquet.Optional(parquet.Leaf(parquet.DoubleType)), "cost_unknown": parquet.Leaf(parquet.BooleanType),
 		"started_at": parquet.Optional(parquet.Timestamp(parquet.Microsecond)), "duration_s": parquet.Leaf(parquet.DoubleType),
 	}
 	for _, sc := range scorers {
@@ -35,8 +37,14 @@ func sampleRow(r sweep.Sample, scorers []string) map[string]any {
 	row := map[string]any{
 		"run_id": r.RunID, "agent": r.Agent, "agent_hash": r.AgentHash, "snapshot_hash": r.SnapshotHash, "task": r.Task,
 		"epoch": int64(r.Epoch), "attempt": int64(r.Attempt), "last": r.Last, "left_out": r.LeftOut, "status": r.Status,
-		"stop_reason": string(r.StopReason), "steps": int64(r.Steps), "tokens": r.Tokens, "tokens_unknown": r.TokensUnknown,
-		"cost_usd": r.CostUSD, "cost_unknown": r.CostUnknown, "started_at": nil, "duration_s": r.Duration.Seconds(),
+		"stop_reason": string(r.StopReason), "steps": int64(r.Steps), "tokens": nil, "tokens_unknown": r.TokensUnknown,
+		"cost_usd": nil, "cost_unknown": r.CostUnknown, "started_at": nil, "duration_s": r.Duration.Seconds(),
+	}
+	if n := r.KnownTokens(); n != nil {
+		row["tokens"] = *n
+	}
+	if c := r.KnownCost(); c != nil {
+		row["cost_usd"] = *c
 	}
 	if !r.StartedAt.IsZero() {
 		row["started_at"] = r.StartedAt.UTC().Truncate(time.Microsecond)

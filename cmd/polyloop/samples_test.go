@@ -102,6 +102,12 @@ func sampleCells(r sweep.Sample) map[string]string {
 		"tokens": strconv.FormatInt(r.Tokens, 10), "tokens_unknown": strconv.FormatBool(r.TokensUnknown), "cost_usd": num(r.CostUSD),
 		"cost_unknown": strconv.FormatBool(r.CostUnknown), "started_at": r.StartedAt.UTC().Format(time.RFC3339Nano),
 		"duration_s": num(r.Duration.Seconds())}
+	if r.KnownTokens() == nil {
+		cells["tokens"] = ""
+	}
+	if r.KnownCost() == nil {
+		cells["cost_usd"] = ""
+	}
 	for _, name := range []string{"exact", "near"} {
 		cells["score_"+name], cells["explanation_"+name], cells["error_"+name] = "", "", r.ScoreErrors[name]
 		if sc, ok := r.Scores[name]; ok {

@@ -115,6 +115,9 @@ func writeSweepGroup(w io.Writer, st *sweep.Stats, g *sweep.GroupStats) {
 		fmt.Fprintf(w, "  attempts per outcome: %s\n", attemptsText(g.Attempts, " | "))
 	}
 	fmt.Fprintf(w, "  accuracy (%s): %s; %d unscored\n", st.Scorer, accuracyText(g.Accuracy), g.Unscored)
+	for _, f := range g.ScorerFailures {
+		fmt.Fprintf(w, "  scorer %s failed on %d outcomes; the first (run %s): %s\n", f.Scorer, f.Outcomes, f.FirstRun, f.FirstError)
+	}
 	for _, l := range []struct {
 		name string
 		ps   []sweep.PassAtK
@@ -137,13 +140,14 @@ func writeSweepGroup(w io.Writer, st *sweep.Stats, g *sweep.GroupStats) {
 	if r.Finished > 0 {
 		fmt.Fprintf(w, "  steps   %s\n", distText(r.Steps, count))
 		fmt.Fprintf(w, "  tokens  %s\n", distText(r.Tokens, count))
-		fmt.Fprintf(w, "  cost    %s", distText(r.CostUSD, func(v *float64) string { return "$" + usd(v) }))
+		fmt.Fprintf(w, "  cost    %s", distText(r.CostUSD, dollars))
 		if r.CostUnknownRuns > 0 {
 			fmt.Fprintf(w, "  (%d runs with unknown cost, left out)", r.CostUnknownRuns)
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "  sums: %d tokens%s, %s\n", g.TokensSum, partly(g.TokensUnknownRuns, "tokens"), "$"+usd(&g.CostSum)+partly(g.CostUnknownRuns, "cost"))
+	fmt.Fprintf(w, "  sums: %s, %s\n", sumText(tokens(g.TokensSum, g.TokensUnknownRuns > 0), g.TokensUnknownRuns, "tokens"),
+		sumText(costLong.cost(g.CostSum, g.CostUnknownRuns > 0), g.CostUnknownRuns, "cost"))
 	fmt.Fprintf(w, "  unknown outcome: %d model calls, %d actions\n", r.UnknownModelCalls, r.UnknownActions)
 	every := "polyloop stats --sweep " + st.Sweep + " --json lists them all"
 	if len(g.Unsettled) > 0 {
@@ -154,12 +158,16 @@ func writeSweepGroup(w io.Writer, st *sweep.Stats, g *sweep.GroupStats) {
 	}
 }
 
-// partly says how many runs a sum is a lower bound for.
-func partly(n int, what string) string {
-	if n == 0 {
-		return ""
+// sumText is a sum as tokens or costLong says it, and, when it is a lower
+// bound ("≥ "), how many runs it is a lower bound for. A sum none of which
+// is known ("cost unknown") is no bound of anything: it says so and no
+// more.
+func sumText(sum string, unknownRuns int, what string) string {
+	if !strings.HasPrefix(sum, "≥ ") {
+		return sum
 	}
-	return fmt.Sprintf(" (a lower bound: %d runs with %s partly unknown)", n, what)
+	sum = strings.TrimSuffix(sum, costLong.partly)
+	return fmt.Sprintf("%s (a lower bound: %d runs with %s partly unknown)", sum, unknownRuns, what)
 }
 
 func percentages[K ~string](m map[K]int, total int) string {
@@ -315,7 +323,7 @@ func writeSweepCSV(w io.Writer, st *sweep.Stats) error {
 		head = append(head, m+"_p50", m+"_p90", m+"_max")
 	}
 	head = append(head, "tokens_sum", "tokens_unknown_runs", "cost_usd_sum", "cost_unknown_runs", "unknown_model_calls", "unknown_actions",
-		"unsettled_outcomes", "unfinished_runs")
+		"unsettled_outcomes", "unfinished_runs", "scorer_failures")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -365,7 +373,17 @@ func sweepCSVRow(st *sweep.Stats, g *sweep.GroupStats) []string {
 		row = append(row, opt(d.P50), opt(d.P90), opt(d.Max))
 	}
 	return append(row, strconv.FormatInt(g.TokensSum, 10), strconv.Itoa(g.TokensUnknownRuns), num(g.CostSum), strconv.Itoa(g.CostUnknownRuns),
-		strconv.Itoa(r.UnknownModelCalls), strconv.Itoa(r.UnknownActions), strings.Join(g.Unsettled, " "), strings.Join(r.UnfinishedRuns, " "))
+		strconv.Itoa(r.UnknownModelCalls), strconv.Itoa(r.UnknownActions), strings.Join(g.Unsettled, " "), strings.Join(r.UnfinishedRuns, " "),
+		failureCounts(g.ScorerFailures))
+}
+
+// failureCounts is "exact:10 near:2", the outcomes each scorer failed on.
+func failureCounts(fs []sweep.ScorerFailure) string {
+	var parts []string
+	for _, f := range fs {
+		parts = append(parts, f.Scorer+":"+strconv.Itoa(f.Outcomes))
+	}
+	return strings.Join(parts, " ")
 }
 
 // listedIDs is how many ids a text list shows before it summarises.
