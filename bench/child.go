@@ -135,7 +135,7 @@ func childRuns(ctx context.Context, t childTask, n int) (res childResult, err er
 		return res, err
 	}
 	defer func() { err = errors.Join(err, st.close()) }()
-	_, res.Steps, err = runConcurrently(ctx, st, Workload{Steps: t.Steps}, n)
+	_, res.Steps, err = runConcurrently(ctx, st.Store, Workload{Steps: t.Steps}, n)
 	return res, err
 }
 

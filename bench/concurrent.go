@@ -35,7 +35,7 @@ func concurrentRuns(ctx context.Context, spec storeSpec, dir string, c, steps in
 	}
 	defer func() { err = errors.Join(err, st.close()) }()
 	c0 := st.commitCount()
-	s.elapsed, s.steps, err = runConcurrently(ctx, st, Workload{Steps: steps}, c)
+	s.elapsed, s.steps, err = runConcurrently(ctx, st.Store, Workload{Steps: steps}, c)
 	s.commits = -1
 	if c0 >= 0 {
 		s.commits = st.commitCount() - c0

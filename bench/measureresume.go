@@ -52,7 +52,7 @@ func prepareOn(ctx context.Context, loc storeLoc, w Workload, n int) (ids []stri
 	if err != nil {
 		return nil, err
 	}
-	ids, err = prepareStopped(ctx, st, w, n)
+	ids, err = prepareStopped(ctx, st.Store, w, n)
 	return ids, errors.Join(err, st.close())
 }
 

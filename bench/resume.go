@@ -115,7 +115,7 @@ func childResume(ctx context.Context, t childTask, entry time.Time) (res childRe
 		return res, err
 	}
 	defer func() { err = errors.Join(err, st.close()) }()
-	at, err := resumeToFirstCall(ctx, st, Workload{Steps: t.Steps}, t.RunID)
+	at, err := resumeToFirstCall(ctx, st.Store, Workload{Steps: t.Steps}, t.RunID)
 	if err != nil {
 		return res, err
 	}
@@ -133,6 +133,6 @@ func childPlan(ctx context.Context, t childTask) (res childResult, err error) {
 	}
 	defer func() { err = errors.Join(err, st.close()) }()
 	res.Open = time.Since(t0)
-	res.Read, res.Plan, res.Records, err = readAndPlan(ctx, st, t.RunID)
+	res.Read, res.Plan, res.Records, err = readAndPlan(ctx, st.Store, t.RunID)
 	return res, err
 }

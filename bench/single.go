@@ -78,7 +78,7 @@ func (*rowBytes) ReadRows(context.Context, string) ([]polyloop.Row, error) { ret
 // timedRun runs W as run "w" on st, timing it and counting allocations and
 // commits.
 func timedRun(ctx context.Context, st *openStore, w Workload) (runSample, error) {
-	r := w.Runner(st)
+	r := w.Runner(st.Store) // the store itself: a wrapper would hide what it implements (RecordKeeper)
 	agent, task := w.Agent(), w.Task()
 	s := runSample{commits: -1}
 	var m0, m1 runtime.MemStats

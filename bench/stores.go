@@ -64,7 +64,10 @@ type storeLoc struct {
 	MaxConns int32  `json:"max_conns,omitempty"`
 }
 
-// openStore is an open store with what the benchmark reads from it.
+// openStore is an open store with what the benchmark reads from it. Runs
+// are given Store itself, never the openStore: the wrapper would hide the
+// optional interfaces the store implements (RecordKeeper, SnapshotKeeper),
+// and the Runner would then encode for memstore, which it never does.
 type openStore struct {
 	polyloop.Store
 	// commits counts committed write transactions; nil when the store does
