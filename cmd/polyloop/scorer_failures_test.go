@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"html"
 	"path/filepath"
@@ -52,6 +53,10 @@ func TestSweepStatsScorerFailures(t *testing.T) {
 	var cmp sweep.Comparison
 	if json.Unmarshal([]byte(out), &cmp) != nil || cmp.Pairs != 0 || cmp.ScorerFailures.Outcomes != 20 || cmp.ScorerFailures.FirstError == "" {
 		t.Errorf("--compare --json: %+v\n%s", cmp, out)
+	}
+	_, out, _ = c.run("stats", "--sweep", "cli", "--scorer", "broken", "--compare", "slow", "quick", "--csv")
+	if recs, err := csv.NewReader(strings.NewReader(out)).ReadAll(); err != nil || len(recs) < 2 || recs[0][0] != "task" || recs[1][0] != "all" {
+		t.Errorf("--compare --csv is not the table alone (%v):\n%s", err, out)
 	}
 	ls, err := openStore(context.Background(), "sqlite:"+filepath.Join(c.dir, "store.db"), existingStore)
 	if err != nil {

@@ -41,15 +41,7 @@ func (a *app) sweepCompare(ctx context.Context, f *statsFlags) error {
 func writeCompareText(w io.Writer, c *sweep.Comparison) error {
 	fmt.Fprintf(w, "%s − %s on %s (sweep %s): %d pairs (the same task and epoch, both scored) over %d tasks; unpaired: %d of %s, %d of %s\n",
 		c.A, c.B, c.Scorer, c.Sweep, c.Pairs, len(c.Tasks), c.UnpairedA, c.A, c.UnpairedB, c.B)
-	if f := c.ScorerFailures; f.Outcomes > 0 {
-		what := fmt.Sprintf("%d outcomes of scorer %s failed (left out, unscored); the first (run %s): %s", f.Outcomes, c.Scorer, f.FirstRun, f.FirstError)
-		if c.Pairs == 0 {
-			what = fmt.Sprintf("%d outcomes of scorer %s failed: %s (the first, run %s)", f.Outcomes, c.Scorer, f.FirstError, f.FirstRun)
-			fmt.Fprintf(w, "  0 pairs: %s\n", what)
-		} else {
-			fmt.Fprintf(w, "  %s\n", what)
-		}
-	}
+	writeScorerFailures(w, c)
 	if d := c.Difference; d != nil {
 		fmt.Fprintf(w, "  mean over the pairs: %s %.3f, %s %.3f\n", c.A, c.MeanA, c.B, c.MeanB)
 		fmt.Fprintf(w, "  mean difference: %s\n", differenceText(d.Mean, d.SE, d.Low, d.High))
@@ -112,15 +104,6 @@ func writeCompareCSV(w io.Writer, c *sweep.Comparison) error {
 	rows := [][]string{{"task", "a", "b", "scorer", "pairs", "mean_a", "mean_b", "difference", "difference_se", "difference_low", "difference_high",
 		"wins_a", "wins_b", "ties", "unpaired_a", "unpaired_b"}}
 	all := []string{"all", c.A, c.B, c.Scorer, strconv.Itoa(c.Pairs), num(c.MeanA), num(c.MeanB)}
-	if f := c.ScorerFailures; f.Outcomes > 0 {
-		what := fmt.Sprintf("%d outcomes of scorer %s failed (left out, unscored); the first (run %s): %s", f.Outcomes, c.Scorer, f.FirstRun, f.FirstError)
-		if c.Pairs == 0 {
-			what = fmt.Sprintf("%d outcomes of scorer %s failed: %s (the first, run %s)", f.Outcomes, c.Scorer, f.FirstError, f.FirstRun)
-			fmt.Fprintf(w, "  0 pairs: %s\n", what)
-		} else {
-			fmt.Fprintf(w, "  %s\n", what)
-		}
-	}
 	if d := c.Difference; d != nil {
 		all = append(all, num(d.Mean), opt(d.SE), opt(d.Low), opt(d.High))
 	} else {
@@ -135,4 +118,17 @@ func writeCompareCSV(w io.Writer, c *sweep.Comparison) error {
 		return err
 	}
 	return cw.Error()
+}
+
+// writeScorerFailures says how many outcomes the comparison's scorer
+// failed on, and the first error: when no pair is left, as the reason.
+func writeScorerFailures(w io.Writer, c *sweep.Comparison) {
+	f := c.ScorerFailures
+	switch {
+	case f.Outcomes == 0:
+	case c.Pairs == 0:
+		fmt.Fprintf(w, "  0 pairs: %d outcomes of scorer %s failed: %s (the first, run %s)\n", f.Outcomes, c.Scorer, f.FirstError, f.FirstRun)
+	default:
+		fmt.Fprintf(w, "  %d outcomes of scorer %s failed (left out, unscored); the first (run %s): %s\n", f.Outcomes, c.Scorer, f.FirstRun, f.FirstError)
+	}
 }

@@ -38,12 +38,7 @@ func ScanRecord(row Row) (polyloop.Row, error) {
 	if err := row.Scan(&r.Seq, &kind, &r.Data, &crc); err != nil {
 		return r, err
 	}
-	r.Kind = polyloop.RecordKind(kind)
-	if crc == nil {
-		r.Unchecked = true
-	} else {
-		r.Checksum = uint32(*crc)
-	}
+	setKindAndChecksum(&r, kind, crc)
 	return r, nil
 }
 
@@ -60,12 +55,7 @@ func ScanSharedRecord(row Row) (polyloop.Row, error) {
 	if err := row.Scan(&r.Seq, &kind, &r.Data, &crc, &ref, &data); err != nil {
 		return r, err
 	}
-	r.Kind = polyloop.RecordKind(kind)
-	if crc == nil {
-		r.Unchecked = true
-	} else {
-		r.Checksum = uint32(*crc)
-	}
+	setKindAndChecksum(&r, kind, crc)
 	if ref != nil {
 		r.Shared = &polyloop.SharedSnapshot{Ref: *ref, Data: data}
 	}
@@ -260,5 +250,16 @@ func (d Dialect) after(f polyloop.RunFilter, arg func(any) string) string {
 		return "(started_at, " + id + ") > (" + arg(p.StartedAt.UnixNano()) + ", " + arg(p.RunID) + ")"
 	default:
 		return "((started_at, " + id + ") < (" + arg(p.StartedAt.UnixNano()) + ", " + arg(p.RunID) + ") OR started_at IS NULL)"
+	}
+}
+
+// setKindAndChecksum sets a scanned row's kind, and its checksum or, for a
+// row written before checksums (NULL), Unchecked.
+func setKindAndChecksum(r *polyloop.Row, kind string, crc *int64) {
+	r.Kind = polyloop.RecordKind(kind)
+	if crc == nil {
+		r.Unchecked = true
+	} else {
+		r.Checksum = uint32(*crc)
 	}
 }
