@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/polyloop/polyloop"
@@ -111,9 +110,20 @@ func (a *app) envExport(ctx context.Context, runID string, step int, from, dir s
 	return nil
 }
 
-// untar extracts a tar stream under dir, refusing paths that leave it,
-// with the leading component strip (when set) taken off every name.
+// untar extracts a tar stream under dir, with the leading component
+// strip (when set) taken off every name. Every write goes through an
+// os.Root of dir: a name that leaves it, or a path through a symlink the
+// archive made (x -> /etc, then x/passwd), is refused, since the archive
+// is what an agent left in its environment.
 func untar(r io.Reader, dir, strip string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -132,40 +142,41 @@ func untar(r io.Reader, dir, strip string) error {
 				name = "/" + strings.TrimPrefix(strings.TrimPrefix(name, "/"+strip+"/"), "/")
 			}
 		}
-		if name == "/" && h.Typeflag == tar.TypeDir {
+		if name == "/" {
 			continue
 		}
-		target := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(name, "/")))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode).Perm()|0o200)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(f, tr)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			_ = os.Remove(target)
-			if err := os.Symlink(h.Linkname, target); err != nil {
-				return err
-			}
+		if err := untarEntry(root, strings.TrimPrefix(name, "/"), h, tr); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
+}
+
+// untarEntry writes one entry of a tar stream at name inside root.
+func untarEntry(root *os.Root, name string, h *tar.Header, r io.Reader) error {
+	switch h.Typeflag {
+	case tar.TypeDir:
+		return root.MkdirAll(name, 0o755)
+	case tar.TypeReg:
+		if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
+			return err
+		}
+		f, err := root.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode).Perm()|0o200)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, r)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	case tar.TypeSymlink:
+		if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
+			return err
+		}
+		_ = root.Remove(name)
+		return root.Symlink(h.Linkname, name)
+	}
+	return nil
 }
 
 // envFileDiff lists the paths whose state differs between two runs'
