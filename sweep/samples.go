@@ -144,28 +144,34 @@ func ReadSamples(ctx context.Context, store Store, name string, q SampleQuery) (
 	}
 	// The ledger's pages come in run id order, in which the attempts of a
 	// coordinate are next to each other (its run ids are its coordinate,
-	// ".a" and the attempt): an attempt is its coordinate's last when the
-	// next entry is of another coordinate. So a row is complete once the
-	// next entry is read, and the rows past a page's window can go.
+	// ".a" and the attempt) but not in attempt order (".a10" comes before
+	// ".a2"): a coordinate's attempts are complete once an entry of another
+	// coordinate is read, and its last is the highest attempt. The rows
+	// past a page's window can go.
 	var rows []Sample
-	var pending *Sample
-	var pendingCoord string
-	push := func(last bool) {
-		if pending == nil {
-			return
+	var group []Sample
+	flush := func() {
+		last := 0
+		for i := range group {
+			if group[i].Attempt > group[last].Attempt {
+				last = i
+			}
 		}
-		pending.Last = last
-		if q.keeps(*pending) {
+		for i := range group {
+			group[i].Last = i == last
+			if !q.keeps(group[i]) {
+				continue
+			}
 			out.Total++
-			rows = append(rows, *pending)
+			rows = append(rows, group[i])
 			heldSamples(len(rows))
+			if keep := q.Offset + q.Limit; q.Limit > 0 && len(rows) >= 2*keep+windowSlack {
+				rows = q.order(rows)[:keep] // the rows past the window never come back
+			}
 		}
-		pending = nil
-		if keep := q.Offset + q.Limit; q.Limit > 0 && len(rows) >= 2*keep+windowSlack {
-			rows = q.order(rows)[:keep] // the rows past the window never come back
-		}
+		group = group[:0]
 	}
-	after := ""
+	after, groupCoord := "", ""
 	for {
 		page, err := store.Page(ctx, name, after, statsPage)
 		if err != nil {
@@ -175,17 +181,19 @@ func ReadSamples(ctx context.Context, store Store, name string, q SampleQuery) (
 			return nil, err
 		}
 		for _, st := range page {
-			push(pendingCoord != st.Coord)
+			if groupCoord != st.Coord {
+				flush()
+			}
 			r := sampleOf(st)
 			r.LeftOut = !current[st.AgentHash] || st.Epoch > m.Epochs
-			pending, pendingCoord = &r, st.Coord
+			group, groupCoord = append(group, r), st.Coord
 		}
 		if len(page) < statsPage {
 			break
 		}
 		after = page[len(page)-1].RunID
 	}
-	push(true)
+	flush()
 	rows = q.order(rows)
 	if q.Limit > 0 {
 		rows = rows[min(q.Offset, len(rows)):min(q.Offset+q.Limit, len(rows))]

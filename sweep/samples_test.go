@@ -211,3 +211,26 @@ func lasts(rows []Sample) []bool {
 	}
 	return out
 }
+
+// A coordinate's last attempt is its highest, though the ledger lists its
+// run ids in string order (".a10" before ".a2").
+func TestSampleLastOfTenAttempts(t *testing.T) {
+	stops := make([]polyloop.StopReason, 11)
+	for i := range stops {
+		stops[i] = polyloop.StopLLMError
+	}
+	stops[10] = polyloop.StopCompleted
+	store := handStore(t, "w", []string{"a"}, 1, []handRun{{agent: "a", task: "t1", epoch: 1, stops: stops, score: score(1)}})
+	got, err := ReadSamples(context.Background(), store, "w", SampleQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got.Rows {
+		if r.Last != (r.Attempt == 11) {
+			t.Errorf("attempt %d: last %v", r.Attempt, r.Last)
+		}
+	}
+	if len(got.Rows) != 11 {
+		t.Fatalf("%d rows, want 11", len(got.Rows))
+	}
+}
