@@ -21,6 +21,7 @@ import (
 // Create, Exec and the n-th Snapshot (counting from 1).
 type fakeEnvs struct {
 	createErr  error
+	snapErr    error // with failSnapAt: the error of that snapshot
 	exec       polyloop.ExecResult
 	execErr    error
 	failSnapAt int
@@ -55,6 +56,9 @@ func (e *fakeEnv) Snapshot(context.Context) (polyloop.EnvSnapshot, error) {
 	e.p.mu.Lock()
 	defer e.p.mu.Unlock()
 	e.p.snaps++
+	if e.p.snaps == e.p.failSnapAt && e.p.snapErr != nil {
+		return "", e.p.snapErr
+	}
 	if e.p.snaps == e.p.failSnapAt {
 		return "", &polyloop.EnvOpError{Op: "snapshot", Backend: "fake", Kind: polyloop.ErrEnvFailed, Err: errors.New("disk full")}
 	}
@@ -179,6 +183,32 @@ func TestEnvFailuresKeepTheirMeaning(t *testing.T) {
 			}
 			if _, err := polyloop.PlanResume(log); err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestEnvBugsAreNotEnvErrors: an environment error that does not say the
+// environment cannot serve (a malformed request, a backend's bug) is the
+// run's error, returned by Run, not an action's env_error the log would
+// have to justify (SPEC §3); the action stays of unknown outcome.
+func TestEnvBugsAreNotEnvErrors(t *testing.T) {
+	bug := &polyloop.EnvOpError{Op: "snapshot", Backend: "fake", Kind: polyloop.ErrEnvInvalid, Err: errors.New("bad path")}
+	for name, p := range map[string]*fakeEnvs{
+		"before the action": {failSnapAt: 1, snapErr: bug},
+		"after the action":  {failSnapAt: 2, snapErr: bug},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := memstore.New()
+			r, agent := envRunner(t, p, store)
+			if _, err := r.Run(context.Background(), "ref", agent, polyloop.Task{Input: "build"}); !errors.Is(err, polyloop.ErrEnvInvalid) {
+				t.Fatalf("Run: %v, want the backend's ErrEnvInvalid", err)
+			}
+			log, _ := polyloop.ReadLog(context.Background(), store, "ref")
+			for _, rec := range log.Records {
+				if sc, ok := rec.Body.(*polyloop.StepCompleted); ok && sc.Outcome != nil && sc.Outcome.Status == polyloop.EnvError {
+					t.Fatalf("an env_error was recorded for a backend's bug: %+v", sc)
+				}
 			}
 		})
 	}

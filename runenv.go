@@ -94,6 +94,9 @@ func (d *driver) prepareEnv(ctx context.Context, e effect) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return d.stopPending(ctx, cerr)
 		}
+		if !EnvCannotServe(err) { // a malformed request, a backend's bug: not the environment's state
+			return d.stopPending(ctx, err)
+		}
 		d.m.envFailed(e.envFor, err)
 		return nil
 	}
@@ -137,19 +140,25 @@ func (d *driver) envAt(ctx context.Context, from EnvSnapshot) (EnvSnapshot, erro
 	return d.env.Snapshot(ctx)
 }
 
-// envAfter snapshots the environment after an action: the snapshot its
-// settlement names. When the snapshot cannot be taken the outcome becomes
-// env_error (the action's own outcome kept as its audit); a cancellation
-// is returned, leaving the action of unknown outcome — restored and run
-// again on resume.
+// envAfter snapshots the environment after an executed action: the
+// snapshot its settlement names. An action that did not execute left the
+// environment as its intent names it, and an env_error ends the run: no
+// snapshot (the settlement names none). When the snapshot cannot be taken
+// because the environment cannot serve, the outcome becomes env_error (the
+// action's own outcome kept as its audit); any other error, a cancellation
+// included, is returned, leaving the action of unknown outcome — restored
+// and run again on resume.
 func (d *driver) envAfter(ctx context.Context, out *ActionOutcome) (EnvSnapshot, error) {
-	if d.env == nil {
+	if d.env == nil || out.Status != Executed {
 		return "", nil
 	}
 	ref, err := d.env.Snapshot(ctx)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return "", cerr
+		}
+		if !EnvCannotServe(err) {
+			return "", err
 		}
 		*out = ActionOutcome{Status: EnvError, Observation: fmt.Sprintf("the environment's snapshot after the action could not be taken: %v (the action's own outcome: %s)",
 			err, out.Status)}
