@@ -34,6 +34,8 @@ type logState struct {
 	// refsToolCalls: the run's action intents refer to their tool calls
 	// (started with log format 1.2 or later; see refersToToolCalls).
 	refsToolCalls bool
+	// keyed: its action intents carry their idempotency key (1.3 or later).
+	keyed bool
 
 	snap  Snapshot
 	hash  string
@@ -275,6 +277,7 @@ func (st *logState) fold(body RecordBody) {
 	case *RunStarted:
 		st.started, st.phase = b, phaseIdle
 		st.refsToolCalls = atLeastMinor(b.LogVersion, 2)
+		st.keyed = atLeastMinor(b.LogVersion, 3)
 		snap, hash := b.Snapshot, b.SnapshotHash
 		if f := b.ForkedFrom; f != nil {
 			st.copiedUntil = int64(f.Copied)
@@ -458,8 +461,3 @@ func (a *ActionIntent) policy() ReplayPolicy {
 	return a.Replay.normalize()
 }
 
-// keyed reports whether the run's action intents record their idempotency
-// keys (started with log format 1.3 or later).
-func (st *logState) keyed() bool {
-	return st.started != nil && atLeastMinor(st.started.LogVersion, 3)
-}

@@ -33,6 +33,9 @@ func span(start, end time.Time) time.Duration {
 // clockFold folds a record's time; it runs before the fold proper, while
 // the batch still holds the action a settlement names.
 func (st *logState) clockFold(r Record) {
+	if r.At.IsZero() {
+		return // a record the running loop has not stamped: a run without a time limit
+	}
 	c := &st.clock
 	switch b := r.Body.(type) {
 	case *RunStarted:

@@ -731,7 +731,7 @@ func (m *machine) intent(i int) *ActionIntent {
 			in.ActionID, in.Attempt = prev.ActionID, prev.Attempt+1
 		}
 	}
-	if st.keyed() {
+	if st.keyed {
 		// A replay carries the key of the execution it repeats.
 		if prev != nil {
 			in.IdempotencyKey = prev.key(st.runID)
