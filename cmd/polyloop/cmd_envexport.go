@@ -39,6 +39,9 @@ destroyed after it; the run and its snapshots are not changed.`,
 	return cmd
 }
 
+// errNoEnvironment: the run ran without an environment.
+var errNoEnvironment = errors.New("has no environment")
+
 // runEnvironment reads a run's log and finds its environment's description
 // and the snapshot at step (0: the last).
 func (a *app) runEnvironment(ctx context.Context, runID string, step int) (polyloop.EnvDescription, polyloop.EnvSnapshot, error) {
@@ -53,10 +56,13 @@ func (a *app) runEnvironment(ctx context.Context, runID string, step int) (polyl
 	}
 	snap, _ := log.Snapshot()
 	if snap.Environment == nil {
-		return polyloop.EnvDescription{}, "", fmt.Errorf("run %s has no environment", runID)
+		return polyloop.EnvDescription{}, "", fmt.Errorf("run %s %w", runID, errNoEnvironment)
 	}
 	ref := polyloop.LastEnvSnapshot(log)
 	if step > 0 {
+		if n := polyloop.ComputeTotals(log).Steps; step > n {
+			return *snap.Environment, "", fmt.Errorf("--step %d: run %s has %d steps (give 1 to %d, or leave --step out for its last snapshot)", step, runID, n, n)
+		}
 		ref = polyloop.EnvSnapshotAt(log, step)
 	}
 	if ref == "" {
@@ -187,7 +193,7 @@ func (a *app) envFileDiff(ctx context.Context, ida, idb string, step int) ([]env
 	any := false
 	for i, id := range []string{ida, idb} {
 		_, ref, err := a.runEnvironment(ctx, id, step)
-		if err != nil && ref == "" && strings.Contains(err.Error(), "has no environment") {
+		if err != nil && ref == "" && errors.Is(err, errNoEnvironment) {
 			continue
 		}
 		if err != nil {

@@ -69,6 +69,12 @@ func TestEnvForkExportDiff(t *testing.T) {
 		}
 	}
 	var stdout, stderr strings.Builder
+	if code := execute([]string{"--store", store, "env", "export", "r1", filepath.Join(t.TempDir(), "x"), "--step", "99"}, strings.NewReader(""), &stdout, &stderr); code == 0 ||
+		!strings.Contains(stderr.String(), "--step 99: run r1 has 3 steps") {
+		t.Errorf("export at a step the run does not have: exit %d, %s", code, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
 	execute([]string{"--store", store, "diff", "r1", "r2", "--files"}, strings.NewReader(""), &stdout, &stderr)
 	got := stdout.String()
 	if !strings.Contains(got, "files that differ between the environments: 2") || !strings.Contains(got, "only_a   /work/f2") || !strings.Contains(got, "only_b   /work/f3") {
