@@ -1,6 +1,7 @@
 package view
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -145,7 +146,7 @@ func (s *Server) sweep(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, sweepStatus(err), sweepError(err))
 		return
 	}
-	q.Samples.Scorer, q.Samples.Sort = smp.Scorer, cmpOr(q.Samples.Sort, "run")
+	q.Samples.Scorer, q.Samples.Sort = smp.Scorer, cmp.Or(q.Samples.Sort, "run")
 	p := &sweepPage{Title: "Sweep " + q.Name, Q: q, Groupings: sweepGroupings, Stats: st, Samples: smp, Rows: smp.Rows}
 	p.Window = newWindow(smp.Total, per, q.Page, false, func(n int) string { return q.URL("page", strconv.Itoa(n)) })
 	for _, g := range st.Groups {
@@ -175,13 +176,6 @@ func sweepError(err error) error {
 		return fmt.Errorf("%s=%q: %s", q.Field, q.Value, q.Reason)
 	}
 	return err
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // passRows pairs a group's pass@k and pass^k by k.

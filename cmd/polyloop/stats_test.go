@@ -23,7 +23,7 @@ func TestComputeStatsKeepsUnfinishedRuns(t *testing.T) {
 		fin("c", "y", polyloop.StopEnvError, 1, 0.05),
 		{RunID: "d", Agent: "x", Totals: &polyloop.Totals{Steps: 9, UnknownActions: 1, UnknownModelCalls: 2}},
 	}
-	all := computeStats(runs, "")
+	all := runstats.Compute(runs, runstats.KeyBy("", nil))
 	if len(all) != 1 {
 		t.Fatalf("%d groups", len(all))
 	}
@@ -41,7 +41,7 @@ func TestComputeStatsKeepsUnfinishedRuns(t *testing.T) {
 	if g.UnknownActions != 1 || g.UnknownModelCalls != 2 {
 		t.Errorf("unknown outcomes: %d actions, %d model calls", g.UnknownActions, g.UnknownModelCalls)
 	}
-	by := computeStats(runs, "agent")
+	by := runstats.Compute(runs, runstats.KeyBy("agent", nil))
 	if len(by) != 2 || by[0].Group != "x" || by[0].Runs != 3 || by[1].Group != "y" || by[1].Runs != 1 {
 		t.Errorf("by agent: %+v %+v", by[0], by[1])
 	}
@@ -57,13 +57,13 @@ func TestCostPercentilesLeaveOutUnknownCost(t *testing.T) {
 		return polyloop.RunSummary{RunID: id, Agent: agent, Finished: true, StopReason: polyloop.StopCompleted,
 			Totals: &polyloop.Totals{Steps: 1, CostUSD: cost, CostUnknown: unknown}}
 	}
-	groups := computeStats([]polyloop.RunSummary{
+	groups := runstats.Compute([]polyloop.RunSummary{
 		run("a", "priced", 0.5, false),
 		run("b", "priced", 0, true),
 		run("c", "priced", 0.1, true),
 		run("d", "priced", 0.7, false),
 		run("e", "local", 0, true),
-	}, "agent")
+	}, runstats.KeyBy("agent", nil))
 	priced, local := groups[0], groups[1]
 	if got := distText(priced.CostUSD, usd); priced.CostUSD.N != 2 || got != "n 2  sum 1.2  p50 0.5  p90 0.7  max 0.7" {
 		t.Errorf("priced cost: n=%d %s, want the two known costs only", priced.CostUSD.N, got)
