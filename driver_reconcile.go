@@ -17,7 +17,7 @@ func (d *driver) reconcile(ctx context.Context, intents []*ActionIntent) error {
 	}
 	for _, in := range intents {
 		if err := ctx.Err(); err != nil {
-			return err
+			return d.keepFacts(ctx, err) // the answers already given are facts: written, not asked again
 		}
 		q := ReconcileQuery{RunID: d.runID, Step: in.Step, ActionID: in.ActionID, Attempt: in.Attempt,
 			Action: cloneAction(in.Action), Key: in.key(d.runID)}

@@ -87,30 +87,21 @@ const EnvDestroyTimeout = 30 * time.Second
 // and returns.
 func (d *driver) prepareEnv(ctx context.Context, e effect) error {
 	if err := ctx.Err(); err != nil {
-		return d.stopPending(ctx, err)
+		return d.keepFacts(ctx, err)
 	}
 	ref, err := d.envAt(ctx, e.envFrom)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return d.stopPending(ctx, cerr)
+			return d.keepFacts(ctx, cerr)
 		}
 		if !EnvCannotServe(err) { // a malformed request, a backend's bug: not the environment's state
-			return d.stopPending(ctx, err)
+			return d.keepFacts(ctx, err)
 		}
 		d.m.envFailed(e.envFor, err)
 		return nil
 	}
 	d.m.envReady(ref)
 	return nil
-}
-
-// stopPending writes the facts the machine has pending (a model result)
-// and returns the cancellation: nothing new starts.
-func (d *driver) stopPending(ctx context.Context, cause error) error {
-	if err := d.settle(ctx, ready{records: d.m.take()}.facts()); err != nil {
-		return err
-	}
-	return cause
 }
 
 // envAt makes the environment hold from — created from it, or restored to
