@@ -3,13 +3,11 @@
 package bwrapenv_test
 
 import (
-	"context"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/envloop"
 )
 
@@ -35,14 +33,5 @@ func crashPoints(t *testing.T, full int) int {
 // the environments the killed drivers left are found and pruned.
 func TestCrashCampaign(t *testing.T) {
 	p := envloop.Campaign(t, sandbox(testImages(t)), crashPoints(t, 200), 350*time.Millisecond)
-	orphans, err := p.(polyloop.EnvPruner).Prune(context.Background(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range orphans {
-		if !o.Removed {
-			t.Errorf("orphan %s of %s not removed", o.ID, o.RunID)
-		}
-	}
-	t.Logf("%d orphans pruned", len(orphans))
+	envloop.CheckPruned(t, p)
 }

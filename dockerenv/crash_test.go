@@ -1,7 +1,6 @@
 package dockerenv_test
 
 import (
-	"context"
 	"os"
 	"strconv"
 	"testing"
@@ -40,9 +39,5 @@ func TestCrashCampaign(t *testing.T) {
 		points = n
 	}
 	p := envloop.Campaign(t, container(image), points, 2500*time.Millisecond)
-	orphans, err := p.(polyloop.EnvPruner).Prune(context.Background(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d orphans pruned", len(orphans))
+	envloop.CheckPruned(t, p)
 }

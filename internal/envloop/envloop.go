@@ -289,3 +289,19 @@ func Campaign(t *testing.T, b Backend, points int, window time.Duration) polyloo
 		b.Name, kills, runs, replays, time.Since(start).Round(time.Millisecond))
 	return l.Provider
 }
+
+// CheckPruned prunes what the campaign's killed drivers left (p must be an
+// EnvPruner) and fails t for an orphan not removed.
+func CheckPruned(t *testing.T, p polyloop.EnvProvider) {
+	t.Helper()
+	orphans, err := p.(polyloop.EnvPruner).Prune(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range orphans {
+		if !o.Removed {
+			t.Errorf("orphan %s of %s not removed", o.ID, o.RunID)
+		}
+	}
+	t.Logf("%d orphans pruned", len(orphans))
+}
