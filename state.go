@@ -460,4 +460,3 @@ func (a *ActionIntent) policy() ReplayPolicy {
 	}
 	return a.Replay.normalize()
 }
-
