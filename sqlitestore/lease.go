@@ -36,68 +36,6 @@ const probeGrace = 50 * time.Millisecond
 // lock file replaced or removed under it.
 const maxLeaseTries = 50
 
-// AcquireLease implements polyloop.Leaser with one lock file per run in the
-// directory PATH.leases next to the database, locked with flock(2). PATH is
-// the database file's resolved path (absolute, every symlink followed, as
-// Open found it), so a Store opened through a symlink or a relative path
-// shares the leases of every other Store of that file. A hard link is
-// another path to the same file and gets its own directory: open a
-// database by one of its names.
-//
-// Liveness is the kernel's: a process that dies, however it dies, loses its
-// flock at once, so a dead holder's lease is taken over by the next
-// acquisition without delay. flock, not fcntl: an fcntl lock belongs to the
-// process and is dropped when any descriptor of the file closes, and two
-// Stores of one process would not exclude each other; a flock belongs to
-// the open file, so every Store — in this process or another — is its own
-// holder. The lock file holds the holder's LeaseOwner as JSON, written
-// without a sync (it names the holder; it is not what holds the lease) and
-// removed on Release, so a file whose lock is free but that still names a
-// holder is a dead holder's. Run ids become file names by percent-escaping
-// every byte outside [a-z0-9._-] (upper case too, for file systems that
-// fold case); a name longer than 200 bytes is replaced by "%h" and the
-// SHA-256 of the run id.
-//
-// A forced take-over writes a new lock file, locked by the new holder, and
-// renames it over the old one; the old holder, polling every
-// LeasePollInterval, finds that its file is no longer the run's and closes
-// Lost. Forced take-overs and releases serialize on the directory's
-// .force.lock, so a release never removes a file it does not hold.
-//
-// Leases need one machine: flock over a network file system is not to be
-// trusted, as SQLite itself is not.
-func (s *Store) AcquireLease(ctx context.Context, runID string, req polyloop.LeaseRequest) (polyloop.Lease, error) {
-	if req.Owner.Token == "" {
-		return nil, errors.New("sqlitestore: lease request without an owner token")
-	}
-	dir := s.leaseDir
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("sqlitestore: lease directory: %w", err)
-	}
-	path := filepath.Join(dir, leaseFileName(runID))
-	for range maxLeaseTries {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		f, prev, err := tryLock(path)
-		forced := false
-		if errors.Is(err, errHeld) {
-			if !req.TakeOver {
-				return nil, &polyloop.LeaseHeldError{RunID: runID, Holder: prev}
-			}
-			f, prev, forced, err = s.force(dir, path)
-		}
-		if errors.Is(err, errRetry) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return s.grant(f, path, req.Owner, prev, forced)
-	}
-	return nil, fmt.Errorf("sqlitestore: lease %s: the lock file kept changing under %d tries", path, maxLeaseTries)
-}
-
 var (
 	errHeld  = errors.New("held")
 	errRetry = errors.New("the lock file changed: try again")
@@ -173,32 +111,6 @@ func (s *Store) force(dir, path string) (*os.File, polyloop.LeaseOwner, bool, er
 	return tmp, holder, true, nil
 }
 
-// grant writes the owner into the locked file and registers the lease.
-func (s *Store) grant(f *os.File, path string, owner, prev polyloop.LeaseOwner, forced bool) (polyloop.Lease, error) {
-	data, err := json.Marshal(owner)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if _, err := f.WriteAt(data, 0); err == nil {
-		err = f.Truncate(int64(len(data)))
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("sqlitestore: writing lease file %s: %w", path, err)
-	}
-	l := &fileLease{set: &s.leases, f: f, path: path, lost: make(chan struct{})}
-	if prev.Token != "" || forced {
-		reason := polyloop.TakeoverHolderDead
-		if forced {
-			reason = polyloop.TakeoverForced
-		}
-		l.prev = &polyloop.LeaseTakeover{From: prev, To: owner, Reason: reason}
-	}
-	s.leases.add(l)
-	return l, nil
-}
-
 // lockDir takes the directory's lock that forced take-overs and releases
 // share.
 func lockDir(dir string) (func(), error) {
@@ -255,11 +167,52 @@ func leaseFileName(runID string) string {
 	return b.String() + ".lock"
 }
 
-// fileLease is a held lease: the locked file.
+// grantFile writes the owner into the locked per-run file and registers
+// the lease. keep: Release empties the file instead of removing it (see
+// lease_linux.go).
+func (s *Store) grantFile(f *os.File, path string, owner, prev polyloop.LeaseOwner, forced, keep bool) (polyloop.Lease, error) {
+	if err := writeOwner(f, owner); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sqlitestore: writing lease file %s: %w", path, err)
+	}
+	l := &fileLease{set: &s.leases, f: f, path: path, keep: keep, lost: make(chan struct{})}
+	l.prev = takeover(prev, owner, forced)
+	s.leases.add(l)
+	return l, nil
+}
+
+// writeOwner writes owner, as JSON, over the content of the locked file f.
+func writeOwner(f *os.File, owner polyloop.LeaseOwner) error {
+	data, err := json.Marshal(owner)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return err
+	}
+	return f.Truncate(int64(len(data)))
+}
+
+// takeover is the take-over a grant reports: nil when the lease was free
+// (prev names no holder and the grant was not forced).
+func takeover(prev, to polyloop.LeaseOwner, forced bool) *polyloop.LeaseTakeover {
+	if prev.Token == "" && !forced {
+		return nil
+	}
+	reason := polyloop.TakeoverHolderDead
+	if forced {
+		reason = polyloop.TakeoverForced
+	}
+	return &polyloop.LeaseTakeover{From: prev, To: to, Reason: reason}
+}
+
+// fileLease is a held lease: the locked per-run file.
 type fileLease struct {
 	set  *leaseSet
 	f    *os.File
 	path string
+	// keep: Release empties the file rather than removing it.
+	keep bool
 	prev *polyloop.LeaseTakeover
 	lost chan struct{}
 	once sync.Once // Release
@@ -270,15 +223,22 @@ type fileLease struct {
 func (l *fileLease) TakenOver() *polyloop.LeaseTakeover { return l.prev }
 func (l *fileLease) Lost() <-chan struct{}              { return l.lost }
 
-// Release implements polyloop.Lease: it removes the lock file if it is
-// still this lease's, then unlocks it by closing it.
+// current reports whether the lock file is still this lease's.
+func (l *fileLease) current() bool { return isCurrent(l.f, l.path) }
+
+// Release implements polyloop.Lease: it removes (or, with keep, empties)
+// the lock file if it is still this lease's, then unlocks it by closing it.
 func (l *fileLease) Release(context.Context) error {
 	l.once.Do(func() {
 		l.set.remove(l)
 		unlock, err := lockDir(filepath.Dir(l.path))
 		if err == nil {
 			if isCurrent(l.f, l.path) {
-				if rerr := os.Remove(l.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				if l.keep {
+					if terr := l.f.Truncate(0); terr != nil {
+						err = fmt.Errorf("sqlitestore: emptying lease file: %w", terr)
+					}
+				} else if rerr := os.Remove(l.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 					err = fmt.Errorf("sqlitestore: removing lease file: %w", rerr)
 				}
 			}
@@ -295,19 +255,26 @@ func (l *fileLease) Release(context.Context) error {
 
 func (l *fileLease) markLost() { l.gone.Do(func() { close(l.lost) }) }
 
+// polled is a held lease the poller checks: current reports whether it is
+// still the holder's, markLost closes its Lost channel.
+type polled interface {
+	current() bool
+	markLost()
+}
+
 // leaseSet is what a Store holds; a goroutine polls it while it is not
 // empty.
 type leaseSet struct {
 	mu      sync.Mutex
-	held    map[*fileLease]bool
+	held    map[polled]bool
 	polling bool
 }
 
-func (s *leaseSet) add(l *fileLease) {
+func (s *leaseSet) add(l polled) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.held == nil {
-		s.held = map[*fileLease]bool{}
+		s.held = map[polled]bool{}
 	}
 	s.held[l] = true
 	if !s.polling {
@@ -316,14 +283,14 @@ func (s *leaseSet) add(l *fileLease) {
 	}
 }
 
-func (s *leaseSet) remove(l *fileLease) {
+func (s *leaseSet) remove(l polled) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.held, l)
 }
 
-// poll closes Lost of every lease whose lock file is no longer the run's,
-// and ends when no lease is held.
+// poll closes Lost of every lease that is no longer its holder's, and ends
+// when no lease is held.
 func (s *leaseSet) poll() {
 	t := time.NewTicker(LeasePollInterval)
 	defer t.Stop()
@@ -335,39 +302,11 @@ func (s *leaseSet) poll() {
 			return
 		}
 		for l := range s.held {
-			if !isCurrent(l.f, l.path) {
+			if !l.current() {
 				delete(s.held, l)
 				l.markLost()
 			}
 		}
 		s.mu.Unlock()
 	}
-}
-
-var _ polyloop.LeaseProber = (*Store)(nil)
-
-// LiveHolder implements polyloop.LeaseProber: a shared flock tried on the
-// run's lock file, and dropped at once, tells whether a live holder has it.
-// An acquisition racing the probe waits it out (up to probeGrace), so
-// polyloop show, ls and view, which probe, never make a resume refused.
-func (s *Store) LiveHolder(ctx context.Context, runID string) (polyloop.LeaseOwner, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return polyloop.LeaseOwner{}, false, err
-	}
-	f, err := os.Open(filepath.Join(s.leaseDir, leaseFileName(runID)))
-	if errors.Is(err, os.ErrNotExist) {
-		return polyloop.LeaseOwner{}, false, nil
-	}
-	if err != nil {
-		return polyloop.LeaseOwner{}, false, fmt.Errorf("sqlitestore: lease file: %w", err)
-	}
-	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-	switch {
-	case errors.Is(err, syscall.EWOULDBLOCK):
-		return readOwner(f), true, nil
-	case err != nil:
-		return polyloop.LeaseOwner{}, false, fmt.Errorf("sqlitestore: probing lease file: %w", err)
-	}
-	return polyloop.LeaseOwner{}, false, nil
 }

@@ -36,13 +36,9 @@ func TestLeaseConformance(t *testing.T) {
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
-		// A killed process runs no code: its descriptor is closed by the
-		// kernel, its lock file stays.
-		Crash: func(_ testing.TB, _ polyloop.Leaser, ls polyloop.Lease) {
-			l := ls.(*fileLease)
-			l.set.remove(l)
-			l.f.Close()
-		},
+		// A killed process runs no code: its descriptors are closed by
+		// the kernel, its lock file or record stays.
+		Crash: func(_ testing.TB, _ polyloop.Leaser, ls polyloop.Lease) { crashLease(ls) },
 		// The documented bound is one poll; a loaded machine (-race, other
 		// builds) may delay the poller well past it, so the check allows more.
 		LostWithin: 20 * LeasePollInterval,
@@ -130,9 +126,7 @@ func TestAcquisitionWaitsOutAProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := dead.(*fileLease) // the holder dies: its descriptor closes, its file stays
-	l.set.remove(l)
-	l.f.Close()
+	crashLease(dead) // the holder dies: its descriptor closes, its file or record stays
 	for _, run := range []string{"free", "dead"} {
 		path := filepath.Join(s.leaseDir, leaseFileName(run))
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)

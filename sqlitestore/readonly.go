@@ -81,12 +81,17 @@ func (s *Store) readOnlyDSN() string {
 // that file holds whole rows only.
 const firstSharedSchema = 8
 
+// leaseFileSchema is the schema that moved the leases into one file (9,
+// design record 0052); it changed nothing a read-only store reads, so the
+// schema before it is read as it is.
+const leaseFileSchema = 9
+
 // checkReadOnlyVersion refuses a schema a read-only store cannot read.
 func checkReadOnlyVersion(v int) error {
 	switch {
 	case v > SchemaVersion:
 		return fmt.Errorf("%w: the file has schema version %d, this package knows up to %d; upgrade polyloop to open it", ErrSchemaTooNew, v, SchemaVersion)
-	case v < SchemaVersion && v != firstSharedSchema-1:
+	case v < SchemaVersion && v != firstSharedSchema-1 && v != leaseFileSchema-1:
 		return fmt.Errorf("%w: the file has schema version %d, this version of polyloop reads %d; a command that writes (polyloop run, resume) migrates it, as a user who can write the file", ErrNeedsMigration, v, SchemaVersion)
 	}
 	return nil

@@ -129,11 +129,20 @@ var migrations = []string{
 		data BLOB NOT NULL
 	) WITHOUT ROWID;
 	ALTER TABLE records ADD COLUMN snap TEXT;`,
+	// 9: nothing in the runs changes. Leases moved into one file
+	// (design record 0052), whose run locks binaries before it do not
+	// see: the version keeps them from opening the file, so that they
+	// cannot take a run a newer binary holds.
+	`CREATE TABLE IF NOT EXISTS store_meta (
+		key   TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	) WITHOUT ROWID;
+	INSERT OR REPLACE INTO store_meta (key, value) VALUES ('leases', 'one lease file, PATH.leases/.runs (design record 0052)');`,
 }
 
 // SchemaVersion is the schema version this package writes: the number of
 // migrations.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrate brings the schema up to SchemaVersion in one write transaction,
 // so that two processes opening a new file at once do not both migrate.

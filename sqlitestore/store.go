@@ -77,6 +77,7 @@ type Store struct {
 	stats     counters
 	cache     summaryCache // the leader's
 	leases    leaseSet     // held leases (lease.go)
+	lk        leaseLocks   // the lease file's locks (lease_linux.go)
 	// leaseDir holds the lock files of the leases: the database's resolved
 	// path (absolute, symlinks followed) with ".leases" added.
 	leaseDir string
@@ -206,6 +207,7 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) closeDBs() error {
+	s.lk.close()
 	s.stmts.close()
 	werr := s.write.Close()
 	var rerr error
