@@ -81,7 +81,6 @@ func (s *Store) AcquireLease(ctx context.Context, runID string, req polyloop.Lea
 	return nil, fmt.Errorf("sqlitestore: lease %s: the lock file kept changing under %d tries", path, maxLeaseTries)
 }
 
-
 var _ polyloop.LeaseProber = (*Store)(nil)
 
 // LiveHolder implements polyloop.LeaseProber: a shared flock tried on the

@@ -241,7 +241,7 @@ func (s *Store) forceFile(path string, owner, holder polyloop.LeaseOwner, viaFil
 type leaseLocks struct {
 	mu    sync.Mutex
 	f     *os.File
-	rw    bool                // f was opened for writing
+	rw    bool                 // f was opened for writing
 	byRun map[string]*ofdLease // the run's lease in this Store, held or being granted
 	byOff map[int64]*ofdLease  // whose is the run lock at an offset
 	slots map[int64]*ofdLease  // whose is a record's slot
