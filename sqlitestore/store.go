@@ -78,8 +78,9 @@ type Store struct {
 	cache     summaryCache // the leader's
 	leases    leaseSet     // held leases (lease.go)
 	lk        leaseLocks   // the lease file's locks (lease_linux.go)
-	// leaseDir holds the lock files of the leases: the database's resolved
-	// path (absolute, symlinks followed) with ".leases" added.
+	// leaseDir holds the lease file (Linux) and the per-run lock files of
+	// the leases: the database's resolved path (absolute, symlinks
+	// followed) with ".leases" added.
 	leaseDir string
 	// noShared: a read-only store of a file of schema 7, before the
 	// snapshots table: its rows are all whole.
