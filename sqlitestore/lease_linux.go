@@ -240,8 +240,8 @@ func (s *Store) forceFile(path string, owner, holder polyloop.LeaseOwner, viaFil
 // do, within the Store.
 type leaseLocks struct {
 	mu    sync.Mutex
-	f     *os.File
-	rw    bool                 // f was opened for writing
+	f     *os.File             // read-write, holds the locks
+	ro    *os.File             // read-only, for probes before any acquisition
 	byRun map[string]*ofdLease // the run's lease in this Store, held or being granted
 	byOff map[int64]*ofdLease  // whose is the run lock at an offset
 	slots map[int64]*ofdLease  // whose is a record's slot
@@ -311,47 +311,49 @@ func (l *ofdLease) Release(context.Context) error {
 	return l.err
 }
 
-// open returns the lease file's descriptor, opening it (creating the file
-// when create is set; nil when it does not exist and create is not).
+// open returns the lease file's descriptor, opening it: for acquisitions
+// (create) read-write, creating the file; for probes, the same when it is
+// open, else one opened for them (nil when the file does not exist).
 func (k *leaseLocks) open(dir string, create bool) (*os.File, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.f != nil && (k.rw || !create) {
+	if k.f != nil {
 		return k.f, nil
 	}
 	path := filepath.Join(dir, runsFileName)
-	var f *os.File
-	var err error
-	rw := true
-	if create {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("sqlitestore: lease directory: %w", err)
+	if !create {
+		if k.ro != nil {
+			return k.ro, nil
 		}
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	} else {
-		f, err = os.OpenFile(path, os.O_RDWR, 0)
-		if errors.Is(err, fs.ErrPermission) {
-			f, err, rw = nil, nil, false
-			f, err = os.Open(path)
-		}
+		f, err := os.Open(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
+		if err != nil {
+			return nil, fmt.Errorf("sqlitestore: lease file: %w", err)
+		}
+		k.ro = f
+		return f, nil
 	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("sqlitestore: lease directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: lease file: %w", err)
 	}
-	if k.f != nil { // a probe's read-only descriptor, which holds no lock
-		k.f.Close()
-	}
-	k.f, k.rw = f, rw
+	k.f = f
 	return f, nil
 }
 
-// close closes the descriptor when the Store holds no lease on it.
+// close closes the descriptors when the Store holds no lease.
 func (k *leaseLocks) close() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.ro != nil {
+		k.ro.Close()
+		k.ro = nil
+	}
 	if k.f != nil && len(k.byOff) == 0 && len(k.slots) == 0 {
 		k.f.Close()
 		k.f = nil
