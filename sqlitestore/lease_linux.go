@@ -131,7 +131,7 @@ func (s *Store) acquire(runID string, req polyloop.LeaseRequest) (polyloop.Lease
 	if err != nil {
 		return nil, err
 	}
-	l, holder, err := k.lockRun(lf, s, runID, path, off, req.Owner)
+	l, holder, err := k.lockRun(lf, s, runID, path, off, req.Owner, false)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (s *Store) acquireByFile(f *os.File, path, runID string, sum [32]byte, off 
 		f.Close()
 		return nil, err
 	}
-	l, _, err := s.lk.lockRun(lf, s, runID, path, off, req.Owner)
+	l, _, err := s.lk.lockRun(lf, s, runID, path, off, req.Owner, true)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -379,7 +379,9 @@ func (k *leaseLocks) holding(runID string) *ofdLease {
 // lockRun takes the run's lock for a new lease of owner, registered in the
 // maps but not yet granted. Nil when another holder has the lock: in this
 // Store, named (a collision names no one), or elsewhere (nil holder).
-func (k *leaseLocks) lockRun(f *os.File, s *Store, runID, path string, off int64, owner polyloop.LeaseOwner) (*ofdLease, *polyloop.LeaseOwner, error) {
+// byFile: the caller holds the run's lock file, which decides: a lease of
+// this Store on the run by its lock is lost (a file appeared for its run).
+func (k *leaseLocks) lockRun(f *os.File, s *Store, runID, path string, off int64, owner polyloop.LeaseOwner, byFile bool) (*ofdLease, *polyloop.LeaseOwner, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	l := &ofdLease{k: k, set: &s.leases, runID: runID, path: path, off: off, slot: -1, owner: owner, lost: make(chan struct{})}
@@ -387,9 +389,10 @@ func (k *leaseLocks) lockRun(f *os.File, s *Store, runID, path string, off int64
 		switch {
 		case h.runID != runID:
 			return nil, &polyloop.LeaseOwner{}, nil
-		case !h.isLost():
+		case !h.isLost() && !byFile:
 			return nil, &h.owner, nil
 		}
+		h.markLost()
 		// This Store's lease forced away from the run: the description
 		// holds the lock, the new lease takes it on, and the old record
 		// names no one any more.
