@@ -112,6 +112,7 @@ func TestStore(t *testing.T, h StoreHarness) {
 var storeChecks = []check[StoreHarness]{
 	{"EmptyLogForUnknownRun", checkStoreEmpty},
 	{"RoundTrip", checkStoreRoundTrip},
+	{"RangedRead", checkStoreRanged},
 	{"RowsNotRetained", checkStoreNotRetained},
 	{"SeqRule", checkStoreSeqRule},
 	{"BatchAllOrNothing", checkStoreBatch},
