@@ -83,6 +83,10 @@ type LogStream struct {
 	done  bool  // no chunk to ask for: the last came back short
 	rec   Record
 	err   error
+	// read, for the stream of a log already read (RunLog.Stream), are
+	// its records still to give.
+	read    []Record
+	hasRead bool
 }
 
 // StreamLog returns the stream of a run's log from src: in chunks when src
@@ -98,6 +102,13 @@ func StreamLog(ctx context.Context, src RowReader, runID string) *LogStream {
 func (s *LogStream) Next() bool {
 	if s.err != nil {
 		return false
+	}
+	if s.hasRead {
+		if len(s.read) == 0 {
+			return false
+		}
+		s.rec, s.read = s.read[0], s.read[1:]
+		return true
 	}
 	if s.i == len(s.rows) {
 		if !s.fill() {
@@ -139,6 +150,12 @@ func (s *LogStream) fill() bool {
 	}
 	s.rows, s.i = rows, 0
 	return len(rows) > 0
+}
+
+// Stream is the stream of a log already read: its records, as they are
+// (ReadLog checked them), so that what folds a stream folds a RunLog.
+func (l RunLog) Stream() *LogStream {
+	return &LogStream{lr: logReader{runID: l.RunID}, read: l.Records, hasRead: true}
 }
 
 // Record is the record the last Next read. Its body may be shared with
