@@ -150,24 +150,23 @@ func runPageHeld(t *testing.T, st *memstore.Store, id string, p trajectory.Page)
 }
 
 // comparePageHeld is what a comparison's page holds, built as the compare
-// page builds it: the page's steps of both runs and their diff.
+// page builds it: the page's steps of both runs and their diff, from one
+// fold of each log read as it is folded (polyloop.DiffObserve).
 func comparePageHeld(t *testing.T, st *memstore.Store, a, b string, p trajectory.Page) uint64 {
 	return heldBytes(t, st, func() any {
-		var logs [2]polyloop.RunLog
-		for i, id := range []string{a, b} {
-			log, err := polyloop.ReadLog(context.Background(), st, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			log.RunID, logs[i] = id, log
+		ctx := context.Background()
+		ba, bb := trajectory.NewPageBuilder(a, p), trajectory.NewPageBuilder(b, p)
+		d, ends, err := polyloop.DiffObserve(polyloop.StreamLog(ctx, st, a), polyloop.StreamLog(ctx, st, b), ba, bb)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return []any{trajectory.BuildPage(logs[0], p), trajectory.BuildPage(logs[1], p), polyloop.DiffRuns(logs[0], logs[1])}
+		return []any{ba.Trajectory(ends[0]), bb.Trajectory(ends[1]), d}
 	})
 }
 
 // TestRunPageMemory measures the server's memory for the first page (100
-// steps) of a 100-step and of a 10,000-step run, and of the comparison of
-// two runs as long.
+// steps) of a 100-step, a 1,000-step and a 10,000-step run, and of the
+// comparison of two runs as long.
 //
 // What is bounded by the page, not the run: what the page keeps — the
 // trajectory of the page's steps (trajectory.LoadPage and BuildPage fold
@@ -179,16 +178,15 @@ func comparePageHeld(t *testing.T, st *memstore.Store, a, b string, p trajectory
 // run's page when every step is kept (checked: the 10,000-step figure at
 // most twice the 100-step one).
 //
-// What still grows with the run: what the request reads. Store.ReadRows
-// gives a run's rows whole, and polyloop.ReadLog decodes them whole, so
-// the request allocates, and holds at its peak while it folds, the run's
-// rows and records: a run's page about 1.1 KB a step (1.5 MB for 100
-// steps, 12.5 MB for 10,000, down from 1.6 MB and 28 MB when the page
-// folded the whole trajectory and history), a comparison about 3.3 KB a
-// step of the two runs (3.2 MB and 35.9 MB, down from 3.7 MB and 107 MB).
-// Checked: at most 1.5 KB and 4 KB a step beyond the page, so that a
-// regression shows. Bounding the peak too needs a Store that reads a
-// run's rows in pieces.
+// What still grows with the run: what the request allocates in total,
+// then drops. The request reads the log a chunk at a time and folds it as
+// it reads (TestRequestPeakMemory: its peak does not grow), but it reads
+// every row and folds every record: a run's page allocates about 1 KB a
+// step (1.5 MB for 100 steps, 2.4 MB for 1,000, 11.3 MB for 10,000; 12.5
+// MB when the rows were read whole, 28 MB before the paged fold), a
+// comparison about 3 KB a step of the two runs (3.2, 5.9 and 33.4 MB;
+// 35.9 MB when read whole, 107 MB before). Checked: at most 1.5 KB and 4
+// KB a step beyond the page, so that a regression shows.
 func TestRunPageMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 10,000-step run")
