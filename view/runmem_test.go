@@ -2,14 +2,17 @@ package view_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/runfixture"
 	"github.com/polyloop/polyloop/internal/trajectory"
 	"github.com/polyloop/polyloop/memstore"
+	"github.com/polyloop/polyloop/scriptmodel"
 	"github.com/polyloop/polyloop/view"
 )
 
@@ -89,9 +92,23 @@ func peakBytes(t *testing.T, st *memstore.Store, target string) uint64 {
 	return ps.peak
 }
 
-// TestRequestPeakMemory measures what a run's page, its live stream and a
-// comparison hold at their peak while they read the runs' logs, for runs
-// of 1,000 and of 10,000 steps: the logs are read a chunk of rows at a
+// unfinishedRun adds run "open" to st: n steps, then a crash (the list
+// computes an unfinished run's totals from its log).
+func unfinishedRun(t *testing.T, st *memstore.Store, n int) {
+	t.Helper()
+	turns := make([]scriptmodel.Turn, 0, n+1)
+	for i := range n + 1 {
+		turns = append(turns, runfixture.Echo(fmt.Sprintf("c%d", i), fmt.Sprintf("observation of step %d: some output of a tool", i+1)))
+	}
+	agent := runfixture.Agent("long", "")
+	agent.Limits.MaxSteps = n + 2
+	runfixture.Crashed(t, st, runfixture.NewClock(runfixture.Base), 4*n+2, "open", agent, "a long task", turns...)
+}
+
+// TestRequestPeakMemory measures what a run's page, its live stream, a
+// comparison and the runs list (which reads the logs of its unfinished
+// runs) hold at their peak while they read the runs' logs, for runs of
+// 1,000 and of 10,000 steps: the logs are read a chunk of rows at a
 // time and folded as they are read (polyloop.StreamLog,
 // trajectory.BuildPageStream, polyloop.DiffStreams), so the peak is the
 // page and a chunk, whatever the runs' length. Checked: the 10,000-step
@@ -101,10 +118,11 @@ func TestRequestPeakMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 10,000-step run")
 	}
-	targets := []string{"/run?id=long&page=1", "/live?id=long&seq=0&page=1", "/compare?a=long&b=long2&page=1"}
+	targets := []string{"/run?id=long&page=1", "/live?id=long&seq=0&page=1", "/compare?a=long&b=long2&page=1", "/"}
 	peak := map[string]map[int]uint64{}
 	for _, n := range []int{1000, 10000} {
 		st := longRun(t, n)
+		unfinishedRun(t, st, n) // the list reads the logs of its unfinished runs
 		for _, target := range targets {
 			if peak[target] == nil {
 				peak[target] = map[int]uint64{}

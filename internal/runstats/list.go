@@ -32,39 +32,37 @@ func List(ctx context.Context, st Store, f polyloop.RunFilter) ([]polyloop.RunSu
 // from their logs, and their Running: the live process that drives a run
 // now (trajectory.Holder). What a running run's log holds at the tail
 // without a result is under way, not of unknown outcome, and is left out
-// of its unknown counts (trajectory.MarkRunning).
+// of its unknown counts (trajectory.MarkRunning). Each log is folded as
+// it is read, a chunk of rows at a time, keeping one step
+// (trajectory.BuildPageStream): a page of the runs list holds no run's log.
 func FillTotals(ctx context.Context, st polyloop.Store, runs []polyloop.RunSummary) error {
 	for i := range runs {
 		if runs[i].Totals != nil {
 			continue
 		}
-		log, err := polyloop.ReadLog(ctx, st, runs[i].RunID)
+		id := runs[i].RunID
+		tr, err := trajectory.BuildPageStream(polyloop.StreamLog(ctx, st, id), trajectory.Page{Number: 1, Per: 1})
 		if err != nil {
 			return err
 		}
-		holder, err := trajectory.Holder(ctx, st, runs[i].RunID)
+		holder, err := trajectory.Holder(ctx, st, id)
 		if err != nil {
 			return err
 		}
-		var t polyloop.Totals
 		if holder != nil {
-			log.RunID = runs[i].RunID
-			tr := trajectory.Build(log)
 			tr.MarkRunning(*holder)
-			t = tr.Totals
-		} else {
-			t = polyloop.ComputeTotals(log)
 		}
+		t := tr.Totals
 		runs[i].Totals, runs[i].Running = &t, holder
-		runs[i].Awaiting = awaiting(log)
+		runs[i].Awaiting = awaiting(tr.Awaiting)
 	}
 	return nil
 }
 
-// awaiting says what an unfinished run waits for (RunSummary.Awaiting).
-func awaiting(log polyloop.RunLog) string {
-	s, err := polyloop.PendingGates(log)
-	if err != nil {
+// awaiting says what an unfinished run waits for (RunSummary.Awaiting),
+// from the gates its log awaits (nil: none, or a log that does not fold).
+func awaiting(s *polyloop.Suspension) string {
+	if s == nil {
 		return ""
 	}
 	switch {
