@@ -157,8 +157,8 @@ var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outco
 // Store keeps run logs: an append-only sequence of rows per run. The
 // Runner owns what the rows hold — it encodes each record once, checks it
 // against the log's limits and computes its checksum before it appends,
-// and decodes and checks every row it reads back (ReadLog) — so a store
-// only keeps rows; polylooptest.TestStore checks what it owes.
+// and decodes and checks every row it reads back (ReadLog, LogStream) —
+// so a store only keeps rows; polylooptest.TestStore checks what it owes.
 //
 // What a store is given, it may rely on (the Runner checks it first): the
 // rows of one Append have consecutive Seq values, in order; Kind is a
@@ -191,7 +191,7 @@ var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outco
 //     when the run has them all. Fewer than limit rows (none included) say
 //     that the read reached the run's last row: a reader folds a log
 //     chunk by chunk, asking from one past the last row it has, until a
-//     chunk comes back short (polyloop.ReadLog, LogStream). A from beyond
+//     chunk comes back short (LogStream; ReadLog reads whole). A from beyond
 //     the run's last row, or a run without rows, gives no rows and a nil
 //     error. Callers pass from >= 0 and limit >= 1; a store may refuse
 //     anything else with an error. A chunk MUST NOT skip, repeat or
