@@ -106,8 +106,8 @@ func unfinishedRun(t *testing.T, st *memstore.Store, n int) {
 }
 
 // TestRequestPeakMemory measures what a run's page, its live stream, a
-// comparison and the runs list (which reads the logs of its unfinished
-// runs) hold at their peak while they read the runs' logs, for runs of
+// comparison, the runs list (which reads the logs of its unfinished runs)
+// and the statistics by agent hash (which read every log) hold at their peak while they read the runs' logs, for runs of
 // 1,000 and of 10,000 steps: the logs are read a chunk of rows at a
 // time and folded as they are read (polyloop.StreamLog,
 // trajectory.BuildPageStream, polyloop.DiffStreams), so the peak is the
@@ -118,7 +118,7 @@ func TestRequestPeakMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 10,000-step run")
 	}
-	targets := []string{"/run?id=long&page=1", "/live?id=long&seq=0&page=1", "/compare?a=long&b=long2&page=1", "/"}
+	targets := []string{"/run?id=long&page=1", "/live?id=long&seq=0&page=1", "/compare?a=long&b=long2&page=1", "/", "/stats?by=hash"}
 	peak := map[string]map[int]uint64{}
 	for _, n := range []int{1000, 10000} {
 		st := longRun(t, n)

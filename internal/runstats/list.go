@@ -2,6 +2,7 @@ package runstats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/polyloop/polyloop"
@@ -79,19 +80,22 @@ func awaiting(s *polyloop.Suspension) string {
 // AgentHashes returns the agent configuration hash of each run
 // (polyloop.Snapshot.AgentHash of the snapshot in force: RunStarted's, or
 // a resume's override), by run id: it reads
-// every run's log, since stores keep only the snapshot hash. A run whose
-// log has no RunStarted is absent.
+// every run's log, since stores keep only the snapshot hash, folding each
+// as it reads it (polyloop.ObserveStream: a chunk of rows at a time, no
+// log held). A run whose log does not begin with a RunStarted the log's
+// grammar accepts is absent.
 func AgentHashes(ctx context.Context, st polyloop.Store, runs []polyloop.RunSummary) (map[string]string, error) {
 	out := make(map[string]string, len(runs))
 	for _, r := range runs {
-		log, err := polyloop.ReadLog(ctx, st, r.RunID)
+		end, err := polyloop.ObserveStream(polyloop.StreamLog(ctx, st, r.RunID), nil)
 		if err != nil {
 			return nil, err
 		}
-		if log.Started() == nil {
+		var first *polyloop.CorruptLogError
+		if end.Records == 0 || errors.As(end.Break, &first) && first.Seq == 0 {
 			continue
 		}
-		snap, _ := log.Snapshot()
+		snap := end.Snapshot
 		h, err := snap.AgentHash()
 		if err != nil {
 			return nil, fmt.Errorf("run %s: the agent configuration hash: %w", r.RunID, err)
