@@ -42,6 +42,16 @@ func (s *rowSink) Append(_ context.Context, _ string, rows []polyloop.Row) error
 
 func (s *rowSink) ReadRows(context.Context, string) ([]polyloop.Row, error) { return s.rows, nil }
 
+func (s *rowSink) ReadRowsFrom(_ context.Context, _ string, from int64, limit int) ([]polyloop.Row, error) {
+	return rowsFrom(s.rows, from, limit), nil
+}
+
+// rowsFrom is a slice store's ranged read (Store.ReadRowsFrom).
+func rowsFrom(rows []polyloop.Row, from int64, limit int) []polyloop.Row {
+	from = min(max(from, 0), int64(len(rows)))
+	return rows[from:min(from+int64(limit), int64(len(rows)))]
+}
+
 // BenchmarkEncodeLog makes the rows of every record of a 1000-step run of
 // workload W as the Runner does for a store that keeps bytes
 // (AppendRecords, one per Append of the run: encoded once, checked, with

@@ -211,6 +211,10 @@ func (s *countingRows) Append(_ context.Context, _ string, rows []polyloop.Row) 
 
 func (s *countingRows) ReadRows(context.Context, string) ([]polyloop.Row, error) { return s.rows, nil }
 
+func (s *countingRows) ReadRowsFrom(_ context.Context, _ string, from int64, limit int) ([]polyloop.Row, error) {
+	return rowsFrom(s.rows, from, limit), nil
+}
+
 func BenchmarkCheckRecordLimits(b *testing.B) {
 	rec := polyloop.Record{Seq: 3, At: time.Unix(1, 0), Body: &polyloop.ModelCallResult{Step: 1, CallID: "m1.1", Reply: &polyloop.ModelReply{
 		Text:      strings.Repeat("I will call the noop tool to make progress. ", 5),

@@ -2,6 +2,7 @@ package polyloop
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -55,7 +56,7 @@ type StepView struct {
 // break of the log's grammar are left out.
 func Steps(log RunLog) []StepView {
 	var out []StepView
-	it := newStepIter(log)
+	it := newStepIter(log.Stream(), nil)
 	for v, ok := it.next(); ok; v, ok = it.next() {
 		out = append(out, v)
 	}
@@ -64,17 +65,19 @@ func Steps(log RunLog) []StepView {
 
 // stepIter gives a log's completed steps one at a time, folding its
 // records as far as the next step's record: DiffRuns walks two runs side
-// by side without holding every step of either.
+// by side without holding every step of either, nor, from a store, every
+// row (LogStream).
 type stepIter struct {
-	st      *logState
-	records []Record
-	i       int
+	ob      *observing // the fold, which may tell an observer too
+	records *LogStream
 	view    *StepView // the step the last record folded completed
 }
 
-func newStepIter(log RunLog) *stepIter {
-	it := &stepIter{st: &logState{runID: log.RunID, lastStepOnly: true}, records: log.Records} // the steps, not the history
-	it.st.onStep = func(sc *StepCompleted, reply *ModelReply, batch []batchAction) {
+// newStepIter walks s's steps; o, when not nil, is told what each record
+// is (ObserveStream) by the same fold.
+func newStepIter(s *LogStream, o LogObserver) *stepIter {
+	it := &stepIter{ob: newObserving(s.RunID(), o), records: s} // the steps, not the history
+	it.ob.st.onStep = func(sc *StepCompleted, reply *ModelReply, batch []batchAction) {
 		v := StepView{Step: sc.Step, Reply: reply, Decision: sc.Decision, Feedback: sc.Feedback, Answer: sc.Answer}
 		for _, a := range batch {
 			v.Actions = append(v.Actions, a.action())
@@ -86,14 +89,10 @@ func newStepIter(log RunLog) *stepIter {
 }
 
 // next is the log's next completed step; false past the last, or at a
-// break of the grammar.
+// break of the grammar (the log is then read to its end, for its finish).
 func (it *stepIter) next() (StepView, bool) {
-	for it.view == nil && it.i < len(it.records) {
-		if it.st.apply(it.records[it.i]) != nil {
-			it.i = len(it.records)
-			break
-		}
-		it.i++
+	for it.view == nil && it.records.Next() {
+		it.ob.add(it.records.Record())
 	}
 	v := it.view
 	it.view = nil
@@ -109,15 +108,28 @@ func (it *stepIter) next() (StepView, bool) {
 // function of the two logs; ids, attempts, timestamps and usage are not
 // compared.
 func DiffRuns(a, b RunLog) RunDiff {
-	sa, ha := a.Snapshot()
-	sb, hb := b.Snapshot()
-	d := RunDiff{A: a.RunID, B: b.RunID}
-	if ha != hb {
-		d.Snapshot = DiffSnapshots(sa, sb)
-	}
+	d, _ := DiffStreams(a.Stream(), b.Stream()) // logs read: no read fails
+	return d
+}
+
+// DiffStreams is DiffRuns of two logs read as they are compared, a chunk of
+// each at a time (StreamLog): what it holds does not grow with the runs'
+// length. The error is either stream's (LogStream.Err).
+func DiffStreams(a, b *LogStream) (RunDiff, error) {
+	d, _, err := DiffObserve(a, b, nil, nil)
+	return d, err
+}
+
+// DiffObserve is DiffStreams telling oa and ob (either may be nil) what
+// each record of a and of b is, as ObserveStream does, by the fold that
+// compares them: a comparison's page reads and folds each log once for
+// the diff and for what it shows of each run. It returns what each fold
+// ends with (ObserveStream's).
+func DiffObserve(a, b *LogStream, oa, ob LogObserver) (RunDiff, [2]ObservedLog, error) {
+	d := RunDiff{A: a.RunID(), B: b.RunID()}
 	// The two runs' steps side by side, one pair at a time: what DiffRuns
 	// holds does not grow with the runs' length.
-	ia, ib := newStepIter(a), newStepIter(b)
+	ia, ib := newStepIter(a, oa), newStepIter(b, ob)
 	for {
 		va, okA := ia.next()
 		vb, okB := ib.next()
@@ -134,24 +146,33 @@ func DiffRuns(a, b RunLog) RunDiff {
 			d.First = diffStep(va, vb)
 		}
 	}
+	if err := cmp.Or(a.Err(), b.Err()); err != nil {
+		return RunDiff{A: d.A, B: d.B}, [2]ObservedLog{}, err
+	}
+	ends := [2]ObservedLog{ia.ob.result(), ib.ob.result()}
+	// The snapshots in force at the end of each log (RunLog.Snapshot's).
+	if ends[0].SnapshotHash != ends[1].SnapshotHash {
+		d.Snapshot = DiffSnapshots(ends[0].Snapshot, ends[1].Snapshot)
+	}
 	if d.First != nil {
-		return d
+		return d, ends, nil
 	}
 	switch {
 	case d.StepsA != d.StepsB:
 		step := min(d.StepsA, d.StepsB) + 1
 		d.First = &Divergence{Step: step, What: "length", A: fmt.Sprintf("%d steps", d.StepsA), B: fmt.Sprintf("%d steps", d.StepsB)}
 	default:
-		fa, fb := finishOf(a), finishOf(b)
+		fa, fb := finishOf(ends[0].Finished), finishOf(ends[1].Finished)
 		if fa != fb {
 			d.First = &Divergence{Step: d.StepsA, What: "finish", A: fa, B: fb}
 		}
 	}
-	return d
+	return d, ends, nil
 }
 
-func finishOf(log RunLog) string {
-	f := log.Finished()
+// finishOf is how a log ends, from its last record's run_finished (nil:
+// it has none).
+func finishOf(f *RunFinished) string {
 	if f == nil {
 		return "unfinished"
 	}

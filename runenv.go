@@ -212,23 +212,32 @@ func LastEnvSnapshot(log RunLog) EnvSnapshot {
 // fork at that step starts from, and what `polyloop env export --step`
 // gives. Empty when the log names none by then.
 func EnvSnapshotAt(log RunLog, step int) EnvSnapshot {
+	ref, _ := EnvSnapshotIn(log.Stream(), step) // a log read: no read fails
+	return ref
+}
+
+// EnvSnapshotIn is EnvSnapshotAt of a log read as a stream (StreamLog): it
+// reads no further than the records of the steps after step. The error is
+// the stream's.
+func EnvSnapshotIn(records *LogStream, step int) (EnvSnapshot, error) {
 	var ref EnvSnapshot
-	for _, r := range log.Records {
+	for records.Next() {
+		r := records.Record()
 		var s EnvSnapshot
 		switch b := r.Body.(type) {
 		case *ActionIntent:
 			if b.Step > step {
-				return ref
+				return ref, nil
 			}
 			s = b.EnvSnapshot
 		case *ActionResult:
 			if b.Step > step {
-				return ref
+				return ref, nil
 			}
 			s = b.EnvSnapshot
 		case *StepCompleted:
 			if b.Step > step {
-				return ref
+				return ref, nil
 			}
 			s = b.EnvSnapshot
 		}
@@ -236,7 +245,7 @@ func EnvSnapshotAt(log RunLog, step int) EnvSnapshot {
 			ref = s
 		}
 	}
-	return ref
+	return ref, records.Err()
 }
 
 // TaskFilePrefix marks a task's metadata key that is a file to copy into

@@ -157,8 +157,8 @@ var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outco
 // Store keeps run logs: an append-only sequence of rows per run. The
 // Runner owns what the rows hold — it encodes each record once, checks it
 // against the log's limits and computes its checksum before it appends,
-// and decodes and checks every row it reads back (ReadLog) — so a store
-// only keeps rows; polylooptest.TestStore checks what it owes.
+// and decodes and checks every row it reads back (ReadLog, LogStream) —
+// so a store only keeps rows; polylooptest.TestStore checks what it owes.
 //
 // What a store is given, it may rely on (the Runner checks it first): the
 // rows of one Append have consecutive Seq values, in order; Kind is a
@@ -185,20 +185,43 @@ var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outco
 //   - ReadRows of a run that has no rows returns no rows and a nil error.
 //     "Not found" is not an error: a storage failure must never look like
 //     a fresh run.
+//   - ReadRowsFrom(ctx, runID, from, limit) is the ranged read: the run's
+//     rows whose Seq is from or more, in seq order, each as ReadRows
+//     returns it, and at most limit of them — the rows from..from+limit-1
+//     when the run has them all. Fewer than limit rows (none included) say
+//     that the read reached the run's last row: a reader folds a log
+//     chunk by chunk, asking from one past the last row it has, until a
+//     chunk comes back short (LogStream; ReadLog reads whole). A from beyond
+//     the run's last row, or a run without rows, gives no rows and a nil
+//     error. Callers pass from >= 0 and limit >= 1; a store may refuse
+//     anything else with an error. A chunk MUST NOT skip, repeat or
+//     reorder a row, nor hold more than limit: the chunks a reader gets are
+//     then, end to end, the run's log as ReadRows would return it.
+//     The run_started row of a SnapshotKeeper comes with its Shared
+//     snapshot in whichever chunk holds it, and a RecordKeeper's rows
+//     carry their Record, as in ReadRows.
+//   - Concurrency of reads with Append: ReadRows, and each ReadRowsFrom
+//     chunk, reflects a whole number of the run's Appends — every Append
+//     that returned nil before the call among them, never a part of one
+//     — cut at limit rows for a chunk. Chunks read one after the other may
+//     see Appends made between them: as a log only grows, the rows a
+//     reader puts together end to end are a prefix of the log as the
+//     last chunk saw it, ending at an Append's end (the short chunk).
 //   - Errors: any failure is returned as an error; the library wraps it in
 //     a *PersistenceError (an adapter may return one itself and its
 //     identity is kept). After an error the outcome is unknown — the rows
 //     may have been committed with the acknowledgement lost — so the
 //     library never retries.
-//   - Cancellation: a done ctx may make Append or ReadRows fail with an
-//     error that wraps ctx.Err(); an Append that fails that way is still
-//     atomic.
+//   - Cancellation: a done ctx may make Append, ReadRows or ReadRowsFrom
+//     fail with an error that wraps ctx.Err(); an Append that fails that
+//     way is still atomic. A failed ReadRowsFrom returns no rows: a
+//     reader never folds part of a chunk.
 //   - Ownership: Append MUST NOT retain rows nor their Data after it
 //     returns (the Runner reuses them for its next write, as io.Writer's
 //     callers reuse p): a store that keeps bytes in memory copies them. A
 //     row's Record is the store's to keep: no one modifies it. Rows
-//     returned by ReadRows may share memory with the store: callers MUST
-//     NOT modify them.
+//     returned by ReadRows or ReadRowsFrom may share memory with the
+//     store: callers MUST NOT modify them.
 //   - Concurrency: a Store MUST be safe for concurrent use by many runs.
 //
 // A record beyond the log's limits, or that does not encode, never reaches
@@ -208,6 +231,7 @@ var ErrInvalidOutcome = errors.New("polyloop: executor returned an invalid outco
 type Store interface {
 	Append(ctx context.Context, runID string, rows []Row) error
 	ReadRows(ctx context.Context, runID string) ([]Row, error)
+	ReadRowsFrom(ctx context.Context, runID string, from int64, limit int) ([]Row, error)
 }
 
 // Errors of the Store contract. Test for them with errors.Is.

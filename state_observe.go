@@ -68,18 +68,95 @@ type Fact struct {
 // stops at the first record the log's grammar refuses, and returns that
 // *CorruptLogError: o has then seen what the log holds before the break.
 func ObserveLog(log RunLog, o LogObserver) error {
-	st := &logState{runID: log.RunID, obs: o, lastStepOnly: true} // observers read records, not the history
-	for i, r := range log.Records {
-		var prev *Record
-		if i > 0 {
-			prev = &log.Records[i-1]
-		}
-		st.fact = Fact{Seq: r.Seq, At: r.At, Invocation: invocationAt(prev, r)}
-		if err := st.apply(r); err != nil {
-			return err
-		}
+	end, _ := ObserveStream(log.Stream(), o) // a log read: no read fails
+	return end.Break
+}
+
+// ObservedLog is what ObserveStream says of a whole log after telling its
+// observer every record: what the readers that show a log (the trajectory)
+// would otherwise fold the log again for.
+type ObservedLog struct {
+	// Records is the number of records read, and LastAt the last one's
+	// time (those after a break included).
+	Records int
+	LastAt  time.Time
+	// Break is the *CorruptLogError of the first record the log's grammar
+	// refuses (the observer saw the records before it), nil when it
+	// accepts the whole log.
+	Break error
+	// Totals are ComputeTotals', as far as the break.
+	Totals Totals
+	// Plan is PlanResume's, and Awaiting PendingGates', for a log with
+	// records and without a break.
+	Plan     *ResumePlan
+	Awaiting *Suspension
+	// Snapshot and SnapshotHash are those in force at the end of the log
+	// (or at the break): RunLog.Snapshot's.
+	Snapshot     Snapshot
+	SnapshotHash string
+	// Finished is the log's last record when it is a run_finished:
+	// RunLog.Finished's.
+	Finished *RunFinished
+}
+
+// ObserveStream is ObserveLog over a stream: it folds the log as it reads
+// it, one chunk of rows at a time, and tells o what each record is, in
+// order — holding what the fold holds (no history: lastStepOnly), never
+// the log. After a break of the grammar it reads on to the end without
+// folding (the records are still checked as they are read). The error is
+// the stream's (Err): the store's, or a row that does not read.
+func ObserveStream(s *LogStream, o LogObserver) (ObservedLog, error) {
+	ob := newObserving(s.RunID(), o)
+	for s.Next() {
+		ob.add(s.Record())
 	}
-	return nil
+	if err := s.Err(); err != nil {
+		return ObservedLog{}, err
+	}
+	return ob.result(), nil
+}
+
+// observing is the fold of a log read a record at a time, for an observer
+// (or none), and what ObservedLog says of the records so far.
+type observing struct {
+	st   *logState
+	end  ObservedLog
+	prev Record
+}
+
+func newObserving(runID string, o LogObserver) *observing {
+	return &observing{st: &logState{runID: runID, obs: o, lastStepOnly: true}} // observers read records, not the history
+}
+
+// add folds the log's next record, unless the grammar refused one before.
+func (ob *observing) add(r Record) {
+	end := &ob.end
+	if end.Break == nil {
+		if ob.st.obs != nil {
+			var p *Record
+			if end.Records > 0 {
+				p = &ob.prev
+			}
+			ob.st.fact = Fact{Seq: r.Seq, At: r.At, Invocation: invocationAt(p, r)}
+		}
+		end.Break = ob.st.apply(r)
+	}
+	end.Records++
+	end.LastAt = r.At
+	end.Finished, _ = r.Body.(*RunFinished)
+	ob.prev = r
+}
+
+// result is what the fold says of the records added.
+func (ob *observing) result() ObservedLog {
+	end, st := ob.end, ob.st
+	end.Totals = st.totals.totals()
+	end.Snapshot, end.SnapshotHash = st.snap, st.hash
+	if end.Break == nil && end.Records > 0 {
+		plan := st.plan()
+		end.Plan, end.Awaiting = &plan, st.suspension()
+	}
+	return end
 }
 
 // invocationAt says how an invocation began with r, when r begins a write

@@ -199,6 +199,10 @@ func (s *appendTimes) ReadRows(ctx context.Context, runID string) ([]polyloop.Ro
 	return s.inner.ReadRows(ctx, runID)
 }
 
+func (s *appendTimes) ReadRowsFrom(ctx context.Context, runID string, from int64, limit int) ([]polyloop.Row, error) {
+	return s.inner.ReadRowsFrom(ctx, runID, from, limit)
+}
+
 // Under a time limit the machine stamps the records with the times the
 // limits are computed from; the records of one write still share one time,
 // with a clock that moves at every read, through a crash and a resume of

@@ -75,6 +75,10 @@ func (s *rowBytes) Append(_ context.Context, _ string, rows []polyloop.Row) erro
 
 func (*rowBytes) ReadRows(context.Context, string) ([]polyloop.Row, error) { return nil, nil }
 
+func (*rowBytes) ReadRowsFrom(context.Context, string, int64, int) ([]polyloop.Row, error) {
+	return nil, nil
+}
+
 // timedRun runs W as run "w" on st, timing it and counting allocations and
 // commits.
 func timedRun(ctx context.Context, st *openStore, w Workload) (runSample, error) {

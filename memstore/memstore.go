@@ -144,6 +144,39 @@ func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, err
 	return out, nil
 }
 
+// ReadRowsFrom implements polyloop.Store's ranged read: the rows from seq
+// from on, at most max, as ReadRows gives them.
+func (s *Store) ReadRowsFrom(ctx context.Context, runID string, from int64, limit int) ([]polyloop.Row, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if from < 0 || limit < 1 {
+		return nil, fmt.Errorf("memstore: run %q: read of %d rows from seq %d", runID, limit, from)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	log := s.runs[runID]
+	if log == nil || from >= int64(log.n) {
+		return nil, nil
+	}
+	out := make([]polyloop.Row, 0, min(int64(limit), int64(log.n)-from))
+	i := int64(0)
+	for _, c := range log.chunks {
+		if i+int64(len(c)) <= from {
+			i += int64(len(c))
+			continue
+		}
+		for _, r := range c[max(from-i, 0):] {
+			if len(out) == limit {
+				return out, nil
+			}
+			out = append(out, polyloop.Row{Seq: r.Seq, Kind: r.Kind(), Record: r})
+		}
+		i += int64(len(c))
+	}
+	return out, nil
+}
+
 // runLog holds a run's records in chunks, so that a long log grows without
 // copying what it holds.
 type runLog struct {

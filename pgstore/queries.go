@@ -7,7 +7,7 @@ import (
 
 // queries are the statements, with the schema's tables filled in.
 type queries struct {
-	summary, insert, upsert, read, unchecked, list string
+	summary, insert, upsert, read, readFrom, unchecked, list string
 	// snapshots stores shared snapshots once.
 	snapshots string
 	// insertMany and upsertMany write the records and summaries of
@@ -40,6 +40,8 @@ func newQueries(schema string) queries {
 			parent_run_id = EXCLUDED.parent_run_id, task = EXCLUDED.task`,
 		read: `SELECT r.seq, r.kind, r.data, r.crc, r.snap, s.data FROM ` + records + ` r LEFT JOIN ` + snapshots + ` s ON s.ref = r.snap
 			WHERE r.run_id = $1 ORDER BY r.seq`,
+		readFrom: `SELECT r.seq, r.kind, r.data, r.crc, r.snap, s.data FROM ` + records + ` r LEFT JOIN ` + snapshots + ` s ON s.ref = r.snap
+			WHERE r.run_id = $1 AND r.seq >= $2 ORDER BY r.seq LIMIT $3`,
 		unchecked: `SELECT count(*) FROM ` + records + ` WHERE run_id = $1 AND crc IS NULL`,
 		list:      `SELECT ` + sqlrows.SummaryColumns + ` FROM ` + runs,
 	}

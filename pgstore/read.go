@@ -12,7 +12,23 @@ import (
 // appended (see polyloop.Store); a run without rows gives none and a nil
 // error. Rows written before the store kept checksums come back Unchecked.
 func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
-	rows, err := s.pool.Query(ctx, s.q.read, runID)
+	return s.readRows(ctx, runID, s.q.read, runID)
+}
+
+// ReadRowsFrom implements polyloop.Store's ranged read: at most limit of
+// the run's committed rows from seq from on, in seq order, in one
+// statement (one snapshot of the database: whole Appends), as ReadRows
+// gives them.
+func (s *Store) ReadRowsFrom(ctx context.Context, runID string, from int64, limit int) ([]polyloop.Row, error) {
+	if from < 0 || limit < 1 {
+		return nil, fmt.Errorf("pgstore: read run %q: %d rows from seq %d", runID, limit, from)
+	}
+	return s.readRows(ctx, runID, s.q.readFrom, runID, from, limit)
+}
+
+// readRows runs a query of a run's rows; it returns no rows with an error.
+func (s *Store) readRows(ctx context.Context, runID, query string, args ...any) ([]polyloop.Row, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, interpretError(ctx, fmt.Sprintf("read run %q", runID), err)
 	}

@@ -41,6 +41,10 @@ type storeFaults struct {
 	taskFold    bool // TaskContains ignores case
 	taskLike    bool // TaskContains is a LIKE pattern: % and _ are wildcards
 	taskFull    bool // TaskContains searches the whole task, past the summary's excerpt
+	rangeSkip   bool // ReadRowsFrom starts one row after from: a chunk boundary loses a row
+	rangeRepeat bool // ReadRowsFrom starts one row before from: a chunk boundary repeats a row
+	rangeLimit  bool // ReadRowsFrom ignores its limit
+	rangeShort  bool // ReadRowsFrom returns one row fewer than limit when it could give limit
 }
 
 // brokenStore keeps rows in memory and breaks the contract in the ways its
@@ -139,6 +143,28 @@ func (s *brokenStore) ReadRows(ctx context.Context, runID string) ([]polyloop.Ro
 		slices.Reverse(out)
 	}
 	return out, nil
+}
+
+func (s *brokenStore) ReadRowsFrom(ctx context.Context, runID string, from int64, limit int) ([]polyloop.Row, error) {
+	rows, err := s.ReadRows(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case s.rangeSkip && from > 0:
+		from++
+	case s.rangeRepeat && from > 0:
+		from--
+	}
+	to := from + int64(limit)
+	switch {
+	case s.rangeLimit:
+		to = int64(len(rows))
+	case s.rangeShort && limit > 1 && to <= int64(len(rows)):
+		to--
+	}
+	from = min(from, int64(len(rows)))
+	return rows[from:min(to, int64(len(rows)))], nil
 }
 
 func (s *brokenStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyloop.RunSummary, error) {
@@ -401,6 +427,11 @@ func brokenStoreCases() []brokenCase {
 		c("RoundTrip", ruleReadsBack, storeWith(storeFaults{noChecksum: true})),
 		c("RoundTrip", ruleReadsBack, storeWith(storeFaults{unordered: true})),
 		c("RoundTrip", ruleReadsBack, dropping),
+		c("RangedRead", ruleReadsRange, storeWith(storeFaults{rangeSkip: true})),
+		c("RangedRead", ruleReadsRange, storeWith(storeFaults{rangeRepeat: true})),
+		c("RangedRead", ruleReadsRange, storeWith(storeFaults{rangeLimit: true})),
+		c("RangedRead", ruleReadsRange, storeWith(storeFaults{rangeShort: true})),
+		c("RangedRead", ruleReadsRange, storeWith(storeFaults{unordered: true})),
 		c("RowsNotRetained", ruleNotRetained, storeWith(storeFaults{retains: true})),
 		c("SeqRule", ruleSeqConflict, storeWith(storeFaults{noSeqCheck: true})),
 		c("BatchAllOrNothing", ruleSeqConflict, storeWith(storeFaults{noSeqCheck: true})),

@@ -28,8 +28,8 @@ type FaultyStore struct {
 	// through the wrapper: an Append that would go beyond writes nothing and
 	// fails with ErrCrashed, and so does every Append after it. 0 never.
 	CrashAfter int
-	// FailRead makes the FailRead-th ReadRows call fail with ErrInjected; 0
-	// never.
+	// FailRead makes the FailRead-th read — a ReadRows or ReadRowsFrom
+	// call, each chunk one — fail with ErrInjected; 0 never.
 	FailRead int
 
 	mu      sync.Mutex
@@ -67,15 +67,31 @@ func (s *FaultyStore) Append(ctx context.Context, runID string, records []polylo
 
 // ReadRows implements polyloop.Store.
 func (s *FaultyStore) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
+	if err := s.read(runID); err != nil {
+		return nil, err
+	}
+	return s.Store.ReadRows(ctx, runID)
+}
+
+// ReadRowsFrom implements polyloop.Store.
+func (s *FaultyStore) ReadRowsFrom(ctx context.Context, runID string, from int64, limit int) ([]polyloop.Row, error) {
+	if err := s.read(runID); err != nil {
+		return nil, err
+	}
+	return s.Store.ReadRowsFrom(ctx, runID, from, limit)
+}
+
+// read counts a read, and fails the FailRead-th.
+func (s *FaultyStore) read(runID string) error {
 	s.mu.Lock()
 	s.reads++
 	fail := s.reads == s.FailRead
 	n := s.reads
 	s.mu.Unlock()
 	if fail {
-		return nil, fmt.Errorf("read %d of run %q: %w", n, runID, ErrInjected)
+		return fmt.Errorf("read %d of run %q: %w", n, runID, ErrInjected)
 	}
-	return s.Store.ReadRows(ctx, runID)
+	return nil
 }
 
 // Crashed reports whether the simulated crash happened.

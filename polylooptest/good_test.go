@@ -215,6 +215,17 @@ func (s *goodStore) ReadRows(ctx context.Context, runID string) ([]polyloop.Row,
 	return slices.Clone(s.b.runs[runID]), nil
 }
 
+func (s *goodStore) ReadRowsFrom(ctx context.Context, runID string, from int64, limit int) ([]polyloop.Row, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	rows := s.b.runs[runID]
+	from = min(from, int64(len(rows)))
+	return slices.Clone(rows[from:min(from+int64(limit), int64(len(rows)))]), nil
+}
+
 // goodKeeper is a RecordKeeper: it keeps the rows' records, not their
 // bytes.
 type goodKeeper struct{ goodStore }

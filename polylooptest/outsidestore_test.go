@@ -59,6 +59,19 @@ func (s *mapStore) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, 
 	return slices.Clone(s.runs[runID]), nil
 }
 
+func (s *mapStore) ReadRowsFrom(ctx context.Context, runID string, from int64, limit int) ([]polyloop.Row, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rows := s.runs[runID]
+	if from >= int64(len(rows)) {
+		return nil, nil
+	}
+	return slices.Clone(rows[from:min(from+int64(limit), int64(len(rows)))]), nil
+}
+
 // TestOutsideStorePassesTheKit: a store that only keeps rows honours the
 // Store contract.
 func TestOutsideStorePassesTheKit(t *testing.T) {

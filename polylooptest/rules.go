@@ -93,7 +93,7 @@ var allRules = append([]rule{
 	ruleReplyNotModified,
 	ruleRanIsExecuted, ruleNotStartedIsRefused, ruleEnvFailureIsEnvError, ruleFailureObserved, ruleTruncatedCount,
 	ruleNoLeftovers, ruleActionNotModified,
-	ruleEmptyLog, ruleAcceptsNext, ruleReadsBack, ruleNotRetained, ruleSeqConflict, ruleAtomic, ruleRunsIsolated,
+	ruleEmptyLog, ruleAcceptsNext, ruleReadsBack, ruleReadsRange, ruleNotRetained, ruleSeqConflict, ruleAtomic, ruleRunsIsolated,
 	ruleOneWriterWins, ruleCancelAtomic, ruleDurable, ruleListSummaries, ruleListOrder, ruleListLimitAfter,
 	ruleListDescending, ruleListAfter, ruleListTask,
 	ruleSinkDelivers, ruleEventNotModified, ruleSinkFailureReturned, ruleSinkFailureNotCtx,

@@ -39,7 +39,7 @@ const DefaultLargeBody = 1 << 20
 // TestStore checks that the stores made by h honour the Store contract:
 // what a store owes — keeping rows — and nothing of the Runner's chores
 // (encoding, limits, checksums, tool-call references), which the Runner
-// does before any Append and after every ReadRows. Run it with -race.
+// does before any Append and after every read. Run it with -race.
 //
 // The kit's rows are sample records encoded (Record.MarshalJSON), with
 // their checksums and their Records, as the Runner hands them. A store
@@ -56,6 +56,14 @@ const DefaultLargeBody = 1 << 20
 //   - RoundTrip: the rows of a record of each of the eight kinds, with
 //     unicode, NUL, escapes and a large observation, read back as
 //     appended, appended one by one and as one batch.
+//   - RangedRead: ReadRowsFrom of a log appended in batches of 1 to 4 rows,
+//     read in chunks of every size from 1 row to more than the log (from
+//     one past the last row read until a chunk comes back short, as
+//     polyloop.StreamLog reads), gives the log back row for row; a read
+//     from every seq gives that seq's rows, at most the limit; a read past
+//     the last row, or of a run without rows, gives none and a nil error;
+//     a cancelled read gives no rows, or works; a log read in chunks while
+//     another writer appends it 3 rows at a time ends at an Append's end.
 //   - RowsNotRetained: rows whose bytes and fields the caller overwrites
 //     once Append returned (the Runner reuses them) read back as appended.
 //   - SeqRule: an Append whose first row is not the run's next sequence
@@ -97,8 +105,10 @@ const DefaultLargeBody = 1 << 20
 //     runs of one configuration on different tasks, appended as the Runner
 //     appends them, refer to one shared snapshot; ReadRows returns each
 //     row with the Shared snapshot it was appended with (not retained:
-//     the kit overwrites it once Append returned), and ReadLog gives each
-//     run's records back whole, its own task in its snapshot.
+//     the kit overwrites it once Append returned), ReadRowsFrom returns
+//     the run_started row with it in a chunk of one row, and ReadLog and
+//     polyloop.StreamLog give each run's records back whole, its own task
+//     in its snapshot.
 //
 // Each failure names the rule of the contract it found broken.
 func TestStore(t *testing.T, h StoreHarness) {
@@ -112,6 +122,7 @@ func TestStore(t *testing.T, h StoreHarness) {
 var storeChecks = []check[StoreHarness]{
 	{"EmptyLogForUnknownRun", checkStoreEmpty},
 	{"RoundTrip", checkStoreRoundTrip},
+	{"RangedRead", checkStoreRanged},
 	{"RowsNotRetained", checkStoreNotRetained},
 	{"SeqRule", checkStoreSeqRule},
 	{"BatchAllOrNothing", checkStoreBatch},

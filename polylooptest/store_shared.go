@@ -87,6 +87,22 @@ func checkStoreShared(e *env, h StoreHarness) error {
 		if err := sameRecords(recs, log.Records); err != nil {
 			return tag(ruleSharedKept, fmt.Errorf("run %q: %w", run, err))
 		}
+		// The ranged read: the run_started row comes with its snapshot in
+		// the chunk that holds it, however small.
+		first, err := s.ReadRowsFrom(e.ctx, run, 0, 1)
+		if err != nil || len(first) != 1 {
+			return broke(ruleReadsRange, "ReadRowsFrom(%q, from 0, limit 1): %d rows, error %v", run, len(first), err)
+		}
+		if sh := first[0].Shared; sh == nil || sh.Ref != c.rows[0].Shared.Ref || !bytes.Equal(sh.Data, c.rows[0].Shared.Data) {
+			return broke(ruleSharedKept, "run %q: ReadRowsFrom's run_started row came back without its shared snapshot %s", run, c.rows[0].Shared.Ref)
+		}
+		streamed, err := streamRecords(e.ctx, s, run)
+		if err != nil {
+			return broke(ruleSharedKept, "StreamLog of run %q: %w", run, err)
+		}
+		if err := sameRecords(recs, streamed); err != nil {
+			return tag(ruleSharedKept, fmt.Errorf("run %q read as a stream: %w", run, err))
+		}
 	}
 	if refs[0] != refs[1] {
 		return fmt.Errorf("polylooptest: two runs of one configuration refer to snapshots %s and %s", refs[0], refs[1])

@@ -19,7 +19,20 @@ func (s *Store) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, err
 	if err := s.usable(ctx, "read run "+runID); err != nil {
 		return nil, err
 	}
-	return readRows(ctx, s.read, "crc", !s.noShared, runID)
+	return readRows(ctx, s.read, "crc", !s.noShared, runID, 0, -1)
+}
+
+// ReadRowsFrom implements polyloop.Store's ranged read: at most limit of
+// the run's rows from seq from on, in seq order, in one statement (one
+// snapshot of the file: whole Appends), as ReadRows gives them.
+func (s *Store) ReadRowsFrom(ctx context.Context, runID string, from int64, limit int) ([]polyloop.Row, error) {
+	if err := s.usable(ctx, "read run "+runID); err != nil {
+		return nil, err
+	}
+	if from < 0 || limit < 1 {
+		return nil, fmt.Errorf("sqlitestore: read run %q: %d rows from seq %d", runID, limit, from)
+	}
+	return readRows(ctx, s.read, "crc", !s.noShared, runID, from, limit)
 }
 
 // SharesSnapshots implements polyloop.SnapshotKeeper: a configuration
@@ -40,23 +53,32 @@ func (s *Store) RecordsWithoutChecksum(ctx context.Context, runID string) (int64
 // readRows reads a run's rows from db; crc is the checksum column, or NULL
 // in a file of a schema without one; shared, that the file has the
 // snapshots table (schema 8), whose snapshots come with the rows that
-// refer to them. With an error, it returns the rows read before it.
-func readRows(ctx context.Context, db *sql.DB, crc string, shared bool, runID string) ([]polyloop.Row, error) {
-	rows, err := db.QueryContext(ctx, `SELECT seq, kind, data, `+crc+` FROM records WHERE run_id = ? ORDER BY seq`, runID)
+// refer to them. It reads the rows from seq from on, at most limit of
+// them (-1: all). With an error, it returns the rows read before it when
+// it reads them all (salvage keeps them), none when it reads a chunk.
+func readRows(ctx context.Context, db *sql.DB, crc string, shared bool, runID string, from int64, limit int) ([]polyloop.Row, error) {
+	rows, err := db.QueryContext(ctx, `SELECT seq, kind, data, `+crc+` FROM records WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?`, runID, from, limit)
 	if err != nil {
-		return nil, readError(ctx, runID, 0, err)
+		return nil, readError(ctx, runID, from, err)
 	}
 	defer rows.Close()
 	var out []polyloop.Row
+	fail := func(err error) ([]polyloop.Row, error) {
+		err = readError(ctx, runID, from+int64(len(out)), err)
+		if limit >= 0 {
+			return nil, err
+		}
+		return out, err
+	}
 	for rows.Next() {
 		row, err := sqlrows.ScanRecord(rows)
 		if err != nil {
-			return out, readError(ctx, runID, int64(len(out)), err)
+			return fail(err)
 		}
 		out = append(out, row)
 	}
 	if err := rows.Err(); err != nil {
-		return out, readError(ctx, runID, int64(len(out)), err)
+		return fail(err)
 	}
 	rows.Close()
 	if shared && len(out) > 0 {
@@ -70,8 +92,9 @@ func readRows(ctx context.Context, db *sql.DB, crc string, shared bool, runID st
 // the rows are scanned without a join or a column more: SQLite walks the
 // run's rows for the few whose snap is set.
 func withShared(ctx context.Context, db *sql.DB, runID string, out []polyloop.Row) ([]polyloop.Row, error) {
+	from, to := out[0].Seq, out[len(out)-1].Seq
 	rows, err := db.QueryContext(ctx, `SELECT r.seq, r.snap, s.data FROM records r LEFT JOIN snapshots s ON s.ref = r.snap
-		WHERE r.run_id = ? AND r.snap IS NOT NULL`, runID)
+		WHERE r.run_id = ? AND r.seq >= ? AND r.seq <= ? AND r.snap IS NOT NULL`, runID, from, to)
 	if err != nil {
 		return nil, readError(ctx, runID, 0, err)
 	}
@@ -82,8 +105,8 @@ func withShared(ctx context.Context, db *sql.DB, runID string, out []polyloop.Ro
 		if err := rows.Scan(&seq, &sh.Ref, &sh.Data); err != nil { // no data: the reader reports the row corrupt
 			return nil, readError(ctx, runID, seq, err)
 		}
-		if seq >= 0 && seq < int64(len(out)) && out[seq].Seq == seq {
-			out[seq].Shared = sh
+		if i := seq - from; i >= 0 && i < int64(len(out)) && out[i].Seq == seq {
+			out[i].Shared = sh
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -81,7 +81,7 @@ func (s *Salvage) RunIDs(ctx context.Context) ([]string, error) {
 // ReadRows reads the run's rows as Store.ReadRows does, up to the damage
 // (polyloop.ReadLog reads it).
 func (s *Salvage) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
-	return readRows(ctx, s.db, s.crc, s.shared, runID)
+	return readRows(ctx, s.db, s.crc, s.shared, runID, 0, -1)
 }
 
 // RecordsWithoutChecksum is Store.RecordsWithoutChecksum.

@@ -53,15 +53,21 @@
 // refuses one more with 503. A sweep's page shows its samples table
 // StepsPerPage rows a page, and reads the ledger keeping only the rows up
 // to the page's end (sweep.SampleQuery.Limit). A run's page, its live
-// stream and a comparison fold the log keeping only the page's steps
-// (trajectory.LoadPage, BuildPage) and no conversation history, and a
-// comparison's diff walks the two runs side by side, so what a page holds
-// does not grow with the run (TestRunPageMemory: about 50 KB for page 1 of
-// a 100-step and of a 10,000-step run, 100 KB for a comparison); but a
-// page still reads the run's rows and records whole (Store.ReadRows), so
-// what it allocates, and holds at its peak, grows with the run: about 1.1
-// KB a step for a run's page (12.5 MB for 10,000 steps, 28 MB before the
-// paged fold), 3.3 KB for a comparison (checked at 1.5 and 4 KB a step).
+// stream and a comparison read the log a chunk of rows at a time
+// (Store.ReadRowsFrom, polyloop.StreamLog) and fold it as they read it,
+// keeping only the page's steps (trajectory.LoadPage, BuildPageStream) and
+// no conversation history; a comparison reads and folds its two runs side
+// by side, once (polyloop.DiffObserve); the runs list folds the logs of
+// its unfinished runs alike (for their totals). So what a page holds, and
+// what a request holds at its peak while it reads, do not grow with the
+// run (TestRunPageMemory: about 50 KB kept for page 1 of a 100-step and of
+// a 10,000-step run, 100 KB for a comparison; TestRequestPeakMemory: a
+// peak of about 115 KB for a run's page or its live stream, 205 KB for a
+// comparison, 70 KB for the list, at 1,000 and at 10,000 steps —
+// docs/design/0049). What a
+// request allocates in total, then drops, still grows with the run, as it
+// reads every row: about 1 KB a step for a run's page (11.3 MB for 10,000
+// steps), 3.3 KB for a comparison (checked at 1.5 and 4 KB a step).
 // The live stream splits every text at each line terminator an event
 // stream knows (CRLF, LF, CR) into data lines, so no text can end a field
 // and forge another (an end event, an id).

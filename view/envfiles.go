@@ -48,13 +48,16 @@ func lastStep(t *trajectory.Trajectory) int {
 // "step" names (default: the last step both have). Nil when the view has
 // no snapshot store or either run has no environment; an error for a step
 // parameter that is not one of both runs' steps.
-func (s *Server) envFilesOf(ctx context.Context, logs [2]polyloop.RunLog, ts [2]*trajectory.Trajectory, q url.Values, link func(step int) string) (*envFiles, error) {
+func (s *Server) envFilesOf(ctx context.Context, ids [2]string, ts [2]*trajectory.Trajectory, q url.Values, link func(step int) string) (*envFiles, error) {
 	if s.opts.Snapshots == nil {
 		return nil, nil
 	}
 	var descs [2]*polyloop.EnvDescription
-	for i, log := range logs {
-		snap, _ := log.Snapshot()
+	for i, t := range ts {
+		snap := t.Snapshot // the snapshot in force at the end of the log: the last override's, or the run's
+		if n := len(t.Overrides); n > 0 {
+			snap = t.Overrides[n-1].Snapshot
+		}
 		if snap.Environment == nil {
 			return nil, nil
 		}
@@ -79,10 +82,21 @@ func (s *Server) envFilesOf(ctx context.Context, logs [2]polyloop.RunLog, ts [2]
 	if f.Step < f.Last {
 		f.Next = link(f.Step + 1)
 	}
-	f.A, f.B = polyloop.EnvSnapshotAt(logs[0], f.Step), polyloop.EnvSnapshotAt(logs[1], f.Step)
+	// Each run's log read again as far as the step (a chunk at a time).
+	var refs [2]polyloop.EnvSnapshot
+	for i, id := range ids {
+		ref, err := polyloop.EnvSnapshotIn(polyloop.StreamLog(ctx, s.opts.Store, id), f.Step)
+		if err != nil {
+			s.opts.Logger.Error("view: environment files", "run", id, "step", f.Step, "err", err)
+			f.Err = "the run's log could not be read again: " + err.Error()
+			return f, nil
+		}
+		refs[i] = ref
+	}
+	f.A, f.B = refs[0], refs[1]
 	changes, err := envsnap.DiffRefs(ctx, s.opts.Snapshots, f.A, f.B)
 	if err != nil {
-		s.opts.Logger.Error("view: environment files", "a", logs[0].RunID, "b", logs[1].RunID, "step", f.Step, "err", err)
+		s.opts.Logger.Error("view: environment files", "a", ids[0], "b", ids[1], "step", f.Step, "err", err)
 		f.Err = "the snapshots could not be read: " + err.Error()
 		return f, nil
 	}

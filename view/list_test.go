@@ -126,6 +126,14 @@ func (c *countingStore) ReadRows(ctx context.Context, id string) ([]polyloop.Row
 	return c.Store.ReadRows(ctx, id)
 }
 
+// ReadRowsFrom counts a log read as it is folded once, at its first chunk.
+func (c *countingStore) ReadRowsFrom(ctx context.Context, id string, from int64, limit int) ([]polyloop.Row, error) {
+	if from == 0 {
+		c.reads.Add(1)
+	}
+	return c.Store.ReadRowsFrom(ctx, id, from, limit)
+}
+
 func (c *countingStore) ListRuns(ctx context.Context, f polyloop.RunFilter) ([]polyloop.RunSummary, error) {
 	runs, err := c.Store.ListRuns(ctx, f)
 	c.listed.Add(int64(len(runs)))

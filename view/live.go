@@ -178,17 +178,21 @@ func (f *follower) push(ctx context.Context) (stop bool) {
 }
 
 // pushRecords reads the log and sends what changed after *seq records in
-// page page of its steps, noting the model calls of the log in calls;
-// done when the run has finished. A run whose live holder came or went
-// (*running) gets its status again, though its log did not change.
+// page page of its steps, noting the model calls of the run's last step in
+// calls (a preview of any other call is pushed after the log is read
+// again); done when the run has finished. A run whose live holder came or
+// went (*running) gets its status again, though its log did not change.
+// The log is folded as it is read (trajectory.BuildPageStream): what a
+// push holds is the page, not the log.
 func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, page int, seq *int, calls map[string]bool, running *bool) (done bool, err error) {
-	log, err := polyloop.ReadLog(ctx, s.opts.Store, id)
+	t, err := trajectory.BuildPageStream(polyloop.StreamLog(ctx, s.opts.Store, id), trajectory.Page{Number: page, Per: s.opts.StepsPerPage})
 	if err != nil {
 		return false, err
 	}
-	for _, r := range log.Records {
-		if b, ok := r.Body.(*polyloop.ModelCallIntent); ok {
-			calls[b.CallID] = true
+	clear(calls)
+	if l := t.Last(); l != nil {
+		for _, c := range l.ModelCalls {
+			calls[c.CallID] = true
 		}
 	}
 	holder, err := trajectory.Holder(ctx, s.opts.Store, id)
@@ -196,12 +200,10 @@ func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, page i
 		return false, err
 	}
 	changed := (holder != nil) != *running // the last step's open executions read differently
-	if len(log.Records) <= *seq && !changed {
+	if t.Records <= *seq && !changed {
 		return false, nil
 	}
 	*running = holder != nil
-	log.RunID = id
-	t := trajectory.BuildPage(log, trajectory.Page{Number: page, Per: s.opts.StepsPerPage})
 	if holder != nil {
 		t.MarkRunning(*holder)
 	}
@@ -221,7 +223,7 @@ func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, page i
 	if err := s.pages.ExecuteTemplate(&status, "status", p); err != nil {
 		return false, err
 	}
-	*seq = len(log.Records)
+	*seq = t.Records
 	if err := sendEvent(w, "steps", *seq, steps.String()); err != nil {
 		return false, err
 	}

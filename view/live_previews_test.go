@@ -44,7 +44,8 @@ func previewOf(t *testing.T, e event) view.Preview {
 	return p
 }
 
-// readSignal is a store that signals each ReadLog.
+// readSignal is a store that signals each read of a log: a ReadRows, or
+// the first chunk of a stream (ReadRowsFrom).
 type readSignal struct {
 	*memstore.Store
 	reads chan struct{}
@@ -52,11 +53,23 @@ type readSignal struct {
 
 func (s *readSignal) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
 	log, err := s.Store.ReadRows(ctx, runID)
+	s.signal()
+	return log, err
+}
+
+func (s *readSignal) ReadRowsFrom(ctx context.Context, runID string, from int64, limit int) ([]polyloop.Row, error) {
+	rows, err := s.Store.ReadRowsFrom(ctx, runID, from, limit)
+	if from == 0 {
+		s.signal()
+	}
+	return rows, err
+}
+
+func (s *readSignal) signal() {
 	select {
 	case s.reads <- struct{}{}:
 	default:
 	}
-	return log, err
 }
 
 // TestLiveStreamsPreviews: a run driven in this process, its client

@@ -165,24 +165,30 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
-	var logs [2]polyloop.RunLog
-	for i, id := range ids {
-		log, err := polyloop.ReadLog(r.Context(), s.opts.Store, id)
-		if err == nil && log.Empty() {
-			err = fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
-		}
-		if err != nil {
-			s.fail(w, r, notFound(err), err)
-			return
-		}
-		log.RunID = id
-		logs[i] = log
-	}
 	// Each side keeps only the page's steps (its rows pair the runs' steps
-	// by their index: the page is the same page of both).
+	// by their index: the page is the same page of both). The two logs are
+	// read side by side as they are folded, a chunk of rows of each at a
+	// time, and each fold both compares its run's steps with the other's
+	// and builds its side's page: what the request holds is the page, not
+	// the runs.
+	ctx := r.Context()
 	tp := trajectory.Page{Number: max(page, 1), Per: s.opts.StepsPerPage}
-	p := &comparePage{Title: "Compare " + ids[0] + " and " + ids[1], A: trajectory.BuildPage(logs[0], tp), B: trajectory.BuildPage(logs[1], tp),
-		Diff: polyloop.DiffRuns(logs[0], logs[1]), Full: q.Get("full") == "1"}
+	ba, bb := trajectory.NewPageBuilder(ids[0], tp), trajectory.NewPageBuilder(ids[1], tp)
+	diff, ends, err := polyloop.DiffObserve(polyloop.StreamLog(ctx, s.opts.Store, ids[0]), polyloop.StreamLog(ctx, s.opts.Store, ids[1]), ba, bb)
+	if err == nil {
+		for i, end := range ends {
+			if end.Records == 0 {
+				err = fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, ids[i])
+				break
+			}
+		}
+	}
+	if err != nil {
+		s.fail(w, r, notFound(err), err)
+		return
+	}
+	ts := [2]*trajectory.Trajectory{ba.Trajectory(ends[0]), bb.Trajectory(ends[1])}
+	p := &comparePage{Title: "Compare " + ids[0] + " and " + ids[1], A: ts[0], B: ts[1], Diff: diff, Full: q.Get("full") == "1"}
 	step := q.Get("step")
 	link := func(n int) string { return compareURL(ids, n, p.Full, step) }
 	n := max(p.A.StepCount, p.B.StepCount)
@@ -194,7 +200,7 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 		p.DivURL = link(pageOf(d.Step-1, s.opts.StepsPerPage))
 	}
 	stepLink := func(n int) string { return compareURL(ids, p.Window.Page, p.Full, strconv.Itoa(n)) + "#files" }
-	if p.Files, err = s.envFilesOf(r.Context(), logs, [2]*trajectory.Trajectory{p.A, p.B}, q, stepLink); err != nil {
+	if p.Files, err = s.envFilesOf(ctx, ids, ts, q, stepLink); err != nil {
 		s.fail(w, r, http.StatusBadRequest, err)
 		return
 	}

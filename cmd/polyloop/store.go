@@ -131,6 +131,10 @@ func (s *absentStore) ReadRows(context.Context, string) ([]polyloop.Row, error) 
 	return nil, nil
 }
 
+func (s *absentStore) ReadRowsFrom(context.Context, string, int64, int) ([]polyloop.Row, error) {
+	return nil, nil
+}
+
 func (s *absentStore) ListRuns(context.Context, polyloop.RunFilter) ([]polyloop.RunSummary, error) {
 	return nil, nil
 }

@@ -89,7 +89,7 @@ type AckStore struct {
 	// Before and After, when set, run before the kth Append (k from 1) is
 	// handed to the store and after it returned (and was reported).
 	Before, After func(k int)
-	// AfterRead, when set, runs after each ReadRows.
+	// AfterRead, when set, runs after each ReadRows and ReadRowsFrom.
 	AfterRead func()
 }
 
@@ -113,6 +113,14 @@ func (s *AckStore) Append(ctx context.Context, runID string, records []polyloop.
 
 func (s *AckStore) ReadRows(ctx context.Context, runID string) ([]polyloop.Row, error) {
 	rows, err := s.Store.ReadRows(ctx, runID)
+	if s.AfterRead != nil {
+		s.AfterRead()
+	}
+	return rows, err
+}
+
+func (s *AckStore) ReadRowsFrom(ctx context.Context, runID string, from int64, limit int) ([]polyloop.Row, error) {
+	rows, err := s.Store.ReadRowsFrom(ctx, runID, from, limit)
 	if s.AfterRead != nil {
 		s.AfterRead()
 	}

@@ -52,6 +52,11 @@ func (c *capture) Append(_ context.Context, _ string, rows []polyloop.Row) error
 
 func (c *capture) ReadRows(context.Context, string) ([]polyloop.Row, error) { return c.rows, nil }
 
+func (c *capture) ReadRowsFrom(_ context.Context, _ string, from int64, limit int) ([]polyloop.Row, error) {
+	from = min(max(from, 0), int64(len(c.rows)))
+	return c.rows[from:min(from+int64(limit), int64(len(c.rows)))], nil
+}
+
 // Unchecked is what a durable store tells of the records it keeps without a
 // checksum.
 type Unchecked interface {

@@ -26,15 +26,23 @@ func LoadPage(ctx context.Context, st Store, id string, p Page) (*Trajectory, er
 }
 
 func load(ctx context.Context, st Store, id string, p *Page) (*Trajectory, error) {
-	log, err := polyloop.ReadLog(ctx, st, id)
+	var t *Trajectory
+	var err error
+	if p != nil { // read as it is folded: the page, not the log
+		t, err = buildStream(polyloop.StreamLog(ctx, st, id), p)
+	} else {
+		var log polyloop.RunLog
+		if log, err = polyloop.ReadLog(ctx, st, id); err == nil {
+			t = build(log, nil)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	if log.Empty() {
+	if t.Records == 0 {
 		return nil, fmt.Errorf("%w: %q", polyloop.ErrRunNotFound, id)
 	}
-	log.RunID = id
-	t := build(log, p)
+	t.RunID = id
 	if t.Children, err = st.ListRuns(ctx, polyloop.RunFilter{ParentRunID: id}); err != nil {
 		return nil, err
 	}

@@ -218,26 +218,58 @@ func BuildPage(log polyloop.RunLog, p Page) *Trajectory {
 	return build(log, &p)
 }
 
+// BuildPageStream is BuildPage of a log read as it is folded, a chunk of
+// rows at a time (polyloop.StreamLog): what it holds while it reads is
+// what the page keeps and one chunk, whatever the run's length. The error
+// is the stream's (a store's failure, a row that does not read).
+func BuildPageStream(s *polyloop.LogStream, p Page) (*Trajectory, error) {
+	return buildStream(s, &p)
+}
+
 func build(log polyloop.RunLog, p *Page) *Trajectory {
-	t := &Trajectory{RunID: log.RunID, Records: len(log.Records), Steps: []*Step{}, Totals: polyloop.ComputeTotals(log)}
-	b := builder{t: t, page: p}
-	_ = polyloop.ObserveLog(log, &b) // a break: the plan below says what it is
+	t, _ := buildStream(log.Stream(), p) // a log read: no read fails
+	return t
+}
+
+// buildStream projects one fold of the log (polyloop.ObserveStream), which
+// also gives the totals, the plan and the gates awaited.
+func buildStream(s *polyloop.LogStream, p *Page) (*Trajectory, error) {
+	b := &Builder{builder{t: &Trajectory{RunID: s.RunID(), Steps: []*Step{}}, page: p}}
+	end, err := polyloop.ObserveStream(s, b)
+	if err != nil {
+		return nil, err
+	}
+	return b.Trajectory(end), nil
+}
+
+// Builder builds the trajectory of one page of a log that another reader
+// folds — polyloop.DiffObserve, which folds two logs side by side for a
+// comparison: it is that fold's polyloop.LogObserver.
+type Builder struct{ builder }
+
+// NewPageBuilder is the Builder of page p of run runID (BuildPage's).
+func NewPageBuilder(runID string, p Page) *Builder {
+	return &Builder{builder{t: &Trajectory{RunID: runID, Steps: []*Step{}}, page: &p}}
+}
+
+// Trajectory is the trajectory once the fold has told the builder every
+// record and ended as end says.
+func (b *Builder) Trajectory(end polyloop.ObservedLog) *Trajectory {
+	t := b.t
 	b.done()
 	for _, s := range t.Steps { // the reply's order: actions settled at their gate come in last
 		slices.SortStableFunc(s.Actions, func(x, y *Action) int { return cmp.Compare(x.Index, y.Index) })
 	}
-	if n := len(log.Records); n > 0 {
-		t.UpdatedAt = log.Records[n-1].At
-	}
-	if t.Finished == nil && len(log.Records) > 0 {
-		plan, err := polyloop.PlanResume(log)
-		if err == nil {
-			t.Plan = &plan
-		} else {
-			t.PlanError = err.Error()
-		}
-		if s, err := polyloop.PendingGates(log); err == nil && len(s.Approvals)+len(s.Deliveries) > 0 {
-			t.Awaiting = s
+	t.Records, t.UpdatedAt, t.Totals = end.Records, end.LastAt, end.Totals
+	if t.Finished == nil && end.Records > 0 {
+		switch {
+		case end.Break != nil: // the plan says what breaks the log
+			t.PlanError = end.Break.Error()
+		default:
+			t.Plan = end.Plan
+			if s := end.Awaiting; len(s.Approvals)+len(s.Deliveries) > 0 {
+				t.Awaiting = s
+			}
 		}
 	}
 	return t
