@@ -185,6 +185,21 @@ func (f *follower) push(ctx context.Context) (stop bool) {
 // The log is folded as it is read (trajectory.BuildPageStream): what a
 // push holds is the page, not the log.
 func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, page int, seq *int, calls map[string]bool, running *bool) (done bool, err error) {
+	holder, err := trajectory.Holder(ctx, s.opts.Store, id)
+	if err != nil {
+		return false, err
+	}
+	changed := (holder != nil) != *running // the last step's open executions read differently
+	if *seq > 0 && !changed {
+		// A poll of a log that did not grow reads one row at most.
+		next, err := s.opts.Store.ReadRowsFrom(ctx, id, int64(*seq), 1)
+		if err != nil {
+			return false, err
+		}
+		if len(next) == 0 {
+			return false, nil
+		}
+	}
 	t, err := trajectory.BuildPageStream(polyloop.StreamLog(ctx, s.opts.Store, id), trajectory.Page{Number: page, Per: s.opts.StepsPerPage})
 	if err != nil {
 		return false, err
@@ -195,11 +210,6 @@ func (s *Server) pushRecords(ctx context.Context, w io.Writer, id string, page i
 			calls[c.CallID] = true
 		}
 	}
-	holder, err := trajectory.Holder(ctx, s.opts.Store, id)
-	if err != nil {
-		return false, err
-	}
-	changed := (holder != nil) != *running // the last step's open executions read differently
 	if t.Records <= *seq && !changed {
 		return false, nil
 	}
