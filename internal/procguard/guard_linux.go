@@ -33,12 +33,12 @@ type payload struct {
 // argument, for the copy of the command line the kernel shows.
 //
 // It first does it in place (scrub): CAP_SYS_PTRACE is dropped on every
-// thread, and the environment and arguments the kernel shows — the bytes
-// at the top of the stack that execve wrote — are overwritten, after Go's
-// environment and os.Args have been copied away from them. Where that
-// cannot be done (a program linked with cgo, whose threads Go cannot all
-// reach; /proc/self/mem not writable), it re-executes the program and does
-// not return; in the re-executed image it restores the environment and
+// thread (in a program linked with cgo, by a C constructor before the
+// first thread is started: load_cgo.go), and the environment and arguments
+// the kernel shows — the bytes at the top of the stack that execve wrote —
+// are overwritten, after Go's environment and os.Args have been copied
+// away from them. Where that cannot be done (/proc/self/mem not writable),
+// it re-executes the program and does not return; in the re-executed image it restores the environment and
 // os.Args. When neither can be done (no /proc/self/exe), the process goes
 // on as it is, non-dumpable, and the error says what could not be done.
 func Guard(redact func(arg string) string) error {
@@ -61,8 +61,10 @@ func scrub(redact func(string) string) error {
 	if reexecForced {
 		return errors.New("procguard: re-execution forced")
 	}
-	if err := dropPtraceEverywhere(); err != nil {
-		return err
+	if !droppedAtLoad {
+		if err := dropPtraceEverywhere(); err != nil {
+			return err
+		}
 	}
 	argStart, argEnd, envStart, envEnd, err := blocks()
 	if err != nil {
@@ -155,7 +157,9 @@ func blocks() (argStart, argEnd, envStart, envEnd int64, err error) {
 
 // dropPtraceEverywhere is dropPtrace on every thread of the process
 // (syscall.AllThreadsSyscall), so that whichever thread starts a child
-// gives it no CAP_SYS_PTRACE. It fails in a program linked with cgo.
+// gives it no CAP_SYS_PTRACE; the permitted and effective sets lose it
+// too, as a re-executed image would. It fails in a program linked with
+// cgo.
 func dropPtraceEverywhere() error {
 	if _, _, e := syscall.AllThreadsSyscall(syscall.SYS_PRCTL, unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0); e == syscall.ENOTSUP {
 		return errors.New("procguard: cannot reach every thread (cgo)")
@@ -163,8 +167,10 @@ func dropPtraceEverywhere() error {
 	_, _, _ = syscall.AllThreadsSyscall6(syscall.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_LOWER, unix.CAP_SYS_PTRACE, 0, 0, 0)
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
-	if unix.Capget(&hdr, &data[0]) == nil && data[unix.CAP_SYS_PTRACE/32].Inheritable&(1<<(unix.CAP_SYS_PTRACE%32)) != 0 {
-		data[unix.CAP_SYS_PTRACE/32].Inheritable &^= 1 << (unix.CAP_SYS_PTRACE % 32)
+	if unix.Capget(&hdr, &data[0]) == nil {
+		bit := uint32(1) << (unix.CAP_SYS_PTRACE % 32)
+		d := &data[unix.CAP_SYS_PTRACE/32]
+		d.Inheritable, d.Permitted, d.Effective = d.Inheritable&^bit, d.Permitted&^bit, d.Effective&^bit
 		_, _, _ = syscall.AllThreadsSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
 	}
 	return nil
