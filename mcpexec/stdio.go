@@ -23,7 +23,7 @@ import (
 // server's stdin, waits up to terminate for it to exit, then sends SIGTERM
 // to its group, waits again, and sends SIGKILL. Whenever the server exits,
 // on its own or so, whatever it left in its group is killed; and if this
-// process dies, the group's watchdog kills the whole group.
+// process dies, its watchdog kills the whole group.
 type stdioTransport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration

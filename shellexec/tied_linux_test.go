@@ -17,7 +17,7 @@ import (
 
 // TestCommandDiesWithItsDriver: SIGKILL of the process driving a command
 // (no code of it runs after) ends the command's whole process group — the
-// shell, a child it started, the group's watchdog — so a resumed run's
+// shell, a child it started, and the watchdog sees it all — so a resumed run's
 // replay never runs beside it. It holds whatever the driver inherited: a
 // SIGHUP ignored (nohup, tmux scripts, CI runners) changes nothing, nor
 // does a shell or child that ignores SIGHUP, nor who adopts the orphans (a
@@ -71,7 +71,7 @@ func killedDriverLeavesNothing(t *testing.T, command string, ignoreHUP bool) {
 	_ = driver.Wait()
 	waitGone(t, shell)
 	waitGone(t, child)
-	waitGone(t, pgid) // the watchdog
+	waitGone(t, pgid) // the group id: the shell, which leads the group
 	if left := groupMembers(pgid); len(left) > 0 {
 		t.Fatalf("processes %v of the command's group %d are left", left, pgid)
 	}
