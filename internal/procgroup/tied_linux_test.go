@@ -98,7 +98,6 @@ func TestKilledWatchdogIsReplaced(t *testing.T) {
 	watchdog := readPID(t, filepath.Join(dir, "watchdog.pid"))
 	shell := readPID(t, filepath.Join(dir, "shell.pid"))
 	t.Cleanup(func() { _ = syscall.Kill(-shell, syscall.SIGKILL) })
-	time.Sleep(50 * time.Millisecond) // let the new watchdog read what it is told; it is read in order anyway
 	if err := d.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
