@@ -32,9 +32,11 @@
 // the group (SIGTERM, then SIGKILL, Options.TerminateTimeout apart), and
 // when the server exits, on its own or so, whatever it left in its group
 // is killed. The group is tied to the life of the program that started
-// the server: if it is killed (kill -9, a crash), the group's watchdog, a
-// /bin/sh reading a pipe only that program holds open, kills the whole
-// group, whatever signal dispositions the program inherited (nohup). A
+// the server: if it is killed (kill -9, a crash), the program's watchdog,
+// a /bin/sh reading a pipe only that program holds open, kills the whole
+// group, whatever signal dispositions the program inherited (nohup). The
+// server is started through /bin/sh, which waits until the watchdog knows
+// the group and then executes the server in its place. A
 // process that leaves the group on purpose (setsid) escapes this.
 //
 // # Replay policy

@@ -15,7 +15,7 @@ import (
 )
 
 // TestStdioServerLeadsItsOwnGroup: a stdio server is not in this process's
-// group (it is in a group of its own, led by the group's watchdog), so a terminal's Ctrl-C to the foreground group does not reach it;
+// group (it is in a group of its own, which it leads), so a terminal's Ctrl-C to the foreground group does not reach it;
 // and Close ends the whole group: a child the server started, which a
 // closed stdin does not end, is killed too.
 func TestStdioServerLeadsItsOwnGroup(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 // server's stdin, waits up to terminate for it to exit, then sends SIGTERM
 // to its group, waits again, and sends SIGKILL. Whenever the server exits,
 // on its own or so, whatever it left in its group is killed; and if this
-// process dies, the group's watchdog kills the whole group.
+// process dies, its watchdog kills the whole group.
 type stdioTransport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration
@@ -73,15 +73,11 @@ type server struct {
 func (s *server) Write(p []byte) (int, error) { return s.stdin.Write(p) }
 
 // reap waits for the server to exit, kills what it left in its group, and
-// reaps it and the group's watchdog. Where the exit can be awaited without
-// reaping (Linux), the group is killed first, so that Wait does not wait
-// for a leftover process holding the server's stderr.
+// reaps it (Group.Wait). Where the exit can be awaited without reaping
+// (Linux), the group is killed first, so that Wait does not wait for a
+// leftover process holding the server's stderr.
 func (s *server) reap() {
-	if procgroup.WaitExited(s.cmd.Process.Pid) {
-		s.group.Signal(syscall.SIGKILL)
-	}
-	s.waitErr = s.cmd.Wait()
-	s.group.Close()
+	s.waitErr = s.group.Wait()
 	close(s.exited)
 }
 

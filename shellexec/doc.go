@@ -38,14 +38,18 @@
 //
 // On unix the group is also tied to the life of the process that runs
 // Execute, so that a command does not go on after that process is killed
-// (kill -9, a crash), beside the replay of a resumed run: the group is led
-// by a watchdog, a /bin/sh that reads a pipe whose write end only that
-// process holds; when the process dies the kernel closes the pipe, and the
-// watchdog kills the whole group with SIGKILL. This holds whatever signal
-// dispositions the process inherited (a SIGHUP ignored under nohup, tmux
-// scripts or CI runners) and whoever adopts its orphans. What still escapes:
-// a process that leaves the group (setsid). This costs one more process
-// start per action.
+// (kill -9, a crash), beside the replay of a resumed run: the process has
+// one watchdog (internal/procgroup), a /bin/sh started with its first
+// command that reads a pipe whose write end only that process holds, and
+// is told of each command's group as it starts and ends; when the process
+// dies the kernel closes the pipe, and the watchdog kills every live group
+// with SIGKILL. The shell runs nothing before the watchdog knows its group
+// (it first reads a go-ahead on descriptor 3, then closes it). This holds
+// whatever signal dispositions the process inherited (a SIGHUP ignored
+// under nohup, tmux scripts or CI runners) and whoever adopts its orphans.
+// What still escapes: a process that leaves the group (setsid). No process
+// is started per action beside the shell. Shell must accept POSIX sh
+// syntax (read, exec, ||) before the command.
 //
 // # Environment
 //

@@ -2,8 +2,10 @@ package shellexec_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/polyloop/polyloop/shellexec"
@@ -13,8 +15,9 @@ import (
 // variable's value) in the working directory driverDirEnv names, as
 // polyloop would, so that a test can kill it: see tied_linux_test.go.
 const (
-	driverEnv    = "SHELLEXEC_TEST_DRIVER"
-	driverDirEnv = "SHELLEXEC_TEST_DRIVER_DIR"
+	driverEnv      = "SHELLEXEC_TEST_DRIVER"
+	driverDirEnv   = "SHELLEXEC_TEST_DRIVER_DIR"
+	driverCountEnv = "SHELLEXEC_TEST_DRIVER_COUNT" // that many commands at once (default 1)
 )
 
 func TestMain(m *testing.M) {
@@ -24,7 +27,17 @@ func TestMain(m *testing.M) {
 	}
 	e, err := shellexec.New(shellexec.Options{Dir: os.Getenv(driverDirEnv), Shell: "sh"})
 	if err == nil {
-		_, err = e.Execute(context.Background(), code(command))
+		n, _ := strconv.Atoi(os.Getenv(driverCountEnv))
+		errs := make(chan error, max(n, 1))
+		for range max(n, 1) {
+			go func() {
+				_, err := e.Execute(context.Background(), code(command))
+				errs <- err
+			}()
+		}
+		for range max(n, 1) {
+			err = errors.Join(err, <-errs)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

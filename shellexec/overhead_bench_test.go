@@ -4,9 +4,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/polyloop/polyloop/internal/procgroup"
 	"github.com/polyloop/polyloop/shellexec"
 )
 
@@ -22,12 +25,15 @@ import (
 //   - fork-exec/sh-group: the floor in a new process group with its output
 //     through a pipe, as shellexec starts a command;
 //   - execute/sh and execute/bash: Executor.Execute of code "true" with
-//     Shell sh and bash (the process group, its sentinel on Linux, the
-//     output capture and the outcome); execute/sh-done-sentinel with a
-//     DoneSentinel, which the capture looks for in the output.
+//     Shell sh and bash (the process group, its tie to the process's
+//     watchdog, the output capture and the outcome); execute/sh-done-sentinel
+//     with a DoneSentinel, which the capture looks for in the output.
 //
 // Beside the time, each reports the CPU time of the processes it started
-// (user and system, from getrusage of the reaped children) per operation.
+// (user and system, from getrusage of the reaped children) per operation;
+// for execute, the CPU the process's shared watchdog (internal/procgroup,
+// never reaped while the process lives) spent meanwhile is added, read
+// from /proc/PID/schedstat.
 //
 //	go test -run '^$' -bench ShellAction -count 5 ./shellexec
 func BenchmarkShellAction(b *testing.B) {
@@ -76,7 +82,10 @@ func BenchmarkShellAction(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
-			defer childCPU(b)()
+			if _, err := e.Execute(ctx, code("true")); err != nil { // the watchdog starts
+				b.Fatal(err)
+			}
+			defer childAndWatchdogCPU(b)()
 			for b.Loop() {
 				if out, err := e.Execute(ctx, code("true")); err != nil || out.Observation != "" {
 					b.Fatalf("%+v, %v", out, err)
@@ -103,6 +112,35 @@ func childCPU(b *testing.B) func() {
 	return func() {
 		b.ReportMetric(float64(childRusage(b)-before)/1e3/float64(b.N), "child-cpu-µs/op")
 	}
+}
+
+// childAndWatchdogCPU is childCPU with the CPU time the shared watchdog
+// spent meanwhile added, and reported alone as watchdog-cpu-µs/op.
+func childAndWatchdogCPU(b *testing.B) func() {
+	pid := procgroup.WatchdogPID()
+	if pid == 0 {
+		b.Fatal("no watchdog")
+	}
+	children, watchdog := childRusage(b), schedCPU(b, pid)
+	return func() {
+		w := float64(schedCPU(b, pid)-watchdog) / 1e3 / float64(b.N)
+		b.ReportMetric(float64(childRusage(b)-children)/1e3/float64(b.N)+w, "child-cpu-µs/op")
+		b.ReportMetric(w, "watchdog-cpu-µs/op")
+	}
+}
+
+// schedCPU is the CPU time process pid has run, in ns (the first field of
+// /proc/PID/schedstat).
+func schedCPU(b *testing.B, pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns, err := strconv.ParseInt(strings.Fields(string(data))[0], 10, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ns
 }
 
 // childRusage is the user and system time of the reaped children, in ns.

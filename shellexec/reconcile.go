@@ -84,16 +84,14 @@ func (e *Executor) reconcileOutput(ctx context.Context, env []string) ([]byte, e
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(e.opts.Shell, "-c", e.opts.Reconcile)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = e.opts.Dir, env, &limited{&stdout}, &limited{&stderr}
-	group, err := procgroup.StartTied(cmd)
+	group, err := procgroup.StartTiedShell(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("shellexec: reconcile: cannot start the shell %q: %w", e.opts.Shell, err)
 	}
-	defer group.Close()
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- group.Wait() }() // the shell exited: what it left in its group is killed
 	select {
 	case err = <-done:
-		group.Signal(syscall.SIGKILL)
 	case <-ctx.Done():
 		group.Signal(syscall.SIGKILL)
 		<-done

@@ -36,12 +36,11 @@ func (e *Executor) runEnv(ctx context.Context, command string, env []string) (po
 	}
 	defer r.Close()
 	cmd := e.command(command, w, env)
-	group, err := procgroup.StartTied(cmd)
+	group, err := procgroup.StartTiedShell(cmd)
 	w.Close()
 	if err != nil {
 		return envError("cannot start the shell %q: %v", e.opts.Shell, err), nil
 	}
-	defer group.Close()
 	out := newCapture(e.opts.OutputLimit, e.opts.DoneSentinel)
 	copied := make(chan struct{})
 	go func() {
@@ -78,12 +77,12 @@ func (e *Executor) command(command string, out *os.File, env []string) *exec.Cmd
 
 // wait waits for the shell to end, killing its process group when the
 // timeout passes or ctx is done, and in every case once the shell has
-// exited, so that nothing of the action survives it. It returns ctx's error
-// when ctx ended the command.
+// exited (Group.Wait), so that nothing of the action survives it. It
+// returns ctx's error when ctx ended the command.
 func (e *Executor) wait(ctx context.Context, cmd *exec.Cmd, group *procgroup.Group) (ended, error) {
 	exited := make(chan struct{})
 	go func() {
-		_ = cmd.Wait() // the state is in cmd.ProcessState; a non-zero exit is not our error
+		_ = group.Wait() // the state is in cmd.ProcessState; a non-zero exit is not our error
 		close(exited)
 	}()
 	timer := time.NewTimer(e.opts.Timeout)
@@ -97,11 +96,10 @@ func (e *Executor) wait(ctx context.Context, cmd *exec.Cmd, group *procgroup.Gro
 	case <-ctx.Done():
 		ctxErr = ctx.Err()
 	}
-	group.Signal(syscall.SIGKILL) // the timeout or ctx: stop the shell; exited: kill what it left
-	<-exited
 	if ctxErr != nil || end.timedOut {
-		group.Signal(syscall.SIGKILL) // the shell is gone now; anything still in its group goes too
+		group.Signal(syscall.SIGKILL) // stop the shell and its group; Wait kills what is left once it exited
 	}
+	<-exited
 	end.state = cmd.ProcessState
 	return end, ctxErr
 }

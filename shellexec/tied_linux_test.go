@@ -17,7 +17,7 @@ import (
 
 // TestCommandDiesWithItsDriver: SIGKILL of the process driving a command
 // (no code of it runs after) ends the command's whole process group — the
-// shell, a child it started, the group's watchdog — so a resumed run's
+// shell, a child it started, and the watchdog sees it all — so a resumed run's
 // replay never runs beside it. It holds whatever the driver inherited: a
 // SIGHUP ignored (nohup, tmux scripts, CI runners) changes nothing, nor
 // does a shell or child that ignores SIGHUP, nor who adopts the orphans (a
@@ -71,7 +71,7 @@ func killedDriverLeavesNothing(t *testing.T, command string, ignoreHUP bool) {
 	_ = driver.Wait()
 	waitGone(t, shell)
 	waitGone(t, child)
-	waitGone(t, pgid) // the watchdog
+	waitGone(t, pgid) // the group id: the shell, which leads the group
 	if left := groupMembers(pgid); len(left) > 0 {
 		t.Fatalf("processes %v of the command's group %d are left", left, pgid)
 	}
@@ -146,4 +146,127 @@ func TestThreadExitsDoNotKillCommands(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestSharedWatchdogKillsEveryGroup: the driving process has one watchdog
+// for all its commands (design record 0051), not one per command: four
+// commands at once, each in its own group with a child, are four groups
+// and one watchdog among the driver's children; SIGKILL of the driver,
+// under an ignored SIGHUP, kills all four groups and leaves nothing.
+func TestSharedWatchdogKillsEveryGroup(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver := exec.Command("/bin/sh", "-c", `trap '' HUP; exec "$0"`, exe)
+	driver.Env = append(os.Environ(), driverEnv+"=echo 0 > child.$$; sleep 600 & echo $! > child.$$; wait",
+		driverDirEnv+"="+dir, driverCountEnv+"="+strconv.Itoa(n))
+	if err := driver.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var shells, children []int
+	deadline := time.Now().Add(10 * time.Second)
+	for len(shells) < n {
+		if time.Now().After(deadline) {
+			driver.Process.Kill()
+			t.Fatalf("%d commands started, want %d", len(shells), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+		names, _ := filepath.Glob(filepath.Join(dir, "child.*"))
+		shells, children = nil, nil
+		for _, name := range names {
+			b, _ := os.ReadFile(name)
+			child, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil || child == 0 {
+				break
+			}
+			shell, _ := strconv.Atoi(strings.TrimPrefix(filepath.Ext(name), "."))
+			shells, children = append(shells, shell), append(children, child)
+		}
+	}
+	t.Cleanup(func() {
+		for _, pid := range append(shells, children...) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	groups := map[int]bool{}
+	for i, shell := range shells {
+		pgid, err := syscall.Getpgid(shell)
+		if err != nil || pgid != shell {
+			t.Fatalf("the shell %d is in group %d (%v): want a group it leads", shell, pgid, err)
+		}
+		if cg, err := syscall.Getpgid(children[i]); err != nil || cg != pgid {
+			t.Fatalf("the child %d is in group %d (%v), want %d", children[i], cg, err, pgid)
+		}
+		groups[pgid] = true
+	}
+	if len(groups) != n {
+		t.Fatalf("%d groups for %d commands", len(groups), n)
+	}
+	var others []int // the driver's children that are not the commands' shells
+	for _, pid := range childrenOf(driver.Process.Pid) {
+		if !groups[pid] {
+			others = append(others, pid)
+		}
+	}
+	if len(others) != 1 {
+		t.Fatalf("the driver has %d processes beside its %d commands (%v), want one watchdog", len(others), n, others)
+	}
+	watchdog := others[0]
+	if !sigIgnored(t, driver.Process.Pid, syscall.SIGHUP) {
+		t.Fatal("the driver does not ignore SIGHUP: the test does not test what it says")
+	}
+	if err := driver.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = driver.Wait()
+	for pgid := range groups {
+		waitGone(t, pgid)
+	}
+	for _, child := range children {
+		waitGone(t, child)
+	}
+	waitGone(t, watchdog)
+	for pgid := range groups {
+		if left := groupMembers(pgid); len(left) > 0 {
+			t.Fatalf("processes %v of the command's group %d are left", left, pgid)
+		}
+	}
+}
+
+// childrenOf lists the live children of process pid.
+func childrenOf(pid int) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(stat), ')')
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) && !gone(child) {
+			pids = append(pids, child)
+		}
+	}
+	return pids
+}
+
+// TestGoAheadIsInvisible: the go-ahead a command waits for (its descriptor
+// 3 and the line before its script) leaves no trace the command sees: the
+// descriptor is closed and the script's line numbers are its own.
+func TestGoAheadIsInvisible(t *testing.T) {
+	t.Parallel()
+	e := newExec(t, shellexec.Options{Shell: "sh"})
+	out := execute(t, e, code("if [ -e /proc/$$/fd/3 ]; then echo open; else echo closed; fi\nnosuchcommand_xyz"))
+	if want := "[exit code 127]\nclosed\nsh: 2: nosuchcommand_xyz: not found\n"; out.Observation != want {
+		t.Fatalf("observation %q, want %q", out.Observation, want)
+	}
 }

@@ -23,8 +23,14 @@ func StartTied(cmd *exec.Cmd) (*Group, error) {
 	return &Group{Pgid: cmd.Process.Pid, cmd: cmd}, nil
 }
 
+// StartTiedShell is StartTied.
+func StartTiedShell(cmd *exec.Cmd) (*Group, error) { return StartTied(cmd) }
+
 // Signal kills the command: there are no other signals here.
 func (g *Group) Signal(syscall.Signal) { _ = g.cmd.Process.Kill() }
 
-// Close does nothing here.
-func (g *Group) Close() {}
+// Wait waits for the command.
+func (g *Group) Wait() error { return g.cmd.Wait() }
+
+// WatchdogPID is 0: there is no watchdog here.
+func WatchdogPID() int { return 0 }

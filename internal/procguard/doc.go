@@ -5,21 +5,28 @@
 // them through /proc/$PPID (environ, cmdline, mem) and write them into an
 // observation.
 //
-// On Linux, Guard, called first in main, re-executes the program once,
-// with the same pid:
+// On Linux, Guard, called first in main, makes sure that:
 //
 //   - its environment as the kernel shows it (/proc/PID/environ, the block
-//     given to execve) holds only an allow-list of harmless variables; the
-//     others reach the new image through a memory file descriptor and are
-//     set again in its environment (os.Getenv sees them all);
+//     given to execve) holds only an allow-list of harmless variables
+//     (the others' entries are overwritten with NULs), while os.Getenv
+//     sees them all;
 //   - its command line as the kernel shows it (/proc/PID/cmdline, readable
 //     by every local user) has its passwords masked by the caller's
 //     redact; os.Args is the real one;
-//   - CAP_SYS_PTRACE is dropped from its capability bounding set (and from
-//     its inheritable and ambient sets), so that neither it nor anything it
-//     starts has it: a root child could otherwise read its memory;
+//   - CAP_SYS_PTRACE is dropped from the capability bounding set (and from
+//     the inheritable and ambient sets) of every thread, so that nothing
+//     it starts has it: a root child could otherwise read its memory;
 //   - it is made non-dumpable (PR_SET_DUMPABLE 0): /proc/PID/mem, environ
 //     and the rest need CAP_SYS_PTRACE of a process of the same user.
+//
+// It does this in place: Go's copies of the environment and arguments are
+// moved off the block execve wrote, the block is rewritten through
+// /proc/self/mem, and the capability calls reach every thread
+// (syscall.AllThreadsSyscall). Where that cannot be done (a program linked
+// with cgo), it re-executes the program once, with the same pid, the
+// hidden variables handed to the new image through a memory file
+// descriptor, from a thread without CAP_SYS_PTRACE.
 //
 // What stays within reach, and why an environment (a sandbox, a container)
 // is the answer to it, is in docs/design/0037-hostile-input.md: the memory
