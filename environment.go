@@ -260,6 +260,15 @@ type ExecResult struct {
 // same blobs. The empty value means "no snapshot".
 type EnvSnapshot string
 
+// Short is the reference cut for people: "sha256:" and 12 hex digits,
+// followed by "…" when something was cut.
+func (r EnvSnapshot) Short() string {
+	if n := len("sha256:") + 12; len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return string(r)
+}
+
 // Errors of the environment seam. Test for them with errors.Is.
 var (
 	// ErrEnvFailed marks every failure after which the environment cannot

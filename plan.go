@@ -230,7 +230,7 @@ func (st *logState) planBatch(p *ResumePlan) {
 		p.Action, p.Attempt, p.ActionID, p.Tool = PlanRestoreAndReplay, restore.Attempt+1, restore.ActionID, restore.Action.Tool
 		p.EnvSnapshot = restore.EnvSnapshot
 		p.Reason = fmt.Sprintf("action %s has an intent but no outcome; its policy is restore_and_replay (it acts only inside the run's environment, which has no network), so the environment is restored to %s, the snapshot its intent names, and it runs again",
-			restore.ActionID, shortRef(restore.EnvSnapshot))
+			restore.ActionID, restore.EnvSnapshot.Short())
 	case first != nil:
 		p.Action, p.Attempt, p.ActionID, p.Tool = PlanReplayAction, first.Attempt+1, first.ActionID, first.Action.Tool
 		p.Idempotent = idempotent
@@ -284,11 +284,3 @@ func replayReason(p *ResumePlan, idempotent bool) string {
 	return fmt.Sprintf("actions %s have intents but no outcome%s, so they run again", strings.Join(p.Unknown, ", "), why)
 }
 
-// shortRef is a snapshot reference cut for people: "sha256:" and 12 hex
-// digits.
-func shortRef(ref EnvSnapshot) string {
-	if len(ref) > len("sha256:")+12 {
-		return string(ref[:len("sha256:")+12])
-	}
-	return string(ref)
-}

@@ -299,7 +299,7 @@ func (q SampleQuery) order(kept []Sample) []Sample {
 		kb, okb := key(b)
 		switch {
 		case !oka || !okb:
-			return cmp.Compare(b2i(!oka), b2i(!okb)) // without a value: last
+			return cmp.Compare(CountTrue(!oka), CountTrue(!okb)) // without a value: last
 		case q.Desc:
 			return ka.compare(kb) * -1
 		}
@@ -363,9 +363,13 @@ func (q SampleQuery) sortKey() func(Sample) (sortValue, bool) {
 	return nil
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
+// CountTrue is how many of bs are true.
+func CountTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
 	}
-	return 0
+	return n
 }

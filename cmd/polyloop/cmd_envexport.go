@@ -112,7 +112,7 @@ func (a *app) envExport(ctx context.Context, runID string, step int, from, dir s
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stderr, "exported %s of run %s (snapshot %s) to %s\n", from, runID, shortSnap(ref), dir)
+	fmt.Fprintf(a.stderr, "exported %s of run %s (snapshot %s) to %s\n", from, runID, ref.Short(), dir)
 	return nil
 }
 

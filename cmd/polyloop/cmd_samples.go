@@ -74,7 +74,7 @@ func (a *app) samples(ctx context.Context, f *samplesFlags) error {
 	if f.sweep == "" {
 		return errors.New("--sweep NAME is required")
 	}
-	if n := btoi(f.json) + btoi(f.csv) + btoi(f.parquet != ""); n > 1 {
+	if n := sweep.CountTrue(f.json, f.csv, f.parquet != ""); n > 1 {
 		return errors.New("--json, --csv and --parquet exclude each other")
 	}
 	ss, closeStore, err := a.openSweeps(ctx, f.sweep)
@@ -121,13 +121,6 @@ func (a *app) sweepNotFound(name string, err error) error {
 		return fmt.Errorf("no sweep %q in %s (polyloop sweep SWEEP.yaml records one)", name, dsn.Redact(a.store))
 	}
 	return err
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // sampleColumns are the columns of the CSV and Parquet tables, the score

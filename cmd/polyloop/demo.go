@@ -280,7 +280,7 @@ func recordLine(r polyloop.Record) string {
 	case *polyloop.ActionIntent:
 		line := fmt.Sprintf("action_intent      step %d %s attempt %d %s: %s", b.Step, b.ActionID, b.Attempt, b.Replay, describeAction(&b.Action, 50))
 		if b.EnvSnapshot != "" {
-			line += " (from snapshot " + shortSnap(b.EnvSnapshot) + ")"
+			line += " (from snapshot " + b.EnvSnapshot.Short() + ")"
 		}
 		return line
 	case *polyloop.StepCompleted:

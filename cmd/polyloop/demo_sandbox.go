@@ -155,16 +155,9 @@ func (a *app) demoShowJournal(ctx context.Context, cfg *agentfile.Config, log po
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "\n== 6. /work/journal.txt in the sandbox, as the run's last snapshot (%s) holds it\n", shortSnap(ref))
+	fmt.Fprintf(a.stdout, "\n== 6. /work/journal.txt in the sandbox, as the run's last snapshot (%s) holds it\n", ref.Short())
 	for _, line := range strings.Split(strings.TrimRight(string(res.Stdout), "\n"), "\n") {
 		fmt.Fprintf(a.stdout, "   | %s\n", line)
 	}
 	return nil
-}
-
-func shortSnap(ref polyloop.EnvSnapshot) string {
-	if len(ref) > 19 {
-		return string(ref[:19]) + "…"
-	}
-	return string(ref)
 }
