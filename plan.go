@@ -283,4 +283,3 @@ func replayReason(p *ResumePlan, idempotent bool) string {
 	}
 	return fmt.Sprintf("actions %s have intents but no outcome%s, so they run again", strings.Join(p.Unknown, ", "), why)
 }
-
