@@ -74,3 +74,22 @@ sleep 0.2`, secret)
 		}
 	}
 }
+
+// TestExecMissingDir: an Exec in a directory that does not exist says so
+// (not "fork/exec /bin/sh: no such file or directory").
+func TestExecMissingDir(t *testing.T) {
+	p, _ := newProvider(t)
+	ctx := context.Background()
+	e, err := p.Create(ctx, polyloop.EnvSpec{RunID: "missing-dir", Image: "busybox"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Destroy(ctx)
+	r, err := e.Exec(ctx, polyloop.ExecRequest{Argv: []string{"sh", "-c", "true"}, Dir: "/no/such/dir"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ExitCode == 0 || !strings.Contains(string(r.Stderr), "/no/such/dir") {
+		t.Errorf("Exec in a missing directory = exit %d, stderr %q; want a failure naming the directory", r.ExitCode, r.Stderr)
+	}
+}
