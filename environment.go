@@ -165,7 +165,9 @@ type EnvSpec struct {
 	// Mounts are host paths visible read-only inside.
 	Mounts []EnvMount
 	// WorkDir is the working directory of an Exec that names none ("/"
-	// when empty).
+	// when empty). Create makes it (and its missing parents, as the
+	// environment's root user, mode 0755) when the image does not hold it,
+	// as Docker does; an environment From a snapshot has the snapshot's.
 	WorkDir string
 	// From, when set, creates the environment with that snapshot's
 	// filesystem (a resumed or forked run).

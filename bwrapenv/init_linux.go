@@ -295,6 +295,10 @@ func (s *initServer) exec(id uint64, r *execRequest) *execResult {
 		if errors.Is(err, fs.ErrNotExist) {
 			code = 127
 		}
+		if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
+			// Go names the program when the chdir before it failed.
+			err = fmt.Errorf("working directory %s: %w", dir, fs.ErrNotExist)
+		}
 		return &execResult{ExitCode: code, Stderr: []byte(err.Error() + "\n")}
 	}
 	run := &running{pid: cmd.Process.Pid}

@@ -167,15 +167,38 @@ func (p *Provider) create(ctx context.Context, spec polyloop.EnvSpec, desc polyl
 	if err := e.boot(ctx, m); err != nil {
 		return nil, err
 	}
+	// A working directory the image lacks is made, as Docker makes one
+	// (polyloop.EnvSpec.WorkDir); one From a snapshot is the snapshot's.
+	madeWorkDir := m == nil && spec.WorkDir != "" && !imageHasDir(im.rootfs, spec.WorkDir)
+	if madeWorkDir {
+		if err := e.copyIn(ctx, path.Clean(spec.WorkDir), emptyTar); err != nil {
+			return nil, fmt.Errorf("make the working directory %s: %w", spec.WorkDir, err)
+		}
+	}
 	if m == nil && len(spec.Files) > 0 {
 		if err := e.copyFiles(ctx, spec.Files); err != nil {
 			return nil, err
 		}
 	}
-	e.pristine.Store(m == nil && len(spec.Files) == 0 && len(spec.Mounts) == 0)
+	e.pristine.Store(m == nil && len(spec.Files) == 0 && len(spec.Mounts) == 0 && !madeWorkDir)
 	ok = true
 	return e, nil
 }
+
+// imageHasDir reports whether the image's root filesystem holds the
+// directory dir (resolved inside it).
+func imageHasDir(rootfs, dir string) bool {
+	root, err := os.OpenRoot(rootfs)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	st, err := root.Stat("." + path.Clean(dir))
+	return err == nil && st.IsDir()
+}
+
+// emptyTar is a tar stream with no entry.
+var emptyTar = make([]byte, 1024)
 
 func cloneSpec(s polyloop.EnvSpec) polyloop.EnvSpec {
 	s.Files = append([]polyloop.EnvFile(nil), s.Files...)

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/polyloop/polyloop"
@@ -34,12 +36,19 @@ func (e *environment) Snapshot(ctx context.Context) (polyloop.EnvSnapshot, error
 	if err != nil {
 		return "", fail("snapshot", e.spec.RunID, err)
 	}
+	if scanHook != nil {
+		scanHook("scanned")
+	}
 	ref, err := e.writer.Write(ctx, scanned)
 	if err != nil {
 		return "", fail("snapshot", e.spec.RunID, err)
 	}
 	return ref, nil
 }
+
+// scanHook, when set (by tests), runs after the Engine listed the changes
+// ("listed") and after the scan ("scanned"), before the files are read.
+var scanHook func(stage string)
 
 func (e *environment) skipped(p string) bool {
 	for _, s := range e.skip {
@@ -55,6 +64,9 @@ func (e *environment) scan(ctx context.Context) ([]envsnap.Scanned, error) {
 	if err != nil {
 		return nil, err
 	}
+	if scanHook != nil {
+		scanHook("listed")
+	}
 	var out []envsnap.Scanned
 	for _, ch := range diff.Changes {
 		p := path.Clean(ch.Path)
@@ -66,13 +78,18 @@ func (e *environment) scan(ctx context.Context) ([]envsnap.Scanned, error) {
 			continue
 		}
 		st, err := e.p.cli.ContainerStatPath(ctx, e.id, client.ContainerStatPathOptions{Path: p})
+		if e.gone(ctx, err) {
+			continue // removed since the Engine listed it
+		}
 		if err != nil {
 			return nil, fmt.Errorf("stat %s: %w", p, err)
 		}
 		s, ok := scannedOf(p, st.Stat, e.open(ctx, p))
 		if ok && s.Entry.Kind == envsnap.Symlink {
 			// The Engine's stat resolves the link; its archive keeps it.
-			if s.Entry.Target, err = e.readlink(ctx, p); err != nil {
+			if s.Entry.Target, err = e.readlink(ctx, p); errors.Is(err, fs.ErrNotExist) {
+				continue
+			} else if err != nil {
 				return nil, fmt.Errorf("read link %s: %w", p, err)
 			}
 		}
@@ -109,18 +126,39 @@ func scannedOf(p string, st container.PathStat, open func() (io.ReadCloser, erro
 	return envsnap.Scanned{Entry: e}, true
 }
 
+// gone reports whether err is the Engine's "not found" for a path of a
+// container that is still there: a process of the environment removed the
+// path since it was listed.
+func (e *environment) gone(ctx context.Context, err error) bool {
+	if !cerrdefs.IsNotFound(err) {
+		return false
+	}
+	_, ierr := e.p.cli.ContainerInspect(ctx, e.id, client.ContainerInspectOptions{})
+	return ierr == nil
+}
+
 // open reads a file of the container (the one entry of the tar stream
-// the Engine sends for it).
+// the Engine sends for it, which must be a regular file). A path removed,
+// or no longer a regular file, since the scan is fs.ErrNotExist
+// (envsnap.Scanned).
 func (e *environment) open(ctx context.Context, p string) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) {
 		res, err := e.p.cli.CopyFromContainer(ctx, e.id, client.CopyFromContainerOptions{SourcePath: p})
+		if e.gone(ctx, err) {
+			return nil, fmt.Errorf("%s: %w (removed since the scan)", p, fs.ErrNotExist)
+		}
 		if err != nil {
 			return nil, err
 		}
 		tr := tar.NewReader(res.Content)
-		if _, err := tr.Next(); err != nil {
+		h, err := tr.Next()
+		if err != nil {
 			res.Content.Close()
 			return nil, err
+		}
+		if h.Typeflag != tar.TypeReg {
+			res.Content.Close()
+			return nil, fmt.Errorf("%s: %w (no longer a regular file)", p, fs.ErrNotExist)
 		}
 		return struct {
 			io.Reader
@@ -132,6 +170,9 @@ func (e *environment) open(ctx context.Context, p string) func() (io.ReadCloser,
 // readlink is a symbolic link's target as written.
 func (e *environment) readlink(ctx context.Context, p string) (string, error) {
 	res, err := e.p.cli.CopyFromContainer(ctx, e.id, client.CopyFromContainerOptions{SourcePath: p})
+	if e.gone(ctx, err) {
+		return "", fmt.Errorf("%s: %w (removed since the scan)", p, fs.ErrNotExist)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -139,6 +180,9 @@ func (e *environment) readlink(ctx context.Context, p string) (string, error) {
 	h, err := tar.NewReader(res.Content).Next()
 	if err != nil {
 		return "", err
+	}
+	if h.Typeflag != tar.TypeSymlink {
+		return "", fmt.Errorf("%s: %w (no longer a link)", p, fs.ErrNotExist)
 	}
 	return h.Linkname, nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/polyloop/polyloop"
 )
@@ -25,6 +27,14 @@ type Stat struct {
 // Scanned is one changed path found by a backend's scan: its entry (without
 // Size and Chunks for a file) and, for a file, its Stat and a way to read
 // its content.
+//
+// Open reads what is at the path when it is called, which may be later
+// than the scan: a process of the environment may have changed it since.
+// It MUST NOT follow a symbolic link the environment controls, and MUST
+// give the content of a regular file only. A path that is gone, or is no
+// longer a regular file, is an error that errors.Is fs.ErrNotExist: the
+// Writer leaves the path out of the snapshot (as if the scan had not
+// listed it), which is not a failure.
 type Scanned struct {
 	Entry Entry
 	Stat  Stat
@@ -90,7 +100,9 @@ func (w *Writer) Write(ctx context.Context, scanned []Scanned) (polyloop.EnvSnap
 			cf, ok := w.files[e.Path]
 			if !ok || cf.stat != s.Stat {
 				var err error
-				if cf, err = w.readFile(s, fresh); err != nil {
+				if cf, err = w.readFile(s, fresh); errors.Is(err, fs.ErrNotExist) {
+					continue // gone since the scan (Scanned)
+				} else if err != nil {
 					return "", err
 				}
 				cf.stat = s.Stat

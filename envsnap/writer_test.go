@@ -3,7 +3,9 @@ package envsnap_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"strings"
 	"testing"
 
@@ -85,5 +87,35 @@ func TestManifestRefusesDisorder(t *testing.T) {
 	envsnap.Sort(m.Entries)
 	if _, err := envsnap.Encode(m); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestWriterVanished: a file whose Open says it is gone (fs.ErrNotExist:
+// it vanished, or is no longer a regular file, since the scan) is left out
+// of the snapshot, which is written; any other read error fails it.
+func TestWriterVanished(t *testing.T) {
+	ctx := context.Background()
+	store := snapshotstore.NewMemory()
+	w := envsnap.NewWriter(store, "run-1", image)
+	var opens int
+	gone := envsnap.Scanned{Entry: envsnap.Entry{Path: "/work/f.tmp", Kind: envsnap.File, Mode: 0o644}, Stat: envsnap.Stat{Size: 1},
+		Open: func() (io.ReadCloser, error) {
+			return nil, &fs.PathError{Op: "open", Path: "/work/f.tmp", Err: fs.ErrNotExist}
+		}}
+	ref, err := w.Write(ctx, []envsnap.Scanned{file("/work/f", []byte("f"), envsnap.Stat{Size: 1}, &opens), gone})
+	if err != nil {
+		t.Fatalf("a file gone since the scan failed the snapshot: %v", err)
+	}
+	m, err := envsnap.Load(ctx, store, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Entries) != 1 || m.Entries[0].Path != "/work/f" {
+		t.Errorf("entries %+v, want /work/f only", m.Entries)
+	}
+	broken := gone
+	broken.Open = func() (io.ReadCloser, error) { return nil, errors.New("disk on fire") }
+	if _, err := w.Write(ctx, []envsnap.Scanned{broken}); err == nil {
+		t.Error("a read error other than a vanished file did not fail the snapshot")
 	}
 }

@@ -45,6 +45,7 @@ type envFaults struct {
 	noLimits        bool // limits are ignored
 	sharedResult    bool // concurrent Execs share one result slot
 	oneEnv          bool // every Create of a provider returns its first environment
+	workDirNotMade  bool // a WorkDir the image lacks is not made (execs cannot start)
 }
 
 type faultyEnvProvider struct {
@@ -97,6 +98,12 @@ func (p *faultyEnvProvider) Create(ctx context.Context, spec polyloop.EnvSpec) (
 	en, err := p.inner.Create(ctx, p.spec(spec))
 	if err != nil {
 		return nil, err
+	}
+	if p.workDirNotMade && spec.WorkDir != "" && spec.From == "" {
+		if _, err := en.Exec(ctx, polyloop.ExecRequest{Argv: []string{"rm", "-rf", spec.WorkDir}, Dir: "/"}); err != nil {
+			en.Destroy(ctx)
+			return nil, err
+		}
 	}
 	f := &faultyEnv{envFaults: p.envFaults, inner: en, image: spec.Image}
 	if p.oneEnv {
@@ -297,5 +304,6 @@ func brokenEnvCases() []brokenCase {
 		c("Limits", ruleEnvLimits, envFaults{noLimits: true}),
 		c("Concurrent", ruleConcurrentUse, envFaults{sharedResult: true}),
 		c("Concurrent", ruleEnvRunsIsolated, envFaults{oneEnv: true}),
+		c("WorkDir", ruleEnvWorkDir, envFaults{workDirNotMade: true}),
 	}
 }

@@ -24,7 +24,8 @@ type EnvHarness struct {
 	Reopen func(t testing.TB, p polyloop.EnvProvider) polyloop.EnvProvider
 	// Image names an image with a POSIX shell and the busybox (or
 	// coreutils) tools: sh, cat, echo, sleep, kill, setsid, ls, rm, mkdir,
-	// chmod, touch, stat, head, wc, env, and an /etc/passwd file.
+	// chmod, touch, stat, head, wc, env, and an /etc/passwd file; and no
+	// /kit-workdir.
 	Image string
 	// Leftovers lists what exists of the environments of runID (containers,
 	// sandbox directories, cgroups): nothing, after Destroy or a failed
@@ -71,12 +72,13 @@ const (
 	ruleEnvInvalid       rule = "a malformed request MUST fail with ErrEnvInvalid, which is not a failure of the environment"
 	ruleEnvLimits        rule = "the spec's memory and process limits MUST bound the environment"
 	ruleEnvRunsIsolated  rule = "environments of different runs MUST NOT see each other's files"
+	ruleEnvWorkDir       rule = "the spec's WorkDir MUST be the directory of an Exec that names none, made at Create when the image lacks it"
 )
 
 var envRules = []rule{ruleEnvExec, ruleEnvExitIsResult, ruleEnvTimeout, ruleEnvKillsCommand, ruleEnvOutputLimit,
 	ruleEnvCopy, ruleEnvFiles, ruleEnvDescription, ruleEnvSnapshot, ruleEnvCreateFrom, ruleEnvNoProcesses,
 	ruleEnvSnapMissing, ruleEnvIsolated, ruleEnvAllowed, ruleEnvDestroy, ruleEnvImageNotFound, ruleEnvInvalid,
-	ruleEnvLimits, ruleEnvRunsIsolated}
+	ruleEnvLimits, ruleEnvRunsIsolated, ruleEnvWorkDir}
 
 // TestEnvProvider checks that the providers made by h, and their
 // environments, honour the environment seam's contract. Run it with -race,
@@ -129,6 +131,9 @@ var envRules = []rule{ruleEnvExec, ruleEnvExitIsResult, ruleEnvTimeout, ruleEnvK
 //   - Concurrent: concurrent Execs on one environment each get their own
 //     result; environments of two runs created at once do not see each
 //     other's files.
+//   - WorkDir: a spec's WorkDir the image does not hold
+//     (/kit-workdir/sub) is made at Create: an Exec that names no
+//     directory runs there and can write in it.
 func TestEnvProvider(t *testing.T, h EnvHarness) {
 	t.Helper()
 	if h.New == nil || h.Image == "" {
@@ -157,6 +162,7 @@ var envChecks = []check[EnvHarness]{
 	{"Invalid", ruled(ruleEnvInvalid, checkEnvInvalid)},
 	{"Limits", ruled(ruleEnvLimits, checkEnvLimits)},
 	{"Concurrent", ruled(ruleConcurrentUse, checkEnvConcurrent)},
+	{"WorkDir", ruled(ruleEnvWorkDir, checkEnvWorkDir)},
 }
 
 // kitRun is a run id unique to one check.

@@ -36,6 +36,23 @@ func checkEnvExec(e *env, h EnvHarness) error {
 	return nil
 }
 
+func checkEnvWorkDir(e *env, h EnvHarness) error {
+	const dir = "/kit-workdir/sub" // not in the image (EnvHarness.Image)
+	en, err := create(e, h.New(e.t), polyloop.EnvSpec{RunID: kitRun(e, "workdir"), Image: h.Image, WorkDir: dir})
+	if err != nil {
+		return err
+	}
+	r, err := en.Exec(e.ctx, polyloop.ExecRequest{Argv: []string{"sh", "-c", "pwd; echo x > here && cat here"}})
+	if err != nil {
+		return fmt.Errorf("Exec in the working directory %s: %w", dir, err)
+	}
+	if want := dir + "\nx\n"; r.ExitCode != 0 || string(r.Stdout) != want {
+		return fmt.Errorf("Exec with WorkDir %s (not in the image) = exit %d, stdout %q, stderr %q; want exit 0, stdout %q",
+			dir, r.ExitCode, r.Stdout, r.Stderr, want)
+	}
+	return nil
+}
+
 func checkEnvExitIsResult(e *env, h EnvHarness) error {
 	en, err := create(e, h.New(e.t), polyloop.EnvSpec{RunID: kitRun(e, "exit"), Image: h.Image})
 	if err != nil {
