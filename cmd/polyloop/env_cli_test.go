@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,7 +13,9 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/dockerenv"
+	"github.com/polyloop/polyloop/snapshotstore"
 )
 
 // TestEnvPrune: an environment whose driver is gone (a state file naming a
@@ -85,3 +88,53 @@ func procStart(pid int) uint64 {
 
 func itoa(n int) string    { return strconv.Itoa(n) }
 func utoa(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// TestEnvPruneSnapshots: env prune --snapshots lets go the snapshots of a
+// run whose log the store no longer holds and removes them; those of a run
+// the store holds (and a blob shared with it) stay.
+func TestEnvPruneSnapshots(t *testing.T) {
+	t.Setenv("POLYLOOP_ENV_SNAPSHOTS", "")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "runs.db")
+	if err := writeLog(db, "kept-run", "finished"); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := snapshotstore.OpenDir(filepath.Join(dir, "snapshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	blob := func(s string, refs ...string) polyloop.Blob {
+		return polyloop.Blob{Digest: polyloop.DigestOf([]byte(s)), Data: []byte(s), Refs: refs}
+	}
+	shared, own, gone := blob("shared chunk"), blob("kept run's chunk"), blob("deleted run's chunk")
+	keptManifest, goneManifest := blob("kept manifest", shared.Digest, own.Digest), blob("gone manifest", shared.Digest, gone.Digest)
+	if err := snaps.Put(ctx, shared, own, gone, keptManifest, goneManifest); err != nil {
+		t.Fatal(err)
+	}
+	if err := snaps.Pin(ctx, "kept-run", keptManifest.Digest); err != nil {
+		t.Fatal(err)
+	}
+	if err := snaps.Pin(ctx, "deleted-run", goneManifest.Digest); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: io.Discard, store: "sqlite:" + db, storeGiven: true}
+	if err := a.snapshotPrune(ctx, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "let go the snapshots of run deleted-run") || strings.Contains(out.String(), "of run kept-run") ||
+		!strings.Contains(out.String(), "removed 2 blobs") {
+		t.Errorf("prune said:\n%s", out.String())
+	}
+	for _, b := range []polyloop.Blob{shared, own, keptManifest} {
+		if _, err := snaps.Get(ctx, b.Digest); err != nil {
+			t.Errorf("a blob the kept run's snapshot reaches is gone: %v", err)
+		}
+	}
+	for _, b := range []polyloop.Blob{gone, goneManifest} {
+		if _, err := snaps.Get(ctx, b.Digest); !errors.Is(err, polyloop.ErrBlobNotFound) {
+			t.Errorf("a blob only the deleted run reached is still there: %v", err)
+		}
+	}
+}
