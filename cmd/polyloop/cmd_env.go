@@ -113,7 +113,10 @@ func newEnvPruneCmd(a *app) *cobra.Command {
 run, sweep or worker) by the run id and driver each carries — the sandbox
 backend's state files, Docker containers labelled org.polyloop.env — and
 remove them. Environments of live drivers are never touched; a container of a
-driver on another host is removed only once it has stopped.
+driver on another host is removed only once it has stopped. The environments
+a sweep kept (sweep --keep-environments) are removed too, and said to be kept:
+the automatic prune at a sweep's start spares them, so they last until this
+command is run.
 
 Snapshots belong to the runs' logs, not to their environments: a finished
 run's snapshots serve fork --at-step, env export, diff --files and command
@@ -185,7 +188,11 @@ func (a *app) envPrune(ctx context.Context, backend, dir string, dryRun bool) er
 			if !o.Removed {
 				verb = "would remove"
 			}
-			fmt.Fprintf(a.stdout, "%s %s environment of run %s (%s; driver %s)\n", verb, o.Backend, o.RunID, o.ID, o.Driver)
+			kept := ""
+			if o.Kept {
+				kept = "kept " // by sweep --keep-environments
+			}
+			fmt.Fprintf(a.stdout, "%s %s %senvironment of run %s (%s; driver %s)\n", verb, o.Backend, kept, o.RunID, o.ID, o.Driver)
 		}
 		if err != nil {
 			if backend == "all" && errors.Is(err, polyloop.ErrEnvFailed) && len(orphans) == 0 {

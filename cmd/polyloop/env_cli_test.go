@@ -14,6 +14,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/bwrapenv"
 	"github.com/polyloop/polyloop/dockerenv"
 	"github.com/polyloop/polyloop/snapshotstore"
 )
@@ -136,5 +137,49 @@ func TestEnvPruneSnapshots(t *testing.T) {
 		if _, err := snaps.Get(ctx, b.Digest); !errors.Is(err, polyloop.ErrBlobNotFound) {
 			t.Errorf("a blob only the deleted run reached is still there: %v", err)
 		}
+	}
+}
+
+// TestEnvPruneKept: an environment marked kept (sweep --keep-environments)
+// whose driver is gone survives the automatic prune a sweep's start does;
+// polyloop env prune removes it and says it was kept.
+func TestEnvPruneKept(t *testing.T) {
+	dir := t.TempDir()
+	host, _ := os.Hostname()
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	env := filepath.Join(dir, "kept-1")
+	os.MkdirAll(filepath.Join(env, "rw", "upper"), 0o755)
+	state := `{"run_id":"kept-run","host":"` + host + `","boot_id":"` + strings.TrimSpace(string(boot)) + `","driver_pid":999999999,"driver_start":1}`
+	if err := os.WriteFile(filepath.Join(env, "state.json"), []byte(state), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(env, "kept"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := bwrapenv.New(bwrapenv.Options{StateDir: dir, Snapshots: snapshotstore.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sparer, ok := polyloop.EnvProvider(p).(polyloop.EnvKeptSparer)
+	if !ok {
+		t.Fatal("the sandbox provider does not spare kept environments")
+	}
+	found, err := sparer.PruneSparingKept(context.Background(), false)
+	if err != nil || len(found) != 1 || !found[0].Kept || found[0].Removed {
+		t.Fatalf("automatic prune: %+v, %v", found, err)
+	}
+	if _, err := os.Stat(env); err != nil {
+		t.Fatal("the automatic prune removed a kept environment")
+	}
+	var out bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: io.Discard}
+	if err := a.envPrune(context.Background(), "bwrap", dir, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "removed bwrap kept environment of run kept-run") {
+		t.Errorf("prune said:\n%s", out.String())
+	}
+	if _, err := os.Stat(env); err == nil {
+		t.Error("env prune left the kept environment")
 	}
 }
