@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -312,5 +313,19 @@ func TestCodeActionInEnvironmentRestoresAndReplays(t *testing.T) {
 				t.Fatalf("resume: %+v, %v", res, err)
 			}
 		})
+	}
+}
+
+// A mount whose source does not exist fails the spec's Validate, which
+// every backend's Describe calls: the Runner refuses the run before it
+// starts (no model call is paid for a run its first action cannot serve).
+func TestEnvSpecMissingMountSource(t *testing.T) {
+	spec := polyloop.EnvSpec{RunID: "r", Image: "img", Mounts: []polyloop.EnvMount{{Source: filepath.Join(t.TempDir(), "nonexist"), Target: "/data"}}}
+	if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), "cannot be mounted") {
+		t.Fatalf("Validate: %v", err)
+	}
+	spec.Mounts[0].Source = t.TempDir()
+	if err := spec.Validate(); err != nil {
+		t.Fatalf("Validate of an existing source: %v", err)
 	}
 }
