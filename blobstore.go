@@ -59,6 +59,14 @@ type BlobStore interface {
 	Sweep(ctx context.Context, grace time.Duration) (SweepResult, error)
 }
 
+// PinHolders is the optional listing interface of a BlobStore: Holders
+// returns every holder that has at least one pin, in no particular order.
+// The CLI's `polyloop env prune --snapshots` uses it to let go the pins of
+// runs whose logs are gone (snapshotstore's stores implement it).
+type PinHolders interface {
+	Holders(ctx context.Context) ([]string, error)
+}
+
 // Blob is one content-addressed blob.
 type Blob struct {
 	// Digest is DigestOf(Data).

@@ -76,7 +76,7 @@ func TestEnvErrorClasses(t *testing.T) {
 }
 
 func TestEnvRequestsValidate(t *testing.T) {
-	good := EnvSpec{RunID: "r", Image: "i", Mounts: []EnvMount{{Source: "/a", Target: "/b"}}}
+	good := EnvSpec{RunID: "r", Image: "i", Mounts: []EnvMount{{Source: "/", Target: "/b"}}}
 	if err := good.Validate(); err != nil {
 		t.Error(err)
 	}

@@ -127,9 +127,27 @@ type Environment interface {
 // driving process is gone (killed, crashed, on this host or — where the
 // backend can tell — elsewhere) by the run id and driver they carry, and
 // removes them (unless dryRun). Environments of live drivers are never
-// touched. It returns what it found.
+// touched. It returns what it found. Prune is the explicit prune: it
+// removes the environments marked kept (EnvKeeper) too, reporting them
+// with Kept set.
 type EnvPruner interface {
 	Prune(ctx context.Context, dryRun bool) ([]EnvOrphan, error)
+}
+
+// EnvKeeper is optional on an Environment: Keep marks it kept — left for a
+// person to look at once its driver is gone (polyloop sweep
+// --keep-environments) — durably, in the environment's own state, so that
+// an automatic prune (EnvKeptSparer) leaves it; only an explicit Prune
+// (polyloop env prune) removes it.
+type EnvKeeper interface {
+	Keep(ctx context.Context) error
+}
+
+// EnvKeptSparer is optional on an EnvPruner: PruneSparingKept is Prune
+// that leaves the orphans marked kept (EnvKeeper), reporting them with Kept
+// set and Removed unset. The automatic prune at a sweep's start uses it.
+type EnvKeptSparer interface {
+	PruneSparingKept(ctx context.Context, dryRun bool) ([]EnvOrphan, error)
 }
 
 // EnvOrphan is an environment whose driver is gone.
@@ -143,6 +161,8 @@ type EnvOrphan struct {
 	Driver string `json:"driver"`
 	// Removed is set when Prune removed it.
 	Removed bool `json:"removed"`
+	// Kept is set for an environment marked kept (EnvKeeper).
+	Kept bool `json:"kept,omitempty"`
 }
 
 // EnvSpec is what an environment is created from.

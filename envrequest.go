@@ -3,14 +3,17 @@ package polyloop
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"strings"
 )
 
 // Validate reports a spec no backend can create (wrapped in
 // ErrEnvInvalid by the caller's EnvOpError): no run id, an unknown network
-// policy, negative limits, relative paths, a mount over the root. Every
-// backend calls it, so that all refuse alike.
+// policy, negative limits, relative paths, a mount over the root, a mount
+// whose source does not exist on this host. Every backend calls it from
+// Describe (and so from Create), so that all refuse alike, and a run is
+// refused before it starts rather than at its first action.
 func (s EnvSpec) Validate() error {
 	if s.RunID == "" {
 		return errors.New("no run id")
@@ -34,6 +37,9 @@ func (s EnvSpec) Validate() error {
 		}
 		if path.Clean(m.Target) == "/" {
 			return errors.New("a mount cannot hide the root")
+		}
+		if _, err := os.Stat(m.Source); err != nil {
+			return fmt.Errorf("mount %s on %s: the source cannot be mounted: %w", m.Source, m.Target, err)
 		}
 	}
 	if s.WorkDir != "" && !path.IsAbs(s.WorkDir) {

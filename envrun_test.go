@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/codeparser"
 	"github.com/polyloop/polyloop/memstore"
 	"github.com/polyloop/polyloop/scriptmodel"
 	"github.com/polyloop/polyloop/shellexec"
@@ -25,13 +27,14 @@ type fakeEnvs struct {
 	exec       polyloop.ExecResult
 	execErr    error
 	failSnapAt int
+	network    polyloop.NetworkPolicy // the description's; zero: none
 
 	mu    sync.Mutex
 	snaps int
 }
 
 func (p *fakeEnvs) Describe(context.Context, polyloop.EnvSpec) (polyloop.EnvDescription, error) {
-	return polyloop.EnvDescription{Backend: "fake", Image: "sha256:" + strings.Repeat("0", 64), Network: polyloop.NetworkNone}, nil
+	return polyloop.EnvDescription{Backend: "fake", Image: "sha256:" + strings.Repeat("0", 64), Network: p.network.Normalize()}, nil
 }
 
 func (p *fakeEnvs) Create(_ context.Context, spec polyloop.EnvSpec) (polyloop.Environment, error) {
@@ -242,4 +245,87 @@ type noopExec struct{}
 
 func (noopExec) Execute(context.Context, polyloop.Action) (polyloop.ActionOutcome, error) {
 	return polyloop.ActionOutcome{Status: polyloop.Executed}, nil
+}
+
+// A code action runs inside the run's environment like a tool action: in
+// an environment without network its intent is restore_and_replay and names
+// the snapshot before it, so a crash inside it is replayed after a restore
+// (not resume_state_unknown); with network it stays never_replay.
+func TestCodeActionInEnvironmentRestoresAndReplays(t *testing.T) {
+	ctx := context.Background()
+	for _, network := range []polyloop.NetworkPolicy{polyloop.NetworkNone, polyloop.NetworkOpen} {
+		t.Run(string(network), func(t *testing.T) {
+			p := &fakeEnvs{network: network}
+			runner := func(store polyloop.Store) *polyloop.Runner {
+				opts := shellexec.Options{InEnvironment: true}
+				if network == polyloop.NetworkOpen {
+					opts.ToolReplay = polyloop.NeverReplay // its bash tool's effects may leave
+				}
+				ex, err := shellexec.New(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return &polyloop.Runner{Model: scriptmodel.New(scriptmodel.Reply("```bash\necho hi >> f\n```"), scriptmodel.Reply("FINAL: ok")),
+					Parser: codeparser.New(codeparser.Options{FinalMarker: "FINAL:"}), Executor: ex, Store: store, Environments: p}
+			}
+			agent := polyloop.Agent{Name: "code", Limits: polyloop.Limits{MaxSteps: 3}, Environment: &polyloop.EnvSpec{Image: "img", Network: network}}
+			store := memstore.New()
+			if _, err := runner(store).Run(ctx, "ref", agent, polyloop.Task{Input: "go"}); err != nil {
+				t.Fatal(err)
+			}
+			log, err := polyloop.ReadLog(ctx, store, "ref")
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := -1
+			var in *polyloop.ActionIntent
+			for i, r := range log.Records {
+				if b, ok := r.Body.(*polyloop.ActionIntent); ok {
+					k, in = i+1, b
+					break
+				}
+			}
+			if in == nil || in.EnvSnapshot == "" {
+				t.Fatalf("no code action intent naming a snapshot: %+v", in)
+			}
+			want, plan := polyloop.RestoreAndReplay, polyloop.PlanRestoreAndReplay
+			if network == polyloop.NetworkOpen {
+				want, plan = polyloop.NeverReplay, polyloop.PlanReconcile
+			}
+			if in.Replay != want {
+				t.Fatalf("code action intent recorded %s, want %s", in.Replay, want)
+			}
+			prefix := polyloop.RunLog{RunID: "ref", Records: log.Records[:k]}
+			got, err := polyloop.PlanResume(prefix)
+			if err != nil || got.Action != plan {
+				t.Fatalf("plan of the log cut after the code action's intent: %+v, %v", got, err)
+			}
+			if network == polyloop.NetworkOpen {
+				return
+			}
+			if got.EnvSnapshot != in.EnvSnapshot {
+				t.Fatalf("plan restores %s, the intent names %s", got.EnvSnapshot, in.EnvSnapshot)
+			}
+			store = memstore.New()
+			store.Put("ref", log.Records[:k])
+			res, err := runner(store).Resume(ctx, "ref", agent)
+			if err != nil || res.StopReason != polyloop.StopCompleted {
+				t.Fatalf("resume: %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// A mount whose source does not exist fails the spec's Validate, which
+// every backend's Describe calls: the Runner refuses the run before it
+// starts (no model call is paid for a run its first action cannot serve).
+func TestEnvSpecMissingMountSource(t *testing.T) {
+	spec := polyloop.EnvSpec{RunID: "r", Image: "img", Mounts: []polyloop.EnvMount{{Source: filepath.Join(t.TempDir(), "nonexist"), Target: "/data"}}}
+	if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), "cannot be mounted") {
+		t.Fatalf("Validate: %v", err)
+	}
+	spec.Mounts[0].Source = t.TempDir()
+	if err := spec.Validate(); err != nil {
+		t.Fatalf("Validate of an existing source: %v", err)
+	}
 }

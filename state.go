@@ -442,10 +442,11 @@ func (st *logState) replyCalls() []ToolCall {
 }
 
 // policy is the replay policy of an action under the snapshot in force:
-// from the tool spec; a code action or an unknown tool is never replayed.
+// from the tool spec; an unknown tool is never replayed; a code action has
+// codePolicy.
 func (st *logState) policy(a Action) ReplayPolicy {
 	if a.IsCode() {
-		return NeverReplay
+		return codePolicy(st.snap.Environment)
 	}
 	if t, ok := st.tools[a.Tool]; ok {
 		return t.Replay.normalize()
@@ -453,9 +454,24 @@ func (st *logState) policy(a Action) ReplayPolicy {
 	return NeverReplay
 }
 
-// policy is the replay policy an intent was written with.
+// codePolicy is the replay policy of a code action, the one place of the
+// rule: a code action of a run with an environment runs inside it (Agent.
+// Environment runs the agent's actions there, its state durable before
+// each), so in an environment without network it is restore_and_replay —
+// its effects cannot have left it, and the intent names the snapshot from
+// before them — and never_replay otherwise (design 0054).
+func codePolicy(env *EnvDescription) ReplayPolicy {
+	if env != nil && env.Network.Normalize() == NetworkNone {
+		return RestoreAndReplay
+	}
+	return NeverReplay
+}
+
+// policy is the replay policy an intent was written with. A code action's
+// is restore_and_replay when written so (codePolicy), never_replay
+// whatever else it says.
 func (a *ActionIntent) policy() ReplayPolicy {
-	if a.Action.IsCode() {
+	if a.Action.IsCode() && a.Replay != RestoreAndReplay {
 		return NeverReplay
 	}
 	return a.Replay.normalize()

@@ -101,10 +101,15 @@ func (b *builder) envSpec() (*polyloop.EnvSpec, error) {
 	if e.Network == "allow" {
 		spec.Network = polyloop.NetworkOpen
 	}
-	for _, m := range e.Mounts {
+	for i, m := range e.Mounts {
 		src, err := filepath.Abs(resolve(b.file, m.Source))
 		if err != nil {
 			return nil, err
+		}
+		// The backend's Create would refuse it at the run's first action,
+		// after a model call: refuse the file now, where it says so.
+		if _, err := os.Stat(src); err != nil {
+			return nil, b.loc.errorAt(path{"environment", "mounts", i, "source"}, fmt.Sprintf("cannot mount the host path: %v", err))
 		}
 		spec.Mounts = append(spec.Mounts, polyloop.EnvMount{Source: src, Target: m.Target})
 	}

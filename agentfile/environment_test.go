@@ -40,6 +40,9 @@ func writeAgent(t *testing.T, text string) string {
 	if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte("echo run"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	return p
 }
 
@@ -101,5 +104,17 @@ func TestEnvironmentSectionRefused(t *testing.T) {
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s → %s: %v, want a problem at %s", tc.from, tc.to, err, tc.want)
 		}
+	}
+}
+
+// TestEnvironmentMissingMountSource: a mount whose source does not exist
+// is refused when the file loads, at the source's line and column, not at
+// the run's first action after a model call.
+func TestEnvironmentMissingMountSource(t *testing.T) {
+	p := writeAgent(t, strings.Replace(envAgent, "source: data", "source: nonexist", 1))
+	_, err := Load(context.Background(), p, nil)
+	if err == nil || !strings.Contains(err.Error(), "agent.yaml:14:21:") || !strings.Contains(err.Error(), "environment.mounts[0].source") ||
+		!strings.Contains(err.Error(), "cannot mount the host path") {
+		t.Fatalf("load: %v", err)
 	}
 }

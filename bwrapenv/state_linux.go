@@ -67,6 +67,10 @@ func bootID() string {
 // Environments driven from another host sharing the directory are left
 // alone (their host is not this one).
 func (p *Provider) Prune(ctx context.Context, dryRun bool) ([]polyloop.EnvOrphan, error) {
+	return p.prune(ctx, dryRun, false)
+}
+
+func (p *Provider) prune(ctx context.Context, dryRun, spareKept bool) ([]polyloop.EnvOrphan, error) {
 	entries, err := os.ReadDir(p.opts.StateDir)
 	if err != nil {
 		return nil, p.fail("prune", "", nil, err)
@@ -86,8 +90,8 @@ func (p *Provider) Prune(ctx context.Context, dryRun bool) ([]polyloop.EnvOrphan
 		if st.Host != host || (st.BootID == boot && procstart.Alive(st.DriverPID, st.DriverStart)) {
 			continue
 		}
-		o := polyloop.EnvOrphan{Backend: Backend, ID: dir, RunID: st.RunID, Driver: fmt.Sprintf("pid %d on %s", st.DriverPID, st.Host)}
-		if !dryRun {
+		o := polyloop.EnvOrphan{Backend: Backend, ID: dir, RunID: st.RunID, Driver: fmt.Sprintf("pid %d on %s", st.DriverPID, st.Host), Kept: isKept(dir)}
+		if !dryRun && !(spareKept && o.Kept) {
 			if st.BootID == boot && procstart.Alive(st.BwrapPID, st.BwrapStart) {
 				if proc, err := os.FindProcess(st.BwrapPID); err == nil {
 					proc.Kill()

@@ -18,8 +18,10 @@
 //   - Several matching blocks are Invalid, naming how many.
 //   - A matching block holding only whitespace is Invalid.
 //   - Otherwise the block is Act with Action{Lang: Options.Lang, Code: the
-//     block's content}. Tool is empty, so the library never replays the
-//     action after a crash (code actions are never_replay).
+//     block's content}. Tool is empty: after a crash the library never
+//     replays the action (never_replay), unless the run's environment has
+//     no network — then it restores the snapshot the action's intent names
+//     and runs it again (restore_and_replay).
 //
 // Every Invalid decision has its own feedback text, pinned by the golden
 // file testdata/decisions.golden. Version changes whenever a decision or a

@@ -180,7 +180,9 @@ func (p *Provider) create(ctx context.Context, spec polyloop.EnvSpec, desc polyl
 			e.hostEnv = append(e.hostEnv, n+"="+v)
 		}
 	}
-	e.skip = []string{"/proc", "/sys", "/dev", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/.dockerenv"}
+	// /sbin/docker-init: the Engine binds its init there (HostConfig.Init),
+	// an empty file in the container diff.
+	e.skip = []string{"/proc", "/sys", "/dev", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/.dockerenv", "/sbin/docker-init"}
 	for _, mt := range spec.Mounts {
 		e.skip = append(e.skip, path.Clean(mt.Target))
 	}

@@ -17,6 +17,59 @@ import (
 // longer runs. A running container of a driver on another host is left
 // alone.
 func (p *Provider) Prune(ctx context.Context, dryRun bool) ([]polyloop.EnvOrphan, error) {
+	return p.prune(ctx, dryRun, false)
+}
+
+// PruneSparingKept implements polyloop.EnvKeptSparer.
+func (p *Provider) PruneSparingKept(ctx context.Context, dryRun bool) ([]polyloop.EnvOrphan, error) {
+	return p.prune(ctx, dryRun, true)
+}
+
+// keptPrefix begins the name of a container marked kept (Keep renames it:
+// the Engine's labels cannot change after creation).
+const keptPrefix = "polyloop-kept-"
+
+var (
+	_ polyloop.EnvKeeper     = (*environment)(nil)
+	_ polyloop.EnvKeptSparer = (*Provider)(nil)
+)
+
+// Keep implements polyloop.EnvKeeper: the container is renamed
+// polyloop-kept-<run id>-<short id>, which the automatic prune spares.
+func (e *environment) Keep(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	name := keptPrefix + keptName(e.spec.RunID) + "-" + e.id[:min(12, len(e.id))]
+	if _, err := e.p.cli.ContainerRename(ctx, e.id, client.ContainerRenameOptions{NewName: name}); err != nil {
+		return fail("keep", e.spec.RunID, err)
+	}
+	return nil
+}
+
+// keptName is a run id as a container name may hold it ([a-zA-Z0-9_.-]).
+func keptName(runID string) string {
+	b := []byte(runID)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 40 {
+		b = b[:40]
+	}
+	return string(b)
+}
+
+func isKept(names []string) bool {
+	for _, n := range names {
+		if strings.HasPrefix(strings.TrimPrefix(n, "/"), keptPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Provider) prune(ctx context.Context, dryRun, spareKept bool) ([]polyloop.EnvOrphan, error) {
 	list, err := p.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelEnv)})
 	if err != nil {
 		return nil, fail("prune", "", err)
@@ -28,8 +81,8 @@ func (p *Provider) Prune(ctx context.Context, dryRun bool) ([]polyloop.EnvOrphan
 		if c.State == "running" && !deadHere(driver, host) {
 			continue
 		}
-		o := polyloop.EnvOrphan{Backend: Backend, ID: c.ID, RunID: c.Labels[LabelRunID], Driver: driver}
-		if !dryRun {
+		o := polyloop.EnvOrphan{Backend: Backend, ID: c.ID, RunID: c.Labels[LabelRunID], Driver: driver, Kept: isKept(c.Names)}
+		if !dryRun && !(spareKept && o.Kept) {
 			if _, err := p.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
 				return out, fail("prune", o.RunID, err)
 			}

@@ -268,6 +268,27 @@ func (d *Dir) Pin(ctx context.Context, holder, digest string) error {
 	return eachConcurrently(2, func(i int) error { return syncDir([]string{dir, filepath.Dir(dir)}[i]) })
 }
 
+// Holders implements polyloop.PinHolders: the holders with a pin
+// directory.
+func (d *Dir) Holders(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(d.root, "pins"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		h, err := hex.DecodeString(e.Name())
+		if err != nil || !e.IsDir() {
+			continue // not a holder's directory
+		}
+		out = append(out, string(h))
+	}
+	return out, nil
+}
+
 // Unpin removes holder's pins.
 func (d *Dir) Unpin(ctx context.Context, holder string) error {
 	if err := ctx.Err(); err != nil {

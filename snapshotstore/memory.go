@@ -122,6 +122,20 @@ func (m *Memory) Pin(ctx context.Context, holder, digest string) error {
 	return nil
 }
 
+// Holders implements polyloop.PinHolders.
+func (m *Memory) Holders(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.pins))
+	for h := range m.pins {
+		out = append(out, h)
+	}
+	return out, nil
+}
+
 // Unpin drops holder's pins.
 func (m *Memory) Unpin(ctx context.Context, holder string) error {
 	if err := ctx.Err(); err != nil {

@@ -64,6 +64,12 @@ func (s *commandScorer) scoreInEnv(ctx context.Context, in ScoreInput, stdin []b
 	}
 	if !re.keep {
 		defer env.Destroy(context.WithoutCancel(ctx))
+	} else if k, ok := env.(polyloop.EnvKeeper); ok {
+		// Kept until polyloop env prune is asked: the next sweep's
+		// automatic prune spares it.
+		if err := k.Keep(ctx); err != nil {
+			return ScoreResult{}, fmt.Errorf("scorer %s: --keep-environments: the environment could not be marked kept: %w", s.name, err)
+		}
 	}
 	argv, files, err := s.argvInEnv()
 	if err != nil {
@@ -132,8 +138,10 @@ func (s *commandScorer) argvInEnv() ([]string, []byte, error) {
 // pruneEnvironments removes, before a sweep starts, the environments its
 // agents' providers find orphaned by a killed sweep or worker (by the
 // run id and driver they carry: polyloop.EnvPruner). Environments of live
-// drivers are never touched; a provider that cannot prune is skipped (the
-// next start tries again, and polyloop env prune does it by hand).
+// drivers are never touched, nor those a sweep kept (--keep-environments,
+// polyloop.EnvKeeper): they last until polyloop env prune is asked. A
+// provider that cannot prune is skipped (the next start tries again, and
+// polyloop env prune does it by hand).
 func (s *Sweep) pruneEnvironments(ctx context.Context) {
 	seen := map[polyloop.EnvProvider]bool{}
 	for _, a := range s.def.Agents {
@@ -142,7 +150,10 @@ func (s *Sweep) pruneEnvironments(ctx context.Context) {
 			continue
 		}
 		seen[p] = true
-		if pr, ok := p.(polyloop.EnvPruner); ok {
+		switch pr := p.(type) {
+		case polyloop.EnvKeptSparer:
+			_, _ = pr.PruneSparingKept(ctx, false)
+		case polyloop.EnvPruner:
 			_, _ = pr.Prune(ctx, false)
 		}
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/bwrapenv"
@@ -98,9 +100,11 @@ func (a *app) envProvider(backend string) (polyloop.EnvProvider, error) {
 
 func newEnvPruneCmd(a *app) *cobra.Command {
 	var (
-		backend string
-		dir     string
-		dryRun  bool
+		backend   string
+		dir       string
+		dryRun    bool
+		snapshots bool
+		grace     time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "prune",
@@ -109,16 +113,36 @@ func newEnvPruneCmd(a *app) *cobra.Command {
 run, sweep or worker) by the run id and driver each carries — the sandbox
 backend's state files, Docker containers labelled org.polyloop.env — and
 remove them. Environments of live drivers are never touched; a container of a
-driver on another host is removed only once it has stopped. Snapshots are not
-touched: they belong to the runs' logs.`,
+driver on another host is removed only once it has stopped. The environments
+a sweep kept (sweep --keep-environments) are removed too, and said to be kept:
+the automatic prune at a sweep's start spares them, so they last until this
+command is run.
+
+Snapshots belong to the runs' logs, not to their environments: a finished
+run's snapshots serve fork --at-step, env export, diff --files and command
+scorers as long as its log exists, so destroying an environment keeps them.
+With --snapshots, prune also collects them: the pins of every run whose log
+the store no longer holds (a deleted run) are dropped, then every blob that no
+pin reaches and that was not written within --grace is removed. A blob a log
+in the store names is never removed (each run pins its snapshots, a fork the
+one it starts from). With POLYLOOP_ENV_SNAPSHOTS set the directory may be
+shared by other stores, so no pin is dropped: only unpinned blobs go.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				dir = envStateDir(a.store)
 			}
-			return a.envPrune(cmd.Context(), backend, dir, dryRun)
+			if err := a.envPrune(cmd.Context(), backend, dir, dryRun); err != nil {
+				return err
+			}
+			if snapshots {
+				return a.snapshotPrune(cmd.Context(), dryRun, grace)
+			}
+			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&snapshots, "snapshots", false, "also remove the snapshots no run log in the store refers to any more")
+	cmd.Flags().DurationVar(&grace, "grace", polyloop.DefaultSweepGrace, "with --snapshots: keep blobs written within this long (a snapshot being written)")
 	cmd.Flags().StringVar(&backend, "backend", "all", "which backend to prune: bwrap, docker or all")
 	cmd.Flags().StringVar(&dir, "dir", "", "the sandbox backend's environment directory (default: envs beside the SQLite store)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be removed, remove nothing")
@@ -164,7 +188,11 @@ func (a *app) envPrune(ctx context.Context, backend, dir string, dryRun bool) er
 			if !o.Removed {
 				verb = "would remove"
 			}
-			fmt.Fprintf(a.stdout, "%s %s environment of run %s (%s; driver %s)\n", verb, o.Backend, o.RunID, o.ID, o.Driver)
+			kept := ""
+			if o.Kept {
+				kept = "kept " // by sweep --keep-environments
+			}
+			fmt.Fprintf(a.stdout, "%s %s %senvironment of run %s (%s; driver %s)\n", verb, o.Backend, kept, o.RunID, o.ID, o.Driver)
 		}
 		if err != nil {
 			if backend == "all" && errors.Is(err, polyloop.ErrEnvFailed) && len(orphans) == 0 {
@@ -181,4 +209,64 @@ func (a *app) envPrune(ctx context.Context, backend, dir string, dryRun bool) er
 		fmt.Fprintln(a.stdout, "no environment without a live driver")
 	}
 	return errors.Join(errs...)
+}
+
+// snapshotPrune lets go the snapshot pins of the runs the store no longer
+// holds and sweeps the snapshot directory: a blob a log of the store names
+// stays pinned by that log's run, so it is never removed.
+func (a *app) snapshotPrune(ctx context.Context, dryRun bool, grace time.Duration) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	dir := envSnapshotDir(a.store)
+	if _, err := os.Stat(dir); err != nil {
+		fmt.Fprintf(a.stdout, "no snapshot directory %s\n", dir)
+		return nil
+	}
+	snaps, err := snapshotstore.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	shared := os.Getenv("POLYLOOP_ENV_SNAPSHOTS") != ""
+	holders, err := snaps.Holders(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := a.openRead(ctx, readOnlyStore)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	slices.Sort(holders)
+	for _, h := range holders {
+		rows, err := st.ReadRowsFrom(ctx, h, 0, 1)
+		if err != nil {
+			return fmt.Errorf("snapshots of run %s: %w (nothing removed)", h, err)
+		}
+		if len(rows) > 0 {
+			continue // the run's log names them
+		}
+		switch {
+		case shared:
+			fmt.Fprintf(a.stdout, "kept the snapshots of run %s, not in this store: POLYLOOP_ENV_SNAPSHOTS may be shared by other stores\n", h)
+			continue
+		case dryRun:
+			fmt.Fprintf(a.stdout, "would let go the snapshots of run %s (no log in the store)\n", h)
+			continue
+		}
+		if err := snaps.Unpin(ctx, h); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "let go the snapshots of run %s (no log in the store)\n", h)
+	}
+	if dryRun {
+		fmt.Fprintln(a.stdout, "snapshots: dry run, no blob removed")
+		return nil
+	}
+	res, err := snaps.Sweep(ctx, grace)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "snapshots: removed %d blobs (%d bytes), kept %d (%d bytes) in %s\n", res.Removed, res.RemovedBytes, res.Kept, res.KeptBytes, dir)
+	return nil
 }

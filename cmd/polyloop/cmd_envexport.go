@@ -187,26 +187,33 @@ func untarEntry(root *os.Root, name string, h *tar.Header, r io.Reader) error {
 
 // envFileDiff lists the paths whose state differs between two runs'
 // environments (the snapshots at step, or the last ones), by
-// envsnap.DiffRefs. Nil, nil when neither run has an environment.
-func (a *app) envFileDiff(ctx context.Context, ida, idb string, step int) ([]envsnap.Change, error) {
+// envsnap.DiffRefs. When either run has no environment it compares
+// nothing and says so in missing (every file would otherwise read as the
+// other run's alone).
+func (a *app) envFileDiff(ctx context.Context, ida, idb string, step int) (changes []envsnap.Change, missing string, err error) {
 	var refs [2]polyloop.EnvSnapshot
-	any := false
+	var without []string
 	for i, id := range []string{ida, idb} {
 		_, ref, err := a.runEnvironment(ctx, id, step)
 		if err != nil && ref == "" && errors.Is(err, errNoEnvironment) {
+			without = append(without, id)
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		refs[i], any = ref, true
+		refs[i] = ref
 	}
-	if !any {
-		return nil, nil
+	switch len(without) {
+	case 2:
+		return nil, "neither run has an environment: no files to compare", nil
+	case 1:
+		return nil, fmt.Sprintf("run %s has no environment: no files to compare", without[0]), nil
 	}
 	store, err := snapshotstore.OpenDir(envSnapshotDir(a.store))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return envsnap.DiffRefs(ctx, store, refs[0], refs[1])
+	changes, err = envsnap.DiffRefs(ctx, store, refs[0], refs[1])
+	return changes, "", err
 }

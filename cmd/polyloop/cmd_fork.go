@@ -266,9 +266,13 @@ func (a *app) diff(ctx context.Context, ida, idb string, f diffFlags) error {
 		printDivergence(a.stdout, d, logs)
 	}
 	if f.files {
-		paths, err := a.envFileDiff(ctx, ida, idb, f.step)
+		paths, missing, err := a.envFileDiff(ctx, ida, idb, f.step)
 		if err != nil {
 			return err
+		}
+		if missing != "" {
+			fmt.Fprintf(a.stdout, "files: %s\n", missing)
+			return &exitErr{code: exitStopped}
 		}
 		fmt.Fprintf(a.stdout, "files that differ between the environments: %d\n", len(paths))
 		for _, p := range paths {

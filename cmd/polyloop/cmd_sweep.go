@@ -84,7 +84,7 @@ statistics. Exit code 0 once enqueued.`,
 	}
 	c.Flags().StringVar(&f.queue, "queue", "", "enqueue the runs as jobs for polyloop worker instead of running them: "+queueFlag)
 	c.Flags().IntVar(&f.concurrency, "concurrency", 0, "runs at once (default: the sweep file's concurrency, else 4)")
-	c.Flags().BoolVar(&f.keepEnvs, "keep-environments", false, "keep the environment each command scorer ran in (the run's last snapshot) instead of destroying it")
+	c.Flags().BoolVar(&f.keepEnvs, "keep-environments", false, "keep the environment each command scorer ran in (the run's last snapshot) instead of destroying it; kept environments survive later sweeps until polyloop env prune removes them")
 	c.Flags().BoolVar(&f.json, "json", false, "print progress events and the statistics as JSON lines on standard output")
 	c.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress, only the summary")
 	c.Flags().IntVar(&f.epochs, "epochs", 0, "runs of each agent on each task (default: the sweep file's epochs)")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -130,7 +131,8 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 	defer st.Close()
 
 	fmt.Fprintf(a.stdout, "== 1. a child process runs the agent on %q\n", demoTask)
-	if err := a.demoKill(ctx, dir, st); err != nil {
+	seen, err := a.demoKill(ctx, dir, st)
+	if err != nil {
 		return err
 	}
 	log, err := polyloop.ReadLog(ctx, st, demoRunID)
@@ -141,40 +143,89 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 	if err := a.demoPlan(log); err != nil {
 		return err
 	}
-	return a.demoResume(ctx, dir, images, agentPath, st)
+	return a.demoResume(ctx, dir, images, agentPath, st, seen)
+}
+
+// demoSeen is what the demo saw of the killed attempt's append, in the
+// sandbox's files, before it killed the child.
+type demoSeen int
+
+const (
+	demoSeenUnknown  demoSeen = iota // the sandbox's files were not found
+	demoSeenAppended                 // the line was there
+	demoSeenNot                      // the files were there, the line not yet
+)
+
+// demoKilledLine is the line step 2's command appends (demo_sandbox.go).
+const demoKilledLine = "a crash costs the action, not the episode"
+
+// demoJournalSeen looks for the killed attempt's line in the journal of
+// the sandboxes under dir (the sandbox backend's upper layer: the files as
+// the running command left them).
+func demoJournalSeen(dir string) demoSeen {
+	files, _ := filepath.Glob(filepath.Join(dir, "envs", "*", "rw", "upper", "work", "journal.txt"))
+	if len(files) == 0 {
+		return demoSeenUnknown
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), demoKilledLine) {
+			return demoSeenAppended
+		}
+	}
+	return demoSeenNot
+}
+
+// demoKilledAttempt says what the killed attempt had done, as far as the
+// demo saw it.
+func demoKilledAttempt(seen demoSeen) string {
+	switch seen {
+	case demoSeenAppended:
+		return "the killed attempt of step 2 had appended its line before the kill (the demo saw it in the sandbox's files)"
+	case demoSeenNot:
+		return "the killed attempt of step 2 had not yet appended its line when it was killed (the demo looked in the sandbox's files), so there was nothing to undo this time"
+	}
+	return "the demo could not look into the sandbox's files to see whether the killed attempt of step 2 had written its line"
 }
 
 // demoKill starts the child and kills it with SIGKILL once step 2's action
-// intent is durable and its command has started.
-func (a *app) demoKill(ctx context.Context, dir string, st *sqlitestore.Store) error {
+// intent is durable and its command has started; with a sandbox, once the
+// command's append shows in the sandbox's files (or after 2 s). It
+// reports what it saw of that append.
+func (a *app) demoKill(ctx context.Context, dir string, st *sqlitestore.Store) (demoSeen, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return demoSeenUnknown, err
 	}
 	cmd := exec.CommandContext(ctx, exe, "demo", "--child", dir)
 	out, err := cmd.StderrPipe()
 	if err != nil {
-		return err
+		return demoSeenUnknown, err
 	}
 	cmd.Stdout = cmd.Stderr
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the child: %w", err)
+		return demoSeenUnknown, fmt.Errorf("starting the child: %w", err)
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); copyPrefixed(a.stdout, out, "   child | ") }()
 	waitErr := a.demoWaitForStep2(ctx, st)
+	seen := demoSeenUnknown
 	if waitErr == nil {
 		time.Sleep(300 * time.Millisecond) // let the command run a little: the kill lands mid-sleep
+		for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if seen = demoJournalSeen(dir); seen != demoSeenNot || time.Now().After(deadline) {
+				break
+			}
+		}
 		waitErr = cmd.Process.Kill()
 	}
 	wg.Wait()
 	err = cmd.Wait()
 	if waitErr != nil {
-		return fmt.Errorf("demo: %w (child: %v)", waitErr, err)
+		return seen, fmt.Errorf("demo: %w (child: %v)", waitErr, err)
 	}
 	fmt.Fprintf(a.stdout, "   child killed with SIGKILL while step 2's command was running (%v)\n", err)
-	return nil
+	return seen, nil
 }
 
 // demoWaitForStep2 polls the log until step 2's action intent is durable
@@ -234,7 +285,7 @@ func withPolicy(log polyloop.RunLog, p polyloop.ReplayPolicy) polyloop.RunLog {
 	return polyloop.RunLog{RunID: log.RunID, Records: recs}
 }
 
-func (a *app) demoResume(ctx context.Context, dir, images, agentPath string, st *sqlitestore.Store) error {
+func (a *app) demoResume(ctx context.Context, dir, images, agentPath string, st *sqlitestore.Store, seen demoSeen) error {
 	fmt.Fprintf(a.stdout, "\n== 4. resume in this process\n")
 	cfg, err := agentfile.Load(ctx, agentPath, demoAgentOptions(dir, images))
 	if err != nil {
@@ -258,9 +309,9 @@ func (a *app) demoResume(ctx context.Context, dir, images, agentPath string, st 
 		if err := a.demoShowJournal(ctx, cfg, log); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stdout, "\nresult: %s — %q\n(the killed attempt of step 2 had appended its line before the kill; its intent named the sandbox's snapshot taken before it, "+
-			"so resume restored that snapshot — the half-done attempt's line went with it — and ran the action again: the line is in the journal once. "+
-			"bash is restore_and_replay here: it acts only inside a sandbox without network)\n", res.StopReason, res.FinalAnswer)
+		fmt.Fprintf(a.stdout, "\nresult: %s — %q\n(%s; its intent named the sandbox's snapshot taken before it, "+
+			"so resume restored that snapshot — whatever the half-done attempt wrote went with it — and ran the action again: the line is in the journal once. "+
+			"bash is restore_and_replay here: it acts only inside a sandbox without network)\n", res.StopReason, res.FinalAnswer, demoKilledAttempt(seen))
 		return nil
 	}
 	fmt.Fprintf(a.stdout, "\nresult: %s — %q\n(step 2's command ran twice: attempt 1 was killed, attempt 2 replayed it because bash is replay_safe in this agent)\n",

@@ -41,3 +41,31 @@ func TestDemoWithoutSandbox(t *testing.T) {
 		t.Fatalf("images %q, missing %q", images, missing)
 	}
 }
+
+// TestDemoSaysWhatItSaw: the demo says the killed attempt had appended its
+// line only when it saw the line in the sandbox's files.
+func TestDemoSaysWhatItSaw(t *testing.T) {
+	dir := t.TempDir()
+	if got := demoJournalSeen(dir); got != demoSeenUnknown {
+		t.Errorf("no sandbox files: %v", got)
+	}
+	work := filepath.Join(dir, "envs", "e1", "rw", "upper", "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "journal.txt"), []byte("the log is the source of truth\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := demoJournalSeen(dir); got != demoSeenNot || strings.Contains(demoKilledAttempt(got), "had appended") {
+		t.Errorf("journal without the line: %v, %q", got, demoKilledAttempt(got))
+	}
+	if err := os.WriteFile(filepath.Join(work, "journal.txt"), []byte("the log is the source of truth\n"+demoKilledLine+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := demoJournalSeen(dir); got != demoSeenAppended || !strings.Contains(demoKilledAttempt(got), "had appended its line before the kill") {
+		t.Errorf("journal with the line: %v, %q", got, demoKilledAttempt(got))
+	}
+	if strings.Contains(demoKilledAttempt(demoSeenUnknown), "had appended its line before") {
+		t.Error("the demo claims an append it did not see")
+	}
+}

@@ -80,4 +80,13 @@ func TestEnvForkExportDiff(t *testing.T) {
 	if !strings.Contains(got, "files that differ between the environments: 2") || !strings.Contains(got, "only_a   /work/f2") || !strings.Contains(got, "only_b   /work/f3") {
 		t.Fatalf("diff --files:\n%s\n%s", got, stderr.String())
 	}
+	// A run without an environment: said so, not every file only_a.
+	plain := write("plain.yaml", "name: plain\nmodel: {provider: script, script: [{text: done}]}\n")
+	polyloopOut(t, "--store", store, "run", plain, "nothing", "--id", "r3", "-q")
+	stdout.Reset()
+	stderr.Reset()
+	execute([]string{"--store", store, "diff", "r1", "r3", "--files"}, strings.NewReader(""), &stdout, &stderr)
+	if got := stdout.String(); !strings.Contains(got, "files: run r3 has no environment") || strings.Contains(got, "only_a") {
+		t.Fatalf("diff --files with a run without an environment:\n%s\n%s", got, stderr.String())
+	}
 }

@@ -31,7 +31,7 @@ func planRow(p polyloop.ResumePlan) string {
 			p.ActionID, toolOrCode(p.Tool), strings.Join(p.Reconcile, ", "), polyloop.StopResumeStateUnknown)
 	case polyloop.PlanRestoreAndReplay:
 		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is restore_and_replay (it acts only inside the run's environment, which has no network) → restore the environment to the snapshot its intent names, %s, and run it again (attempt %d)",
-			p.ActionID, p.Tool, p.EnvSnapshot, p.Attempt)
+			p.ActionID, toolOrCode(p.Tool), p.EnvSnapshot, p.Attempt)
 	case polyloop.PlanStopUnknown:
 		return fmt.Sprintf("action %s (%s): intent yes, result no → unknown; its policy is never_replay → finish %s", p.ActionID, toolOrCode(p.Tool), polyloop.StopResumeStateUnknown)
 	case polyloop.PlanWriteFinish:
@@ -51,7 +51,7 @@ func planRow(p polyloop.ResumePlan) string {
 
 func toolOrCode(tool string) string {
 	if tool == "" {
-		return "a code action, always never_replay"
+		return "a code action"
 	}
 	return tool
 }

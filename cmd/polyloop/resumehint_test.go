@@ -51,7 +51,7 @@ func TestPlanHint(t *testing.T) {
 		{polyloop.ResumePlan{Action: polyloop.PlanReparseReply, Step: 2}, "resume will parse step 2's stored reply again"},
 		{polyloop.ResumePlan{Action: polyloop.PlanReplayAction, ActionID: "a3", Tool: "read"}, "resume will replay action a3 (read, replay_safe)"},
 		{polyloop.ResumePlan{Action: polyloop.PlanStopUnknown, ActionID: "a3", Tool: "send"}, "resume can only finish it resume_state_unknown: never_replay action a3 (send) was in flight"},
-		{polyloop.ResumePlan{Action: polyloop.PlanStopUnknown, ActionID: "a4"}, "never_replay action a4 (a code action, always never_replay)"},
+		{polyloop.ResumePlan{Action: polyloop.PlanStopUnknown, ActionID: "a4"}, "never_replay action a4 (a code action)"},
 		{polyloop.ResumePlan{Action: polyloop.PlanWriteFinish, StopReason: polyloop.StopEnvError}, "resume will write the finish its log already decides (env_error)"},
 	} {
 		if got := planHint(tt.plan); !strings.HasPrefix(got, tt.want) && !strings.Contains(got, tt.want) {
