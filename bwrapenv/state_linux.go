@@ -28,13 +28,20 @@ type state struct {
 	BwrapPID    int      `json:"bwrap_pid,omitempty"`
 	BwrapStart  uint64   `json:"bwrap_start,omitempty"`
 	Cgroups     []string `json:"cgroups,omitempty"`
+	// Pooled: a sandbox started for the provider's pool, which no run has
+	// taken yet (RunID is empty). Taking it rewrites the file.
+	Pooled bool `json:"pooled,omitempty"`
 }
 
 const stateFile = "state.json"
 
 func (e *environment) state() state {
 	host, _ := os.Hostname()
-	st := state{RunID: e.spec.RunID, Image: e.desc.Image, Host: host, BootID: bootID(), DriverPID: os.Getpid(), DriverStart: procstart.Of(os.Getpid())}
+	st := state{RunID: e.spec.RunID, Image: e.spec.Image, Host: host, BootID: bootID(), DriverPID: os.Getpid(), DriverStart: procstart.Of(os.Getpid()),
+		Pooled: e.spec.RunID == ""}
+	if e.desc.Image != "" {
+		st.Image = e.desc.Image
+	}
 	if e.sb != nil {
 		st.BwrapPID = e.sb.pid()
 		st.BwrapStart = procstart.Of(st.BwrapPID)
@@ -115,7 +122,7 @@ func readState(dir string) (state, error) {
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return st, err
 	}
-	if st.RunID == "" {
+	if st.RunID == "" && !st.Pooled {
 		return st, errors.New("no run id")
 	}
 	return st, nil
