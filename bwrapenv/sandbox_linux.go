@@ -282,7 +282,13 @@ func (s *sandbox) stop() {
 	}
 }
 
+// kill ends the sandbox now. Its input closes too: bwrap killed before its
+// child set its parent-death signal leaves the init running, and the init
+// ends when its input does.
 func (s *sandbox) kill() {
+	if s.stdin != nil {
+		s.stdin.Close()
+	}
 	if s.cmd.Process != nil {
 		s.cmd.Process.Kill()
 	}

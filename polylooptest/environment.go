@@ -71,12 +71,13 @@ const (
 	ruleEnvInvalid       rule = "a malformed request MUST fail with ErrEnvInvalid, which is not a failure of the environment"
 	ruleEnvLimits        rule = "the spec's memory and process limits MUST bound the environment"
 	ruleEnvRunsIsolated  rule = "environments of different runs MUST NOT see each other's files"
+	ruleEnvFresh         rule = "an environment MUST hold nothing of one created before it (files, processes), only its image, its spec's files and the host variables' values at Create"
 )
 
 var envRules = []rule{ruleEnvExec, ruleEnvExitIsResult, ruleEnvTimeout, ruleEnvKillsCommand, ruleEnvOutputLimit,
 	ruleEnvCopy, ruleEnvFiles, ruleEnvDescription, ruleEnvSnapshot, ruleEnvCreateFrom, ruleEnvNoProcesses,
 	ruleEnvSnapMissing, ruleEnvIsolated, ruleEnvAllowed, ruleEnvDestroy, ruleEnvImageNotFound, ruleEnvInvalid,
-	ruleEnvLimits, ruleEnvRunsIsolated}
+	ruleEnvLimits, ruleEnvRunsIsolated, ruleEnvFresh}
 
 // TestEnvProvider checks that the providers made by h, and their
 // environments, honour the environment seam's contract. Run it with -race,
@@ -129,6 +130,12 @@ var envRules = []rule{ruleEnvExec, ruleEnvExitIsResult, ruleEnvTimeout, ruleEnvK
 //   - Concurrent: concurrent Execs on one environment each get their own
 //     result; environments of two runs created at once do not see each
 //     other's files.
+//   - Fresh: environments created one after another from one spec, after
+//     one that wrote a file and left a process in its own session and was
+//     destroyed, hold neither, and do hold their own spec's files and the
+//     host variable's value at their Create (a provider that starts
+//     environments ahead, a pool, must hand out only unused ones, and read
+//     the run's values when one is taken).
 func TestEnvProvider(t *testing.T, h EnvHarness) {
 	t.Helper()
 	if h.New == nil || h.Image == "" {
@@ -157,6 +164,7 @@ var envChecks = []check[EnvHarness]{
 	{"Invalid", ruled(ruleEnvInvalid, checkEnvInvalid)},
 	{"Limits", ruled(ruleEnvLimits, checkEnvLimits)},
 	{"Concurrent", ruled(ruleConcurrentUse, checkEnvConcurrent)},
+	{"Fresh", ruled(ruleEnvFresh, checkEnvFresh)},
 }
 
 // kitRun is a run id unique to one check.
