@@ -332,12 +332,17 @@ type EnvOpError struct {
 }
 
 func (e *EnvOpError) Error() string {
-	msg := fmt.Sprintf("polyloop: %s environment of run %q: %s", e.Backend, e.RunID, e.Op)
-	if e.Kind != nil && e.Kind != ErrEnvFailed {
+	msg := fmt.Sprintf("polyloop: %s environment", e.Backend)
+	if e.RunID != "" { // empty: a description, before any run
+		msg += fmt.Sprintf(" of run %q", e.RunID)
+	}
+	msg += ": " + e.Op
+	// The kind, unless the backend's error says it already.
+	if e.Kind != nil && e.Kind != ErrEnvFailed && (e.Err == nil || !errors.Is(e.Err, e.Kind)) {
 		msg += ": " + trimPrefix(e.Kind.Error())
 	}
 	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+		msg += ": " + trimPrefix(e.Err.Error())
 	}
 	return msg
 }

@@ -29,6 +29,9 @@ const Backend = "bwrap"
 type Options struct {
 	// Images is the directory of images: <Images>/<name>/rootfs.
 	Images string
+	// ImagesFrom says, in an image-not-found error, where Images came from
+	// and how to add an image (the CLI: the variable POLYLOOP_ENV_IMAGES).
+	ImagesFrom string
 	// StateDir is where environments live while they exist: one directory
 	// each (the overlay's upper layer and a state file naming the run and
 	// the driver). Required.
@@ -136,6 +139,9 @@ func (p *Provider) Describe(ctx context.Context, spec polyloop.EnvSpec) (polyloo
 	}
 	im, err := resolveImage(p.opts.Images, spec.Image)
 	if err != nil {
+		if errors.Is(err, polyloop.ErrImageNotFound) && p.opts.ImagesFrom != "" {
+			err = fmt.Errorf("%w (%s)", err, p.opts.ImagesFrom)
+		}
 		return polyloop.EnvDescription{}, p.fail("create", spec.RunID, nil, err)
 	}
 	return spec.Describe(Backend, im.digest), nil

@@ -77,7 +77,8 @@ func (a *app) envProvider(backend string) (polyloop.EnvProvider, error) {
 	var p polyloop.EnvProvider
 	switch backend {
 	case "bwrap":
-		p, err = bwrapenv.New(bwrapenv.Options{Images: envImagesDir(), StateDir: envStateDir(a.store), Snapshots: snaps})
+		p, err = bwrapenv.New(bwrapenv.Options{Images: envImagesDir(), StateDir: envStateDir(a.store), Snapshots: snaps,
+			ImagesFrom: "images are found in the directory POLYLOOP_ENV_IMAGES names, default ~/.cache/polyloop/env-images; .ci/env-images DIR builds the busybox image"})
 		if err != nil {
 			err = fmt.Errorf("%w (install bubblewrap: apt-get install bubblewrap; images: .ci/env-images %s)", err, envImagesDir())
 		}

@@ -81,3 +81,26 @@ func TestEnvForkExportDiff(t *testing.T) {
 		t.Fatalf("diff --files:\n%s\n%s", got, stderr.String())
 	}
 }
+
+// TestEnvImageMissing: a run whose image is not in the image directory
+// fails saying so once, naming the variable that says where images are,
+// and no placeholder run id.
+func TestEnvImageMissing(t *testing.T) {
+	images := os.Getenv("POLYLOOP_TEST_BWRAP_IMAGES")
+	if images == "" {
+		t.Skip("POLYLOOP_TEST_BWRAP_IMAGES is not set (.ci/env-images DIR builds the test image)")
+	}
+	t.Setenv("POLYLOOP_ENV_IMAGES", images)
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.yaml")
+	if err := os.WriteFile(a, []byte(strings.Replace(envRunAgent, "image: busybox", "image: no-such-image", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	code := execute([]string{"--store", "sqlite:" + filepath.Join(dir, "p.db"), "run", a, "go", "--id", "r1"}, strings.NewReader(""), &stdout, &stderr)
+	msg := stderr.String()
+	if code == 0 || strings.Count(msg, "image not found") != 1 || strings.Contains(msg, `"describe"`) ||
+		!strings.Contains(msg, "POLYLOOP_ENV_IMAGES") || !strings.Contains(msg, "no-such-image") || !strings.Contains(msg, images) {
+		t.Errorf("run with a missing image: exit %d, stderr:\n%s", code, msg)
+	}
+}
