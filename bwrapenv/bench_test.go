@@ -69,9 +69,9 @@ func BenchmarkCreatePooled(b *testing.B) {
 	var env, host time.Duration
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		for p.Stats().Idle == 0 {
-			if err := p.Stats().LastFillError; err != nil {
-				b.Fatal(err)
+		for waited := time.Duration(0); p.Stats().Idle == 0; waited += time.Millisecond {
+			if st := p.Stats(); st.LastFillError != nil || waited > 30*time.Second {
+				b.Fatalf("the pool does not fill: %+v", st)
 			}
 			time.Sleep(time.Millisecond)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/envsnap"
@@ -166,12 +167,18 @@ func (p *Provider) refill(key poolKey, im image) {
 	}
 }
 
+// fillTimeout bounds the start of a pooled sandbox: one that does not
+// serve by then is torn down (LastFillError says why), not kept counted.
+const fillTimeout = time.Minute
+
 func (p *Provider) fillOne(key poolKey, im image) {
 	defer p.wg.Done()
 	e := &environment{p: p, image: im, hostUID: os.Getuid(), skip: []string{"/proc", "/dev"},
 		spec: polyloop.EnvSpec{Image: key.digest, Limits: key.limits, Network: key.network}}
 	e.counted.Store(true)
-	err := e.start(p.bg, nil)
+	ctx, cancel := context.WithTimeout(p.bg, fillTimeout)
+	err := e.start(ctx, nil)
+	cancel()
 	p.mu.Lock()
 	p.filling[key]--
 	if err == nil && p.closed {
