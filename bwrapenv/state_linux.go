@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/procstart"
@@ -96,6 +97,9 @@ func (p *Provider) Prune(ctx context.Context, dryRun bool) ([]polyloop.EnvOrphan
 		o := polyloop.EnvOrphan{Backend: Backend, ID: dir, RunID: st.RunID, Driver: fmt.Sprintf("pid %d on %s", st.DriverPID, st.Host)}
 		if !dryRun {
 			if st.BootID == boot && procstart.Alive(st.BwrapPID, st.BwrapStart) {
+				// bwrap leads its own process group (a child that never
+				// armed its parent-death signal is in it too).
+				syscall.Kill(-st.BwrapPID, syscall.SIGKILL)
 				if proc, err := os.FindProcess(st.BwrapPID); err == nil {
 					proc.Kill()
 				}
