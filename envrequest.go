@@ -3,7 +3,6 @@ package polyloop
 import (
 	"errors"
 	"fmt"
-	"github.com/polyloop/polyloop/internal/envvars"
 	"path"
 	"strings"
 )
@@ -67,5 +66,18 @@ func (r ExecRequest) Validate() error {
 // defaults, then the host variables the spec allowed, then the request's,
 // a later value of a name replacing an earlier one in its place.
 func CommandEnv(image, host, request []string) []string {
-	return envvars.Merge(image, host, request)
+	index := map[string]int{}
+	var out []string
+	for _, layer := range [][]string{image, host, request} {
+		for _, kv := range layer {
+			name, _, _ := strings.Cut(kv, "=")
+			if i, ok := index[name]; ok {
+				out[i] = kv
+				continue
+			}
+			index[name] = len(out)
+			out = append(out, kv)
+		}
+	}
+	return out
 }
