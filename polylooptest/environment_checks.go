@@ -613,11 +613,12 @@ func checkEnvLimits(e *env, h EnvHarness) error {
 		return errors.New("a command held 200 MB under a 64 MB memory limit")
 	}
 	// Forty processes that each say they started, then stay: a shell
-	// aborts when it cannot fork, hence the subshell around the loop,
-	// which waits for those it started (the command's process group is
-	// killed when the command ends: on a loaded machine, before any had
-	// said so).
-	start := "(for i in $(seq 40); do (echo x >> /tmp/started; exec sleep 3) & done; wait) 2>/dev/null; true"
+	// aborts when it cannot fork, hence the subshell around the loop. The
+	// command then waits, with builtins only (no process to fork), until
+	// one has said so: a backend may kill the command's process group when
+	// it ends, on a loaded machine before any had.
+	start := "(for i in $(seq 40); do (echo x >> /tmp/started; exec sleep 3) & done) 2>/dev/null; " +
+		"n=0; while [ $n -lt 1 ]; do n=0; while read l; do n=$((n+1)); done < /tmp/started; done 2>/dev/null; true"
 	if _, err := en.Exec(e.ctx, polyloop.ExecRequest{Argv: []string{"sh", "-c", start}, Timeout: 30 * time.Second}); err != nil {
 		return err
 	}
