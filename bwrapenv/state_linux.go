@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -103,6 +104,11 @@ func (p *Provider) Prune(ctx context.Context, dryRun bool) ([]polyloop.EnvOrphan
 				if proc, err := os.FindProcess(st.BwrapPID); err == nil {
 					proc.Kill()
 				}
+			} else if st.BootID == boot && st.BwrapPID > 0 {
+				// bwrap died with its driver, before its child armed the
+				// parent-death signal: the child waits for it for ever, in
+				// the group bwrap led.
+				p.killStrandedChildren(st.BwrapPID)
 			}
 			for _, cg := range st.Cgroups {
 				removeCgroupDir(cg)
@@ -130,4 +136,38 @@ func readState(dir string) (state, error) {
 		return st, errors.New("no run id")
 	}
 	return st, nil
+}
+
+// killStrandedChildren kills the processes of process group pgid, whose
+// leader (a bwrap) is dead, that run this provider's bubblewrap: the
+// children of a bwrap killed during its setup. A group id is not reused while the group has a member, and only
+// bwrap's own processes are touched.
+func (p *Provider) killStrandedChildren(pgid int) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so split after it.
+		i := strings.LastIndexByte(string(raw), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(raw[i+1:]))
+		if len(f) < 3 || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || exe != p.opts.Bwrap {
+			continue
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
