@@ -18,6 +18,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/envsnap"
+	"github.com/polyloop/polyloop/internal/procstart"
 )
 
 // environment is one sandbox and its directory.
@@ -96,6 +97,11 @@ func (e *environment) boot(ctx context.Context, m *envsnap.Manifest) error {
 		mounts: e.spec.Mounts, cgroup: e.cg, setup: setup{DefaultEnv: defaultEnv}}
 	for i, mt := range e.spec.Mounts {
 		cfg.setup.Mounts = append(cfg.setup.Mounts, mountPoint{Staging: fmt.Sprintf("/.pl/mnt/%d", i), Target: path.Clean(mt.Target)})
+	}
+	cfg.started = func(pid int) {
+		st := e.state()
+		st.BwrapPID, st.BwrapStart = pid, procstart.Of(pid)
+		writeState(e.dir, st) // best effort: the state after the start is written below
 	}
 	sb, err := startSandbox(ctx, cfg)
 	if err != nil {

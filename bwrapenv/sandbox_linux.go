@@ -47,6 +47,10 @@ type sandboxConfig struct {
 	mounts  []polyloop.EnvMount
 	setup   setup
 	cgroup  *cgroup
+	// started, when set, is told bwrap's pid as soon as it runs (before
+	// the sandbox serves): the state file names it, so that Prune finds
+	// bwrap's process group even when the driver dies during the start.
+	started func(pid int)
 }
 
 // bwrapArgs are the options of bwrap, passed through a file descriptor
@@ -128,6 +132,9 @@ func startSandbox(ctx context.Context, c sandboxConfig) (*sandbox, error) {
 	}
 	stdoutW.Close()
 	argsR.Close()
+	if c.started != nil {
+		c.started(cmd.Process.Pid)
+	}
 	go func() {
 		argsW.Write([]byte(strings.Join(args, "\x00") + "\x00"))
 		argsW.Close()
