@@ -45,6 +45,15 @@ import (
 //   - Ownership: spec (its slices) belongs to the caller; the provider
 //     copies what it keeps. The environment returned belongs to the caller,
 //     who MUST Destroy it.
+//   - Environments started ahead (a pool): a provider MAY start
+//     environments before any Create asks for them and hand one to Create,
+//     provided it is indistinguishable from one Create would start for
+//     spec: started from the bare image, never given to another run (an
+//     environment serves one Create, then is destroyed), no file nor
+//     process but the image's and spec's, the host variables' values read
+//     at Create. An environment kept ahead is labelled as the provider's,
+//     so that EnvPruner removes it once its driver is gone; the provider
+//     says how it bounds them (see EnvBounder) and how they are drained.
 //   - Concurrency: a provider is safe for concurrent use; environments of
 //     different runs never share files, processes or a network.
 type EnvProvider interface {
@@ -92,6 +101,11 @@ type EnvProvider interface {
 //   - Destroy ends every process and removes the environment and its
 //     label; its snapshots stay in the BlobStore (they belong to the log).
 //     It is idempotent; after it, every other call fails with ErrEnvLost.
+//     A provider MAY finish the removal in the background: Destroy then
+//     returns once the environment serves no more and its processes are
+//     being ended, and the provider says how its caller waits for the rest
+//     (a Close); a driver that dies first leaves a labelled environment
+//     that EnvPruner removes.
 //   - Failures: ErrEnvInvalid for a malformed request (empty Argv, a
 //     relative path): nothing ran and the environment is unchanged.
 //     Everything else — the sandbox died, the container was removed
@@ -148,6 +162,19 @@ type EnvKeeper interface {
 // set and Removed unset. The automatic prune at a sweep's start uses it.
 type EnvKeptSparer interface {
 	PruneSparingKept(ctx context.Context, dryRun bool) ([]EnvOrphan, error)
+}
+
+// EnvBounder is optional on an EnvProvider that keeps environments its
+// callers do not hold: started ahead of a Create (a pool), or still being
+// removed after Destroy returned (a destroy in the background).
+// BoundEnvironments(n) makes the provider keep at most n environments in
+// existence at once, those included: a Create that would exceed it waits
+// (until ctx is done) for a destroy to finish, or uses or evicts one held
+// ahead. A sweep calls it with its max_environments, so that the bound
+// counts what exists, not only what its runs hold. n ≤ 0 is ignored; the
+// lowest bound asked holds.
+type EnvBounder interface {
+	BoundEnvironments(n int)
 }
 
 // EnvOrphan is an environment whose driver is gone.
@@ -336,12 +363,17 @@ type EnvOpError struct {
 }
 
 func (e *EnvOpError) Error() string {
-	msg := fmt.Sprintf("polyloop: %s environment of run %q: %s", e.Backend, e.RunID, e.Op)
-	if e.Kind != nil && e.Kind != ErrEnvFailed {
+	msg := fmt.Sprintf("polyloop: %s environment", e.Backend)
+	if e.RunID != "" { // empty: a description, before any run
+		msg += fmt.Sprintf(" of run %q", e.RunID)
+	}
+	msg += ": " + e.Op
+	// The kind, unless the backend's error says it already.
+	if e.Kind != nil && e.Kind != ErrEnvFailed && (e.Err == nil || !errors.Is(e.Err, e.Kind)) {
 		msg += ": " + trimPrefix(e.Kind.Error())
 	}
 	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+		msg += ": " + trimPrefix(e.Err.Error())
 	}
 	return msg
 }

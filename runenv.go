@@ -33,6 +33,10 @@ func EnvironmentFromContext(ctx context.Context) (Environment, bool) {
 	return s.env, true
 }
 
+// describeRunID is the run id a description is asked with before any run
+// (EnvSpec.Validate wants one); errors never show it.
+const describeRunID = "describe"
+
 // describeEnv resolves the agent's environment into its description (the
 // snapshot's environment), through the Runner's provider.
 func (r *Runner) describeEnv(ctx context.Context, agent Agent) (Agent, error) {
@@ -44,13 +48,22 @@ func (r *Runner) describeEnv(ctx context.Context, agent Agent) (Agent, error) {
 		return agent, fmt.Errorf("%w: the agent asks for an environment, but Runner.Environments is nil", ErrInvalidConfig)
 	}
 	spec := *agent.Environment
-	if spec.RunID == "" {
-		spec.RunID = "describe" // Validate wants one; the description does not hold it
+	placeholder := spec.RunID == ""
+	if placeholder {
+		spec.RunID = describeRunID // Validate wants one; the description does not hold it
 	}
 	d, err := r.Environments.Describe(ctx, spec)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return agent, cerr
+		}
+		var oe *EnvOpError
+		if placeholder && errors.As(err, &oe) && oe.RunID == describeRunID {
+			// The error is the description's, of no run: not of a run
+			// named by the placeholder.
+			c := *oe
+			c.RunID, c.Op = "", "describe"
+			err = &c
 		}
 		return agent, fmt.Errorf("%w: environment: %w", ErrInvalidConfig, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/polyloop/polyloop"
@@ -32,31 +33,50 @@ func newProvider(t testing.TB) (*bwrapenv.Provider, string) {
 }
 
 func openProvider(t testing.TB, snaps string) *bwrapenv.Provider {
+	return openProviderWith(t, snaps, bwrapenv.Options{})
+}
+
+// openProviderWith opens a provider with opts' pool, background destroy
+// and bound; it is closed when the test ends.
+func openProviderWith(t testing.TB, snaps string, opts bwrapenv.Options) *bwrapenv.Provider {
 	store, err := snapshotstore.OpenDir(snaps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	state := filepath.Join(t.TempDir(), "envs")
-	p, err := bwrapenv.New(bwrapenv.Options{Images: testImages(t), StateDir: state, Snapshots: store})
+	opts.Images, opts.StateDir, opts.Snapshots = testImages(t), state, store
+	p, err := bwrapenv.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { p.Close() })
+	statesMu.Lock()
+	defer statesMu.Unlock()
 	stateDirs[p] = state
 	snapDirs[p] = snaps
 	return p
 }
 
 var (
+	statesMu  sync.Mutex
 	stateDirs = map[*bwrapenv.Provider]string{}
 	snapDirs  = map[*bwrapenv.Provider]string{}
 )
 
 // leftovers lists the environment directories (and their cgroups) of run.
+// A provider that destroys in the background is closed first (Close waits
+// for its destroys).
 func leftovers(t testing.TB, p polyloop.EnvProvider, run string) []string {
-	entries, _ := os.ReadDir(stateDirs[p.(*bwrapenv.Provider)])
+	if err := p.(*bwrapenv.Provider).Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	statesMu.Lock()
+	state := stateDirs[p.(*bwrapenv.Provider)]
+	statesMu.Unlock()
+	entries, _ := os.ReadDir(state)
 	var out []string
 	for _, e := range entries {
-		dir := filepath.Join(stateDirs[p.(*bwrapenv.Provider)], e.Name())
+		dir := filepath.Join(state, e.Name())
 		raw, err := os.ReadFile(filepath.Join(dir, "state.json"))
 		var st struct {
 			RunID   string   `json:"run_id"`
@@ -82,7 +102,31 @@ func TestConformance(t *testing.T) {
 			return p
 		},
 		Reopen: func(t testing.TB, p polyloop.EnvProvider) polyloop.EnvProvider {
-			return openProvider(t, snapDirs[p.(*bwrapenv.Provider)])
+			return openProvider(t, snapDir(p))
+		},
+		Image:     "busybox",
+		Leftovers: leftovers,
+		Limits:    true,
+	})
+}
+
+func snapDir(p polyloop.EnvProvider) string {
+	statesMu.Lock()
+	defer statesMu.Unlock()
+	return snapDirs[p.(*bwrapenv.Provider)]
+}
+
+// TestConformancePooled: the kit, with a pool of started sandboxes and
+// destroys in the background.
+func TestConformancePooled(t *testing.T) {
+	testImages(t)
+	opts := bwrapenv.Options{Pool: 2, DestroyInBackground: true}
+	polylooptest.TestEnvProvider(t, polylooptest.EnvHarness{
+		New: func(t testing.TB) polyloop.EnvProvider {
+			return openProviderWith(t, filepath.Join(t.TempDir(), "snapshots"), opts)
+		},
+		Reopen: func(t testing.TB, p polyloop.EnvProvider) polyloop.EnvProvider {
+			return openProviderWith(t, snapDir(p), opts)
 		},
 		Image:     "busybox",
 		Leftovers: leftovers,

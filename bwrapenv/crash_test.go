@@ -35,3 +35,12 @@ func TestCrashCampaign(t *testing.T) {
 	p := envloop.Campaign(t, sandbox(testImages(t)), crashPoints(t, 200), 350*time.Millisecond)
 	envloop.CheckPruned(t, p)
 }
+
+// TestCrashCampaignPooled: the campaign with a pool and destroys in the
+// background (half the points): every line once, every run completed, and
+// the pooled sandboxes and unfinished destroys of the killed (and of the
+// finished, never closed) drivers pruned.
+func TestCrashCampaignPooled(t *testing.T) {
+	p := envloop.Campaign(t, pooledSandbox(testImages(t)), crashPoints(t, 200)/2, 350*time.Millisecond)
+	envloop.CheckPruned(t, p)
+}

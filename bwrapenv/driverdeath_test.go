@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("BWRAPENV_TEST_DRIVER"); dir != "" {
 		os.Exit(driver(dir))
 	}
-	envloop.Child(sandbox(os.Getenv("POLYLOOP_TEST_BWRAP_IMAGES")))
+	envloop.Child(sandbox(os.Getenv("POLYLOOP_TEST_BWRAP_IMAGES")), pooledSandbox(os.Getenv("POLYLOOP_TEST_BWRAP_IMAGES")))
 	os.Exit(m.Run())
 }
 

@@ -4,6 +4,7 @@ package bwrapenv
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/envsnap"
+	"github.com/polyloop/polyloop/internal/procstart"
 )
 
 // environment is one sandbox and its directory.
@@ -29,6 +31,12 @@ type environment struct {
 	skip    []string
 	hostUID int
 	cg      *cgroup
+	// hostEnv are the host variables spec.HostEnv allowed, read at Create
+	// (or when a pooled sandbox is taken): every exec carries them.
+	hostEnv []string
+	// counted: the sandbox holds one of the provider's rooms
+	// (Provider.acquire) until its teardown gives it back.
+	counted atomic.Bool
 
 	mu        sync.Mutex // guards sb and destroyed
 	sb        *sandbox
@@ -82,13 +90,18 @@ func (e *environment) boot(ctx context.Context, m *envsnap.Manifest) error {
 			return err
 		}
 		e.writer.Primed(*m, stats)
-	} else {
+	} else if e.writer != nil { // a pooled sandbox has none until a run takes it
 		e.writer.Primed(envsnap.Manifest{}, nil)
 	}
 	cfg := sandboxConfig{bwrap: e.p.opts.Bwrap, rootfs: e.image.rootfs, rw: rw, network: e.spec.Network,
-		mounts: e.spec.Mounts, cgroup: e.cg, setup: setup{DefaultEnv: defaultEnv, HostEnv: hostEnv(e.spec.HostEnv), WorkDir: e.spec.WorkDir}}
+		mounts: e.spec.Mounts, cgroup: e.cg, setup: setup{DefaultEnv: defaultEnv}}
 	for i, mt := range e.spec.Mounts {
 		cfg.setup.Mounts = append(cfg.setup.Mounts, mountPoint{Staging: fmt.Sprintf("/.pl/mnt/%d", i), Target: path.Clean(mt.Target)})
+	}
+	cfg.started = func(pid int) {
+		st := e.state()
+		st.BwrapPID, st.BwrapStart = pid, procstart.Of(pid)
+		writeState(e.dir, st) // best effort: the state after the start is written below
 	}
 	sb, err := startSandbox(ctx, cfg)
 	if err != nil {
@@ -156,7 +169,9 @@ func (e *environment) Exec(ctx context.Context, req polyloop.ExecRequest) (polyl
 	if limit <= 0 {
 		limit = polyloop.DefaultExecOutputLimit
 	}
-	r, err := sb.exec(ctx, &execRequest{Argv: append([]string(nil), req.Argv...), Dir: req.Dir, Env: append([]string(nil), req.Env...),
+	dir := cmp.Or(req.Dir, e.spec.WorkDir, "/")
+	env := append(append([]string(nil), e.hostEnv...), req.Env...)
+	r, err := sb.exec(ctx, &execRequest{Argv: append([]string(nil), req.Argv...), Dir: dir, Env: env,
 		Stdin: req.Stdin, Timeout: req.Timeout, OutputLimit: limit})
 	if err != nil {
 		return polyloop.ExecResult{}, e.fail("exec", err)
@@ -276,13 +291,37 @@ func (e *environment) Destroy(ctx context.Context) error {
 	}
 	e.destroyed = true
 	e.mu.Unlock()
+	if e.p.opts.DestroyInBackground {
+		e.p.mu.Lock()
+		closed := e.p.closed
+		if !closed {
+			e.p.destroyLocked(e)
+		}
+		e.p.mu.Unlock()
+		if !closed {
+			return nil
+		}
+	}
 	if err := e.teardown(); err != nil {
 		return e.fail("destroy", err)
 	}
 	return nil
 }
 
-// teardown stops the sandbox and removes the cgroup and the directory.
+// shutdown begins ending the sandbox without waiting: its input closes,
+// and the init kills every command and exits (and with it, as pid 1's
+// child, everything inside). The sandbox no longer serves.
+func (e *environment) shutdown() {
+	e.mu.Lock()
+	sb := e.sb
+	e.mu.Unlock()
+	if sb != nil {
+		sb.stdin.Close()
+	}
+}
+
+// teardown stops the sandbox and removes the cgroup and the directory;
+// then the sandbox's room in the provider's count is free.
 func (e *environment) teardown() error {
 	e.mu.Lock()
 	sb := e.sb
@@ -294,8 +333,12 @@ func (e *environment) teardown() error {
 	if e.cg != nil {
 		e.cg.remove()
 	}
-	if e.dir == "" {
-		return nil
+	var err error
+	if e.dir != "" {
+		err = removeAll(e.dir)
 	}
-	return removeAll(e.dir)
+	if e.counted.CompareAndSwap(true, false) {
+		e.p.release()
+	}
+	return err
 }

@@ -30,6 +30,18 @@ func sandbox(images string) envloop.Backend {
 		}}
 }
 
+// pooledSandbox is the backend with a pool of two started sandboxes and
+// destroys in the background: a driver killed (or one that exits without
+// Close, as envloop's children do) leaves its pooled sandboxes and the
+// destroys it had under way, all of which Prune must find.
+func pooledSandbox(images string) envloop.Backend {
+	return envloop.Backend{Name: "bwrap-pooled", Image: "busybox", Mounts: true,
+		Provider: func(dir string, snaps polyloop.BlobStore) (polyloop.EnvProvider, error) {
+			return bwrapenv.New(bwrapenv.Options{Images: images, StateDir: filepath.Join(dir, "envs"), Snapshots: snaps,
+				Pool: 2, DestroyInBackground: true})
+		}}
+}
+
 type loop struct{ *envloop.Loop }
 
 func newLoop(t testing.TB, dir string, turns []scriptmodel.Turn) loop {

@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/polyloop/polyloop"
@@ -28,6 +29,9 @@ const Backend = "bwrap"
 type Options struct {
 	// Images is the directory of images: <Images>/<name>/rootfs.
 	Images string
+	// ImagesFrom says, in an image-not-found error, where Images came from
+	// and how to add an image (the CLI: the variable POLYLOOP_ENV_IMAGES).
+	ImagesFrom string
 	// StateDir is where environments live while they exist: one directory
 	// each (the overlay's upper layer and a state file naming the run and
 	// the driver). Required.
@@ -36,6 +40,23 @@ type Options struct {
 	Snapshots polyloop.BlobStore
 	// Bwrap is the bubblewrap executable ("bwrap" in PATH when empty).
 	Bwrap string
+	// Pool is how many started sandboxes the provider keeps ready for each
+	// kind (image, limits, network policy) it has been asked for: Create of
+	// a spec without From and without Mounts takes one instead of starting
+	// one (see pool_linux.go for what a pooled sandbox is), and a new one
+	// is started in the background. 0: no pool. The pool fills after the
+	// first Create of a kind; Close drains it.
+	Pool int
+	// DestroyInBackground makes Destroy return once the sandbox no longer
+	// serves and its processes are being killed; the rest (waiting for
+	// them to end, removing the cgroup and the directory) runs in the
+	// background, and Close waits for it. A driver that dies before leaves
+	// the directory, labelled with its run, for Prune.
+	DestroyInBackground bool
+	// MaxEnvironments bounds the sandboxes that exist at once through this
+	// provider — in a run's use, pooled, starting, or being destroyed in
+	// the background. 0: no bound (BoundEnvironments may set one).
+	MaxEnvironments int
 }
 
 // Provider creates sandboxes: bubblewrap namespaces (user, pid, mount,
@@ -44,6 +65,20 @@ type Options struct {
 // polyloop.EnvProvider and polyloop.EnvPruner.
 type Provider struct {
 	opts Options
+
+	// The count of sandboxes and the pool (pool_linux.go).
+	mu          sync.Mutex
+	changed     chan struct{} // closed and replaced at every change below
+	live        int           // sandboxes that exist, are starting or being removed
+	bound       int           // BoundEnvironments' (0: none)
+	idle        map[poolKey][]*environment
+	filling     map[poolKey]int
+	fillErr     error
+	destroyErrs []error
+	closed      bool
+	wg          sync.WaitGroup // background starts and destroys
+	bg          context.Context
+	stopBG      context.CancelFunc
 }
 
 var _ polyloop.EnvProvider = (*Provider)(nil)
@@ -64,7 +99,12 @@ func New(opts Options) (*Provider, error) {
 	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
 		return nil, err
 	}
-	return &Provider{opts: opts}, nil
+	if opts.Pool < 0 || opts.MaxEnvironments < 0 {
+		return nil, fmt.Errorf("%w: bwrapenv: negative Pool or MaxEnvironments", polyloop.ErrInvalidConfig)
+	}
+	p := &Provider{opts: opts, changed: make(chan struct{}), idle: map[poolKey][]*environment{}, filling: map[poolKey]int{}}
+	p.bg, p.stopBG = context.WithCancel(context.Background())
+	return p, nil
 }
 
 func (p *Provider) fail(op, runID string, kind, err error) error {
@@ -99,6 +139,9 @@ func (p *Provider) Describe(ctx context.Context, spec polyloop.EnvSpec) (polyloo
 	}
 	im, err := resolveImage(p.opts.Images, spec.Image)
 	if err != nil {
+		if errors.Is(err, polyloop.ErrImageNotFound) && p.opts.ImagesFrom != "" {
+			err = fmt.Errorf("%w (%s)", err, p.opts.ImagesFrom)
+		}
 		return polyloop.EnvDescription{}, p.fail("create", spec.RunID, nil, err)
 	}
 	return spec.Describe(Backend, im.digest), nil
@@ -140,49 +183,87 @@ func (p *Provider) create(ctx context.Context, spec polyloop.EnvSpec, desc polyl
 			return nil, fmt.Errorf("%w: mount source: %v", polyloop.ErrEnvInvalid, err)
 		}
 	}
-	e := &environment{p: p, spec: cloneSpec(spec), desc: desc, image: im, hostUID: os.Getuid(),
+	var key *poolKey
+	if p.poolable(spec) {
+		key = &poolKey{rootfs: im.rootfs, digest: im.digest, limits: spec.Limits, network: spec.Network.Normalize()}
+		defer p.refill(*key, im)
+	}
+	pooled, err := p.acquire(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if pooled != nil {
+		if err := pooled.adopt(ctx, spec, desc); err != nil {
+			pooled.teardown()
+			return nil, err
+		}
+		return pooled, nil
+	}
+	e := &environment{p: p, spec: cloneSpec(spec), desc: desc, image: im, hostUID: os.Getuid(), hostEnv: hostEnv(spec.HostEnv),
 		writer: envsnap.NewWriter(p.opts.Snapshots, spec.RunID, desc.Image)}
-	e.dir = filepath.Join(p.opts.StateDir, envID(spec.RunID))
+	e.counted.Store(true) // acquire counted it
 	e.skip = []string{"/proc", "/dev"}
 	for _, mt := range spec.Mounts {
 		e.skip = append(e.skip, path.Clean(mt.Target))
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			e.teardown()
-		}
-	}()
-	if err := os.Mkdir(e.dir, 0o700); err != nil {
+	if err := e.start(ctx, m); err != nil {
 		return nil, err
 	}
-	if err := writeState(e.dir, e.state()); err != nil {
+	madeWorkDir, err := e.makeWorkDir(ctx, m)
+	if err != nil {
+		e.teardown()
 		return nil, err
-	}
-	if spec.Limits != (polyloop.EnvLimits{}) {
-		if e.cg, err = newCgroup("polyloop-"+filepath.Base(e.dir), spec.Limits); err != nil {
-			return nil, err
-		}
-	}
-	if err := e.boot(ctx, m); err != nil {
-		return nil, err
-	}
-	// A working directory the image lacks is made, as Docker makes one
-	// (polyloop.EnvSpec.WorkDir); one From a snapshot is the snapshot's.
-	madeWorkDir := m == nil && spec.WorkDir != "" && !imageHasDir(im.rootfs, spec.WorkDir)
-	if madeWorkDir {
-		if err := e.copyIn(ctx, path.Clean(spec.WorkDir), emptyTar); err != nil {
-			return nil, fmt.Errorf("make the working directory %s: %w", spec.WorkDir, err)
-		}
 	}
 	if m == nil && len(spec.Files) > 0 {
 		if err := e.copyFiles(ctx, spec.Files); err != nil {
+			e.teardown()
 			return nil, err
 		}
 	}
 	e.pristine.Store(m == nil && len(spec.Files) == 0 && len(spec.Mounts) == 0 && !madeWorkDir)
-	ok = true
 	return e, nil
+}
+
+// start makes e's directory, state file and cgroup and boots its sandbox
+// (from manifest m, or the bare image); on failure it leaves nothing (and
+// gives e's room back).
+func (e *environment) start(ctx context.Context, m *envsnap.Manifest) (err error) {
+	defer func() {
+		if err != nil {
+			e.teardown()
+		}
+	}()
+	name := e.spec.RunID
+	if name == "" {
+		name = "pool"
+	}
+	e.dir = filepath.Join(e.p.opts.StateDir, envID(name))
+	if err := os.Mkdir(e.dir, 0o700); err != nil {
+		return err
+	}
+	if err := writeState(e.dir, e.state()); err != nil {
+		return err
+	}
+	if e.spec.Limits != (polyloop.EnvLimits{}) {
+		if e.cg, err = newCgroup("polyloop-"+filepath.Base(e.dir), e.spec.Limits); err != nil {
+			return err
+		}
+	}
+	return e.boot(ctx, m)
+}
+
+// makeWorkDir makes the spec's working directory when the image lacks it,
+// as Docker makes one (polyloop.EnvSpec.WorkDir); an environment from a
+// snapshot (m) has the snapshot's. It reports whether it made one.
+func (e *environment) makeWorkDir(ctx context.Context, m *envsnap.Manifest) (bool, error) {
+	dir := e.spec.WorkDir
+	if m != nil || dir == "" || imageHasDir(e.image.rootfs, dir) {
+		return false, nil
+	}
+	if err := e.copyIn(ctx, path.Clean(dir), emptyTar); err != nil {
+		return false, fmt.Errorf("make the working directory %s: %w", dir, err)
+	}
+	return true, nil
 }
 
 // imageHasDir reports whether the image's root filesystem holds the

@@ -32,6 +32,7 @@ type sandbox struct {
 	mu      sync.Mutex
 	pending map[uint64]chan response
 	nextID  uint64
+	stdout  *os.File      // the read end of the init's output
 	done    chan struct{} // closed when the init's output ends
 	stderr  *tail
 	waitErr error
@@ -46,6 +47,10 @@ type sandboxConfig struct {
 	mounts  []polyloop.EnvMount
 	setup   setup
 	cgroup  *cgroup
+	// started, when set, is told bwrap's pid as soon as it runs (before
+	// the sandbox serves): the state file names it, so that Prune finds
+	// bwrap's process group even when the driver dies during the start.
+	started func(pid int)
 }
 
 // bwrapArgs are the options of bwrap, passed through a file descriptor
@@ -99,23 +104,37 @@ func startSandbox(ctx context.Context, c sandboxConfig) (*sandbox, error) {
 	cmd := exec.Command(c.bwrap, append([]string{"--args", "3", "--"}, ic.argv...)...)
 	cmd.Env = []string{} // bwrap and its reaper (pid 1 inside) hold no variable of the driver
 	cmd.ExtraFiles = extra
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group: kill reaches bwrap's child too while that
+	// child has not yet armed its parent-death signal (a bwrap killed
+	// during its setup otherwise leaves the child waiting for it for ever,
+	// holding the init's output open).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	s := &sandbox{cmd: cmd, pending: map[uint64]chan response{}, done: make(chan struct{}), stderr: &tail{max: 4096}}
+	// The sandbox's stdout is read from a pipe of our own, so that kill can
+	// close our end if something inside still holds the other.
 	cmd.Stderr = s.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	cmd.Stdout = stdoutW
+	s.stdout = stdout
 	if err := cmd.Start(); err != nil {
 		argsR.Close()
 		argsW.Close()
+		stdout.Close()
+		stdoutW.Close()
 		return nil, fmt.Errorf("start %s: %w", c.bwrap, err)
 	}
+	stdoutW.Close()
 	argsR.Close()
+	if c.started != nil {
+		c.started(cmd.Process.Pid)
+	}
 	go func() {
 		argsW.Write([]byte(strings.Join(args, "\x00") + "\x00"))
 		argsW.Close()
@@ -180,6 +199,7 @@ func (s *sandbox) readLoop(stdout io.Reader) {
 			ch <- r
 		}
 	}
+	s.stdout.Close()
 	s.waitErr = s.cmd.Wait()
 	close(s.done)
 }
@@ -282,11 +302,25 @@ func (s *sandbox) stop() {
 	}
 }
 
+// kill ends the sandbox now. Its input closes too: bwrap killed before its
+// child set its parent-death signal leaves the init running, and the init
+// ends when its input does.
 func (s *sandbox) kill() {
+	if s.stdin != nil {
+		s.stdin.Close()
+	}
 	if s.cmd.Process != nil {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // the group: bwrap and a child still in it
 		s.cmd.Process.Kill()
 	}
-	<-s.done
+	select {
+	case <-s.done:
+	case <-time.After(5 * time.Second):
+		// Something that left the group holds the init's output open:
+		// stop reading it, so that the sandbox is waited for.
+		s.stdout.Close()
+		<-s.done
+	}
 }
 
 func (s *sandbox) pid() int { return s.cmd.Process.Pid }

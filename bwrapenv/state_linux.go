@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/polyloop/polyloop"
 	"github.com/polyloop/polyloop/internal/procstart"
@@ -28,13 +30,20 @@ type state struct {
 	BwrapPID    int      `json:"bwrap_pid,omitempty"`
 	BwrapStart  uint64   `json:"bwrap_start,omitempty"`
 	Cgroups     []string `json:"cgroups,omitempty"`
+	// Pooled: a sandbox started for the provider's pool, which no run has
+	// taken yet (RunID is empty). Taking it rewrites the file.
+	Pooled bool `json:"pooled,omitempty"`
 }
 
 const stateFile = "state.json"
 
 func (e *environment) state() state {
 	host, _ := os.Hostname()
-	st := state{RunID: e.spec.RunID, Image: e.desc.Image, Host: host, BootID: bootID(), DriverPID: os.Getpid(), DriverStart: procstart.Of(os.Getpid())}
+	st := state{RunID: e.spec.RunID, Image: e.spec.Image, Host: host, BootID: bootID(), DriverPID: os.Getpid(), DriverStart: procstart.Of(os.Getpid()),
+		Pooled: e.spec.RunID == ""}
+	if e.desc.Image != "" {
+		st.Image = e.desc.Image
+	}
 	if e.sb != nil {
 		st.BwrapPID = e.sb.pid()
 		st.BwrapStart = procstart.Of(st.BwrapPID)
@@ -93,9 +102,17 @@ func (p *Provider) prune(ctx context.Context, dryRun, spareKept bool) ([]polyloo
 		o := polyloop.EnvOrphan{Backend: Backend, ID: dir, RunID: st.RunID, Driver: fmt.Sprintf("pid %d on %s", st.DriverPID, st.Host), Kept: isKept(dir)}
 		if !dryRun && !(spareKept && o.Kept) {
 			if st.BootID == boot && procstart.Alive(st.BwrapPID, st.BwrapStart) {
+				// bwrap leads its own process group (a child that never
+				// armed its parent-death signal is in it too).
+				syscall.Kill(-st.BwrapPID, syscall.SIGKILL)
 				if proc, err := os.FindProcess(st.BwrapPID); err == nil {
 					proc.Kill()
 				}
+			} else if st.BootID == boot && st.BwrapPID > 0 {
+				// bwrap died with its driver, before its child armed the
+				// parent-death signal: the child waits for it for ever, in
+				// the group bwrap led.
+				p.killStrandedChildren(st.BwrapPID)
 			}
 			for _, cg := range st.Cgroups {
 				removeCgroupDir(cg)
@@ -119,8 +136,42 @@ func readState(dir string) (state, error) {
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return st, err
 	}
-	if st.RunID == "" {
+	if st.RunID == "" && !st.Pooled {
 		return st, errors.New("no run id")
 	}
 	return st, nil
+}
+
+// killStrandedChildren kills the processes of process group pgid, whose
+// leader (a bwrap) is dead, that run this provider's bubblewrap: the
+// children of a bwrap killed during its setup. A group id is not reused while the group has a member, and only
+// bwrap's own processes are touched.
+func (p *Provider) killStrandedChildren(pgid int) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so split after it.
+		i := strings.LastIndexByte(string(raw), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(raw[i+1:]))
+		if len(f) < 3 || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || exe != p.opts.Bwrap {
+			continue
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }

@@ -167,15 +167,25 @@ func killedSweep(t *testing.T, dir string) {
 	}
 }
 
-// BenchmarkSweep: a sweep of 40 runs, four at once, each of two steps with
-// one shell action (`echo … >> /work/f`) after a model call of 20 ms, in a
-// sandbox per run, against the same sweep with the shell on the host, run
-// right after it. x-host is the ratio of the sweeps' wall times (the
-// goal: ≤ 1.3 for a sweep with environments).
+// BenchmarkSweep: a sweep of 40 or 500 runs (the issue's size), four at
+// once, each of two steps with one shell action (`echo … >> /work/f`)
+// after a model call of 20 ms, in a sandbox per run — started cold
+// (env=cold) or taken from a pool of four, destroyed in the background
+// (env=pool) — against the same sweep with the shell on the host, run
+// in the same iteration. x-host is the ratio of the sweeps' wall times
+// (the goal: ≤ 1.3 for a sweep with environments), each measured until the
+// sweep returned and the provider was closed (its pool drained, its
+// background destroys finished).
 func BenchmarkSweep(b *testing.B) {
+	for _, runs := range []int{40, 500} {
+		b.Run(fmt.Sprint("runs=", runs), func(b *testing.B) { benchSweep(b, runs) })
+	}
+}
+
+func benchSweep(b *testing.B, runs int) {
 	images := testImages(b)
 	ctx := context.Background()
-	sweepOnce := func(name string, withEnv bool) time.Duration {
+	sweepOnce := func(name string, opts *bwrapenv.Options) time.Duration {
 		dir := b.TempDir()
 		var agent *sweep.Agent
 		turns := []scriptmodel.Turn{
@@ -185,13 +195,15 @@ func BenchmarkSweep(b *testing.B) {
 		for i := range turns {
 			turns[i].Delay = 20 * time.Millisecond
 		}
-		if withEnv {
+		var p *bwrapenv.Provider
+		if opts != nil {
 			snaps, err := snapshotstore.OpenDir(filepath.Join(dir, "snapshots"))
 			if err != nil {
 				b.Fatal(err)
 			}
-			p, err := bwrapenv.New(bwrapenv.Options{Images: images, StateDir: filepath.Join(dir, "envs"), Snapshots: snaps})
-			if err != nil {
+			o := *opts
+			o.Images, o.StateDir, o.Snapshots = images, filepath.Join(dir, "envs"), snaps
+			if p, err = bwrapenv.New(o); err != nil {
 				b.Fatal(err)
 			}
 			ex, err := shellexec.New(shellexec.Options{InEnvironment: true, Dir: "/work"})
@@ -209,7 +221,7 @@ func BenchmarkSweep(b *testing.B) {
 		}
 		agent.Model, agent.Parser = scriptmodel.New(turns...), toolcallparser.New(toolcallparser.Options{})
 		var tasks sweep.TaskList
-		for i := range 40 {
+		for i := range runs {
 			tasks = append(tasks, sweep.Task{ID: fmt.Sprint("t", i), Input: "go"})
 		}
 		s, err := sweep.New(sweep.Definition{Name: name, Agents: []*sweep.Agent{agent}, Tasks: tasks, Concurrency: 4})
@@ -222,22 +234,31 @@ func BenchmarkSweep(b *testing.B) {
 		if err != nil || len(res.Errors) > 0 {
 			b.Fatalf("%v %+v", err, res.Errors)
 		}
+		if p != nil {
+			if err := p.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
 		elapsed := time.Since(start)
 		st, err := sweep.ComputeStats(ctx, store, name, sweep.StatsOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if g := st.Groups[0].Runs; g.Runs != 40 || g.StopReasons[polyloop.StopCompleted] != 40 {
+		if g := st.Groups[0].Runs; g.Runs != runs || g.StopReasons[polyloop.StopCompleted] != runs {
 			b.Fatalf("%s: %d runs, stop reasons %v", name, g.Runs, g.StopReasons)
 		}
 		return elapsed
 	}
-	var env, host time.Duration
+	var cold, pooled, host time.Duration
 	for b.Loop() {
-		env += sweepOnce("env", true)
-		host += sweepOnce("host", false)
+		cold += sweepOnce("env-cold", &bwrapenv.Options{})
+		pooled += sweepOnce("env-pool", &bwrapenv.Options{Pool: 4, DestroyInBackground: true})
+		host += sweepOnce("host", nil)
 	}
-	b.ReportMetric(float64(env)/float64(host), "x-host")
-	b.ReportMetric(float64(env.Milliseconds())/float64(b.N)/40, "ms/run-env")
-	b.ReportMetric(float64(host.Milliseconds())/float64(b.N)/40, "ms/run-host")
+	b.ReportMetric(float64(cold)/float64(host), "x-host-cold")
+	b.ReportMetric(float64(pooled)/float64(host), "x-host-pool")
+	n := float64(b.N * runs)
+	b.ReportMetric(float64(cold.Milliseconds())/n, "ms/run-cold")
+	b.ReportMetric(float64(pooled.Milliseconds())/n, "ms/run-pool")
+	b.ReportMetric(float64(host.Milliseconds())/n, "ms/run-host")
 }

@@ -3,6 +3,8 @@
 package polylooptest
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +48,7 @@ type envFaults struct {
 	sharedResult    bool // concurrent Execs share one result slot
 	oneEnv          bool // every Create of a provider returns its first environment
 	workDirNotMade  bool // a WorkDir the image lacks is not made (execs cannot start)
+	recycle         bool // a destroyed environment goes back to a pool, and Create hands it out again
 }
 
 type faultyEnvProvider struct {
@@ -53,6 +56,7 @@ type faultyEnvProvider struct {
 	inner *bwrapenv.Provider
 	mu    sync.Mutex
 	first polyloop.Environment
+	pool  []polyloop.Environment // recycle: destroyed environments, handed out again
 }
 
 type faultyEnv struct {
@@ -62,6 +66,8 @@ type faultyEnv struct {
 	first polyloop.EnvSnapshot
 	slot  polyloop.ExecResult
 	image string
+	// provider: recycle's pool.
+	provider *faultyEnvProvider
 }
 
 func (p *faultyEnvProvider) Describe(ctx context.Context, spec polyloop.EnvSpec) (polyloop.EnvDescription, error) {
@@ -95,6 +101,21 @@ func (p *faultyEnvProvider) Create(ctx context.Context, spec polyloop.EnvSpec) (
 			return p.first, nil
 		}
 	}
+	if p.recycle {
+		p.mu.Lock()
+		if n := len(p.pool); n > 0 {
+			en := p.pool[n-1]
+			p.pool = p.pool[:n-1]
+			p.mu.Unlock()
+			if len(spec.Files) > 0 {
+				if err := en.CopyIn(ctx, "/", bytes.NewReader(tarOfFiles(spec.Files))); err != nil {
+					return nil, err
+				}
+			}
+			return &faultyEnv{envFaults: p.envFaults, inner: en, image: spec.Image, provider: p}, nil
+		}
+		p.mu.Unlock()
+	}
 	en, err := p.inner.Create(ctx, p.spec(spec))
 	if err != nil {
 		return nil, err
@@ -105,7 +126,7 @@ func (p *faultyEnvProvider) Create(ctx context.Context, spec polyloop.EnvSpec) (
 			return nil, err
 		}
 	}
-	f := &faultyEnv{envFaults: p.envFaults, inner: en, image: spec.Image}
+	f := &faultyEnv{envFaults: p.envFaults, inner: en, image: spec.Image, provider: p}
 	if p.oneEnv {
 		p.first = f
 	}
@@ -221,6 +242,12 @@ func (f *faultyEnv) Destroy(ctx context.Context) error {
 	if f.destroyNoop {
 		return nil
 	}
+	if f.recycle {
+		f.provider.mu.Lock()
+		f.provider.pool = append(f.provider.pool, f.inner)
+		f.provider.mu.Unlock()
+		return nil
+	}
 	return f.inner.Destroy(ctx)
 }
 
@@ -249,6 +276,11 @@ func envHarnessWith(t *testing.T, f envFaults) EnvHarness {
 		New: func(t testing.TB) polyloop.EnvProvider {
 			dir := filepath.Join(t.TempDir(), "snaps")
 			p := &faultyEnvProvider{envFaults: f, inner: newInner(t, dir)}
+			t.Cleanup(func() { // recycle's pool, destroyed for good
+				for _, en := range p.pool {
+					en.Destroy(context.Background())
+				}
+			})
 			mu.Lock()
 			snaps[p] = dir
 			mu.Unlock()
@@ -305,5 +337,18 @@ func brokenEnvCases() []brokenCase {
 		c("Concurrent", ruleConcurrentUse, envFaults{sharedResult: true}),
 		c("Concurrent", ruleEnvRunsIsolated, envFaults{oneEnv: true}),
 		c("WorkDir", ruleEnvWorkDir, envFaults{workDirNotMade: true}),
+		c("Fresh", ruleEnvFresh, envFaults{recycle: true}),
 	}
+}
+
+// tarOfFiles is a tar stream of files, at their paths under /.
+func tarOfFiles(files []polyloop.EnvFile) []byte {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		tw.WriteHeader(&tar.Header{Name: f.Path[1:], Mode: 0o644, Size: int64(len(f.Content)), Typeflag: tar.TypeReg})
+		tw.Write(f.Content)
+	}
+	tw.Close()
+	return buf.Bytes()
 }

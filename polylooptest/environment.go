@@ -73,12 +73,13 @@ const (
 	ruleEnvLimits        rule = "the spec's memory and process limits MUST bound the environment"
 	ruleEnvRunsIsolated  rule = "environments of different runs MUST NOT see each other's files"
 	ruleEnvWorkDir       rule = "the spec's WorkDir MUST be the directory of an Exec that names none, made at Create when the image lacks it"
+	ruleEnvFresh         rule = "an environment MUST hold nothing of one created before it (files, processes), only its image, its spec's files and the host variables' values at Create"
 )
 
 var envRules = []rule{ruleEnvExec, ruleEnvExitIsResult, ruleEnvTimeout, ruleEnvKillsCommand, ruleEnvOutputLimit,
 	ruleEnvCopy, ruleEnvFiles, ruleEnvDescription, ruleEnvSnapshot, ruleEnvCreateFrom, ruleEnvNoProcesses,
 	ruleEnvSnapMissing, ruleEnvIsolated, ruleEnvAllowed, ruleEnvDestroy, ruleEnvImageNotFound, ruleEnvInvalid,
-	ruleEnvLimits, ruleEnvRunsIsolated, ruleEnvWorkDir}
+	ruleEnvLimits, ruleEnvRunsIsolated, ruleEnvWorkDir, ruleEnvFresh}
 
 // TestEnvProvider checks that the providers made by h, and their
 // environments, honour the environment seam's contract. Run it with -race,
@@ -134,6 +135,12 @@ var envRules = []rule{ruleEnvExec, ruleEnvExitIsResult, ruleEnvTimeout, ruleEnvK
 //   - WorkDir: a spec's WorkDir the image does not hold
 //     (/kit-workdir/sub) is made at Create: an Exec that names no
 //     directory runs there and can write in it.
+//   - Fresh: environments created one after another from one spec, after
+//     one that wrote a file and left a process in its own session and was
+//     destroyed, hold neither, and do hold their own spec's files and the
+//     host variable's value at their Create (a provider that starts
+//     environments ahead, a pool, must hand out only unused ones, and read
+//     the run's values when one is taken).
 func TestEnvProvider(t *testing.T, h EnvHarness) {
 	t.Helper()
 	if h.New == nil || h.Image == "" {
@@ -163,6 +170,7 @@ var envChecks = []check[EnvHarness]{
 	{"Limits", ruled(ruleEnvLimits, checkEnvLimits)},
 	{"Concurrent", ruled(ruleConcurrentUse, checkEnvConcurrent)},
 	{"WorkDir", ruled(ruleEnvWorkDir, checkEnvWorkDir)},
+	{"Fresh", ruled(ruleEnvFresh, checkEnvFresh)},
 }
 
 // kitRun is a run id unique to one check.

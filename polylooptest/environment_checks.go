@@ -630,11 +630,13 @@ func checkEnvLimits(e *env, h EnvHarness) error {
 		return errors.New("a command held 200 MB under a 64 MB memory limit")
 	}
 	// Forty processes that each say they started, then stay: a shell
-	// aborts when it cannot fork, hence the subshell around the loop. They
-	// are counted by the same shell with builtins alone: while they stay,
-	// the limit leaves no process for another exec or a wc.
+	// aborts when it cannot fork, hence the subshell around the loop. The
+	// same shell then counts them with builtins alone (while they stay, the
+	// limit leaves no process for another exec or a wc), waiting until one
+	// has said so: a backend may kill the command's process group when it
+	// ends, on a loaded machine before any had.
 	start := "(for i in $(seq 40); do (echo x >> /tmp/started; exec sleep 3) & done) 2>/dev/null; " +
-		"n=0; while read -r _; do n=$((n+1)); done < /tmp/started; echo $n"
+		"n=0; while [ $n -lt 1 ]; do n=0; while read -r _; do n=$((n+1)); done < /tmp/started; done 2>/dev/null; echo $n"
 	r, err = en.Exec(e.ctx, polyloop.ExecRequest{Argv: []string{"sh", "-c", start}, Timeout: 30 * time.Second})
 	if err != nil {
 		return err
@@ -685,4 +687,53 @@ func checkEnvConcurrent(e *env, h EnvHarness) error {
 	}
 	wg.Wait()
 	return errors.Join(results...)
+}
+
+// checkEnvFresh: environments created one after another from one provider
+// and one spec (as a sweep creates them) hold nothing of the ones before —
+// what a provider that starts environments ahead (a pool) must keep true:
+// an environment serves one Create.
+func checkEnvFresh(e *env, h EnvHarness) error {
+	p := h.New(e.t)
+	used, err := p.Create(e.ctx, polyloop.EnvSpec{RunID: kitRun(e, "fresh-used"), Image: h.Image})
+	if err != nil {
+		return fmt.Errorf("Create: %w", err)
+	}
+	_, err = sh(e, used, "echo earlier > /tmp/left-by-an-earlier-run; setsid sh -c 'exec sleep 300.5' </dev/null >/dev/null 2>&1 &")
+	if derr := used.Destroy(e.ctx); err == nil && derr != nil {
+		err = fmt.Errorf("Destroy: %w", derr)
+	}
+	if err != nil {
+		return err
+	}
+	defer os.Unsetenv("POLYLOOP_KIT_FRESH")
+	for i := range 3 {
+		spec := polyloop.EnvSpec{RunID: kitRun(e, fmt.Sprint("fresh-", i)), Image: h.Image, HostEnv: []string{"POLYLOOP_KIT_FRESH"}}
+		if i == 1 {
+			spec.Files = []polyloop.EnvFile{{Path: "/tmp/mine", Content: []byte("mine")}}
+		}
+		os.Setenv("POLYLOOP_KIT_FRESH", fmt.Sprint("value-", i)) // read at Create, not before
+		en, err := create(e, p, spec)
+		if err != nil {
+			return err
+		}
+		got, err := sh(e, en, "cat /tmp/left-by-an-earlier-run 2>/dev/null; ls /tmp; (ps -o args 2>/dev/null || ps) | grep -c 'sleep 300[.]5'; echo $POLYLOOP_KIT_FRESH")
+		if err != nil {
+			return err
+		}
+		want := "0\nvalue-" + fmt.Sprint(i) + "\n"
+		if i == 1 {
+			want = "mine\n" + want
+		}
+		if got != want {
+			return broke(ruleEnvFresh, "environment %d after one that was used and destroyed: `cat the earlier run's file; ls /tmp; count its process; echo a host variable` gave %q, want %q", i, got, want)
+		}
+		if i == 1 {
+			// A second environment while this one is held: not this one.
+			if _, err := sh(e, en, "echo held > /tmp/held"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

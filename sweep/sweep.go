@@ -63,6 +63,13 @@ func New(def Definition) (*Sweep, error) {
 		if err := s.prepare(a); err != nil {
 			return nil, fmt.Errorf("agents[%d]: %w", i, err)
 		}
+		// A provider that keeps environments ahead of Create, or removes
+		// them after Destroy returned, counts those against the bound too
+		// (not when the sweep keeps the scorers' environments: those are
+		// held by no one, and would fill the bound for good).
+		if b, ok := a.Environments.(polyloop.EnvBounder); ok && def.MaxEnvironments > 0 && !def.KeepEnvironments {
+			b.BoundEnvironments(def.MaxEnvironments)
+		}
 		if names[a.Agent.Name] {
 			return nil, fmt.Errorf("%w: two agents are named %q: a sweep's statistics tell agents apart by name", ErrInvalid, a.Agent.Name)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/polyloop/polyloop/bwrapenv"
 	"github.com/polyloop/polyloop/dockerenv"
 	"github.com/polyloop/polyloop/snapshotstore"
+	"github.com/polyloop/polyloop/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -79,7 +80,9 @@ func (a *app) envProvider(backend string) (polyloop.EnvProvider, error) {
 	var p polyloop.EnvProvider
 	switch backend {
 	case "bwrap":
-		p, err = bwrapenv.New(bwrapenv.Options{Images: envImagesDir(), StateDir: envStateDir(a.store), Snapshots: snaps})
+		p, err = bwrapenv.New(bwrapenv.Options{Images: envImagesDir(), StateDir: envStateDir(a.store), Snapshots: snaps,
+			Pool: a.envPool, DestroyInBackground: a.envPool > 0,
+			ImagesFrom: "images are found in the directory POLYLOOP_ENV_IMAGES names, default ~/.cache/polyloop/env-images; .ci/env-images DIR builds the busybox image"})
 		if err != nil {
 			err = fmt.Errorf("%w (install bubblewrap: apt-get install bubblewrap; images: .ci/env-images %s)", err, envImagesDir())
 		}
@@ -96,6 +99,30 @@ func (a *app) envProvider(backend string) (polyloop.EnvProvider, error) {
 	}
 	a.envs[backend] = p
 	return p, nil
+}
+
+// closeEnvs closes the providers that have a Close (the sandbox backend's:
+// its pool drained, its background destroys waited for), when the
+// invocation ends.
+func (a *app) closeEnvs() {
+	a.envMu.Lock()
+	defer a.envMu.Unlock()
+	for _, p := range a.envs {
+		if c, ok := p.(interface{ Close() error }); ok {
+			if err := c.Close(); err != nil {
+				fmt.Fprintf(a.stderr, "polyloop: environments: %v (left for polyloop env prune)\n", err)
+			}
+		}
+	}
+}
+
+// sweepEnvPool is the sandbox pool of a sweep or worker of concurrency n:
+// one started sandbox per run at once, at most 8.
+func sweepEnvPool(n int) int {
+	if n <= 0 {
+		n = sweep.DefaultConcurrency
+	}
+	return min(n, 8)
 }
 
 func newEnvPruneCmd(a *app) *cobra.Command {

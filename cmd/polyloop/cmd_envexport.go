@@ -25,25 +25,38 @@ func newEnvExportCmd(a *app) *cobra.Command {
 		Use:   "export RUN DIR|-",
 		Short: "Write the files a run's environment held, at the end or at a step, to DIR (or a tar on standard output)",
 		Long: `Restore the run's environment from the snapshot its log names — the last one, or
-with --step N the one at the end of step N — and copy a directory of it (--path,
-default the environment's working directory) into DIR, or as a tar stream to
-standard output with DIR "-". The environment is made for the export and
-destroyed after it; the run and its snapshots are not changed.`,
+with --step N the one at the end of step N, --step 0 the environment as it was created, before
+the first action — and copy a directory of it (--path, default the
+environment's working directory) into DIR, or as a tar stream to standard
+output with DIR "-" (there --path may also name a file). The environment is
+made for the export and destroyed after it; the run and its snapshots are not
+changed.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("step") {
+				step = lastStep
+			}
 			return a.envExport(cmd.Context(), args[0], step, from, args[1])
 		},
 	}
-	cmd.Flags().IntVar(&step, "step", 0, "the environment at the end of this step (default: the last snapshot)")
-	cmd.Flags().StringVar(&from, "path", "", "the directory inside to export (default: the environment's working directory, else /)")
+	cmd.Flags().IntVar(&step, "step", 0, "the environment at the end of this step, 0: before the first action (default: the last snapshot)")
+	cmd.Flags().StringVar(&from, "path", "", "the directory inside to export (default: the environment's working directory, else /); with DIR -, a file too")
 	return cmd
 }
 
 // errNoEnvironment: the run ran without an environment.
 var errNoEnvironment = errors.New("has no environment")
 
+// lastStep, as --step, is the last snapshot the run's log names (the flag
+// left out).
+const lastStep = -1
+
+// errExportNotDir: --path names a file, exported into a directory.
+var errExportNotDir = errors.New("is not a directory")
+
 // runEnvironment reads a run's log and finds its environment's description
-// and the snapshot at step (0: the last).
+// and the snapshot at step: the end of that step, 0 the environment before
+// the first action, lastStep the last.
 func (a *app) runEnvironment(ctx context.Context, runID string, step int) (polyloop.EnvDescription, polyloop.EnvSnapshot, error) {
 	st, err := openStore(ctx, a.store, readOnlyStore)
 	if err != nil {
@@ -59,7 +72,12 @@ func (a *app) runEnvironment(ctx context.Context, runID string, step int) (polyl
 		return polyloop.EnvDescription{}, "", fmt.Errorf("run %s %w", runID, errNoEnvironment)
 	}
 	ref := polyloop.LastEnvSnapshot(log)
-	if step > 0 {
+	switch {
+	case step < lastStep:
+		return *snap.Environment, "", fmt.Errorf("--step %d: give a step of the run, 0 for its environment before the first action, or leave --step out for its last snapshot", step)
+	case step == 0:
+		ref = firstEnvSnapshot(log)
+	case step > 0:
 		if n := polyloop.ComputeTotals(log).Steps; step > n {
 			return *snap.Environment, "", fmt.Errorf("--step %d: run %s has %d steps (give 1 to %d, or leave --step out for its last snapshot)", step, runID, n, n)
 		}
@@ -103,11 +121,18 @@ func (a *app) envExport(ctx context.Context, runID string, step int, from, dir s
 	if from != "/" {
 		strip = path.Base(path.Clean(from))
 	}
-	go func() { done <- untar(pr, dir, strip) }()
+	go func() {
+		err := untar(pr, dir, strip)
+		pr.CloseWithError(err) // a stream untar gave up on ends CopyOut's writes
+		done <- err
+	}()
 	err = e.CopyOut(ctx, from, pw)
 	pw.CloseWithError(err)
-	if uerr := <-done; err == nil {
+	if uerr := <-done; uerr != nil {
 		err = uerr
+	}
+	if errors.Is(err, errExportNotDir) {
+		return fmt.Errorf("--path %s %w in the environment of run %s: export writes a directory's files into DIR (give the directory, or DIR - for a tar stream of the file)", from, err, runID)
 	}
 	if err != nil {
 		return err
@@ -142,6 +167,9 @@ func untar(r io.Reader, dir, strip string) error {
 		}
 		name := path.Clean("/" + h.Name)
 		if strip != "" {
+			if name == "/"+strip && h.Typeflag != tar.TypeDir {
+				return errExportNotDir
+			}
 			if name == "/"+strip {
 				name = "/"
 			} else {
@@ -216,4 +244,16 @@ func (a *app) envFileDiff(ctx context.Context, ida, idb string, step int) (chang
 	}
 	changes, err = envsnap.DiffRefs(ctx, store, refs[0], refs[1])
 	return changes, "", err
+}
+
+// firstEnvSnapshot is the snapshot the run's first action intent names:
+// its environment as it was created (the image and the files copied in),
+// before any action. Empty when the run ran no action.
+func firstEnvSnapshot(log polyloop.RunLog) polyloop.EnvSnapshot {
+	for _, r := range log.Records {
+		if b, ok := r.Body.(*polyloop.ActionIntent); ok && b.EnvSnapshot != "" {
+			return b.EnvSnapshot
+		}
+	}
+	return ""
 }

@@ -236,12 +236,15 @@ steps and how each finished. It prints how their configurations differ and the
 first step where they part; exit 0 when they agree, 1 when they differ.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("step") {
+				f.step = lastStep
+			}
 			return a.diff(cmd.Context(), args[0], args[1], f)
 		},
 	}
 	c.Flags().BoolVar(&f.json, "json", false, "print the comparison as JSON")
 	c.Flags().BoolVar(&f.files, "files", false, "also list the files that differ between the runs' environments (their snapshots at --step, else their last)")
-	c.Flags().IntVar(&f.step, "step", 0, "with --files: compare the environments at the end of this step")
+	c.Flags().IntVar(&f.step, "step", 0, "with --files: compare the environments at the end of this step, 0: before the first action")
 	return c
 }
 

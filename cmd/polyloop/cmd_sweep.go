@@ -113,6 +113,7 @@ func (a *app) sweep(parent context.Context, path string, f sweepFlags, seedGiven
 	in := newInterruption(parent, a.stderr)
 	defer in.close()
 	ctx := in.ctx
+	a.envPool = sweepEnvPool(f.concurrency)
 	l, err := sweepfile.Load(ctx, path, &sweepfile.Options{Concurrency: f.concurrency, Epochs: f.epochs, Select: f.sel,
 		KeepEnvironments: f.keepEnvs, Agent: &agentfile.Options{Environments: a.envProvider}})
 	if err != nil {

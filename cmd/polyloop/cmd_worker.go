@@ -103,6 +103,7 @@ func (a *app) worker(parent context.Context, f workerFlags) error {
 			c()
 		}
 	}()
+	a.envPool = sweepEnvPool(f.concurrency)
 	resolve := func(ctx context.Context, name string) (*sweep.Sweep, error) {
 		s, c, err := resolveSweep(ctx, store, name, f.concurrency, a.envProvider)
 		if err != nil {

@@ -89,4 +89,58 @@ func TestEnvForkExportDiff(t *testing.T) {
 	if got := stdout.String(); !strings.Contains(got, "files: run r3 has no environment") || strings.Contains(got, "only_a") {
 		t.Fatalf("diff --files with a run without an environment:\n%s\n%s", got, stderr.String())
 	}
+
+	// --step 0: the environment before the first action (no f1, no f2),
+	// for export and for diff --files (the two runs' start alike).
+	to := filepath.Join(t.TempDir(), "before")
+	polyloopOut(t, "--store", store, "env", "export", "r1", to, "--step", "0")
+	if entries, err := os.ReadDir(to); err != nil || len(entries) != 0 {
+		t.Errorf("export --step 0 (before the first action): %v, %v; want an empty /work", entries, err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	execute([]string{"--store", store, "diff", "r1", "r2", "--files", "--step", "0"}, strings.NewReader(""), &stdout, &stderr)
+	if got := stdout.String(); !strings.Contains(got, "files that differ between the environments: 0") {
+		t.Errorf("diff --files --step 0:\n%s\n%s", got, stderr.String())
+	}
+
+	// --path names a file: refused, with DIR (a directory's files), not
+	// an empty export.
+	stdout.Reset()
+	stderr.Reset()
+	to = filepath.Join(t.TempDir(), "file")
+	if code := execute([]string{"--store", store, "env", "export", "r1", to, "--path", "/work/f1"}, strings.NewReader(""), &stdout, &stderr); code == 0 ||
+		!strings.Contains(stderr.String(), "--path /work/f1 is not a directory") {
+		t.Errorf("export --path of a file into DIR: exit %d, %s", code, stderr.String())
+	}
+	// … and given as a tar stream of the file with DIR -.
+	stdout.Reset()
+	stderr.Reset()
+	if code := execute([]string{"--store", store, "env", "export", "r1", "-", "--path", "/work/f1"}, strings.NewReader(""), &stdout, &stderr); code != 0 ||
+		!strings.Contains(stdout.String(), "one") {
+		t.Errorf("export --path of a file as a tar stream: exit %d, %q, %s", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestEnvImageMissing: a run whose image is not in the image directory
+// fails saying so once, naming the variable that says where images are,
+// and no placeholder run id.
+func TestEnvImageMissing(t *testing.T) {
+	images := os.Getenv("POLYLOOP_TEST_BWRAP_IMAGES")
+	if images == "" {
+		t.Skip("POLYLOOP_TEST_BWRAP_IMAGES is not set (.ci/env-images DIR builds the test image)")
+	}
+	t.Setenv("POLYLOOP_ENV_IMAGES", images)
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.yaml")
+	if err := os.WriteFile(a, []byte(strings.Replace(envRunAgent, "image: busybox", "image: no-such-image", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	code := execute([]string{"--store", "sqlite:" + filepath.Join(dir, "p.db"), "run", a, "go", "--id", "r1"}, strings.NewReader(""), &stdout, &stderr)
+	msg := stderr.String()
+	if code == 0 || strings.Count(msg, "image not found") != 1 || strings.Contains(msg, `"describe"`) ||
+		!strings.Contains(msg, "POLYLOOP_ENV_IMAGES") || !strings.Contains(msg, "no-such-image") || !strings.Contains(msg, images) {
+		t.Errorf("run with a missing image: exit %d, stderr:\n%s", code, msg)
+	}
 }

@@ -79,6 +79,7 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot(a)
 	root.SetArgs(args)
 	err := root.Execute()
+	a.closeEnvs()
 	a.flushOutput()
 	if err == nil {
 		return exitOK

@@ -32,6 +32,11 @@ type app struct {
 	// environment section, by backend (cmd_env.go).
 	envMu sync.Mutex
 	envs  map[string]polyloop.EnvProvider
+	// envPool, set by sweep and worker before they load agent files, is
+	// the sandbox backend's pool of started sandboxes (with destroys in
+	// the background); 0 for commands of one run, where a pool would
+	// start sandboxes no run takes.
+	envPool int
 }
 
 const exitCodesHelp = `Exit codes:

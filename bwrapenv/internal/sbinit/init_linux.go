@@ -1,6 +1,6 @@
 //go:build linux
 
-package bwrapenv
+package sbinit
 
 import (
 	"bufio"
@@ -20,33 +20,33 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/polyloop/polyloop"
+	"github.com/polyloop/polyloop/internal/envvars"
 	"golang.org/x/sys/unix"
 )
 
 // The init serves execs and copies from inside the sandbox: bwrap runs the
-// driver's own executable with initMarker as its first argument, and this
+// driver's own executable with Marker as its first argument, and this
 // package's init function turns that process into the server before any
 // main function runs. It lives as long as the environment and exits when
 // its standard input (the driver's requests) closes — that is, when the
 // driver is gone.
 func init() {
-	if len(os.Args) == 2 && os.Args[1] == initMarker {
+	if len(os.Args) == 2 && os.Args[1] == Marker {
 		os.Exit(serveInit(os.Stdin, os.Stdout))
 	}
 }
 
 // Where bwrap puts what the init assembles into the environment's root.
 const (
-	stageLower = "/.pl/lower"
-	stageRW    = "/.pl/rw" // holds upper/ and work/ (one mount, as overlayfs needs)
-	stageProc  = "/.pl/proc"
-	stageDev   = "/.pl/dev"
-	stageRoot  = "/.pl/root"
+	StageLower = "/.pl/lower"
+	StageRW    = "/.pl/rw" // holds upper/ and work/ (one mount, as overlayfs needs)
+	StageProc  = "/.pl/proc"
+	StageDev   = "/.pl/dev"
+	StageRoot  = "/.pl/root"
 )
 
 type initServer struct {
-	setup   setup
+	setup   Setup
 	out     *gob.Encoder
 	w       *bufio.Writer
 	wmu     sync.Mutex
@@ -70,19 +70,19 @@ func serveInit(in io.Reader, out io.Writer) int {
 	dec := gob.NewDecoder(bufio.NewReader(in))
 	w := bufio.NewWriter(out)
 	s := &initServer{out: gob.NewEncoder(w), w: w, running: map[uint64]*running{}}
-	var first request
-	if err := dec.Decode(&first); err != nil || first.Op != opSetup || first.Setup == nil {
+	var first Request
+	if err := dec.Decode(&first); err != nil || first.Op != OpSetup || first.Setup == nil {
 		fmt.Fprintf(os.Stderr, "bwrapenv init: no setup request: %v\n", err)
 		return 2
 	}
 	s.setup = *first.Setup
 	if err := s.prepare(); err != nil {
-		s.reply(response{ID: 0, Err: err.Error()})
+		s.reply(Response{ID: 0, Err: err.Error()})
 		return 2
 	}
-	s.reply(response{ID: 0})
+	s.reply(Response{ID: 0})
 	for {
-		var req request
+		var req Request
 		if err := dec.Decode(&req); err != nil {
 			s.killAll() // the driver is gone: so are its commands
 			return 0
@@ -95,7 +95,7 @@ func serveInit(in io.Reader, out io.Writer) int {
 	}
 }
 
-func (s *initServer) reply(r response) {
+func (s *initServer) reply(r Response) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := s.out.Encode(r); err == nil {
@@ -108,17 +108,17 @@ func (s *initServer) reply(r response) {
 // it, makes this process undumpable (so that no command reads its memory,
 // environment or root through /proc/1) and starts the spawner.
 func (s *initServer) prepare() error {
-	opts := "lowerdir=" + stageLower + ",upperdir=" + stageRW + "/upper,workdir=" + stageRW + "/work,userxattr"
-	if err := unix.Mount("overlay", stageRoot, "overlay", 0, opts); err != nil {
+	opts := "lowerdir=" + StageLower + ",upperdir=" + StageRW + "/upper,workdir=" + StageRW + "/work,userxattr"
+	if err := unix.Mount("overlay", StageRoot, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("mount the overlay: %w", err)
 	}
-	binds := []mountPoint{{stageProc, "/proc"}, {stageDev, "/dev"}}
+	binds := []MountPoint{{StageProc, "/proc"}, {StageDev, "/dev"}}
 	for _, m := range append(binds, s.setup.Mounts...) {
-		if err := bindInto(m, m.Staging != stageProc && m.Staging != stageDev); err != nil {
+		if err := bindInto(m, m.Staging != StageProc && m.Staging != StageDev); err != nil {
 			return err
 		}
 	}
-	if err := unix.Chroot(stageRoot); err != nil {
+	if err := unix.Chroot(StageRoot); err != nil {
 		return fmt.Errorf("enter the root: %w", err)
 	}
 	if err := os.Chdir("/"); err != nil {
@@ -133,8 +133,8 @@ func (s *initServer) prepare() error {
 }
 
 // bindInto binds m.Staging at m.Target under the root, read-only when ro.
-func bindInto(m mountPoint, ro bool) error {
-	dst := stageRoot + m.Target
+func bindInto(m MountPoint, ro bool) error {
+	dst := StageRoot + m.Target
 	st, err := os.Stat(m.Staging)
 	if err != nil {
 		return err
@@ -205,33 +205,33 @@ func dropCapabilities() error {
 	return nil
 }
 
-func (s *initServer) handle(req request) response {
+func (s *initServer) handle(req Request) Response {
 	switch req.Op {
-	case opExec:
+	case OpExec:
 		if req.Exec == nil || len(req.Exec.Argv) == 0 {
-			return response{ID: req.ID, Invalid: true, Err: "exec without argv"}
+			return Response{ID: req.ID, Invalid: true, Err: "exec without argv"}
 		}
-		return response{ID: req.ID, Exec: s.exec(req.ID, req.Exec)}
-	case opCancel:
+		return Response{ID: req.ID, Exec: s.exec(req.ID, req.Exec)}
+	case OpCancel:
 		s.kill(req.Target, true)
-		return response{ID: req.ID}
-	case opCopyIn:
+		return Response{ID: req.ID}
+	case OpCopyIn:
 		if err := extractTar(req.Path, bytes.NewReader(req.Data)); err != nil {
 			return errResponse(req.ID, err)
 		}
-		return response{ID: req.ID}
-	case opCopyOut:
+		return Response{ID: req.ID}
+	case OpCopyOut:
 		var buf bytes.Buffer
 		if err := writeTar(req.Path, &buf); err != nil {
 			return errResponse(req.ID, err)
 		}
-		return response{ID: req.ID, Data: buf.Bytes()}
+		return Response{ID: req.ID, Data: buf.Bytes()}
 	}
-	return response{ID: req.ID, Invalid: true, Err: "unknown operation " + strconv.Quote(req.Op)}
+	return Response{ID: req.ID, Invalid: true, Err: "unknown operation " + strconv.Quote(req.Op)}
 }
 
-func errResponse(id uint64, err error) response {
-	return response{ID: id, Err: err.Error(), NotExist: errors.Is(err, fs.ErrNotExist)}
+func errResponse(id uint64, err error) Response {
+	return Response{ID: id, Err: err.Error(), NotExist: errors.Is(err, fs.ErrNotExist)}
 }
 
 func (s *initServer) kill(id uint64, cancelled bool) {
@@ -254,28 +254,25 @@ func (s *initServer) killAll() {
 // exec runs one command in its own process group; the group is killed at
 // the timeout, on cancellation, and when the command exits (so that what it
 // left behind in its group does not outlive it).
-func (s *initServer) exec(id uint64, r *execRequest) *execResult {
-	env := polyloop.CommandEnv(s.setup.DefaultEnv, s.setup.HostEnv, r.Env)
+func (s *initServer) exec(id uint64, r *ExecRequest) *ExecResult {
+	env := envvars.Merge(s.setup.DefaultEnv, r.Env)
 	dir := r.Dir
-	if dir == "" {
-		dir = s.setup.WorkDir
-	}
 	if dir == "" {
 		dir = "/"
 	}
 	file, err := lookPath(r.Argv[0], env)
 	if err != nil {
-		return &execResult{ExitCode: 127, Stderr: []byte(r.Argv[0] + ": " + err.Error() + "\n")}
+		return &ExecResult{ExitCode: 127, Stderr: []byte(r.Argv[0] + ": " + err.Error() + "\n")}
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return &execResult{ExitCode: 126, Stderr: []byte(err.Error())}
+		return &ExecResult{ExitCode: 126, Stderr: []byte(err.Error())}
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return &execResult{ExitCode: 126, Stderr: []byte(err.Error())}
+		return &ExecResult{ExitCode: 126, Stderr: []byte(err.Error())}
 	}
 	cmd := &exec.Cmd{Path: file, Args: r.Argv, Dir: dir, Env: env, Stdin: bytes.NewReader(r.Stdin),
 		Stdout: outW, Stderr: errW, SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
@@ -299,7 +296,7 @@ func (s *initServer) exec(id uint64, r *execRequest) *execResult {
 			// Go names the program when the chdir before it failed.
 			err = fmt.Errorf("working directory %s: %w", dir, fs.ErrNotExist)
 		}
-		return &execResult{ExitCode: code, Stderr: []byte(err.Error() + "\n")}
+		return &ExecResult{ExitCode: code, Stderr: []byte(err.Error() + "\n")}
 	}
 	run := &running{pid: cmd.Process.Pid}
 	s.running[id] = run
@@ -346,7 +343,7 @@ func (s *initServer) exec(id uint64, r *execRequest) *execResult {
 	readers.Wait()
 	outR.Close()
 	errR.Close()
-	return &execResult{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.buf, Stderr: stderr.buf,
+	return &ExecResult{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.buf, Stderr: stderr.buf,
 		StdoutDropped: stdout.dropped, StderrDropped: stderr.dropped, TimedOut: to}
 }
 

@@ -1,6 +1,6 @@
 //go:build linux
 
-package bwrapenv
+package sbinit
 
 import (
 	"archive/tar"
