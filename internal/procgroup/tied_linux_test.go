@@ -171,3 +171,54 @@ func waitGone(t *testing.T, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestStoppedWatchdogIsReplaced: a watchdog stopped (SIGSTOP, which any
+// process of the user may send it) stops reading its lifeline; once the
+// pipe is full, the driver's next message does not wait for it forever:
+// the stopped watchdog is killed and a new one, told of every live group,
+// takes its place. (Before, the ~8,000th message blocked the driver: every
+// new action, and every Wait and Signal behind it.)
+func TestStoppedWatchdogIsReplaced(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "exec sleep 600")
+	g, err := StartTied(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { g.Signal(syscall.SIGKILL); _ = g.Wait() }()
+	old := WatchdogPID()
+	if err := syscall.Kill(old, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Ids above pid_max (at most 2^22) name no group: were they killed,
+		// nothing would be.
+		for i := range 20000 {
+			pgid := 1<<30 + i
+			if err := tie(pgid); err != nil {
+				t.Errorf("tie %d: %v", pgid, err)
+				return
+			}
+			untie(pgid)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		_ = syscall.Kill(old, syscall.SIGCONT) // let the test end
+		<-done
+		t.Fatal("the driver was blocked on a stopped watchdog's full lifeline")
+	}
+	if now := WatchdogPID(); now == old || now == 0 {
+		t.Fatalf("watchdog %d, was %d: not replaced", now, old)
+	}
+	waitGone(t, old)
+	// The new watchdog guards the live group: it was told of it.
+	watchdog.mu.Lock()
+	live := watchdog.live[g.Pgid]
+	watchdog.mu.Unlock()
+	if !live {
+		t.Fatal("the live group is no longer tied")
+	}
+}

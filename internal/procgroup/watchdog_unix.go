@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // watchdogScript keeps the set of live groups this process tells it of on
@@ -57,8 +58,8 @@ func tie(pgid int) error {
 	if watchdog.cmd != nil && tell('+', pgid) == nil {
 		return nil
 	}
-	// No watchdog, or it died (the write failed): a new one, told of every
-	// live group.
+	// No watchdog, or it died or stopped reading (the write failed): a new
+	// one, told of every live group.
 	if err := startWatchdog(); err != nil {
 		delete(watchdog.live, pgid)
 		return err
@@ -75,23 +76,42 @@ func untie(pgid int) {
 		return
 	}
 	delete(watchdog.live, pgid)
-	if watchdog.cmd != nil {
-		_ = tell('-', pgid) // a dead watchdog is replaced at the next tie, or when its death is seen
+	if watchdog.cmd != nil && tell('-', pgid) != nil {
+		// Dead or not reading: replaced now (on failure, at the next tie,
+		// or when its death is seen).
+		_ = startWatchdog()
 	}
 }
 
+// tellWithin bounds how long a message waits for room in the lifeline: a
+// watchdog that does not read (stopped by a signal) must not stop the
+// driver's actions once the pipe is full.
+const tellWithin = time.Second
+
 // tell writes one message to the lifeline: one write of a few bytes, so
-// that concurrent writers (there are none: mu) could not interleave.
+// that concurrent writers (there are none: mu) could not interleave. It
+// fails when the watchdog is dead or has not made room within tellWithin.
 func tell(op byte, pgid int) error {
 	msg := strconv.AppendInt([]byte{op, ' '}, int64(pgid), 10)
-	_, err := watchdog.life.Write(append(msg, '\n'))
+	return lifelineWrite(append(msg, '\n'))
+}
+
+// lifelineWrite writes b to the lifeline within tellWithin.
+func lifelineWrite(b []byte) error {
+	if err := watchdog.life.SetWriteDeadline(time.Now().Add(tellWithin)); err != nil {
+		return err
+	}
+	_, err := watchdog.life.Write(b)
 	return err
 }
 
 // startWatchdog starts a watchdog in a process group of its own and tells
-// it of every live group; it replaces a dead one. Called with mu held.
+// it of every live group; it replaces one that died or stopped reading
+// (killed first: it must not outlive its lifeline's replacement). Called
+// with mu held.
 func startWatchdog() error {
 	if watchdog.cmd != nil {
+		_ = watchdog.cmd.Process.Kill() // its watch reaps it
 		watchdog.life.Close()
 		watchdog.cmd = nil
 	}
@@ -114,7 +134,7 @@ func startWatchdog() error {
 	for pgid := range watchdog.live {
 		msgs = append(strconv.AppendInt(append(msgs, '+', ' '), int64(pgid), 10), '\n')
 	}
-	if _, err := w.Write(msgs); err != nil {
+	if err := lifelineWrite(msgs); err != nil {
 		return fmt.Errorf("telling the process groups' watchdog: %w", err)
 	}
 	return nil
