@@ -252,7 +252,8 @@ type ofdLease struct {
 	k     *leaseLocks
 	set   *leaseSet
 	runID string
-	path  string // the run's lock file, if one appears
+	path  string      // the run's lock file, if one appears
+	file  os.FileInfo // the lease file its lock is in
 	off   int64
 	slot  int64 // -1: none yet
 	owner polyloop.LeaseOwner
@@ -281,10 +282,15 @@ func (l *ofdLease) isLost() bool {
 }
 
 // current reports whether the lease is still its holder's: no per-run lock
-// file has appeared for its run (a forced take-over, or an older binary).
+// file has appeared for its run (a forced take-over, or an older binary),
+// and the lease file its lock is in is still the store's (removed or
+// replaced, its locks decide nothing any more).
 func (l *ofdLease) current() bool {
-	_, err := os.Lstat(l.path)
-	return errors.Is(err, fs.ErrNotExist)
+	if _, err := os.Lstat(l.path); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(filepath.Dir(l.path), runsFileName))
+	return err == nil && os.SameFile(st, l.file)
 }
 
 // Release implements polyloop.Lease: it clears the holder's record and
@@ -384,7 +390,11 @@ func (k *leaseLocks) holding(runID string) *ofdLease {
 func (k *leaseLocks) lockRun(f *os.File, s *Store, runID, path string, off int64, owner polyloop.LeaseOwner, byFile bool) (*ofdLease, *polyloop.LeaseOwner, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	l := &ofdLease{k: k, set: &s.leases, runID: runID, path: path, off: off, slot: -1, owner: owner, lost: make(chan struct{})}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlitestore: lease file: %w", err)
+	}
+	l := &ofdLease{k: k, set: &s.leases, runID: runID, path: path, file: fi, off: off, slot: -1, owner: owner, lost: make(chan struct{})}
 	if h := k.byOff[off]; h != nil {
 		switch {
 		case h.runID != runID:
@@ -485,8 +495,16 @@ func (k *leaseLocks) grant(l *ofdLease, sum [32]byte, prev polyloop.LeaseOwner) 
 		} else {
 			cand = n + int64(i-len(empty))
 		}
-		if k.slots[cand] != nil || ofdLock(f, syscall.F_WRLCK, cand*recordSize) != nil {
+		if k.slots[cand] != nil {
 			continue
+		}
+		if err := ofdLock(f, syscall.F_WRLCK, cand*recordSize); err != nil {
+			if busy(err) {
+				continue
+			}
+			k.mu.Unlock()
+			k.unreserve(l)
+			return nil, fmt.Errorf("sqlitestore: lease record lock: %w", err)
 		}
 		// Written since the table was read? A record left there is a
 		// dead holder's, of another run: keep it for its run.

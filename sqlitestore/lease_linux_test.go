@@ -214,3 +214,30 @@ func TestLeaseRecordSlotsReused(t *testing.T) {
 		t.Errorf("TakenOver = %+v, want the dead holder t9", tk)
 	}
 }
+
+// TestLeaseFileRemovedIsLost: the lease file removed (or replaced) while a
+// lease is held: a new holder locks its run in the new file, and the old
+// holder sees Lost closed within a poll, as with 0016's removed lock file.
+func TestLeaseFileRemovedIsLost(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	a, b := openLeases(t, path), openLeases(t, path)
+	ctx := context.Background()
+	la, err := a.AcquireLease(ctx, "r", polyloop.LeaseRequest{Owner: owner(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer la.Release(ctx)
+	if err := os.Remove(filepath.Join(path+".leases", runsFileName)); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := b.AcquireLease(ctx, "r", polyloop.LeaseRequest{Owner: owner(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.Release(ctx)
+	select {
+	case <-la.Lost():
+	case <-time.After(20 * LeasePollInterval):
+		t.Fatal("the lease file was removed and the run leased again, and its first holder was not told")
+	}
+}
