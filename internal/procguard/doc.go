@@ -22,11 +22,14 @@
 //
 // It does this in place: Go's copies of the environment and arguments are
 // moved off the block execve wrote, the block is rewritten through
-// /proc/self/mem, and the capability calls reach every thread
-// (syscall.AllThreadsSyscall). Where that cannot be done (a program linked
-// with cgo), it re-executes the program once, with the same pid, the
+// /proc/self/mem, and CAP_SYS_PTRACE leaves every thread — in a program
+// linked with cgo by a C constructor that runs before the Go runtime
+// starts a second thread, otherwise by syscall.AllThreadsSyscall. Where the
+// rewrite fails, it re-executes the program once, with the same pid, the
 // hidden variables handed to the new image through a memory file
-// descriptor, from a thread without CAP_SYS_PTRACE.
+// descriptor, from a thread without CAP_SYS_PTRACE. Run as root without
+// CAP_SETPCAP, CAP_SYS_PTRACE cannot leave the bounding set: Guard then
+// returns an error saying so (the CLI prints it as a warning).
 //
 // What stays within reach, and why an environment (a sandbox, a container)
 // is the answer to it, is in docs/design/0037-hostile-input.md: the memory

@@ -181,7 +181,31 @@ func harden() error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("procguard: PR_SET_DUMPABLE: %w", err)
 	}
+	if os.Geteuid() == 0 && ptraceBounded() {
+		return errors.New("procguard: CAP_SYS_PTRACE could not leave the bounding set (the process lacks CAP_SETPCAP): " +
+			"a command run as root can read this process's memory, keys included; drop CAP_SYS_PTRACE from the service's or container's capabilities")
+	}
 	return nil
+}
+
+// ptraceBounded reports whether CAP_SYS_PTRACE is still in this thread's
+// bounding set, which a child executed as root would get back (unknown
+// counts as still there).
+func ptraceBounded() bool {
+	status, err := os.ReadFile("/proc/thread-self/status")
+	return err != nil || ptraceInBounding(status)
+}
+
+// ptraceInBounding reads a /proc status file's CapBnd line: whether it
+// holds CAP_SYS_PTRACE (a missing or unreadable line counts as holding it).
+func ptraceInBounding(status []byte) bool {
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapBnd:"); ok {
+			bnd, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err != nil || bnd&(1<<unix.CAP_SYS_PTRACE) != 0
+		}
+	}
+	return true
 }
 
 // reexec executes the program again, same pid, with the kernel-visible
