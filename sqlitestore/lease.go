@@ -310,3 +310,16 @@ func (s *leaseSet) poll() {
 		s.mu.Unlock()
 	}
 }
+
+// probeLockFile tries a shared flock on a run's lock file f, dropped with
+// f: when another holds it, the run is held, by the owner the file names.
+func probeLockFile(f *os.File) (polyloop.LeaseOwner, bool, error) {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	switch {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return readOwner(f), true, nil
+	case err != nil:
+		return polyloop.LeaseOwner{}, false, fmt.Errorf("sqlitestore: probing lease file: %w", err)
+	}
+	return polyloop.LeaseOwner{}, false, nil
+}

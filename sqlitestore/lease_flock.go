@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/polyloop/polyloop"
 )
@@ -99,12 +98,5 @@ func (s *Store) LiveHolder(ctx context.Context, runID string) (polyloop.LeaseOwn
 		return polyloop.LeaseOwner{}, false, fmt.Errorf("sqlitestore: lease file: %w", err)
 	}
 	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-	switch {
-	case errors.Is(err, syscall.EWOULDBLOCK):
-		return readOwner(f), true, nil
-	case err != nil:
-		return polyloop.LeaseOwner{}, false, fmt.Errorf("sqlitestore: probing lease file: %w", err)
-	}
-	return polyloop.LeaseOwner{}, false, nil
+	return probeLockFile(f)
 }

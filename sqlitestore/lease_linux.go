@@ -626,14 +626,7 @@ func (s *Store) LiveHolder(ctx context.Context, runID string) (polyloop.LeaseOwn
 	f, err := os.Open(filepath.Join(s.leaseDir, leaseFileName(runID)))
 	if err == nil {
 		defer f.Close()
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-		switch {
-		case errors.Is(err, syscall.EWOULDBLOCK):
-			return readOwner(f), true, nil
-		case err != nil:
-			return polyloop.LeaseOwner{}, false, fmt.Errorf("sqlitestore: probing lease file: %w", err)
-		}
-		return polyloop.LeaseOwner{}, false, nil
+		return probeLockFile(f)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return polyloop.LeaseOwner{}, false, fmt.Errorf("sqlitestore: lease file: %w", err)
