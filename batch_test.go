@@ -261,12 +261,16 @@ func TestBatchCancellationKeepsFacts(t *testing.T) {
 				cancel()
 				// A cancellation that lands while a parallel batch's record is
 				// being appended may fail that Append with the cancellation
-				// (Store contract): then the Runner reports both (§7.4), and
-				// only that store failure is allowed.
+				// (Store contract): then the Runner reports both, and that
+				// append's outcome is unknown (Run's doc comment, §7.4): the
+				// outcomes it held are not facts of the log, and resume
+				// replays their replay_safe actions. Only that store failure
+				// is allowed.
 				var pe *polyloop.PersistenceError
 				if err != nil && (!errors.Is(err, context.Canceled) || errors.As(err, &pe) && !errors.Is(pe.Err, context.Canceled)) {
 					t.Fatalf("k=%d: Run: %v", k, err)
 				}
+				appendUnknown := pe != nil
 				if err != nil {
 					if _, err := continueRun(newRunner(script(), store, exec), store, "b", agent, "t"); err != nil {
 						t.Fatalf("k=%d: resume: %v", k, err)
@@ -275,8 +279,8 @@ func TestBatchCancellationKeepsFacts(t *testing.T) {
 				got, _ := polyloop.ReadLog(ctx, store, "b")
 				sameLog(t, fmt.Sprintf("cancel after seam call %d", k), got, want)
 				for key, n := range exec.ledgerFor("echo") {
-					if n != 1 {
-						t.Fatalf("k=%d: %s executed %d times, want once", k, key, n)
+					if n != 1 && !(appendUnknown && n == 2) {
+						t.Fatalf("k=%d: %s executed %d times, want once (twice at most after an append of unknown outcome: echo is replay_safe)", k, key, n)
 					}
 				}
 			}
