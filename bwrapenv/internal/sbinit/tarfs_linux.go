@@ -128,6 +128,9 @@ func writeTar(p string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if d.IsDir() && (name == "/proc" || name == "/sys") {
+			return filepath.SkipDir // the kernel's, not the environment's
+		}
 		info, err := d.Info()
 		if err != nil {
 			return err
@@ -154,8 +157,10 @@ func writeTar(p string, w io.Writer) error {
 				return err
 			}
 			defer f.Close()
-			if _, err := io.Copy(tw, f); err != nil {
-				return err
+			// No more than the header said: a file that grew since its
+			// stat is cut there.
+			if _, err := io.CopyN(tw, f, h.Size); err != nil {
+				return fmt.Errorf("copy out %s: %w", name, err)
 			}
 		}
 		return nil
