@@ -258,13 +258,16 @@ func (p *Provider) Close() error {
 	}
 	p.changedLocked()
 	p.mu.Unlock()
+	var errs []error
 	for _, e := range pooled {
-		e.teardown()
+		if err := e.teardown(); err != nil {
+			errs = append(errs, fmt.Errorf("destroy %s: %w", filepath.Base(e.dir), err))
+		}
 	}
 	p.wg.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	err := errors.Join(p.destroyErrs...)
+	err := errors.Join(append(errs, p.destroyErrs...)...)
 	p.destroyErrs = nil
 	return err
 }

@@ -34,5 +34,4 @@ type (
 	request     = sbinit.Request
 	response    = sbinit.Response
 	execRequest = sbinit.ExecRequest
-	execResult  = sbinit.ExecResult
 )

@@ -157,7 +157,7 @@ func openUpperFile(upper, rel string) (io.ReadCloser, error) {
 	}
 	defer unix.Close(dfd)
 	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV}
+		Resolve: beneath}
 	var fd int
 	for {
 		fd, err = unix.Openat2(dfd, strings.TrimPrefix(rel, "/"), &how)

@@ -92,8 +92,12 @@ const tellWithin = time.Second
 // that concurrent writers (there are none: mu) could not interleave. It
 // fails when the watchdog is dead or has not made room within tellWithin.
 func tell(op byte, pgid int) error {
-	msg := strconv.AppendInt([]byte{op, ' '}, int64(pgid), 10)
-	return lifelineWrite(append(msg, '\n'))
+	return lifelineWrite(appendMsg(nil, op, pgid))
+}
+
+// appendMsg appends the lifeline's message "OP PGID\n" to b.
+func appendMsg(b []byte, op byte, pgid int) []byte {
+	return append(strconv.AppendInt(append(b, op, ' '), int64(pgid), 10), '\n')
 }
 
 // lifelineWrite writes b to the lifeline within tellWithin.
@@ -132,7 +136,7 @@ func startWatchdog() error {
 	go watch(cmd)
 	var msgs []byte
 	for pgid := range watchdog.live {
-		msgs = append(strconv.AppendInt(append(msgs, '+', ' '), int64(pgid), 10), '\n')
+		msgs = appendMsg(msgs, '+', pgid)
 	}
 	if err := lifelineWrite(msgs); err != nil {
 		return fmt.Errorf("telling the process groups' watchdog: %w", err)
