@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -246,9 +247,11 @@ func (a *app) snapshotPrune(ctx context.Context, dryRun bool, grace time.Duratio
 		ctx = context.Background()
 	}
 	dir := envSnapshotDir(a.store)
-	if _, err := os.Stat(dir); err != nil {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(a.stdout, "no snapshot directory %s\n", dir)
 		return nil
+	} else if err != nil {
+		return fmt.Errorf("snapshot directory: %w", err)
 	}
 	snaps, err := snapshotstore.OpenDir(dir)
 	if err != nil {
